@@ -1,0 +1,3 @@
+"""explorer: a terminal document explorer with live hybrid search."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+"""Allow ``python -m explorer``."""
+
+from explorer.cli import main
+
+main()

@@ -1,0 +1,228 @@
+"""The command line: ``explorer [ROOT]`` opens the TUI; subcommands serve scripts and agents.
+
+Heavy modules (Chroma, the model, Textual) are imported inside the commands that need them, so
+``explorer --help`` answers at once. Every expected failure is one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from explorer.locations import INDEX_DIR_ENV
+
+EXIT_USAGE = 2
+
+
+class ExplorerGroup(click.Group):
+    """A group whose first argument may be a folder instead of a command: that opens the TUI."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["open", *args]
+        return super().parse_args(ctx, args)
+
+
+def fail(message: str) -> None:
+    """Print one error line and leave with the usage exit code."""
+    click.echo(f"explorer: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def friendly_errors(command):
+    """Turn every failure into one clear line; EXPLORER_DEBUG=1 keeps the traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("explorer: interrupted", err=True)
+            sys.exit(130)
+        except Exception as error:  # noqa: BLE001 - the user gets one line, never a traceback
+            if os.environ.get("EXPLORER_DEBUG"):
+                raise
+            fail(_describe(error))
+
+    return wrapper
+
+
+def _describe(error: Exception) -> str:
+    known = {
+        "QueryError",
+        "NoIndex",
+        "IndexBusy",
+        "ModelUnavailable",
+        "VectorStoreError",
+        "RelatedError",
+        "RootError",
+    }
+    if type(error).__name__ in known:
+        return str(error)
+    if isinstance(error, OSError) and error.filename:
+        return f"{error.strerror or error}: {error.filename}"
+    return f"{type(error).__name__}: {error} (set EXPLORER_DEBUG=1 for details)"
+
+
+index_dir_option = click.option(
+    "--index-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar=INDEX_DIR_ENV,
+    help=f"Index directory (env {INDEX_DIR_ENV}); default: one per folder in the user data dir.",
+)
+model_option = click.option(
+    "--model",
+    envvar="EXPLORER_MODEL",
+    default=None,
+    help="Sentence-transformers model name or folder (env EXPLORER_MODEL); "
+    "default: the bundled all-MiniLM-L6-v2.",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+
+
+@click.group(cls=ExplorerGroup, invoke_without_command=True)
+@click.version_option(package_name="explorer")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Explore a folder of docs, notes and code with live hybrid search.
+
+    Run `explorer [ROOT]` to open the explorer on a folder (default: the current one).
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(open_command, root=Path("."))
+
+
+@main.command("open")
+@click.argument("root", type=click.Path(path_type=Path), default=Path("."), required=False)
+@index_dir_option
+@model_option
+@friendly_errors
+def open_command(root: Path, index_dir: Path | None = None, model: str | None = None) -> None:
+    """Open the explorer TUI on ROOT."""
+    from explorer.commands import check_root
+
+    check_root(root)
+    try:
+        from explorer.tui.app import run_app
+    except ImportError:
+        fail("the TUI is not part of this build yet; use `explorer search QUERY ROOT`")
+    run_app(root, index_dir=index_dir, model=model)
+
+
+@main.command()
+@click.argument("root", type=click.Path(path_type=Path), default=Path("."), required=False)
+@index_dir_option
+@model_option
+@json_option
+@click.option("--keywords-only", is_flag=True, help="Update the keyword index only; embed later.")
+@friendly_errors
+def index(
+    root: Path, index_dir: Path | None, model: str | None, as_json: bool, keywords_only: bool
+) -> None:
+    """Build or update the index of ROOT (default: the current folder)."""
+    from explorer.commands import run_index
+
+    run_index(root, index_dir, model, as_json, keywords_only)
+
+
+@main.command()
+@click.argument("query")
+@click.argument("root", type=click.Path(path_type=Path), required=False)
+@index_dir_option
+@model_option
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "semantic", "keyword"]),
+    default="hybrid",
+    show_default=True,
+    help="Which legs rank the results.",
+)
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    metavar="GLOB",
+    help="Only files under this prefix or matching this glob (repeatable).",
+)
+@click.option("--limit", type=int, default=10, show_default=True, help="Files to show.")
+@click.option("--per-file", type=int, default=3, show_default=True, help="Passages per file.")
+@click.option(
+    "--min-score",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Hide passages scoring below this (0–1; see README for what the score is).",
+)
+@click.option("--explain", is_flag=True, help="Show each leg's rank and score and the filters.")
+@json_option
+@friendly_errors
+def search(
+    query: str,
+    root: Path | None,
+    index_dir: Path | None,
+    model: str | None,
+    mode: str,
+    paths: tuple[str, ...],
+    limit: int,
+    per_file: int,
+    min_score: float,
+    explain: bool,
+    as_json: bool,
+) -> None:
+    """Search the index of ROOT for QUERY."""
+    from explorer.commands import run_search
+
+    run_search(
+        query, root, index_dir, model, mode, paths, limit, per_file, min_score, explain, as_json
+    )
+
+
+@main.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@index_dir_option
+@model_option
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The indexed folder FILE belongs to (default: found from FILE).",
+)
+@click.option("--limit", type=int, default=10, show_default=True, help="Files to show.")
+@json_option
+@friendly_errors
+def related(
+    file: Path,
+    index_dir: Path | None,
+    model: str | None,
+    root: Path | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Show the files nearest in meaning to FILE."""
+    from explorer.commands import run_related
+
+    run_related(file, index_dir, model, root, limit, as_json)
+
+
+@main.command()
+@click.argument("root", type=click.Path(path_type=Path), required=False)
+@index_dir_option
+@model_option
+@json_option
+@friendly_errors
+def status(root: Path | None, index_dir: Path | None, model: str | None, as_json: bool) -> None:
+    """Show what the index of ROOT holds and whether it needs a rebuild."""
+    from explorer.commands import run_status
+
+    run_status(root, index_dir, model, as_json)
+
+
+def print_json(data: object) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))

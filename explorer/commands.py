@@ -1,0 +1,236 @@
+"""What the CLI subcommands do: open the index, run the core, print text or JSON."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import click
+
+from explorer.cli import print_json
+from explorer.config import Settings
+from explorer.locations import default_index_dir
+
+
+class RootError(ValueError):
+    """A folder or file argument that cannot be used."""
+
+
+ROOT_META = "root"
+
+
+def check_root(root: Path) -> Path:
+    """The absolute folder ``root``, or a one-line error if it is not a folder."""
+    if not root.exists():
+        raise RootError(f"no such folder: {root}")
+    if not root.is_dir():
+        raise RootError(f"not a folder: {root}")
+    return root.resolve()
+
+
+def settings_for(root: Path | None, index_dir: Path | None, model: str | None) -> Settings:
+    """Settings for a command: ROOT if given, else the root stored in --index-dir, else cwd."""
+    if root is None and index_dir is not None:
+        root = _stored_root(index_dir)
+    return Settings.for_root(check_root(root or Path(".")), index_dir, model=model)
+
+
+def _stored_root(index_dir: Path) -> Path | None:
+    from explorer.core.keywords import KeywordIndex
+
+    database = index_dir / "index.sqlite"
+    if not database.exists():
+        return None
+    keywords = KeywordIndex(database)
+    try:
+        stored = keywords.get_meta(ROOT_META)
+    finally:
+        keywords.close()
+    return Path(stored) if stored else None
+
+
+def run_index(
+    root: Path, index_dir: Path | None, model: str | None, as_json: bool, keywords_only: bool
+) -> None:
+    from explorer.core.index import Index
+    from explorer.core.indexer import Indexer
+
+    settings = settings_for(root, index_dir, model)
+    index = Index(settings)
+    index.acquire_write_lock()
+    try:
+        index.keywords.set_meta(ROOT_META, str(settings.root))
+        with _ProgressDisplay(enabled=not as_json and sys.stderr.isatty()) as display:
+            report = Indexer(index).sync(progress=display.update, embed=not keywords_only)
+    finally:
+        index.close()
+    if as_json:
+        print_json(report.as_json())
+        return
+    skipped = sum(report.skipped.values())
+    reasons = ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items()))
+    click.echo(
+        f"{settings.root}: {report.added} added, {report.updated} updated, "
+        f"{report.removed} removed, {report.unchanged} unchanged"
+        + (f", {skipped} skipped ({reasons})" if skipped else "")
+        + (f", {report.failed} failed" if report.failed else "")
+    )
+    if report.chunks_embedded:
+        rate = report.chunks_embedded / report.embed_seconds if report.embed_seconds else 0
+        click.echo(
+            f"embedded {report.chunks_embedded} chunks in {report.embed_seconds:.1f} s "
+            f"({rate:.0f} chunks/s)"
+        )
+    elif not keywords_only:
+        click.echo("nothing to embed: every file's vectors are up to date")
+    if report.orphans_removed:
+        click.echo(f"repaired: removed {report.orphans_removed} vectors left by an interrupted run")
+
+
+class _ProgressDisplay:
+    """A rich progress bar on a terminal; silent otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._progress = None
+        self._tasks: dict[str, int] = {}
+
+    def __enter__(self) -> _ProgressDisplay:
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("{task.description:<9}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                transient=True,
+                console=_stderr_console(),
+            )
+            self._progress.start()
+        return self
+
+    def update(self, progress) -> None:
+        if self._progress is None or progress.phase not in ("keywords", "embed"):
+            return
+        done, total = (
+            (progress.files_done, progress.files_total)
+            if progress.phase == "keywords"
+            else (progress.chunks_done, progress.chunks_total)
+        )
+        label = "files" if progress.phase == "keywords" else "embedding"
+        if progress.phase not in self._tasks:
+            self._tasks[progress.phase] = self._progress.add_task(label, total=total)
+        self._progress.update(self._tasks[progress.phase], completed=done, total=total)
+
+    def __exit__(self, *exc_info) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _open_for_reading(settings: Settings):
+    """Open an existing index and start loading the query model and Chroma side by side."""
+    from explorer.core.index import Index
+
+    index = Index.open_existing(settings)
+    warm = threading.Thread(target=lambda: index.vectors, daemon=True)
+    warm.start()
+    return index, warm
+
+
+def run_search(
+    query, root, index_dir, model, mode, paths, limit, per_file, min_score, explain, as_json
+) -> None:
+    from explorer.core.search import SearchRequest, search
+
+    settings = settings_for(root, index_dir, model)
+    index, warm = _open_for_reading(settings)
+    request = SearchRequest(
+        query=query,
+        mode=mode,
+        paths=tuple(paths),
+        limit=limit,
+        per_file=per_file,
+        min_score=min_score,
+    )
+    try:
+        if mode != "keyword":
+            index.embedder.load_query_path()
+        warm.join()
+        response = search(index, request)
+    finally:
+        index.close()
+    if as_json:
+        print_json(response.as_json(explain=explain))
+        return
+    from explorer.render import render_search
+
+    render_search(response, explain)
+
+
+def run_related(file: Path, index_dir, model, root, limit, as_json) -> None:
+    from explorer.core.related import related_files
+
+    if not file.exists():
+        raise RootError(f"no such file: {file}")
+    if not file.is_file():
+        raise RootError(f"not a file: {file}")
+    absolute = file.resolve()
+    if root is None and index_dir is not None:
+        root = _stored_root(index_dir)
+    if root is None:
+        root = _find_indexed_root(absolute)
+    settings = settings_for(root, index_dir, model)
+    try:
+        rel_path = absolute.relative_to(settings.root).as_posix()
+    except ValueError:
+        raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
+    index, warm = _open_for_reading(settings)
+    try:
+        warm.join()
+        neighbours = related_files(index, rel_path, limit)
+    finally:
+        index.close()
+    if as_json:
+        print_json({"file": rel_path, "related": [n.as_json() for n in neighbours]})
+        return
+    from explorer.render import render_related
+
+    render_related(rel_path, neighbours)
+
+
+def _find_indexed_root(file: Path) -> Path:
+    for parent in file.parents:
+        if (default_index_dir(parent) / "index.sqlite").exists():
+            return parent
+    raise RootError(f"no index holds {file}; run `explorer index FOLDER` or pass --root")
+
+
+def run_status(root, index_dir, model, as_json) -> None:
+    from explorer.core.index import Index
+
+    settings = settings_for(root, index_dir, model)
+    index = Index.open_existing(settings)
+    try:
+        status = index.status()
+    finally:
+        index.close()
+    if as_json:
+        print_json(status.as_json())
+        return
+    from explorer.render import render_status
+
+    render_status(status)

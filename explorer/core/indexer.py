@@ -1,0 +1,347 @@
+"""Keep an index in step with the files of its root.
+
+A sync runs in two phases. First every new or changed file is read, chunked and written to the
+keyword index with its manifest row (state ``pending``): from then on it is keyword-searchable.
+Then the pending chunks are embedded in batches and written to Chroma; a file becomes ``fresh``
+once all its chunks are there. Chunk ids derive from the path, the content hash and the chunk's
+position, so redoing any step is idempotent. Before each sync the two stores are reconciled, so a
+run killed at any moment is repaired by the next one without a full rebuild.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.core.chunker import chunk_file
+from explorer.core.documents import ScannedFile
+from explorer.core.index import Index
+from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, StoredChunk
+from explorer.core.scanner import DEFAULT_EXTENSIONS, ScanRules, load_text, scan
+
+CONTEXT_TOKENS = 24
+"""Most tokens of heading context put before a chunk's text when it is embedded."""
+
+
+@dataclass
+class Progress:
+    """Where a sync is; sent to the progress callback many times a second at most."""
+
+    phase: str
+    """``scan``, ``keywords``, ``embed`` or ``done``."""
+    files_done: int = 0
+    files_total: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+
+
+@dataclass
+class IndexReport:
+    """What one sync did."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    failed: int = 0
+    chunks_written: int = 0
+    chunks_embedded: int = 0
+    orphans_removed: int = 0
+    cancelled: bool = False
+    keyword_seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+    def as_json(self) -> dict:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "chunks_written": self.chunks_written,
+            "chunks_embedded": self.chunks_embedded,
+            "orphans_removed": self.orphans_removed,
+            "cancelled": self.cancelled,
+            "keyword_seconds": round(self.keyword_seconds, 3),
+            "embed_seconds": round(self.embed_seconds, 3),
+        }
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def chunk_id(path: str, content_hash: str, ordinal: int) -> str:
+    """A chunk's id: the same path and content give the same ids on any machine."""
+    return hashlib.sha256(f"{path}\0{content_hash}\0{ordinal}".encode()).hexdigest()[:32]
+
+
+class Indexer:
+    """Brings an :class:`Index` up to date with its root, fully or for a few paths."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        settings = index.settings
+        self.rules = ScanRules(
+            settings.root,
+            extensions=settings.extensions or DEFAULT_EXTENSIONS,
+            exclude=settings.exclude,
+            extra_ignored_dirs=(settings.index_dir,),
+        )
+
+    # -- entry points -------------------------------------------------------------------------
+    def sync(
+        self,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        embed: bool = True,
+    ) -> IndexReport:
+        """Bring the whole root up to date: scan, keywords, then (optionally) vectors."""
+        report = IndexReport()
+        notify = progress or (lambda _p: None)
+        notify(Progress("scan"))
+        started = time.perf_counter()
+        self._prepare_vectors(report)
+        result = scan(self.index.settings.root, self.rules, self.index.settings.max_file_bytes)
+        known = self.index.keywords.files()
+        on_disk = {f.rel_path for f in result.files} | {s.rel_path for s in result.skipped}
+        gone = [path for path in known if path not in on_disk]
+        self._remove(gone, report)
+        for skipped in result.skipped:
+            record = known.get(skipped.rel_path)
+            reason = f"{skipped.reason}: {skipped.detail}" if skipped.detail else skipped.reason
+            if record is None or record.state != SKIPPED or record.reason != reason:
+                self._drop_vectors(
+                    self.index.keywords.mark_skipped(skipped.rel_path, 0, 0, SKIPPED, reason)
+                )
+            report.skipped[skipped.reason] = report.skipped.get(skipped.reason, 0) + 1
+        total = len(result.files)
+        for done, scanned in enumerate(result.files, start=1):
+            if cancel is not None and cancel.is_set():
+                report.cancelled = True
+                break
+            self._update_file(scanned, known.get(scanned.rel_path), report)
+            if done % 25 == 0 or done == total:
+                notify(Progress("keywords", files_done=done, files_total=total))
+        report.keyword_seconds = time.perf_counter() - started
+        if embed and not report.cancelled:
+            self.embed_pending(report, notify, cancel)
+        self.index.touch_last_update()
+        notify(Progress("done", files_done=total, files_total=total))
+        return report
+
+    def update_paths(
+        self,
+        rel_paths: Iterable[str],
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexReport:
+        """Bring just these paths up to date (created, changed, deleted or moved files)."""
+        report = IndexReport()
+        notify = progress or (lambda _p: None)
+        root = self.index.settings.root
+        for rel_path in sorted(set(rel_paths)):
+            record = self.index.keywords.file(rel_path)
+            absolute = root / rel_path
+            if not self.rules.accepts(rel_path) or not absolute.is_file():
+                if record is not None:
+                    self._remove([rel_path], report)
+                continue
+            try:
+                stat = absolute.stat()
+            except OSError:
+                if record is not None:
+                    self._remove([rel_path], report)
+                continue
+            scanned = ScannedFile(rel_path, absolute, stat.st_size, stat.st_mtime_ns)
+            if stat.st_size > self.index.settings.max_file_bytes:
+                self._drop_vectors(
+                    self.index.keywords.mark_skipped(
+                        rel_path, stat.st_size, stat.st_mtime_ns, SKIPPED, "too-large"
+                    )
+                )
+                report.skipped["too-large"] = report.skipped.get("too-large", 0) + 1
+                continue
+            self._update_file(scanned, record, report)
+        self.embed_pending(report, notify, cancel)
+        self.index.touch_last_update()
+        return report
+
+    # -- phase 1: keywords --------------------------------------------------------------------
+    def _update_file(self, scanned: ScannedFile, record, report: IndexReport) -> None:
+        keywords = self.index.keywords
+        if (
+            record is not None
+            and record.size == scanned.size
+            and record.mtime_ns == scanned.mtime_ns
+            and record.state in (FRESH, PENDING, SKIPPED, FAILED)
+        ):
+            report.unchanged += 1
+            return
+        loaded = load_text(scanned.abs_path)
+        if isinstance(loaded, tuple):
+            reason, detail = loaded
+            self._drop_vectors(
+                keywords.mark_skipped(
+                    scanned.rel_path, scanned.size, scanned.mtime_ns, SKIPPED, f"{reason}: {detail}"
+                )
+            )
+            report.skipped[reason] = report.skipped.get(reason, 0) + 1
+            return
+        content_hash = hashlib.sha256(loaded.encode("utf-8", "surrogatepass")).hexdigest()
+        if record is not None and record.hash == content_hash and record.state in (FRESH, PENDING):
+            keywords.touch(scanned.rel_path, scanned.size, scanned.mtime_ns)
+            report.unchanged += 1
+            return
+        try:
+            chunked = chunk_file(
+                scanned.rel_path,
+                loaded,
+                self.index.embedder.token_spans,
+                max_tokens=self.index.settings.chunk_tokens,
+                overlap_tokens=self.index.settings.chunk_overlap,
+            )
+        except Exception as error:  # noqa: BLE001 - a bad file must not stop the sync
+            self._drop_vectors(
+                keywords.mark_skipped(
+                    scanned.rel_path,
+                    scanned.size,
+                    scanned.mtime_ns,
+                    FAILED,
+                    f"chunking failed: {type(error).__name__}: {error}",
+                )
+            )
+            report.failed += 1
+            return
+        title = chunked.metadata.get("title") or _title_from_path(scanned.rel_path)
+        chunks = [
+            (chunk_id(scanned.rel_path, content_hash, ordinal), chunk)
+            for ordinal, chunk in enumerate(chunked.chunks)
+        ]
+        old_ids = keywords.replace_file(
+            scanned.rel_path,
+            scanned.size,
+            scanned.mtime_ns,
+            content_hash,
+            chunks,
+            chunked.metadata,
+            title,
+        )
+        self._drop_vectors(old_ids, keep={cid for cid, _ in chunks})
+        if record is None or record.state in (SKIPPED, FAILED):
+            report.added += 1
+        else:
+            report.updated += 1
+        report.chunks_written += len(chunks)
+
+    def _remove(self, paths: list[str], report: IndexReport) -> None:
+        for path in paths:
+            self._drop_vectors(self.index.keywords.remove_file(path))
+            report.removed += 1
+        if paths:
+            self.index.vectors.delete_files(paths)
+
+    def _drop_vectors(self, ids: list[str], keep: set[str] | None = None) -> None:
+        stale = [i for i in ids if not keep or i not in keep]
+        if stale:
+            self.index.vectors.delete_chunks(stale)
+
+    # -- phase 2: vectors ---------------------------------------------------------------------
+    def _prepare_vectors(self, report: IndexReport) -> None:
+        """Handle a model change and repair what an interrupted run left behind."""
+        keywords, vectors = self.index.keywords, self.index.vectors
+        model = self.index.settings.model
+        stored = keywords.get_meta("model")
+        if stored is not None and stored != model:
+            vectors.delete_chunks(sorted(vectors.chunk_ids()))
+            vectors.delete_files(sorted(vectors.file_ids()))
+            keywords.reset_embedded()
+        keywords.set_meta("model", model)
+        in_sqlite = set(keywords.chunk_ids())
+        in_chroma = vectors.chunk_ids()
+        orphans = sorted(in_chroma - in_sqlite)
+        vectors.delete_chunks(orphans)
+        report.orphans_removed = len(orphans)
+        keywords.mark_missing_vectors(in_sqlite - in_chroma)
+        fresh = {p for p, r in keywords.files().items() if r.state == FRESH and r.chunk_count}
+        stale_files = sorted(vectors.file_ids() - fresh)
+        vectors.delete_files(stale_files)
+
+    def embed_pending(
+        self,
+        report: IndexReport,
+        notify: ProgressCallback,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        """Embed every chunk not yet in Chroma, longest-first batches, then finish files."""
+        started = time.perf_counter()
+        pending = self.index.keywords.pending_chunks()
+        fresh_vectors: dict[str, np.ndarray] = {}
+        if pending:
+            embedder = self.index.embedder
+            self.index.keywords.set_meta("dimension", str(embedder.dimension))
+            texts = {c.id: self._embedding_text(c) for c in pending}
+            pending.sort(key=lambda c: len(texts[c.id]), reverse=True)
+            batch_size = self.index.settings.embed_batch
+            total = len(pending)
+            notify(Progress("embed", chunks_done=0, chunks_total=total))
+            for start in range(0, total, batch_size):
+                if cancel is not None and cancel.is_set():
+                    report.cancelled = True
+                    break
+                batch = pending[start : start + batch_size]
+                vectors = embedder.embed_documents([texts[c.id] for c in batch])
+                ids = [c.id for c in batch]
+                self.index.vectors.upsert_chunks(ids, vectors, [c.path for c in batch])
+                self.index.keywords.mark_embedded(ids)
+                fresh_vectors.update(zip(ids, vectors, strict=True))
+                report.chunks_embedded += len(batch)
+                notify(Progress("embed", chunks_done=start + len(batch), chunks_total=total))
+                self._finish_files(fresh_vectors)
+        self._finish_files(fresh_vectors)
+        report.embed_seconds = time.perf_counter() - started
+
+    def _finish_files(self, known_vectors: dict[str, np.ndarray]) -> None:
+        """Give every fully embedded pending file its file vector and mark it fresh."""
+        keywords = self.index.keywords
+        for path in keywords.files_ready_to_finish():
+            ids = keywords.chunk_ids(path)
+            missing = [i for i in ids if i not in known_vectors]
+            stored = self.index.vectors.chunk_vectors(missing) if missing else {}
+            vectors = [known_vectors[i] if i in known_vectors else stored.get(i) for i in ids]
+            vectors = [v for v in vectors if v is not None]
+            if vectors:
+                mean = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
+                norm = float(np.linalg.norm(mean))
+                self.index.vectors.upsert_file(path, mean / norm if norm else mean)
+            keywords.mark_fresh(path)
+
+    def _embedding_text(self, chunk: StoredChunk) -> str:
+        """The chunk's text with its title and heading path before it, cut to a few tokens."""
+        parts = [chunk.title] if chunk.title else []
+        if chunk.heading and chunk.heading != chunk.title:
+            parts.append(chunk.heading)
+        context = " > ".join(parts)
+        if not context:
+            return chunk.text
+        spans = self.index.embedder.token_spans(context)
+        if len(spans) > CONTEXT_TOKENS:
+            context = context[: spans[CONTEXT_TOKENS - 1][1]]
+        return f"{context}\n{chunk.text}"
+
+
+def _title_from_path(rel_path: str) -> str:
+    """A readable title for a file without one: its name without extension, words spaced."""
+    name = rel_path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
+    return stem.replace("-", " ").replace("_", " ").strip() or name

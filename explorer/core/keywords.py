@@ -1,0 +1,390 @@
+"""The keyword index and the manifest, in one SQLite database.
+
+The manifest (``files``) is the source of truth for what the index holds: each file's size,
+mtime, content hash and state. ``chunks`` holds every passage with its position, and
+``chunks_fts`` is an FTS5 table over the same rows (BM25, porter stemming). Both change in one
+transaction per file, so the keyword leg is never out of step with the manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.core.documents import Chunk
+
+SCHEMA_VERSION = "1"
+
+PENDING, FRESH, SKIPPED, FAILED = "pending", "fresh", "skipped", "failed"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    title TEXT NOT NULL DEFAULT '',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    chunk_count INTEGER NOT NULL DEFAULT 0,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks(
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    start_char INTEGER NOT NULL,
+    end_char INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    embedded INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_to_embed ON chunks(embedded) WHERE embedded = 0;
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    title, heading, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+BM25_WEIGHTS = (2.0, 2.0, 1.0)
+"""FTS5 column weights for (title, heading, body)."""
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One manifest row."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    state: str
+    reason: str
+    title: str
+    chunk_count: int
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk as the index holds it, with its id and file."""
+
+    id: str
+    path: str
+    ord: int
+    heading: str
+    start_line: int
+    end_line: int
+    start_char: int
+    end_char: int
+    text: str
+    title: str = ""
+
+
+class KeywordIndex:
+    """The SQLite database of one index directory; safe to share between threads."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(path, check_same_thread=False, timeout=30.0)
+        self._lock = threading.RLock()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            self._db.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- meta ---------------------------------------------------------------------------------
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- manifest -----------------------------------------------------------------------------
+    def files(self) -> dict[str, FileRecord]:
+        """Every manifest row, by path."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, size, mtime_ns, hash, state, reason, title, chunk_count, updated_at"
+                " FROM files"
+            ).fetchall()
+        return {row[0]: FileRecord(*row) for row in rows}
+
+    def file(self, path: str) -> FileRecord | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT path, size, mtime_ns, hash, state, reason, title, chunk_count, updated_at"
+                " FROM files WHERE path = ?",
+                (path,),
+            ).fetchone()
+        return FileRecord(*row) if row else None
+
+    def paths(self) -> list[str]:
+        """Every path in the manifest that has chunks, sorted."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path FROM files WHERE chunk_count > 0 ORDER BY path"
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def titles(self, paths: Sequence[str]) -> dict[str, str]:
+        if not paths:
+            return {}
+        marks = ",".join("?" * len(paths))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT path, title FROM files WHERE path IN ({marks})", list(paths)
+            ).fetchall()
+        return dict(rows)
+
+    def file_metadata(self, path: str) -> dict[str, str]:
+        with self._lock:
+            row = self._db.execute("SELECT metadata FROM files WHERE path = ?", (path,)).fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def replace_file(
+        self,
+        path: str,
+        size: int,
+        mtime_ns: int,
+        content_hash: str,
+        chunks: Sequence[tuple[str, Chunk]],
+        metadata: dict[str, str],
+        title: str,
+    ) -> list[str]:
+        """Swap a file's chunks for new ones (state pending); returns the old chunk ids."""
+        now = time.time()
+        with self._lock, self._db:
+            old_ids = self._delete_chunks_of(path)
+            for ordinal, (chunk_id, chunk) in enumerate(chunks):
+                cursor = self._db.execute(
+                    "INSERT INTO chunks(id, path, ord, heading, start_line, end_line, start_char,"
+                    " end_char, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        chunk_id,
+                        path,
+                        ordinal,
+                        chunk.heading_path,
+                        chunk.start_line,
+                        chunk.end_line,
+                        chunk.start_char,
+                        chunk.end_char,
+                        chunk.text,
+                    ),
+                )
+                self._db.execute(
+                    "INSERT INTO chunks_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)",
+                    (cursor.lastrowid, title, chunk.heading_path, chunk.text),
+                )
+            self._db.execute(
+                "INSERT OR REPLACE INTO files(path, size, mtime_ns, hash, state, reason, title,"
+                " metadata, chunk_count, updated_at) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
+                (
+                    path,
+                    size,
+                    mtime_ns,
+                    content_hash,
+                    PENDING if chunks else FRESH,
+                    title,
+                    json.dumps(metadata),
+                    len(chunks),
+                    now,
+                ),
+            )
+        return old_ids
+
+    def mark_skipped(
+        self, path: str, size: int, mtime_ns: int, state: str, reason: str
+    ) -> list[str]:
+        """Record a file that is skipped or failed (no chunks); returns its old chunk ids."""
+        with self._lock, self._db:
+            old_ids = self._delete_chunks_of(path)
+            self._db.execute(
+                "INSERT OR REPLACE INTO files(path, size, mtime_ns, state, reason, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (path, size, mtime_ns, state, reason, time.time()),
+            )
+        return old_ids
+
+    def remove_file(self, path: str) -> list[str]:
+        """Forget a file; returns its old chunk ids."""
+        with self._lock, self._db:
+            old_ids = self._delete_chunks_of(path)
+            self._db.execute("DELETE FROM files WHERE path = ?", (path,))
+        return old_ids
+
+    def touch(self, path: str, size: int, mtime_ns: int) -> None:
+        """Note a new mtime for a file whose content did not change."""
+        with self._lock, self._db:
+            self._db.execute(
+                "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
+            )
+
+    def mark_fresh(self, path: str) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "UPDATE files SET state = ?, updated_at = ? WHERE path = ?",
+                (FRESH, time.time(), path),
+            )
+
+    def _delete_chunks_of(self, path: str) -> list[str]:
+        rows = self._db.execute("SELECT rowid, id FROM chunks WHERE path = ?", (path,)).fetchall()
+        if rows:
+            self._db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r[0],) for r in rows])
+            self._db.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        return [row[1] for row in rows]
+
+    # -- embedding bookkeeping ----------------------------------------------------------------
+    def pending_chunks(self) -> list[StoredChunk]:
+        """Chunks not yet embedded, in file order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.id, c.path, c.ord, c.heading, c.start_line, c.end_line, c.start_char,"
+                " c.end_char, c.text, f.title FROM chunks c JOIN files f ON f.path = c.path"
+                " WHERE c.embedded = 0 ORDER BY c.path, c.ord"
+            ).fetchall()
+        return [StoredChunk(*row) for row in rows]
+
+    def mark_embedded(self, chunk_ids: Iterable[str]) -> None:
+        with self._lock, self._db:
+            self._db.executemany(
+                "UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i in chunk_ids]
+            )
+
+    def files_ready_to_finish(self) -> list[str]:
+        """Pending files whose every chunk is embedded."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path FROM files WHERE state = ? AND NOT EXISTS"
+                " (SELECT 1 FROM chunks c WHERE c.path = files.path AND c.embedded = 0)",
+                (PENDING,),
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def chunk_ids(self, path: str | None = None) -> list[str]:
+        """Ids of every chunk, or of one file's chunks in order."""
+        with self._lock:
+            if path is None:
+                rows = self._db.execute("SELECT id FROM chunks").fetchall()
+            else:
+                rows = self._db.execute(
+                    "SELECT id FROM chunks WHERE path = ? ORDER BY ord", (path,)
+                ).fetchall()
+        return [row[0] for row in rows]
+
+    def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
+        if not chunk_ids:
+            return {}
+        found: dict[str, StoredChunk] = {}
+        with self._lock:
+            for start in range(0, len(chunk_ids), 500):
+                batch = list(chunk_ids[start : start + 500])
+                marks = ",".join("?" * len(batch))
+                rows = self._db.execute(
+                    "SELECT c.id, c.path, c.ord, c.heading, c.start_line, c.end_line,"
+                    " c.start_char, c.end_char, c.text, f.title FROM chunks c"
+                    f" JOIN files f ON f.path = c.path WHERE c.id IN ({marks})",
+                    batch,
+                ).fetchall()
+                found.update({row[0]: StoredChunk(*row) for row in rows})
+        return found
+
+    # -- keyword search -----------------------------------------------------------------------
+    def search(
+        self, match: str, limit: int, paths: Sequence[str] | None = None
+    ) -> list[tuple[str, str, float]]:
+        """(chunk id, path, BM25 score: higher is better) for an FTS5 MATCH expression.
+
+        ``paths`` restricts the search to those files before ranking.
+        """
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        sql = (
+            f"SELECT c.id, c.path, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
+            " JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
+        )
+        with self._lock:
+            if paths is None:
+                rows = self._db.execute(
+                    sql + " ORDER BY score DESC LIMIT ?", (match, limit)
+                ).fetchall()
+            else:
+                self._db.execute("CREATE TEMP TABLE IF NOT EXISTS allowed(path TEXT PRIMARY KEY)")
+                self._db.execute("DELETE FROM allowed")
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO allowed VALUES (?)", [(p,) for p in paths]
+                )
+                rows = self._db.execute(
+                    sql + " AND c.path IN (SELECT path FROM allowed) ORDER BY score DESC LIMIT ?",
+                    (match, limit),
+                ).fetchall()
+                self._db.commit()
+        return [(row[0], row[1], float(row[2])) for row in rows]
+
+    # -- status -------------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        """Files by state, plus chunk totals."""
+        with self._lock:
+            by_state = dict(
+                self._db.execute("SELECT state, COUNT(*) FROM files GROUP BY state").fetchall()
+            )
+            chunks, embedded = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(embedded), 0) FROM chunks"
+            ).fetchone()
+        return {
+            FRESH: by_state.get(FRESH, 0),
+            PENDING: by_state.get(PENDING, 0),
+            SKIPPED: by_state.get(SKIPPED, 0),
+            FAILED: by_state.get(FAILED, 0),
+            "chunks": chunks,
+            "embedded": embedded,
+        }
+
+    def skip_reasons(self) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT reason, COUNT(*) FROM files WHERE state IN (?, ?) GROUP BY reason",
+                (SKIPPED, FAILED),
+            ).fetchall()
+        return {reason.split(":")[0]: count for reason, count in rows}
+
+    # -- repair -------------------------------------------------------------------------------
+    def reset_embedded(self) -> None:
+        """Mark every chunk as needing a vector again (the model changed)."""
+        with self._lock, self._db:
+            self._db.execute("UPDATE chunks SET embedded = 0")
+            self._db.execute(
+                "UPDATE files SET state = ? WHERE state = ? AND chunk_count > 0", (PENDING, FRESH)
+            )
+
+    def mark_missing_vectors(self, chunk_ids: Iterable[str]) -> None:
+        """Chunks recorded as embedded whose vectors the store lacks: embed them again."""
+        ids = list(chunk_ids)
+        if not ids:
+            return
+        with self._lock, self._db:
+            self._db.executemany("UPDATE chunks SET embedded = 0 WHERE id = ?", [(i,) for i in ids])
+            self._db.execute(
+                "UPDATE files SET state = ? WHERE state = ? AND EXISTS (SELECT 1 FROM chunks c"
+                " WHERE c.path = files.path AND c.embedded = 0)",
+                (PENDING, FRESH),
+            )

@@ -1,0 +1,193 @@
+"""Query text handling: FTS5 expressions that never fail, path filters, and snippets.
+
+Anything a user types becomes a safe FTS5 expression: words are pulled out with a Unicode word
+pattern, each is quoted, and they are OR-ed so BM25 ranks documents by how many and how rare the
+words they hold are. Operators and punctuation in the input are never passed through.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+WORD = re.compile(r"\w+", re.UNICODE)
+GLOB_CHARS = set("*?[")
+
+
+class QueryError(ValueError):
+    """A query that cannot be run; the message is meant for the user."""
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct lowercase words of a query, in order."""
+    seen: dict[str, None] = {}
+    for word in WORD.findall(text.lower()):
+        seen.setdefault(word, None)
+    return list(seen)
+
+
+def fts_expression(text: str, prefix_last: bool = False) -> str | None:
+    """A safe FTS5 MATCH expression for ``text``, or None when it holds no words.
+
+    ``prefix_last`` makes the last word a prefix query, for results while typing.
+    """
+    terms = query_terms(text)
+    if not terms:
+        return None
+    quoted = ['"' + term.replace('"', '""') + '"' for term in terms]
+    if prefix_last and not text[-1:].isspace():
+        quoted[-1] += " *"
+    return " OR ".join(quoted)
+
+
+# -- path filters -----------------------------------------------------------------------------
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a path glob: ``*`` and ``?`` stay within a folder, ``**`` crosses folders."""
+    out, i = [], 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = pattern.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+@dataclass(frozen=True)
+class PathFilter:
+    """Prefixes and globs that a path must match one of (all paths when there are none)."""
+
+    patterns: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        compiled = []
+        for raw in self.patterns:
+            pattern = raw.strip()
+            while pattern.startswith("./"):
+                pattern = pattern[2:]
+            pattern = "" if pattern == "." else pattern.lstrip("/")
+            if GLOB_CHARS & set(pattern):
+                compiled.append(("glob", _glob_regex(pattern)))
+            else:
+                compiled.append(("prefix", pattern.rstrip("/")))
+        object.__setattr__(self, "_compiled", compiled)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.patterns)
+
+    def matches(self, path: str) -> bool:
+        if not self.patterns:
+            return True
+        for kind, rule in self._compiled:  # type: ignore[attr-defined]
+            if kind == "glob" and rule.match(path):
+                return True
+            if kind == "prefix" and (not rule or path == rule or path.startswith(rule + "/")):
+                return True
+        return False
+
+    def select(self, paths: Iterable[str]) -> list[str]:
+        return sorted(p for p in paths if self.matches(p))
+
+    def describe(self) -> str:
+        return " or ".join(self.patterns) if self.patterns else "all files"
+
+
+# -- snippets ---------------------------------------------------------------------------------
+HIGHLIGHT_STOPWORDS = frozenset(
+    "a an and are as at be by for from how i in is it my of on or that the this to was what when"
+    " where which who why will with you your do does can".split()
+)
+"""Words too common to be worth marking in a snippet (the ranking still sees them)."""
+
+
+def _word_matcher(terms: Sequence[str]) -> re.Pattern[str] | None:
+    """A pattern for the words a snippet marks: short terms exactly, longer ones by stem."""
+    parts = []
+    for term in terms:
+        if not term or term in HIGHLIGHT_STOPWORDS:
+            continue
+        if len(term) <= 4:
+            parts.append(re.escape(term) + r"\b")
+        else:
+            parts.append(re.escape(term[: max(4, len(term) - 2)]) + r"\w*")
+    if not parts:
+        return None
+    return re.compile(r"\b(?:" + "|".join(parts) + ")", re.IGNORECASE)
+
+
+def make_snippet(
+    text: str, terms: Sequence[str], width: int = 220
+) -> tuple[str, list[tuple[int, int]]]:
+    """A window of ``text`` around the densest run of query words, and where they stand in it.
+
+    Words match by a crude stem (a shared prefix), which is close to what the porter stemmer of
+    the keyword leg matches. Returns (snippet, [(start, end), ...] spans within the snippet).
+    """
+    matcher = _word_matcher(terms)
+    hits = [(m.start(), m.end()) for m in matcher.finditer(text)] if matcher else []
+    flat = " ".join(text.split())
+    if not hits:
+        return _shorten(flat, width), []
+    best_start, best_count = hits[0][0], 0
+    for start, _ in hits:
+        count = sum(1 for s, _e in hits if start <= s < start + width)
+        if count > best_count:
+            best_start, best_count = start, count
+    lead = max(0, best_start - width // 4)
+    lead = text.rfind(" ", 0, lead) + 1 if lead else 0
+    window = text[lead : lead + width]
+    prefix = "…" if lead else ""
+    suffix = "…" if lead + width < len(text) else ""
+    snippet, spans = _collapse(window, [(s - lead, e - lead) for s, e in hits], len(prefix))
+    return prefix + snippet + suffix, spans
+
+
+def _collapse(
+    window: str, hits: list[tuple[int, int]], offset: int
+) -> tuple[str, list[tuple[int, int]]]:
+    """Fold runs of white space to one space, carrying the hit spans along."""
+    out: list[str] = []
+    mapping: list[int] = []
+    previous_space = False
+    for char in window:
+        is_space = char.isspace()
+        if is_space and previous_space:
+            mapping.append(len(out))
+            continue
+        mapping.append(len(out))
+        out.append(" " if is_space else char)
+        previous_space = is_space
+    mapping.append(len(out))
+    joined = "".join(out)
+    shift = offset - (len(joined) - len(joined.lstrip()))
+    spans = [
+        (mapping[s] + shift, mapping[e] + shift) for s, e in hits if 0 <= s and e <= len(window)
+    ]
+    return joined.strip(), spans
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1].rsplit(" ", 1)[0] + "…"

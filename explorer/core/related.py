@@ -1,0 +1,102 @@
+"""Related files: the nearest other files by meaning, each with the passage pair that explains it.
+
+Every fresh file has a file vector (the normalised mean of its chunk vectors) in its own Chroma
+collection. The neighbours of a file are the nearest file vectors; the explaining pair is the
+most similar (passage of this file, passage of that file) by cosine similarity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from explorer.core.index import Index
+
+
+class RelatedError(ValueError):
+    """A file whose neighbours cannot be given; the message is meant for the user."""
+
+
+@dataclass
+class PassageRef:
+    """A passage named by its place in a file."""
+
+    heading: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass
+class RelatedFile:
+    """A neighbour of the source file."""
+
+    path: str
+    title: str
+    score: float
+    """Cosine similarity of the two file vectors, clipped to 0–1."""
+    source_passage: PassageRef
+    """The passage of the source file closest to ``related_passage``."""
+    related_passage: PassageRef
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def related_files(index: Index, path: str, limit: int = 10) -> list[RelatedFile]:
+    """The ``limit`` nearest other files of ``path`` (relative to the root)."""
+    if limit < 1:
+        raise RelatedError("--limit must be at least 1")
+    record = index.keywords.file(path)
+    if record is None:
+        raise RelatedError(f"{path} is not in the index of {index.settings.root}")
+    vector = index.vectors.file_vector(path)
+    if vector is None:
+        raise RelatedError(
+            f"{path} has no vector yet ({record.state}"
+            + (f": {record.reason}" if record.reason else "")
+            + "); run explorer index to finish embedding"
+        )
+    neighbours = index.vectors.query_files(vector, limit, exclude=path)
+    source_ids = index.keywords.chunk_ids(path)
+    source_vectors = index.vectors.chunk_vectors(source_ids)
+    titles = index.keywords.titles([p for p, _ in neighbours])
+    results = []
+    for other, similarity in neighbours:
+        other_ids = index.keywords.chunk_ids(other)
+        pair = _closest_pair(source_vectors, index.vectors.chunk_vectors(other_ids))
+        if pair is None:
+            continue
+        chunks = index.keywords.chunks_by_id(list(pair))
+        results.append(
+            RelatedFile(
+                path=other,
+                title=titles.get(other, ""),
+                score=round(max(0.0, min(1.0, similarity)), 4),
+                source_passage=_reference(chunks[pair[0]]),
+                related_passage=_reference(chunks[pair[1]]),
+            )
+        )
+    return results
+
+
+def _closest_pair(source: dict, other: dict) -> tuple[str, str] | None:
+    if not source or not other:
+        return None
+    source_ids, other_ids = list(source), list(other)
+    a = np.asarray([source[i] for i in source_ids], dtype=np.float32)
+    b = np.asarray([other[i] for i in other_ids], dtype=np.float32)
+    similarities = a @ b.T
+    row, column = np.unravel_index(int(np.argmax(similarities)), similarities.shape)
+    return source_ids[row], other_ids[column]
+
+
+def _reference(chunk) -> PassageRef:
+    text = " ".join(chunk.text.split())
+    return PassageRef(
+        heading=chunk.heading,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        text=text if len(text) <= 300 else text[:299].rsplit(" ", 1)[0] + "…",
+    )

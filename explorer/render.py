@@ -1,0 +1,93 @@
+"""Plain-text rendering of search results, related files and status for the terminal."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+
+def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
+    """The snippet with matched words in bold on a terminal, or **like this** in a pipe."""
+    styled = click.get_text_stream("stdout").isatty()
+    out, last = [], 0
+    for start, end in sorted(spans):
+        if start < last:
+            continue
+        word = snippet[start:end]
+        out.append(snippet[last:start])
+        out.append(click.style(word, bold=True, fg="yellow") if styled else f"**{word}**")
+        last = end
+    out.append(snippet[last:])
+    return "".join(out)
+
+
+def render_search(response, explain: bool) -> None:
+    for note in response.notes:
+        click.echo(f"note: {note}")
+    if explain:
+        for leg, description in response.filters.items():
+            click.echo(f"{leg} leg: {description}")
+    if not response.results:
+        click.echo(f"no results for {response.query!r} ({response.mode})")
+        return
+    for number, hit in enumerate(response.results, start=1):
+        title = f" — {hit.title}" if hit.title else ""
+        click.echo(f"{number:>2}. {click.style(hit.path, bold=True)}  {hit.score:.2f}{title}")
+        for passage in hit.passages:
+            where = f"L{passage.start_line}-{passage.end_line}"
+            heading = f"{passage.heading}  " if passage.heading else ""
+            click.echo(f"      {heading}{where}  {passage.score:.2f}")
+            click.echo(f"        {_marked(passage.snippet, passage.highlights)}")
+            if explain:
+                keyword = (
+                    f"keyword #{passage.keyword_rank} (bm25 {passage.keyword_score:.2f})"
+                    if passage.keyword_rank
+                    else "keyword -"
+                )
+                vector = (
+                    f"vector #{passage.vector_rank} (cos {passage.vector_similarity:.3f})"
+                    if passage.vector_rank
+                    else "vector -"
+                )
+                click.echo(f"        {keyword} · {vector} · rrf {passage.fused:.5f}")
+
+
+def render_related(path: str, neighbours) -> None:
+    if not neighbours:
+        click.echo(f"no related files for {path}")
+        return
+    click.echo(f"files related to {path}:")
+    for number, other in enumerate(neighbours, start=1):
+        title = f" — {other.title}" if other.title else ""
+        click.echo(f"{number:>2}. {click.style(other.path, bold=True)}  {other.score:.2f}{title}")
+        source, match = other.source_passage, other.related_passage
+        click.echo(
+            f"      here  L{source.start_line}-{source.end_line} {source.heading}: "
+            f"{source.text[:120]}"
+        )
+        click.echo(
+            f"      there L{match.start_line}-{match.end_line} {match.heading}: {match.text[:120]}"
+        )
+
+
+def render_status(status) -> None:
+    reasons = ", ".join(f"{n} {r}" for r, n in sorted(status.skip_reasons.items()))
+    when = (
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update))
+        if status.last_update
+        else "never"
+    )
+    lines = [
+        f"root        {status.root}",
+        f"index       {status.index_dir} ({status.store_bytes / 1e6:.1f} MB)",
+        f"files       {status.indexed} indexed, {status.stale} stale, "
+        f"{status.skipped} skipped, {status.failed} failed" + (f" ({reasons})" if reasons else ""),
+        f"chunks      {status.chunks} ({status.vectors} with vectors)",
+        f"model       {status.model}"
+        + (f" ({status.dimension} dimensions)" if status.dimension else ""),
+        f"updated     {when}",
+        "rebuild     "
+        + (f"needed: {status.rebuild_reason}" if status.needs_rebuild else "not needed"),
+    ]
+    click.echo("\n".join(lines))
