@@ -19,13 +19,45 @@ from explorer.locations import INDEX_DIR_ENV
 EXIT_USAGE = 2
 
 
+class OneLineUsageError(click.UsageError):
+    """A usage error shown as one ``explorer: error:`` line, like every other failure."""
+
+    def show(self, file=None) -> None:
+        click.echo(f"explorer: error: {self.format_message()}", file=file, err=True)
+
+
+def _one_line(error: click.UsageError) -> OneLineUsageError:
+    hint = f" (see: {error.ctx.command_path} --help)" if error.ctx is not None else ""
+    return OneLineUsageError(error.format_message() + hint, ctx=error.ctx)
+
+
 class ExplorerGroup(click.Group):
-    """A group whose first argument may be a folder instead of a command: that opens the TUI."""
+    """A group whose first argument may be a folder instead of a command: that opens the TUI.
+
+    Usage errors (a bad option value, a missing argument) print one line and exit 2, instead of
+    click's usage block.
+    """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             args = ["open", *args]
         return super().parse_args(ctx, args)
+
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except OneLineUsageError:
+            raise
+        except click.UsageError as error:
+            raise _one_line(error) from None
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OneLineUsageError:
+            raise
+        except click.UsageError as error:
+            raise _one_line(error) from None
 
 
 def fail(message: str) -> None:

@@ -119,6 +119,10 @@ class SentenceTransformerEmbedder:
             return encoder.encode([text])[0]
         return self.embed_documents([text])[0]
 
+    def load_document_model(self) -> None:
+        """Load the full model now (it is otherwise loaded by the first embed call)."""
+        self._document_model()
+
     def load_query_path(self) -> None:
         """Warm the query path (numpy encoder, or the full model when there is none)."""
         if self._fast_query_encoder() is None:

@@ -10,11 +10,14 @@ run killed at any moment is repaired by the next one without a full rebuild.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -55,6 +58,8 @@ class IndexReport:
     orphans_removed: int = 0
     cancelled: bool = False
     keyword_seconds: float = 0.0
+    model_seconds: float = 0.0
+    """Time spent loading the model before the first batch (not counted in embed_seconds)."""
     embed_seconds: float = 0.0
 
     @property
@@ -74,6 +79,7 @@ class IndexReport:
             "orphans_removed": self.orphans_removed,
             "cancelled": self.cancelled,
             "keyword_seconds": round(self.keyword_seconds, 3),
+            "model_seconds": round(self.model_seconds, 3),
             "embed_seconds": round(self.embed_seconds, 3),
         }
 
@@ -98,6 +104,8 @@ class Indexer:
             exclude=settings.exclude,
             extra_ignored_dirs=(settings.index_dir,),
         )
+        self._stale_vector_ids: list[str] = []
+        self._stale_file_vectors: list[str] = []
 
     # -- entry points -------------------------------------------------------------------------
     def sync(
@@ -111,7 +119,6 @@ class Indexer:
         notify = progress or (lambda _p: None)
         notify(Progress("scan"))
         started = time.perf_counter()
-        self._prepare_vectors(report)
         result = scan(self.index.settings.root, self.rules, self.index.settings.max_file_bytes)
         known = self.index.keywords.files()
         on_disk = {f.rel_path for f in result.files} | {s.rel_path for s in result.skipped}
@@ -134,6 +141,11 @@ class Indexer:
             if done % 25 == 0 or done == total:
                 notify(Progress("keywords", files_done=done, files_total=total))
         report.keyword_seconds = time.perf_counter() - started
+        # Chroma is opened only now: the keyword phase never waits for it. Reconciling removes
+        # the vectors of every chunk the keyword phase replaced, and any an earlier run left.
+        self._stale_vector_ids.clear()
+        self._stale_file_vectors.clear()
+        self._prepare_vectors(report)
         if embed and not report.cancelled:
             self.embed_pending(report, notify, cancel)
         self.index.touch_last_update()
@@ -145,12 +157,19 @@ class Indexer:
         rel_paths: Iterable[str],
         progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
+        embed: bool = True,
     ) -> IndexReport:
-        """Bring just these paths up to date (created, changed, deleted or moved files)."""
+        """Bring just these paths up to date (created, changed, deleted or moved files/folders).
+
+        A path that is a folder stands for every file under it; a path that no longer exists
+        also stands for every manifest entry under it (a deleted or moved-away folder). A file
+        that vanishes while it is read is removed as deleted. With ``embed=False`` only the
+        keyword phase runs; the new chunks wait for :meth:`embed_pending`.
+        """
         report = IndexReport()
         notify = progress or (lambda _p: None)
         root = self.index.settings.root
-        for rel_path in sorted(set(rel_paths)):
+        for rel_path in sorted(self._expand_paths(rel_paths)):
             record = self.index.keywords.file(rel_path)
             absolute = root / rel_path
             if not self.rules.accepts(rel_path) or not absolute.is_file():
@@ -173,9 +192,59 @@ class Indexer:
                 report.skipped["too-large"] = report.skipped.get("too-large", 0) + 1
                 continue
             self._update_file(scanned, record, report)
-        self.embed_pending(report, notify, cancel)
+            if not absolute.exists() and self.index.keywords.file(rel_path) is not None:
+                self._remove([rel_path], report)  # deleted while it was being read
+        if embed:
+            self.embed_pending(report, notify, cancel)
+        else:
+            self._flush_deletions()  # keep the stores in step until the embedding catches up
         self.index.touch_last_update()
         return report
+
+    def _expand_paths(self, rel_paths: Iterable[str]) -> set[str]:
+        """File paths that ``rel_paths`` stand for: folders become the files under them.
+
+        An existing folder gives every file under it that the scan rules do not prune, plus
+        the manifest's paths under it (to drop those gone from disk); a path that does not
+        exist gives itself plus the manifest's paths under it (a deleted folder).
+        """
+        root = self.index.settings.root
+        known: list[str] | None = None
+        expanded: set[str] = set()
+        for raw in rel_paths:
+            rel = raw.replace(os.sep, "/").strip("/")
+            while rel.startswith("./"):
+                rel = rel[2:]
+            if ".." in rel.split("/"):
+                expanded.add(rel)  # never walk outside the root; the rules reject it
+                continue
+            absolute = root / rel if rel else root
+            is_dir = absolute.is_dir() and not absolute.is_symlink()
+            if rel and not is_dir and absolute.exists():
+                expanded.add(rel)  # an existing file: the common case, no manifest lookup
+                continue
+            if known is None:
+                known = sorted(self.index.keywords.files())
+            prefix = f"{rel}/" if rel else ""
+            start = bisect.bisect_left(known, prefix)
+            for path in known[start:]:
+                if not path.startswith(prefix):
+                    break
+                expanded.add(path)
+            if not is_dir:
+                if rel:
+                    expanded.add(rel)
+                continue
+            if rel and self.rules.prunes_dir(rel):
+                continue
+            for dirpath, dirnames, filenames in os.walk(absolute):
+                rel_dir = Path(dirpath).relative_to(root).as_posix()
+                rel_dir = "" if rel_dir == "." else rel_dir
+                dirnames[:] = sorted(
+                    d for d in dirnames if not self.rules.prunes_dir(f"{rel_dir}/{d}".lstrip("/"))
+                )
+                expanded.update(f"{rel_dir}/{name}".lstrip("/") for name in filenames)
+        return expanded
 
     # -- phase 1: keywords --------------------------------------------------------------------
     def _update_file(self, scanned: ScannedFile, record, report: IndexReport) -> None:
@@ -247,14 +316,20 @@ class Indexer:
     def _remove(self, paths: list[str], report: IndexReport) -> None:
         for path in paths:
             self._drop_vectors(self.index.keywords.remove_file(path))
+            self._stale_file_vectors.append(path)
             report.removed += 1
-        if paths:
-            self.index.vectors.delete_files(paths)
 
     def _drop_vectors(self, ids: list[str], keep: set[str] | None = None) -> None:
-        stale = [i for i in ids if not keep or i not in keep]
-        if stale:
-            self.index.vectors.delete_chunks(stale)
+        """Note vectors to delete; they go in one call before the next embedding."""
+        self._stale_vector_ids.extend(i for i in ids if not keep or i not in keep)
+
+    def _flush_deletions(self) -> None:
+        if self._stale_vector_ids:
+            self.index.vectors.delete_chunks(sorted(set(self._stale_vector_ids)))
+            self._stale_vector_ids.clear()
+        if self._stale_file_vectors:
+            self.index.vectors.delete_files(sorted(set(self._stale_file_vectors)))
+            self._stale_file_vectors.clear()
 
     # -- phase 2: vectors ---------------------------------------------------------------------
     def _prepare_vectors(self, report: IndexReport) -> None:
@@ -263,8 +338,7 @@ class Indexer:
         model = self.index.settings.model
         stored = keywords.get_meta("model")
         if stored is not None and stored != model:
-            vectors.delete_chunks(sorted(vectors.chunk_ids()))
-            vectors.delete_files(sorted(vectors.file_ids()))
+            vectors.reset()
             keywords.reset_embedded()
         keywords.set_meta("model", model)
         in_sqlite = set(keywords.chunk_ids())
@@ -273,6 +347,8 @@ class Indexer:
         vectors.delete_chunks(orphans)
         report.orphans_removed = len(orphans)
         keywords.mark_missing_vectors(in_sqlite - in_chroma)
+        # Vectors an interrupted run stored but did not record: keep them, do not embed again.
+        keywords.mark_embedded(sorted(keywords.unembedded_ids() & in_chroma))
         fresh = {p for p, r in keywords.files().items() if r.state == FRESH and r.chunk_count}
         stale_files = sorted(vectors.file_ids() - fresh)
         vectors.delete_files(stale_files)
@@ -284,11 +360,17 @@ class Indexer:
         cancel: threading.Event | None = None,
     ) -> None:
         """Embed every chunk not yet in Chroma, longest-first batches, then finish files."""
-        started = time.perf_counter()
+        self._flush_deletions()
         pending = self.index.keywords.pending_chunks()
         fresh_vectors: dict[str, np.ndarray] = {}
+        started = time.perf_counter()
         if pending:
             embedder = self.index.embedder
+            load = getattr(embedder, "load_document_model", None)
+            if load is not None:
+                load()
+                report.model_seconds = time.perf_counter() - started
+                started = time.perf_counter()
             self.index.keywords.set_meta("dimension", str(embedder.dimension))
             texts = {c.id: self._embedding_text(c) for c in pending}
             pending.sort(key=lambda c: len(texts[c.id]), reverse=True)

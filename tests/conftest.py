@@ -1,0 +1,45 @@
+"""Shared fixtures: isolated index locations, a fake embedder, small corpora on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from explorer.config import Settings
+from tests.fakes import FakeEmbedder
+
+
+@pytest.fixture(autouse=True)
+def isolated_locations(tmp_path_factory, monkeypatch):
+    """Every test gets its own data and config dirs, so no test sees a real user's index."""
+    base = tmp_path_factory.mktemp("explorer-home")
+    monkeypatch.setenv("EXPLORER_DATA_DIR", str(base / "data"))
+    monkeypatch.setenv("EXPLORER_CONFIG_DIR", str(base / "config"))
+    monkeypatch.delenv("EXPLORER_INDEX_DIR", raising=False)
+    monkeypatch.delenv("EXPLORER_MODEL", raising=False)
+    return base
+
+
+@pytest.fixture
+def fake_embedder() -> FakeEmbedder:
+    return FakeEmbedder()
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """Write ``{relative path: text}`` under ``root`` and return ``root``."""
+    for rel_path, text in files.items():
+        path = root / rel_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def settings_for(tmp_path):
+    """Build Settings for a root with the index kept under tmp_path/index."""
+
+    def build(root: Path, **overrides) -> Settings:
+        return Settings.for_root(root, tmp_path / "index", model="fake-hash-64", **overrides)
+
+    return build

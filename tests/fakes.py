@@ -1,0 +1,58 @@
+"""A small deterministic embedder for fast tests: hashed bags of words, no model."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+WORD = re.compile(r"\w+")
+
+
+class FakeEmbedder:
+    """Embeds text as a normalised bag of hashed lowercase words (and word stems).
+
+    Texts that share words get similar vectors, which is enough to test ranking, fusion and
+    related files without loading a model.
+    """
+
+    name = "fake-hash-64"
+
+    def __init__(self, dimension: int = 64) -> None:
+        self._dimension = dimension
+        self.documents_embedded = 0
+        self.queries_embedded = 0
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        return [(m.start(), m.end()) for m in WORD.finditer(text)]
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self._dimension, dtype=np.float32)
+        for word in WORD.findall(text.lower()):
+            for token in {word, word[:5]}:
+                digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+                slot = int.from_bytes(digest[:4], "little") % self._dimension
+                vector[slot] += 1.0 if digest[4] % 2 else -1.0
+        norm = float(np.linalg.norm(vector))
+        if norm == 0.0:
+            vector[0] = 1.0
+            return vector
+        return vector / norm
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        self.documents_embedded += len(texts)
+        if not texts:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        return np.stack([self._vector(t) for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.queries_embedded += 1
+        return self._vector(text)
+
+    def load_query_path(self) -> None:
+        """Nothing to load."""

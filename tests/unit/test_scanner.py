@@ -1,0 +1,242 @@
+"""Tests of the scanner: which files a walk of a root finds, skips, and how files are read."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from explorer.core.scanner import DEFAULT_EXTENSIONS, ScanRules, load_text, scan
+
+CAP = 1_000_000
+
+
+def make(root: Path, files: dict[str, str | bytes]) -> None:
+    """Create ``files`` (relative path -> content) under ``root``."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def found(root: Path, **kwargs: object) -> list[str]:
+    """Relative paths of the files a scan of ``root`` would index."""
+    return [f.rel_path for f in scan(root, ScanRules(root, **kwargs), CAP).files]
+
+
+def test_extension_filter_and_bare_names(tmp_path: Path) -> None:
+    make(
+        tmp_path,
+        {
+            "a.md": "x",
+            "b.PY": "x",
+            "c.bin": "x",
+            "d.xyz": "x",
+            "Makefile": "x",
+            "README": "x",
+            "notes": "x",
+            "src/main.go": "x",
+            "src/style.css": "x",
+        },
+    )
+    assert found(tmp_path) == ["Makefile", "README", "a.md", "b.PY", "src/main.go", "src/style.css"]
+    only = found(tmp_path, extensions={"md", ".go"})
+    assert only == ["Makefile", "README", "a.md", "src/main.go"]
+    assert "md" in DEFAULT_EXTENSIONS and "yml" in DEFAULT_EXTENSIONS
+
+
+def test_root_and_nested_gitignore(tmp_path: Path) -> None:
+    make(
+        tmp_path,
+        {
+            ".gitignore": "*.log.md\nsecret/\n*.txt\n",
+            "keep.md": "x",
+            "debug.log.md": "x",
+            "notes.txt": "x",
+            "secret/a.md": "x",
+            "docs/secret/b.md": "x",
+            "docs/.gitignore": "/local.md\n!important.txt\ngenerated/\n",
+            "docs/local.md": "x",
+            "docs/important.txt": "x",
+            "docs/other.txt": "x",
+            "docs/generated/x.md": "x",
+            "docs/sub/local.md": "x",
+            "local.md": "x",
+        },
+    )
+    assert found(tmp_path) == ["docs/important.txt", "docs/sub/local.md", "keep.md", "local.md"]
+    rules = ScanRules(tmp_path)
+    assert not rules.accepts("docs/local.md")
+    assert rules.accepts("docs/sub/local.md")
+    assert not rules.accepts("docs/generated/x.md")
+    assert rules.prunes_dir("docs/generated") and rules.prunes_dir("secret")
+    assert not rules.prunes_dir("docs")
+
+
+def test_gitignore_edits_are_picked_up(tmp_path: Path) -> None:
+    make(tmp_path, {".gitignore": "", "a.md": "x"})
+    rules = ScanRules(tmp_path)
+    assert rules.accepts("a.md")
+    (tmp_path / ".gitignore").write_text("a.md\n# now ignored\n")
+    assert not rules.accepts("a.md")
+    assert scan(tmp_path, rules, CAP).files == []
+    (tmp_path / ".gitignore").write_text("")
+    assert [f.rel_path for f in scan(tmp_path, rules, CAP).files] == ["a.md"]
+
+
+def test_bad_gitignore_pattern_does_not_disable_the_rest(tmp_path: Path) -> None:
+    make(tmp_path, {".gitignore": "[\n*.log.md\n", "a.log.md": "x", "b.md": "x"})
+    assert found(tmp_path) == ["b.md"]
+
+
+def test_exclude_patterns_and_default_excludes(tmp_path: Path) -> None:
+    make(
+        tmp_path,
+        {
+            "drafts/a.md": "x",
+            "guide/drafts/b.md": "x",
+            "c.tmp.md": "x",
+            "d.md": "x",
+            "node_modules/pkg/index.js": "x",
+            "build/out.md": "x",
+            "app.min.js": "x",
+            "app.js": "x",
+            "Cargo.lock": "x",
+            "pkg/__pycache__/m.py": "x",
+            "venv/lib/x.py": "x",
+        },
+    )
+    assert found(tmp_path, exclude=["drafts/", "*.tmp.md"]) == ["app.js", "d.md"]
+    rules = ScanRules(tmp_path, exclude=["/guide/"])
+    assert not rules.accepts("guide/drafts/b.md")
+    assert not rules.accepts("node_modules/pkg/index.js")
+    assert rules.accepts("drafts/a.md")
+
+
+def test_hidden_files_and_folders(tmp_path: Path) -> None:
+    make(
+        tmp_path,
+        {
+            ".hidden/a.md": "x",
+            ".env.md": "x",
+            ".github/workflows/ci.yml": "x",
+            ".git/config.md": "x",
+            "ok/.secret.md": "x",
+            "ok/fine.md": "x",
+        },
+    )
+    assert found(tmp_path) == [".github/workflows/ci.yml", "ok/fine.md"]
+    rules = ScanRules(tmp_path)
+    assert rules.prunes_dir(".hidden") and rules.prunes_dir(".git")
+    assert not rules.accepts(".hidden/a.md") and not rules.accepts("ok/.secret.md")
+    assert rules.accepts(".github/workflows/ci.yml")
+
+
+def test_extra_ignored_dirs(tmp_path: Path) -> None:
+    make(tmp_path, {"index_data/meta.json": "{}", "docs/a.md": "x"})
+    rules = ScanRules(tmp_path, extra_ignored_dirs=[tmp_path / "index_data", Path("/elsewhere")])
+    assert [f.rel_path for f in scan(tmp_path, rules, CAP).files] == ["docs/a.md"]
+    assert rules.prunes_dir("index_data") and not rules.accepts("index_data/meta.json")
+
+
+def test_oversize_file_is_skipped_with_reason(tmp_path: Path) -> None:
+    make(tmp_path, {"big.md": "x" * 2100, "small.md": "x" * 10})
+    result = scan(tmp_path, ScanRules(tmp_path), 1000)
+    assert [f.rel_path for f in result.files] == ["small.md"]
+    [skipped] = result.skipped
+    assert (skipped.rel_path, skipped.reason) == ("big.md", "too-large")
+    assert skipped.detail == "2.1 KB > 1.0 KB cap"
+    big = scan(tmp_path, ScanRules(tmp_path), 1_000_000)
+    assert big.skipped == []
+
+
+def test_scanned_file_fields(tmp_path: Path) -> None:
+    make(tmp_path, {"a/b.md": "hello"})
+    [scanned] = scan(tmp_path, ScanRules(tmp_path), CAP).files
+    assert scanned.abs_path == tmp_path / "a" / "b.md"
+    assert scanned.size == 5
+    assert scanned.mtime_ns == (tmp_path / "a" / "b.md").stat().st_mtime_ns
+
+
+def test_dangling_symlink_and_symlink_loop_do_not_crash(tmp_path: Path) -> None:
+    make(tmp_path, {"real.md": "x", "sub/a.md": "x"})
+    os.symlink(tmp_path / "missing.md", tmp_path / "dangling.md")
+    os.symlink(tmp_path, tmp_path / "sub" / "loop")  # a folder link back to the root
+    os.symlink(tmp_path / "real.md", tmp_path / "alias.md")
+    result = scan(tmp_path, ScanRules(tmp_path), CAP)
+    assert [f.rel_path for f in result.files] == ["alias.md", "real.md", "sub/a.md"]
+    assert [(s.rel_path, s.reason) for s in result.skipped] == [("dangling.md", "unreadable")]
+
+
+def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make(tmp_path, {"locked.md": "x", "open.md": "x"})
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, m: "locked" not in str(p) and real_access(p, m))
+    result = scan(tmp_path, ScanRules(tmp_path), CAP)
+    assert [f.rel_path for f in result.files] == ["open.md"]
+    assert [(s.rel_path, s.reason) for s in result.skipped] == [("locked.md", "unreadable")]
+
+
+def test_unlistable_folder_is_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make(tmp_path, {"locked/a.md": "x", "open/b.md": "x"})
+    real_scandir = os.scandir
+
+    def scandir(path):  # noqa: ANN001, ANN202
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = scan(tmp_path, ScanRules(tmp_path), CAP)
+    assert [f.rel_path for f in result.files] == ["open/b.md"]
+
+
+def test_scan_is_deterministic(tmp_path: Path) -> None:
+    names = [f"d{i % 4}/f{(i * 7) % 13}.md" for i in range(40)]
+    make(tmp_path, {name: name for name in names})
+    first = scan(tmp_path, ScanRules(tmp_path), CAP)
+    second = scan(tmp_path, ScanRules(tmp_path), CAP)
+    assert first == second
+    paths = [f.rel_path for f in first.files]
+    assert paths == sorted(set(names))
+
+
+def test_missing_root_raises(tmp_path: Path) -> None:
+    with pytest.raises(OSError):
+        scan(tmp_path / "nope", ScanRules(tmp_path / "nope"), CAP)
+
+
+def test_load_text_keeps_text_exactly_and_drops_bom(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_bytes(b"\xef\xbb\xbfline one\r\nline two\n\xc3\xa9t\xc3\xa9")
+    assert load_text(path) == "line one\r\nline two\nété"
+
+
+def test_load_text_binary(tmp_path: Path) -> None:
+    path = tmp_path / "image.md"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    reason, detail = load_text(path)
+    assert reason == "binary" and "NUL" in detail
+    late = tmp_path / "late.md"
+    late.write_bytes(b"a" * 9000 + b"\x00")  # a NUL past the first 8 KiB is not looked for
+    assert isinstance(load_text(late), str)
+
+
+def test_load_text_undecodable(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("café au lait".encode("latin-1"))
+    assert load_text(path) == ("undecodable", "not UTF-8 at byte 3")
+    bom = tmp_path / "bom.txt"
+    bom.write_bytes(b"\xef\xbb\xbfab\xff")
+    assert load_text(bom) == ("undecodable", "not UTF-8 at byte 5")
+
+
+def test_load_text_unreadable(tmp_path: Path) -> None:
+    reason, _ = load_text(tmp_path / "gone.md")
+    assert reason == "unreadable"
+    reason, _ = load_text(tmp_path)  # a folder
+    assert reason == "unreadable"
