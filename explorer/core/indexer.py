@@ -255,7 +255,11 @@ class Indexer:
             and record.mtime_ns == scanned.mtime_ns
             and record.state in (FRESH, PENDING, SKIPPED, FAILED)
         ):
-            report.unchanged += 1
+            if record.state == SKIPPED:  # still skipped, for the same reason: count it so
+                kind = record.reason.split(":")[0]
+                report.skipped[kind] = report.skipped.get(kind, 0) + 1
+            else:
+                report.unchanged += 1
             return
         loaded = load_text(scanned.abs_path)
         if isinstance(loaded, tuple):

@@ -271,6 +271,12 @@ class KeywordIndex:
                 "UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i in chunk_ids]
             )
 
+    def unembedded_ids(self) -> set[str]:
+        """Ids of the chunks not recorded as embedded."""
+        with self._lock:
+            rows = self._db.execute("SELECT id FROM chunks WHERE embedded = 0").fetchall()
+        return {row[0] for row in rows}
+
     def files_ready_to_finish(self) -> list[str]:
         """Pending files whose every chunk is embedded."""
         with self._lock:
@@ -365,7 +371,11 @@ class KeywordIndex:
                 "SELECT reason, COUNT(*) FROM files WHERE state IN (?, ?) GROUP BY reason",
                 (SKIPPED, FAILED),
             ).fetchall()
-        return {reason.split(":")[0]: count for reason, count in rows}
+        reasons: dict[str, int] = {}
+        for reason, count in rows:
+            kind = reason.split(":")[0]
+            reasons[kind] = reasons.get(kind, 0) + count
+        return reasons
 
     # -- repair -------------------------------------------------------------------------------
     def reset_embedded(self) -> None:

@@ -99,6 +99,8 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
         raise QueryError(f"unknown mode {request.mode!r}; use one of {', '.join(MODES)}")
     if not request.query.strip():
         raise QueryError("empty query: give some words to search for")
+    if not query_terms(request.query):
+        raise QueryError("the query has no words to match (only punctuation?)")
     if request.limit < 1 or request.per_file < 1:
         raise QueryError("--limit and --per-file must be at least 1")
     if not 0.0 <= request.min_score <= 1.0:

@@ -35,6 +35,10 @@ class VectorStore:
         self._client = chromadb.PersistentClient(
             path=str(directory), settings=ChromaSettings(anonymized_telemetry=False)
         )
+        self._open_collections()
+        self._batch = max(1, int(self._client.get_max_batch_size()))
+
+    def _open_collections(self) -> None:
         space = {"hnsw:space": "cosine"}
         self._chunks = self._client.get_or_create_collection(
             CHUNKS, metadata=space, embedding_function=None
@@ -42,7 +46,19 @@ class VectorStore:
         self._files = self._client.get_or_create_collection(
             FILES, metadata=space, embedding_function=None
         )
-        self._batch = max(1, int(self._client.get_max_batch_size()))
+
+    def reset(self) -> None:
+        """Drop every chunk and file vector, and the dimension the collections were fixed to.
+
+        Used when the model changes: a model of another dimension could not be written to the old
+        collections, which keep the dimension of the first vector they received.
+        """
+        for name in (CHUNKS, FILES):
+            try:
+                self._client.delete_collection(name)
+            except Exception:  # noqa: BLE001 - already gone (e.g. an interrupted reset)
+                pass
+        self._open_collections()
 
     # -- chunks -------------------------------------------------------------------------------
     def upsert_chunks(self, ids: Sequence[str], vectors: np.ndarray, paths: Sequence[str]) -> None:

@@ -1,0 +1,359 @@
+"""The command line: index, search, related and status, as text and JSON, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from explorer.cli import main
+from explorer.config import Settings
+from explorer.core.index import Index
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+
+CORPUS = {
+    "guides/install.md": "# Install\n\nInstall explorer with pip.\n\n## Linux\n\n"
+    "On Linux, install with apt, then pip install explorer.\n",
+    "guides/telescope.md": "# Telescope\n\nTelescope lenses and telescope mirrors.\n",
+    "notes/stars.md": "# Stars\n\nStars seen through a telescope at night.\n",
+    "src/tool.py": "def run_tool(args):\n    '''Run the tool.'''\n    return args\n",
+}
+
+
+@pytest.fixture(autouse=True)
+def fake_model(monkeypatch):
+    """Every command gets the fake embedder instead of loading a model."""
+    monkeypatch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture
+def root(tmp_path):
+    return write_files(tmp_path / "root", CORPUS)
+
+
+@pytest.fixture
+def index_dir(tmp_path):
+    return tmp_path / "index"
+
+
+def invoke(runner, *args):
+    return runner.invoke(main, [str(a) for a in args], catch_exceptions=True)
+
+
+def ok(result):
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return result
+
+
+@pytest.fixture
+def indexed(runner, root, index_dir):
+    """A root indexed by the CLI, for tests that change it."""
+    ok(invoke(runner, "index", root, "--index-dir", index_dir))
+    return root, index_dir
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """A root indexed once by the CLI, for the many tests that only read it."""
+    base = tmp_path_factory.mktemp("cli")
+    root, index_dir = write_files(base / "root", CORPUS), base / "index"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+        ok(CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)]))
+    return root, index_dir
+
+
+def search_json(runner, root, index_dir, *args):
+    result = ok(invoke(runner, "search", *args, root, "--index-dir", index_dir, "--json"))
+    return json.loads(result.stdout)
+
+
+def assert_one_line_error(result, *fragments):
+    assert result.exit_code == 2, (result.stdout, result.stderr, result.exception)
+    assert isinstance(result.exception, SystemExit), result.exception
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("explorer: error: "), lines[0]
+    assert "Traceback" not in result.stderr + result.stdout
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+# -- the happy path -------------------------------------------------------------------------------
+def test_index_then_search_json(runner, root, index_dir):
+    result = ok(invoke(runner, "index", root, "--index-dir", index_dir))
+    assert f"{root}: 4 added, 0 updated, 0 removed, 0 unchanged" in result.stdout
+    assert "embedded" in result.stdout
+
+    data = search_json(runner, root, index_dir, "telescope mirrors")
+    assert data["query"] == "telescope mirrors" and data["mode"] == "hybrid"
+    assert data["results"], data
+    top = data["results"][0]
+    assert top["path"] == "guides/telescope.md"
+    assert isinstance(top["score"], float) and 0 <= top["score"] <= 1
+    passage = top["passages"][0]
+    assert {"heading", "start_line", "end_line", "snippet", "highlights"} <= set(passage)
+    assert passage["heading"] == "Telescope"
+    assert 1 <= passage["start_line"] <= passage["end_line"]
+    assert "telescope" in passage["snippet"].lower()
+    assert "keyword_rank" not in passage
+    paths = [hit["path"] for hit in data["results"]]
+    assert len(paths) == len(set(paths))
+
+
+def test_search_explain_json_has_ranks_and_filters(runner, shared):
+    data = search_json(runner, *shared, "telescope", "--explain")
+    passage = data["results"][0]["passages"][0]
+    assert passage["keyword_rank"] == 1
+    assert isinstance(passage["vector_rank"], int)
+    assert passage["fused"] > 0
+    assert set(data["filters"]) == {"keyword", "vector"}
+
+
+def test_search_options_reach_the_core(runner, shared):
+    data = search_json(
+        runner, *shared, "telescope", "--mode", "keyword", "--path", "notes/", "--limit", "1"
+    )
+    assert data["mode"] == "keyword"
+    assert [hit["path"] for hit in data["results"]] == ["notes/stars.md"]
+    assert data["results"][0]["score"] == 1.0
+    data = search_json(runner, *shared, "install explorer", "--per-file", "1")
+    assert all(len(hit["passages"]) == 1 for hit in data["results"])
+    data = search_json(runner, *shared, "telescope", "--min-score", "0.99")
+    assert all(p["score"] >= 0.99 for hit in data["results"] for p in hit["passages"])
+
+
+def test_search_text_output_marks_words(runner, shared):
+    root, index_dir = shared
+    result = ok(invoke(runner, "search", "telescope", root, "--index-dir", index_dir, "--explain"))
+    out = result.stdout
+    assert " 1. guides/telescope.md" in out
+    assert "**Telescope**" in out or "**telescope**" in out
+    assert "keyword #1" in out
+    assert "keyword leg: FTS5 BM25 over all files" in out
+
+
+def test_search_with_only_index_dir_uses_the_stored_root(runner, shared):
+    _root, index_dir = shared
+    result = ok(invoke(runner, "search", "telescope", "--index-dir", index_dir, "--json"))
+    assert json.loads(result.stdout)["results"][0]["path"] == "guides/telescope.md"
+
+
+def test_search_without_matches_says_so(runner, shared):
+    root, index_dir = shared
+    result = ok(
+        invoke(runner, "search", "zzzqqq", root, "--index-dir", index_dir, "--mode", "keyword")
+    )
+    assert "no results for 'zzzqqq' (keyword)" in result.stdout
+
+
+def test_related_json(runner, shared):
+    root, index_dir = shared
+    result = ok(
+        invoke(runner, "related", root / "guides/telescope.md", "--index-dir", index_dir, "--json")
+    )
+    data = json.loads(result.stdout)
+    assert data["file"] == "guides/telescope.md"
+    assert data["related"]
+    paths = [item["path"] for item in data["related"]]
+    assert "guides/telescope.md" not in paths
+    assert set(paths) <= set(CORPUS)
+    item = data["related"][0]
+    assert 0 <= item["score"] <= 1
+    for key in ("source_passage", "related_passage"):
+        assert {"heading", "start_line", "end_line", "text"} <= set(item[key])
+
+
+def test_related_text(runner, shared):
+    root, index_dir = shared
+    result = ok(
+        invoke(
+            runner,
+            "related",
+            root / "notes/stars.md",
+            "--root",
+            root,
+            "--index-dir",
+            index_dir,
+            "--limit",
+            "2",
+        )
+    )
+    assert result.stdout.startswith("files related to notes/stars.md:")
+    assert " 1. " in result.stdout and " 3. " not in result.stdout
+
+
+def test_status_json(runner, shared):
+    root, index_dir = shared
+    result = ok(invoke(runner, "status", root, "--index-dir", index_dir, "--json"))
+    data = json.loads(result.stdout)
+    assert set(data["files"]) == {"indexed", "stale", "skipped", "failed"}
+    assert all(type(v) is int for v in data["files"].values())
+    assert data["files"] == {"indexed": 4, "stale": 0, "skipped": 0, "failed": 0}
+    assert type(data["chunks"]) is int and data["chunks"] > 0
+    assert type(data["vectors"]) is int and data["vectors"] == data["chunks"]
+    assert data["model"] == Settings.for_root(root).model
+    assert data["needs_rebuild"] is False
+
+
+def test_status_text(runner, shared):
+    root, index_dir = shared
+    result = ok(invoke(runner, "status", root, "--index-dir", index_dir))
+    assert "4 indexed, 0 stale, 0 skipped, 0 failed" in result.stdout
+    assert "rebuild     not needed" in result.stdout
+
+
+def test_second_index_embeds_nothing(runner, indexed):
+    root, index_dir = indexed
+    result = ok(invoke(runner, "index", root, "--index-dir", index_dir))
+    assert "0 added, 0 updated, 0 removed, 4 unchanged" in result.stdout
+    assert "nothing to embed" in result.stdout
+
+
+def test_index_json_and_keywords_only(runner, root, index_dir):
+    result = ok(
+        invoke(runner, "index", root, "--index-dir", index_dir, "--keywords-only", "--json")
+    )
+    report = json.loads(result.stdout)
+    assert report["added"] == 4 and report["chunks_embedded"] == 0
+    status = json.loads(
+        ok(invoke(runner, "status", root, "--index-dir", index_dir, "--json")).stdout
+    )
+    assert status["files"]["stale"] == 4 and status["vectors"] == 0
+    data = search_json(runner, root, index_dir, "telescope", "--mode", "keyword")
+    assert data["results"][0]["path"] == "guides/telescope.md"
+    report = json.loads(
+        ok(invoke(runner, "index", root, "--index-dir", index_dir, "--json")).stdout
+    )
+    assert report["chunks_embedded"] == status["chunks"]
+
+
+def test_index_reports_skipped_files(runner, root, index_dir):
+    (root / "blob.txt").write_bytes(b"\x00\x01")
+    result = ok(invoke(runner, "index", root, "--index-dir", index_dir))
+    assert "1 skipped (1 binary)" in result.stdout
+
+
+def test_help_lists_the_commands(runner):
+    result = ok(invoke(runner, "--help"))
+    for command in ("index", "search", "related", "status"):
+        assert command in result.stdout
+
+
+# -- errors: one line on stderr, exit 2, no traceback ---------------------------------------------
+def test_index_of_a_missing_folder(runner, tmp_path):
+    missing = tmp_path / "missing"
+    result = invoke(runner, "index", missing, "--index-dir", tmp_path / "ix")
+    assert_one_line_error(result, "no such folder", str(missing))
+
+
+def test_index_of_a_file(runner, root, tmp_path):
+    result = invoke(runner, "index", root / "notes/stars.md", "--index-dir", tmp_path / "ix")
+    assert_one_line_error(result, "not a folder")
+
+
+def test_search_before_indexing_says_how_to_index(runner, root, index_dir):
+    result = invoke(runner, "search", "telescope", root, "--index-dir", index_dir)
+    assert_one_line_error(result, "explorer index")
+
+
+def test_status_before_indexing(runner, root, index_dir):
+    result = invoke(runner, "status", root, "--index-dir", index_dir)
+    assert_one_line_error(result, "explorer index")
+
+
+def test_bad_mode(runner, shared):
+    root, index_dir = shared
+    result = invoke(runner, "search", "telescope", root, "--index-dir", index_dir, "--mode", "x")
+    assert_one_line_error(result, "--mode")
+
+
+@pytest.mark.parametrize("query", ["", "   ", "?!"])
+def test_empty_or_wordless_query(runner, shared, query):
+    root, index_dir = shared
+    result = invoke(runner, "search", query, root, "--index-dir", index_dir)
+    assert_one_line_error(result, "query")
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "fragment"),
+    [
+        ("--min-score", "2", "--min-score"),
+        ("--limit", "0", "--limit"),
+        ("--per-file", "0", "--per-file"),
+        ("--limit", "many", "--limit"),
+    ],
+)
+def test_bad_numbers(runner, shared, option, value, fragment):
+    root, index_dir = shared
+    result = invoke(runner, "search", "telescope", root, "--index-dir", index_dir, option, value)
+    assert_one_line_error(result, fragment)
+
+
+def test_missing_query_argument(runner):
+    assert_one_line_error(invoke(runner, "search"), "QUERY")
+
+
+def test_unknown_option(runner, shared):
+    root, index_dir = shared
+    result = invoke(runner, "status", root, "--index-dir", index_dir, "--bogus")
+    assert_one_line_error(result, "--bogus")
+
+
+def test_related_on_a_file_outside_the_root(runner, shared, tmp_path):
+    root, index_dir = shared
+    outside = write_files(tmp_path / "elsewhere", {"other.md": "# Other\n"}) / "other.md"
+    result = invoke(runner, "related", outside, "--root", root, "--index-dir", index_dir)
+    assert_one_line_error(result, "not inside the indexed folder")
+
+
+def test_related_on_a_missing_file(runner, shared):
+    root, index_dir = shared
+    result = invoke(runner, "related", root / "nope.md", "--index-dir", index_dir)
+    assert_one_line_error(result, "no such file")
+
+
+def test_related_on_an_unindexed_file(runner, indexed):
+    root, index_dir = indexed
+    write_files(root, {"late.md": "# Late\n\nwritten after indexing\n"})
+    result = invoke(runner, "related", root / "late.md", "--index-dir", index_dir)
+    assert_one_line_error(result, "late.md is not in the index")
+
+
+def test_index_while_another_writer_holds_the_lock(runner, shared):
+    root, index_dir = shared
+    holder = Index(Settings.for_root(root, index_dir), embedder=FakeEmbedder())
+    holder.acquire_write_lock()
+    try:
+        result = invoke(runner, "index", root, "--index-dir", index_dir)
+        assert_one_line_error(result, "being written by pid")
+    finally:
+        holder.close()
+
+
+def test_unexpected_failure_is_one_line_too(runner, shared, monkeypatch):
+    root, index_dir = shared
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("explorer.core.search.search", broken)
+    result = invoke(runner, "search", "telescope", root, "--index-dir", index_dir)
+    assert_one_line_error(result, "RuntimeError: disk on fire", "EXPLORER_DEBUG")
+
+
+def test_related_finds_the_root_from_the_default_index_location(runner, root):
+    """Without --root or --index-dir, `related` finds the folder whose index holds the file."""
+    ok(invoke(runner, "index", root))
+    result = ok(invoke(runner, "related", root / "notes/stars.md", "--json"))
+    data = json.loads(result.stdout)
+    assert data["file"] == "notes/stars.md"
+    assert data["related"]

@@ -1,0 +1,67 @@
+"""Importing the core and the CLI stays cheap: no UI toolkit, no model stack, no Chroma."""
+
+from __future__ import annotations
+
+import json
+import os
+import pkgutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import explorer.core
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("textual", "torch", "sentence_transformers", "chromadb", "transformers")
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=60
+    )
+
+
+def core_modules() -> list[str]:
+    return sorted(
+        info.name for info in pkgutil.iter_modules(explorer.core.__path__, prefix="explorer.core.")
+    )
+
+
+def test_core_has_the_expected_modules():
+    modules = set(core_modules())
+    for name in ("keywords", "vectors", "index", "indexer", "query", "search", "related"):
+        assert f"explorer.core.{name}" in modules
+
+
+def test_importing_core_and_cli_loads_no_heavy_package():
+    modules = [*core_modules(), "explorer.cli", "explorer.config", "explorer.locations"]
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        f"print(json.dumps(sorted(m for m in {list(HEAVY)!r} if m in sys.modules)))\n"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []
+
+
+def test_help_answers_fast():
+    """`python -m explorer --help` must feel instant (the target is well under a second)."""
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "explorer", "--help"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        cwd=REPO,
+        timeout=60,
+    )
+    elapsed = time.perf_counter() - started
+    assert result.returncode == 0, result.stderr
+    assert "search" in result.stdout and "index" in result.stdout
+    print(f"python -m explorer --help: {elapsed:.3f} s")
+    # 1 s is the target; 2 s keeps a loaded CI machine from failing the build.
+    assert elapsed < 2.0, f"--help took {elapsed:.2f} s"

@@ -1,0 +1,392 @@
+"""The indexer: full syncs, incremental updates, skips, deletions, renames and model changes."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import replace
+
+import pytest
+
+from explorer.core.index import Index
+from explorer.core.indexer import Indexer
+from explorer.core.keywords import FRESH, PENDING, SKIPPED
+from explorer.core.query import fts_expression
+from explorer.core.search import SearchRequest, search
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+
+CORPUS = {
+    "guides/install.md": "---\ntitle: Installing Explorer\n---\n# Install\n\n"
+    "Run pip install to set up the explorer.\n\n## Linux\n\nUse the apt package manager.\n",
+    "guides/search.md": "# Search\n\nHybrid search fuses keyword and vector rankings.\n",
+    "src/app.py": "def launch_rocket(fuel):\n    return fuel * 2\n\n\n"
+    "class Telescope:\n    def focus(self):\n        return 'sharp'\n",
+    "notes/todo.txt": "Buy groceries: lemons, basil and olive oil.\n",
+    "README.md": "# Explorer\n\nA terminal document explorer.\n",
+}
+
+
+@pytest.fixture
+def root(tmp_path):
+    return write_files(tmp_path / "root", CORPUS)
+
+
+@pytest.fixture
+def index(root, settings_for, fake_embedder):
+    opened = Index(settings_for(root), embedder=fake_embedder)
+    yield opened
+    opened.close()
+
+
+def keyword_paths(index, query: str) -> set[str]:
+    return {path for _id, path, _s in index.keywords.search(fts_expression(query), 100)}
+
+
+def assert_consistent(index) -> None:
+    """SQLite and Chroma hold the same chunks; file vectors exist for exactly the fresh files."""
+    sqlite_ids = index.keywords.chunk_ids()
+    assert len(sqlite_ids) == len(set(sqlite_ids))
+    assert set(sqlite_ids) == index.vectors.chunk_ids()
+    files = index.keywords.files()
+    fresh_with_chunks = {p for p, r in files.items() if r.state == FRESH and r.chunk_count}
+    assert index.vectors.file_ids() == fresh_with_chunks
+    assert all(r.state in (FRESH, SKIPPED) for r in files.values()), {
+        p: r.state for p, r in files.items()
+    }
+
+
+def edit(path, text: str) -> None:
+    """Rewrite a file and make sure its mtime moves even on coarse clocks."""
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(text, encoding="utf-8")
+    if path.stat().st_mtime_ns == before:
+        os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
+
+
+def test_first_sync_adds_every_file_and_makes_them_searchable(index, fake_embedder):
+    report = Indexer(index).sync()
+    assert report.added == len(CORPUS)
+    assert (report.updated, report.removed, report.unchanged, report.failed) == (0, 0, 0, 0)
+    assert report.skipped == {}
+    chunks = len(index.keywords.chunk_ids())
+    assert report.chunks_written == chunks == report.chunks_embedded
+    assert fake_embedder.documents_embedded == chunks
+    assert keyword_paths(index, "groceries") == {"notes/todo.txt"}
+    assert keyword_paths(index, "telescope") == {"src/app.py"}
+    assert keyword_paths(index, "apt") == {"guides/install.md"}
+    status = index.status()
+    assert (status.indexed, status.stale, status.skipped, status.failed) == (5, 0, 0, 0)
+    assert status.chunks == status.vectors == chunks
+    assert status.model == "fake-hash-64" and status.dimension == 64
+    assert not status.needs_rebuild
+    assert_consistent(index)
+
+
+def test_front_matter_title_or_file_name_becomes_the_title(index):
+    Indexer(index).sync()
+    titles = index.keywords.titles(["guides/install.md", "notes/todo.txt"])
+    assert titles == {"guides/install.md": "Installing Explorer", "notes/todo.txt": "todo"}
+
+
+def test_second_sync_changes_nothing_and_embeds_nothing(index, fake_embedder):
+    Indexer(index).sync()
+    embedded = fake_embedder.documents_embedded
+    ids = set(index.keywords.chunk_ids())
+    report = Indexer(index).sync()
+    assert report.unchanged == len(CORPUS)
+    assert report.changed == 0
+    assert report.chunks_written == report.chunks_embedded == 0
+    assert fake_embedder.documents_embedded == embedded
+    assert set(index.keywords.chunk_ids()) == ids
+
+
+def test_touching_a_file_without_changing_it_embeds_nothing(index, root, fake_embedder):
+    Indexer(index).sync()
+    embedded = fake_embedder.documents_embedded
+    target = root / "notes/todo.txt"
+    stat = target.stat()
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    report = Indexer(index).sync()
+    assert report.unchanged == len(CORPUS)
+    assert fake_embedder.documents_embedded == embedded
+    # The new mtime is recorded, so the next sync does not even read the file.
+    assert index.keywords.file("notes/todo.txt").mtime_ns == target.stat().st_mtime_ns
+
+
+def test_editing_one_file_reembeds_only_its_chunks(index, root, fake_embedder):
+    Indexer(index).sync()
+    other_ids = {p: index.keywords.chunk_ids(p) for p in CORPUS if p != "guides/search.md"}
+    embedded = fake_embedder.documents_embedded
+    edit(
+        root / "guides/search.md",
+        "# Search\n\nQuasar filters narrow the results.\n\n"
+        "## Scores\n\nScores run from zero to one.\n",
+    )
+    report = Indexer(index).sync()
+    new_ids = index.keywords.chunk_ids("guides/search.md")
+    assert report.updated == 1 and report.unchanged == len(CORPUS) - 1
+    assert fake_embedder.documents_embedded - embedded == len(new_ids) == report.chunks_embedded
+    assert {p: index.keywords.chunk_ids(p) for p in other_ids} == other_ids
+    assert keyword_paths(index, "quasar") == {"guides/search.md"}
+    assert keyword_paths(index, "fuses") == set()
+    assert_consistent(index)
+
+
+def test_deleting_a_file_leaves_no_chunk_or_vector_of_it(index, root):
+    Indexer(index).sync()
+    old_ids = set(index.keywords.chunk_ids("notes/todo.txt"))
+    assert old_ids
+    (root / "notes/todo.txt").unlink()
+    report = Indexer(index).sync()
+    assert report.removed == 1
+    assert index.keywords.file("notes/todo.txt") is None
+    assert index.keywords.chunk_ids("notes/todo.txt") == []
+    assert not old_ids & index.vectors.chunk_ids()
+    assert "notes/todo.txt" not in index.vectors.file_ids()
+    assert keyword_paths(index, "groceries") == set()
+    assert_consistent(index)
+
+
+def test_renaming_a_file_moves_it_and_leaves_nothing_at_the_old_path(index, root, fake_embedder):
+    Indexer(index).sync()
+    old_ids = set(index.keywords.chunk_ids("guides/search.md"))
+    (root / "guides/search.md").rename(root / "guides/finding.md")
+    report = Indexer(index).sync()
+    assert report.removed == 1 and report.added == 1
+    assert index.keywords.chunk_ids("guides/search.md") == []
+    assert not old_ids & index.vectors.chunk_ids()
+    assert "guides/search.md" not in index.vectors.file_ids()
+    assert "guides/finding.md" in index.vectors.file_ids()
+    assert keyword_paths(index, "hybrid") == {"guides/finding.md"}
+    vector = fake_embedder.embed_query("hybrid search fuses keyword and vector rankings")
+    nearest = index.vectors.query_chunks(vector, 100)
+    stored = index.keywords.chunks_by_id([cid for cid, _sim in nearest])
+    assert set(stored) == {cid for cid, _sim in nearest}
+    assert "guides/search.md" not in {chunk.path for chunk in stored.values()}
+    assert_consistent(index)
+
+
+def test_unindexable_files_are_skipped_with_reasons_and_never_crash(
+    tmp_path, settings_for, fake_embedder
+):
+    root = write_files(tmp_path / "root", {"ok.md": "# Fine\n\nreadable words\n"})
+    (root / "blob.txt").write_bytes(b"header\x00\x01\x02binary payload")
+    (root / "latin1.txt").write_bytes("caf\xe9 cr\xe8me br\xfbl\xe9e".encode("latin-1"))
+    (root / "big.md").write_text("word " * 400, encoding="utf-8")
+    index = Index(settings_for(root, max_file_bytes=1000), embedder=fake_embedder)
+    try:
+        report = Indexer(index).sync()
+        assert report.added == 1
+        assert report.skipped == {"binary": 1, "undecodable": 1, "too-large": 1}
+        status = index.status()
+        assert status.indexed == 1 and status.skipped == 3
+        assert status.skip_reasons == {"binary": 1, "undecodable": 1, "too-large": 1}
+        assert index.keywords.chunk_ids("big.md") == []
+        assert keyword_paths(index, "payload") == set()
+        # A second sync does not turn them into crashes or indexed files either, and reports
+        # them the same way as the first did.
+        again = Indexer(index).sync()
+        assert again.skipped == {"binary": 1, "undecodable": 1, "too-large": 1}
+        assert again.unchanged == 1
+        assert index.status().skip_reasons == {"binary": 1, "undecodable": 1, "too-large": 1}
+        assert_consistent(index)
+    finally:
+        index.close()
+
+
+def test_several_binary_files_are_all_counted_in_status(tmp_path, settings_for, fake_embedder):
+    root = write_files(tmp_path / "root", {"ok.md": "text\n"})
+    (root / "a.txt").write_bytes(b"\x00abc")
+    (root / "b.txt").write_bytes(b"abcdef\x00")
+    index = Index(settings_for(root), embedder=fake_embedder)
+    try:
+        Indexer(index).sync()
+        assert index.status().skip_reasons == {"binary": 2}
+    finally:
+        index.close()
+
+
+def test_a_skipped_file_that_becomes_text_is_indexed(tmp_path, settings_for, fake_embedder):
+    root = write_files(tmp_path / "root", {"ok.md": "text\n"})
+    (root / "later.txt").write_bytes(b"\x00\x01")
+    index = Index(settings_for(root), embedder=fake_embedder)
+    try:
+        Indexer(index).sync()
+        edit(root / "later.txt", "now it is readable marmalade\n")
+        report = Indexer(index).sync()
+        assert report.added == 1
+        assert keyword_paths(index, "marmalade") == {"later.txt"}
+        assert index.status().skip_reasons == {}
+        assert_consistent(index)
+    finally:
+        index.close()
+
+
+def test_gitignored_files_are_not_indexed(tmp_path, settings_for, fake_embedder):
+    root = write_files(
+        tmp_path / "root",
+        {
+            ".gitignore": "secret.md\nbuild-output/\n",
+            "public.md": "# Public\n\nshared words\n",
+            "secret.md": "# Secret\n\nclassified shared words\n",
+            "build-output/gen.md": "generated classified text\n",
+        },
+    )
+    index = Index(settings_for(root), embedder=fake_embedder)
+    try:
+        report = Indexer(index).sync()
+        assert report.added == 1
+        assert set(index.keywords.files()) == {"public.md"}
+        assert keyword_paths(index, "classified") == set()
+    finally:
+        index.close()
+
+
+def test_empty_file_is_fresh_without_chunks(tmp_path, settings_for, fake_embedder):
+    root = write_files(tmp_path / "root", {"empty.md": "", "full.md": "words here\n"})
+    index = Index(settings_for(root), embedder=fake_embedder)
+    try:
+        Indexer(index).sync()
+        record = index.keywords.file("empty.md")
+        assert record.state == FRESH and record.chunk_count == 0
+        assert_consistent(index)
+    finally:
+        index.close()
+
+
+def test_keywords_first_then_vectors_later(index, fake_embedder):
+    report = Indexer(index).sync(embed=False)
+    assert report.added == len(CORPUS) and report.chunks_embedded == 0
+    assert fake_embedder.documents_embedded == 0
+    status = index.status()
+    assert status.stale == len(CORPUS) and status.indexed == 0 and status.vectors == 0
+    response = search(index, SearchRequest("groceries", mode="keyword"))
+    assert [hit.path for hit in response.results] == ["notes/todo.txt"]
+    hybrid = search(index, SearchRequest("groceries"))
+    assert [hit.path for hit in hybrid.results] == ["notes/todo.txt"]
+    assert any("no vectors yet" in note for note in hybrid.notes)
+
+    report = Indexer(index).sync()
+    assert report.unchanged == len(CORPUS)
+    assert report.chunks_embedded == len(index.keywords.chunk_ids())
+    status = index.status()
+    assert status.stale == 0 and status.indexed == len(CORPUS)
+    assert status.vectors == status.chunks
+    assert_consistent(index)
+
+
+def test_update_paths_handles_created_modified_and_deleted_files(index, root, fake_embedder):
+    Indexer(index).sync()
+    embedded = fake_embedder.documents_embedded
+    write_files(root, {"guides/new.md": "# New\n\nA brand new xylophone guide.\n"})
+    edit(root / "README.md", "# Explorer\n\nNow with zeppelins.\n")
+    (root / "notes/todo.txt").unlink()
+    report = Indexer(index).update_paths(
+        ["guides/new.md", "README.md", "notes/todo.txt", "does/not/exist.md"]
+    )
+    assert (report.added, report.updated, report.removed) == (1, 1, 1)
+    new_chunks = len(index.keywords.chunk_ids("guides/new.md")) + len(
+        index.keywords.chunk_ids("README.md")
+    )
+    assert fake_embedder.documents_embedded - embedded == new_chunks == report.chunks_embedded
+    assert keyword_paths(index, "xylophone") == {"guides/new.md"}
+    assert keyword_paths(index, "zeppelins") == {"README.md"}
+    assert keyword_paths(index, "groceries") == set()
+    assert index.keywords.file("does/not/exist.md") is None
+    assert_consistent(index)
+    # A full sync afterwards agrees: nothing left to do.
+    assert Indexer(index).sync().changed == 0
+
+
+def test_update_paths_of_a_rename(index, root):
+    Indexer(index).sync()
+    (root / "src/app.py").rename(root / "src/main.py")
+    report = Indexer(index).update_paths(["src/app.py", "src/main.py"])
+    assert (report.added, report.removed) == (1, 1)
+    assert keyword_paths(index, "telescope") == {"src/main.py"}
+    assert_consistent(index)
+
+
+def test_update_paths_ignores_files_the_rules_exclude(index, root):
+    Indexer(index).sync()
+    write_files(root, {"image.png": "not really an image", ".hidden.md": "hidden"})
+    report = Indexer(index).update_paths(["image.png", ".hidden.md"])
+    assert report.changed == 0
+    assert "image.png" not in index.keywords.files()
+    assert ".hidden.md" not in index.keywords.files()
+
+
+def test_model_change_needs_rebuild_and_reembeds_everything(root, settings_for, fake_embedder):
+    first = Index(settings_for(root), embedder=fake_embedder)
+    Indexer(first).sync()
+    chunks = len(first.keywords.chunk_ids())
+    first.close()
+
+    other = FakeEmbedder(dimension=32)
+    other.name = "other"
+    second = Index(replace(settings_for(root), model="other"), embedder=other)
+    try:
+        status = second.status()
+        assert status.needs_rebuild
+        assert "fake-hash-64" in status.rebuild_reason and "other" in status.rebuild_reason
+        report = Indexer(second).sync()
+        assert report.chunks_embedded == chunks == other.documents_embedded
+        status = second.status()
+        assert not status.needs_rebuild
+        assert status.model == "other" and status.dimension == 32
+        assert status.indexed == len(CORPUS) and status.vectors == chunks
+        assert_consistent(second)
+        vector = other.embed_query("olive oil groceries")
+        response = search(second, SearchRequest("olive oil groceries", mode="semantic"))
+        assert response.results[0].path == "notes/todo.txt"
+        assert len(vector) == 32
+    finally:
+        second.close()
+
+
+def test_cancelled_sync_stops_and_a_later_sync_finishes(index, fake_embedder):
+    cancel = threading.Event()
+    cancel.set()
+    report = Indexer(index).sync(cancel=cancel)
+    assert report.cancelled
+    assert fake_embedder.documents_embedded == 0
+    report = Indexer(index).sync()
+    assert not report.cancelled
+    assert index.status().indexed == len(CORPUS)
+    assert_consistent(index)
+
+
+def test_cancel_during_embedding_keeps_finished_batches(root, settings_for, fake_embedder):
+    index = Index(settings_for(root, embed_batch=2), embedder=fake_embedder)
+    cancel = threading.Event()
+
+    def progress(update):
+        if update.phase == "embed" and update.chunks_done >= 2:
+            cancel.set()
+
+    try:
+        report = Indexer(index).sync(progress=progress, cancel=cancel)
+        assert report.cancelled
+        assert report.chunks_embedded == fake_embedder.documents_embedded == 2
+        assert index.status().stale > 0
+        total = len(index.keywords.chunk_ids())
+        report = Indexer(index).sync()
+        # Only what was left is embedded: finished batches are kept.
+        assert report.chunks_embedded == total - 2
+        assert fake_embedder.documents_embedded == total
+        assert_consistent(index)
+    finally:
+        index.close()
+
+
+def test_progress_reports_phases_in_order(index):
+    phases = []
+    Indexer(index).sync(progress=lambda p: phases.append(p.phase))
+    order = list(dict.fromkeys(phases))
+    assert order == ["scan", "keywords", "embed", "done"]
+
+
+def test_pending_state_until_vectors_exist(index):
+    Indexer(index).sync(embed=False)
+    assert {r.state for r in index.keywords.files().values()} == {PENDING}

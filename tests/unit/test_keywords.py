@@ -1,0 +1,173 @@
+"""The SQLite keyword index and manifest: chunks, FTS5 in step, states and bookkeeping."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from explorer.core.documents import Chunk
+from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, KeywordIndex
+from explorer.core.query import fts_expression
+
+
+@pytest.fixture
+def keywords(tmp_path):
+    index = KeywordIndex(tmp_path / "index" / "index.sqlite")
+    yield index
+    index.close()
+
+
+def chunk(text: str, heading: str = "", line: int = 1) -> Chunk:
+    return Chunk(
+        text=text,
+        heading_path=heading,
+        start_line=line,
+        end_line=line + text.count("\n"),
+        start_char=0,
+        end_char=len(text),
+    )
+
+
+def add(keywords, path, texts, title="", prefix=None):
+    prefix = prefix or path
+    chunks = [(f"{prefix}#{i}", chunk(text, line=i * 10 + 1)) for i, text in enumerate(texts)]
+    return keywords.replace_file(path, 100, 1, f"hash-{prefix}", chunks, {}, title)
+
+
+def paths_for(keywords, query, paths=None, limit=50):
+    return [path for _id, path, _score in keywords.search(fts_expression(query), limit, paths)]
+
+
+def fts_rows(keywords) -> int:
+    db = sqlite3.connect(keywords.path)
+    try:
+        return db.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_replace_file_swaps_chunks_and_keeps_fts_in_step(keywords):
+    assert add(keywords, "a.md", ["alpha apples", "beta bananas"]) == []
+    assert paths_for(keywords, "apples") == ["a.md"]
+    assert keywords.file("a.md").state == PENDING
+    assert keywords.file("a.md").chunk_count == 2
+
+    old = add(keywords, "a.md", ["cherries only"], prefix="a2")
+    assert sorted(old) == ["a.md#0", "a.md#1"]
+    assert paths_for(keywords, "apples") == []
+    assert paths_for(keywords, "cherries") == ["a.md"]
+    assert keywords.chunk_ids() == ["a2#0"]
+    assert fts_rows(keywords) == 1
+
+
+def test_file_without_chunks_is_fresh_and_not_listed_as_searchable(keywords):
+    keywords.replace_file("empty.md", 0, 1, "h", [], {}, "")
+    assert keywords.file("empty.md").state == FRESH
+    assert keywords.paths() == []
+
+
+def test_remove_and_mark_skipped_drop_chunks(keywords):
+    add(keywords, "a.md", ["alpha apples"])
+    add(keywords, "b.md", ["apples again"])
+    assert keywords.remove_file("a.md") == ["a.md#0"]
+    assert keywords.file("a.md") is None
+    assert keywords.mark_skipped("b.md", 5, 6, SKIPPED, "binary: NUL byte at offset 3") == [
+        "b.md#0"
+    ]
+    assert paths_for(keywords, "apples") == []
+    assert keywords.chunk_ids() == []
+    assert fts_rows(keywords) == 0
+    assert keywords.file("b.md").state == SKIPPED
+
+
+def test_search_restricted_to_paths_ranks_only_those(keywords):
+    add(keywords, "strong.md", ["zebra zebra zebra zebra"])
+    add(keywords, "weak.md", ["a zebra among many other words in a long passage of text"])
+    assert paths_for(keywords, "zebra", limit=1) == ["strong.md"]
+    assert paths_for(keywords, "zebra", paths=["weak.md"], limit=1) == ["weak.md"]
+    assert paths_for(keywords, "zebra", paths=[]) == []
+    # The restriction does not leak into a later unrestricted search.
+    assert sorted(paths_for(keywords, "zebra")) == ["strong.md", "weak.md"]
+
+
+def test_scores_are_higher_for_better_matches_and_title_counts(keywords):
+    add(keywords, "titled.md", ["something about the walrus"], title="Walrus")
+    add(keywords, "plain.md", ["something about the walrus"], title="Other")
+    hits = keywords.search(fts_expression("walrus"), 10)
+    assert [path for _id, path, _s in hits] == ["titled.md", "plain.md"]
+    assert hits[0][2] > hits[1][2] > 0
+
+
+def test_porter_stemming_matches_word_forms(keywords):
+    add(keywords, "a.md", ["Installing the package"])
+    assert paths_for(keywords, "install") == ["a.md"]
+    assert paths_for(keywords, "installs") == ["a.md"]
+
+
+def test_embedding_bookkeeping(keywords):
+    add(keywords, "a.md", ["one", "two"])
+    add(keywords, "b.md", ["three"])
+    assert [c.id for c in keywords.pending_chunks()] == ["a.md#0", "a.md#1", "b.md#0"]
+    keywords.mark_embedded(["a.md#0", "b.md#0"])
+    assert keywords.files_ready_to_finish() == ["b.md"]
+    keywords.mark_embedded(["a.md#1"])
+    assert sorted(keywords.files_ready_to_finish()) == ["a.md", "b.md"]
+    keywords.mark_fresh("a.md")
+    keywords.mark_fresh("b.md")
+    assert keywords.pending_chunks() == []
+
+    keywords.mark_missing_vectors(["b.md#0"])
+    assert keywords.file("a.md").state == FRESH
+    assert keywords.file("b.md").state == PENDING
+    assert [c.id for c in keywords.pending_chunks()] == ["b.md#0"]
+
+    keywords.reset_embedded()
+    assert len(keywords.pending_chunks()) == 3
+    assert keywords.file("a.md").state == PENDING
+
+
+def test_counts_and_skip_reasons(keywords):
+    add(keywords, "a.md", ["one", "two"])
+    keywords.mark_embedded(["a.md#0"])
+    add(keywords, "b.md", ["three"])
+    keywords.mark_fresh("b.md")
+    keywords.mark_skipped("big.md", 0, 0, SKIPPED, "too-large: 3.0 MB > 2.0 MB cap")
+    keywords.mark_skipped("bin.md", 1, 1, SKIPPED, "binary: NUL byte at offset 0")
+    keywords.mark_skipped("bin2.md", 1, 1, SKIPPED, "binary: NUL byte at offset 9")
+    keywords.mark_skipped("bad.py", 1, 1, FAILED, "chunking failed: ValueError: x")
+    counts = keywords.counts()
+    assert counts == {
+        FRESH: 1,
+        PENDING: 1,
+        SKIPPED: 3,
+        FAILED: 1,
+        "chunks": 3,
+        "embedded": 1,
+    }
+    assert keywords.skip_reasons() == {"too-large": 1, "binary": 2, "chunking failed": 1}
+
+
+def test_chunks_by_id_returns_positions_and_title(keywords):
+    add(keywords, "a.md", ["first", "second"], title="A title")
+    found = keywords.chunks_by_id(["a.md#1", "missing"])
+    assert list(found) == ["a.md#1"]
+    stored = found["a.md#1"]
+    assert (stored.path, stored.ord, stored.text, stored.title) == ("a.md", 1, "second", "A title")
+    assert stored.start_line == 11
+    assert keywords.chunk_ids("a.md") == ["a.md#0", "a.md#1"]
+
+
+def test_meta_round_trip_and_reopen(tmp_path):
+    path = tmp_path / "db" / "index.sqlite"
+    first = KeywordIndex(path)
+    first.set_meta("model", "m1")
+    add(first, "a.md", ["persisted words"])
+    first.close()
+    second = KeywordIndex(path)
+    try:
+        assert second.get_meta("model") == "m1"
+        assert second.get_meta("absent", "default") == "default"
+        assert paths_for(second, "persisted") == ["a.md"]
+    finally:
+        second.close()

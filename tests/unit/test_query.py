@@ -1,0 +1,248 @@
+"""Query handling: safe FTS5 expressions, path filters and snippets with highlights."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.config import Settings
+from explorer.core.index import Index
+from explorer.core.indexer import Indexer
+from explorer.core.query import PathFilter, QueryError, fts_expression, make_snippet, query_terms
+from explorer.core.search import SearchRequest, search
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+
+HOSTILE_QUERIES = [
+    '"unbalanced',
+    "a - b",
+    "foo*",
+    "key:value",
+    "(x OR",
+    "AND",
+    "NOT",
+    "NEAR(a b)",
+    "ünïcödé 日本語",
+    "'",
+    "^",
+    '""',
+    "   ",
+    "x\"y 'z' -w +v",
+    "title:install OR body:*",
+    "__",
+]
+
+
+@pytest.fixture(scope="module")
+def keyword_index(tmp_path_factory):
+    """One small keyword index shared by the module (read-only tests)."""
+    base = tmp_path_factory.mktemp("query")
+    root = write_files(
+        base / "root",
+        {
+            "guide.md": "# Install\n\nRun pip install kubernetes. key value foo bar\n\n"
+            "NEAR the AND gate, NOT the OR gate: a - b\n",
+            "intl.md": "# Ünïcödé\n\nText in ünïcödé with 日本語 here.\n",
+            "code.py": "def foo_bar(x):\n    return x * 2\n",
+        },
+    )
+    settings = Settings.for_root(root, base / "index", model=FakeEmbedder.name)
+    index = Index(settings, embedder=FakeEmbedder())
+    Indexer(index).sync()
+    yield index
+    index.close()
+
+
+@pytest.mark.parametrize("prefix_last", [False, True])
+@pytest.mark.parametrize("text", HOSTILE_QUERIES)
+def test_fts_expression_never_makes_fts5_raise(keyword_index, text, prefix_last):
+    expression = fts_expression(text, prefix_last=prefix_last)
+    if expression is None:
+        # Only text without a single word may give no expression.
+        assert query_terms(text) == []
+        return
+    hits = keyword_index.keywords.search(expression, 10)
+    assert all(path in {"guide.md", "intl.md", "code.py"} for _id, path, _score in hits)
+
+
+def test_operator_words_are_searched_as_plain_words(keyword_index):
+    """`AND`, `NOT`, `NEAR` are words to find, not FTS5 operators."""
+    for word in ("AND", "NOT", "NEAR"):
+        hits = keyword_index.keywords.search(fts_expression(word), 10)
+        assert [path for _id, path, _score in hits] == ["guide.md"], word
+
+
+def test_unicode_query_finds_unicode_text(keyword_index):
+    hits = keyword_index.keywords.search(fts_expression("ünïcödé 日本語"), 10)
+    assert {path for _id, path, _score in hits} == {"intl.md"}
+
+
+def test_prefix_last_matches_a_partly_typed_word(keyword_index):
+    assert keyword_index.keywords.search(fts_expression("kuber"), 10) == []
+    hits = keyword_index.keywords.search(fts_expression("kuber", prefix_last=True), 10)
+    assert {path for _id, path, _score in hits} == {"guide.md"}
+    # A trailing space means the word is finished: no prefix query.
+    assert fts_expression("kuber ", prefix_last=True) == fts_expression("kuber")
+
+
+def test_query_terms_are_distinct_lowercase_words_in_order():
+    assert query_terms("Foo bar FOO, baz-bar!") == ["foo", "bar", "baz"]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\t\n"])
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
+def test_empty_query_is_a_query_error(keyword_index, text, mode):
+    with pytest.raises(QueryError, match="empty query"):
+        search(keyword_index, SearchRequest(text, mode=mode))
+
+
+@pytest.mark.parametrize("text", ["'", "^", '""', "?!", "-- * --"])
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "keyword"])
+def test_punctuation_only_query_is_a_query_error(keyword_index, text, mode):
+    with pytest.raises(QueryError, match="no words"):
+        search(keyword_index, SearchRequest(text, mode=mode))
+
+
+# -- path filters ---------------------------------------------------------------------------------
+PATHS = [
+    "guides/install.md",
+    "guides/deep/nested.md",
+    "guidesextra/other.md",
+    "guides.md",
+    "notes/2026/01/a.md",
+    "notes/2026/03/b.md",
+    "notes/2026/04/c.md",
+    "notes/2026/01/sub/d.md",
+    "notes/2026/02/e.txt",
+    "src/app.py",
+    "src/pkg/deep/mod.py",
+    "top.py",
+    "README.md",
+]
+
+
+def test_prefix_with_and_without_slash_selects_the_folder_only():
+    expected = ["guides/deep/nested.md", "guides/install.md"]
+    assert PathFilter(("guides/",)).select(PATHS) == expected
+    assert PathFilter(("guides",)).select(PATHS) == expected
+
+
+def test_prefix_can_name_a_single_file():
+    assert PathFilter(("guides.md",)).select(PATHS) == ["guides.md"]
+    assert PathFilter(("guides/install.md",)).select(PATHS) == ["guides/install.md"]
+
+
+def test_glob_star_and_class_do_not_cross_folders():
+    selected = PathFilter(("notes/2026/0[1-3]/*.md",)).select(PATHS)
+    assert selected == ["notes/2026/01/a.md", "notes/2026/03/b.md"]
+
+
+def test_double_star_crosses_folders_including_none():
+    assert PathFilter(("**/*.py",)).select(PATHS) == ["src/app.py", "src/pkg/deep/mod.py", "top.py"]
+    assert PathFilter(("src/**/*.py",)).select(PATHS) == ["src/app.py", "src/pkg/deep/mod.py"]
+
+
+def test_single_star_glob_is_one_level():
+    assert PathFilter(("*.py",)).select(PATHS) == ["top.py"]
+    assert PathFilter(("src/*.py",)).select(PATHS) == ["src/app.py"]
+
+
+def test_question_mark_matches_one_character_not_a_slash():
+    assert PathFilter(("notes/2026/0?/a.md",)).select(PATHS) == ["notes/2026/01/a.md"]
+    assert PathFilter(("notes/2026?01/a.md",)).select(PATHS) == []
+
+
+def test_several_patterns_are_or_ed():
+    selected = PathFilter(("guides/deep", "**/*.py", "README.md")).select(PATHS)
+    assert selected == [
+        "README.md",
+        "guides/deep/nested.md",
+        "src/app.py",
+        "src/pkg/deep/mod.py",
+        "top.py",
+    ]
+
+
+def test_dot_slash_prefix_is_ignored():
+    assert PathFilter(("./guides",)).select(PATHS) == PathFilter(("guides",)).select(PATHS)
+    assert PathFilter(("./**/*.py",)).select(PATHS) == PathFilter(("**/*.py",)).select(PATHS)
+    assert PathFilter(("./",)).select(PATHS) == sorted(PATHS)
+
+
+def test_no_patterns_means_every_path():
+    empty = PathFilter(())
+    assert not empty.active
+    assert empty.select(PATHS) == sorted(PATHS)
+    assert empty.describe() == "all files"
+    assert PathFilter(("a/", "b/*.md")).describe() == "a/ or b/*.md"
+
+
+def test_regex_characters_in_patterns_are_literal():
+    paths = ["a+b/x.md", "aab/x.md", "c(1)/y.md", "c1/y.md"]
+    assert PathFilter(("a+b",)).select(paths) == ["a+b/x.md"]
+    assert PathFilter(("c(1)/*.md",)).select(paths) == ["c(1)/y.md"]
+
+
+# -- snippets -------------------------------------------------------------------------------------
+def _marked_words(snippet: str, spans: list[tuple[int, int]]) -> list[str]:
+    return [snippet[start:end] for start, end in spans]
+
+
+def test_highlights_point_at_query_words_in_the_snippet():
+    text = (
+        "The quick brown fox jumps over the lazy dog. " * 10
+        + "Installing   the\n\n  package is easy; install it with pip.   "
+        + "Filler words here. " * 20
+    )
+    snippet, spans = make_snippet(text, query_terms("how to install the package"))
+    assert _marked_words(snippet, spans) == ["Installing", "package", "install"]
+    assert snippet.startswith("…") and snippet.endswith("…")
+    assert "\n" not in snippet and "  " not in snippet
+
+
+def test_stopwords_are_not_marked():
+    text = "What is the best way to configure the proxy for the server?"
+    snippet, spans = make_snippet(text, query_terms("what is the proxy"))
+    assert snippet == text
+    assert _marked_words(snippet, spans) == ["proxy"]
+
+
+def test_only_stopwords_gives_no_highlights():
+    snippet, spans = make_snippet("how to do it", query_terms("how to"))
+    assert snippet == "how to do it"
+    assert spans == []
+
+
+def test_short_terms_match_whole_words_only():
+    snippet, spans = make_snippet("api rapid apis api.", ["api"])
+    assert spans == [(0, 3), (15, 18)]
+    assert _marked_words(snippet, spans) == ["api", "api"]
+
+
+def test_snippet_without_hits_is_the_shortened_start():
+    text = "alpha beta gamma " * 40
+    snippet, spans = make_snippet(text, ["zeta"], width=50)
+    assert spans == []
+    assert len(snippet) <= 50
+    assert snippet.startswith("alpha beta gamma")
+    assert snippet.endswith("…")
+
+
+def test_snippet_shows_a_late_hit_in_text_without_spaces_before_it():
+    """Lines of single words (lists, code) have newlines but no spaces before the hit."""
+    text = "\n".join(f"line{i}" for i in range(200)) + "\nkubernetes deployment\n"
+    text += "\n".join(f"tail{i}" for i in range(50))
+    snippet, spans = make_snippet(text, ["kubernetes"])
+    assert "kubernetes" in snippet
+    assert _marked_words(snippet, spans) == ["kubernetes"]
+
+
+@pytest.mark.parametrize("width", [40, 80, 220])
+def test_every_span_is_inside_the_snippet_and_a_query_word(width):
+    text = ("Search results are ranked. " * 5 + "Ranking uses BM25 and vectors. ") * 6
+    terms = query_terms("ranking vectors search")
+    snippet, spans = make_snippet(text, terms, width=width)
+    assert spans
+    for start, end in spans:
+        assert 0 <= start < end <= len(snippet)
+        word = snippet[start:end].lower()
+        assert any(word.startswith(term[:4]) for term in terms), word

@@ -1,0 +1,288 @@
+"""Hybrid search: grouping, scores, filters applied before ranking, modes, explain and errors."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from explorer.config import Settings
+from explorer.core.index import Index
+from explorer.core.indexer import Indexer
+from explorer.core.query import QueryError, query_terms
+from explorer.core.search import SearchRequest, search
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+
+WEAK = 12
+STRONG = 30
+
+
+def corpus() -> dict[str, str]:
+    files = {}
+    for i in range(WEAK):
+        files[f"x/weak{i:02d}.md"] = (
+            f"# Field note {i}\n\nNotes on gardening, rain, soil number {i} and compost; "
+            "the neighbour once mentioned a telescope in passing, among many other words.\n"
+        )
+    for i in range(STRONG):
+        files[f"other/strong{i:02d}.md"] = (
+            f"# Telescope guide {i}\n\nTelescope lenses, telescope mirrors and telescope mounts: "
+            f"telescope care for telescope owners, part {i}.\n"
+        )
+    files["guides/install.md"] = (
+        "# Install\n\nInstall explorer with pip install explorer.\n\n"
+        "## Linux\n\nOn Linux, install the package with apt and pip.\n\n"
+        "## macOS\n\nOn macOS, install with brew, then pip install explorer.\n\n"
+        "## Windows\n\nOn Windows, install Python first, then pip install explorer.\n"
+    )
+    files["guides/backup.md"] = (
+        "# Backups\n\nBack up the database nightly.\n\n## Restore\n\n"
+        "Restore a backup with the restore command; install nothing new.\n"
+    )
+    files["src/orbit.py"] = (
+        "def compute_orbit(mass, radius):\n    return mass * radius\n\n\n"
+        "class Satellite:\n    def launch(self):\n        return 'launched'\n"
+    )
+    # Many files with many matching chunks each, to exercise candidate expansion.
+    for i in range(12):
+        sections = "".join(
+            f"\n## Part {part}\n\nQuokka habitat notes, quokka diet {part}.\n" for part in range(6)
+        )
+        files[f"zoo/animal{i:02d}.md"] = f"# Animal {i}\n" + sections
+    return files
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """One index over the corpus, shared by the module's read-only tests."""
+    base = tmp_path_factory.mktemp("search")
+    root = write_files(base / "root", corpus())
+    settings = Settings.for_root(root, base / "index", model=FakeEmbedder.name)
+    embedder = FakeEmbedder()
+    index = Index(settings, embedder=embedder)
+    Indexer(index).sync()
+    yield index, embedder
+    index.close()
+
+
+@pytest.fixture(scope="module")
+def index(built):
+    return built[0]
+
+
+def reopened(index: Index, **overrides) -> Index:
+    """The same index opened with other search settings."""
+    return Index(replace(index.settings, **overrides), embedder=FakeEmbedder())
+
+
+def assert_well_formed(response, request: SearchRequest) -> None:
+    paths = [hit.path for hit in response.results]
+    assert len(paths) == len(set(paths)), "a file appears twice"
+    assert len(paths) <= request.limit
+    scores = [hit.score for hit in response.results]
+    assert scores == sorted(scores, reverse=True)
+    for hit in response.results:
+        assert 1 <= len(hit.passages) <= request.per_file
+        passage_scores = [p.score for p in hit.passages]
+        assert passage_scores == sorted(passage_scores, reverse=True)
+        assert hit.score == passage_scores[0]
+        for passage in hit.passages:
+            assert 0.0 <= passage.score <= 1.0
+            assert passage.score >= request.min_score
+            assert 1 <= passage.start_line <= passage.end_line
+
+
+def run(index, query, **options):
+    request = SearchRequest(query, **options)
+    response = search(index, request)
+    assert_well_formed(response, request)
+    return response
+
+
+# -- grouping, limits and scores ------------------------------------------------------------------
+def test_hybrid_results_are_grouped_by_file_best_first(index):
+    response = run(index, "install explorer on linux")
+    assert response.mode == "hybrid"
+    assert response.results[0].path == "guides/install.md"
+    install = response.results[0]
+    assert len(install.passages) == 3
+    assert install.passages[0].heading.startswith("Install")
+    assert install.title == "install"
+    assert response.notes == []
+
+
+def test_per_file_and_limit_are_respected(index):
+    response = run(index, "install explorer on linux", per_file=1, limit=2)
+    assert len(response.results) == 2
+    assert all(len(hit.passages) == 1 for hit in response.results)
+
+
+def test_limit_is_filled_even_when_files_have_many_matching_chunks(index):
+    """Few candidates per leg, many matching chunks per file: the search widens until it has
+    ``limit`` files."""
+    small = reopened(index, candidates=5)
+    try:
+        response = run(small, "quokka habitat", limit=10, mode="keyword")
+        assert len(response.results) == 10
+        assert all(hit.path.startswith("zoo/") for hit in response.results)
+    finally:
+        small.close()
+
+
+def test_highlights_mark_query_words_in_result_snippets(index):
+    response = run(index, "restore backup")
+    passage = response.results[0].passages[0]
+    assert response.results[0].path == "guides/backup.md"
+    marked = [passage.snippet[s:e].lower() for s, e in passage.highlights]
+    assert marked and all(word.startswith(("restor", "backup")) for word in marked)
+
+
+def test_passage_positions_match_the_file(index):
+    response = run(index, "macos brew", mode="keyword")
+    passage = response.results[0].passages[0]
+    text = (index.settings.root / "guides/install.md").read_text()
+    assert passage.heading == "Install > macOS"
+    assert "brew" in text[passage.start_char : passage.end_char]
+    lines = text.splitlines()
+    assert "macOS" in lines[passage.start_line - 1]
+    assert passage.end_line <= len(lines)
+
+
+# -- path filters are applied before ranking -------------------------------------------------------
+@pytest.mark.parametrize("candidates", [200, 20])
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "semantic"])
+def test_path_filter_applies_before_ranking(index, candidates, mode):
+    unfiltered = run(index, "telescope", limit=10, mode=mode)
+    assert not any(hit.path.startswith("x/") for hit in unfiltered.results)
+
+    scoped = reopened(index, candidates=candidates)
+    try:
+        response = run(scoped, "telescope", paths=("x/",), limit=10, mode=mode)
+    finally:
+        scoped.close()
+    assert len(response.results) == 10
+    assert all(hit.path.startswith("x/") for hit in response.results)
+
+
+def test_filters_name_the_scope_of_both_legs(index):
+    response = run(index, "telescope", paths=("x/",))
+    assert set(response.filters) == {"keyword", "vector"}
+    for description in response.filters.values():
+        assert f"{WEAK} files matching x/" in description
+    everything = run(index, "telescope")
+    assert all("all files" in d for d in everything.filters.values())
+
+
+def test_glob_filter_in_search(index):
+    response = run(index, "telescope", paths=("other/strong0[0-4].md", "x/weak1*.md"), limit=50)
+    expected = {f"other/strong0{i}.md" for i in range(5)} | {"x/weak10.md", "x/weak11.md"}
+    assert {hit.path for hit in response.results} == expected
+
+
+def test_filter_matching_no_file_gives_no_results_and_says_why(index):
+    response = run(index, "telescope", paths=("nowhere/",))
+    assert response.results == []
+    assert response.notes == ["no indexed file matches nowhere/"]
+
+
+# -- min score, explain, modes --------------------------------------------------------------
+def test_min_score_hides_weaker_passages(index):
+    everything = run(index, "telescope", limit=50)
+    cut = 0.6
+    assert any(hit.score < cut for hit in everything.results)
+    strong = run(index, "telescope", limit=50, min_score=cut)
+    assert strong.results
+    assert all(p.score >= cut for hit in strong.results for p in hit.passages)
+    assert len(strong.results) < len(everything.results)
+
+
+def test_explain_fields(index):
+    response = run(index, "install explorer on linux")
+    data = response.as_json(explain=True)
+    passage = data["results"][0]["passages"][0]
+    for key in ("keyword_rank", "keyword_score", "vector_rank", "vector_similarity", "fused"):
+        assert key in passage
+    assert passage["keyword_rank"] >= 1 and passage["vector_rank"] >= 1
+    assert passage["fused"] == pytest.approx(
+        1 / (60 + passage["keyword_rank"]) + 1 / (60 + passage["vector_rank"]), abs=1e-6
+    )
+    plain = response.as_json()
+    assert "keyword_rank" not in plain["results"][0]["passages"][0]
+    assert "fused" not in plain["results"][0]["passages"][0]
+
+
+def test_hybrid_score_is_fused_rrf_over_the_best_possible(index):
+    response = run(index, "install explorer on linux", limit=50)
+    for hit in response.results:
+        for passage in hit.passages:
+            assert passage.score == pytest.approx(passage.fused / (2 / 61), abs=1e-3)
+    top = response.results[0].passages[0]
+    if top.keyword_rank == 1 and top.vector_rank == 1:
+        assert top.score == 1.0
+
+
+def test_semantic_score_is_the_cosine_similarity(built):
+    index, embedder = built
+    query = "telescope lenses and mirrors"
+    response = run(index, query, mode="semantic", limit=5)
+    vector = embedder.embed_query(query)
+    passages = [p for hit in response.results for p in hit.passages]
+    stored = index.vectors.chunk_vectors([p.chunk_id for p in passages])
+    for passage in passages:
+        cosine = float(np.dot(np.asarray(stored[passage.chunk_id]), vector))
+        assert passage.score == pytest.approx(max(0.0, cosine), abs=1e-3)
+        assert passage.keyword_rank is None
+    assert "keyword" not in response.filters
+
+
+def test_keyword_mode_top_score_is_one(index):
+    response = run(index, "telescope mirrors", mode="keyword", limit=50)
+    assert response.results[0].score == 1.0
+    assert all(hit.score <= 1.0 for hit in response.results)
+    assert all(p.vector_rank is None for hit in response.results for p in hit.passages)
+    assert "vector" not in response.filters
+
+
+def test_keyword_mode_finds_nothing_for_absent_words(index):
+    response = run(index, "qwertyuiop", mode="keyword")
+    assert response.results == []
+
+
+def test_hybrid_without_keyword_matches_still_answers_by_meaning(index):
+    response = run(index, "qwertyuiop asdfghjkl")
+    assert response.results
+    assert any("no keyword matches" in note for note in response.notes)
+    assert all(p.keyword_rank is None for hit in response.results for p in hit.passages)
+
+
+def test_prefix_last_finds_a_partly_typed_word(index):
+    assert run(index, "quokk", mode="keyword").results == []
+    response = run(index, "quokk", mode="keyword", prefix_last=True)
+    assert response.results and all(hit.path.startswith("zoo/") for hit in response.results)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"mode": "fuzzy"}, "unknown mode"),
+        ({"limit": 0}, "--limit"),
+        ({"per_file": 0}, "--per-file"),
+        ({"min_score": 2.0}, "--min-score"),
+        ({"min_score": -0.1}, "--min-score"),
+    ],
+)
+def test_bad_requests_are_query_errors(index, options, message):
+    with pytest.raises(QueryError, match=message):
+        search(index, SearchRequest("telescope", **options))
+
+
+def test_query_terms_feed_highlights_not_stopwords(index):
+    response = run(index, "how to install on the linux", mode="keyword")
+    terms = set(query_terms("install linux"))
+    for hit in response.results:
+        for passage in hit.passages:
+            for start, end in passage.highlights:
+                word = passage.snippet[start:end].lower()
+                assert any(word.startswith(term[:4]) for term in terms), word
