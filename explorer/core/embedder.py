@@ -72,6 +72,7 @@ class SentenceTransformerEmbedder:
         self._query_encoder = None
         self._tokenizer = None
         self._lock = threading.Lock()
+        self._query_lock = threading.Lock()  # separate: a query never waits for torch to load
         if self._model_dir is None and os.environ.get("HF_HUB_OFFLINE") is None:
             # No network here: never let a hub lookup hang; use only what is cached.
             os.environ["HF_HUB_OFFLINE"] = "1"
@@ -132,7 +133,7 @@ class SentenceTransformerEmbedder:
         if self._query_encoder is None and self._model_dir is not None:
             from explorer.core.numpy_encoder import NumpyBertEncoder
 
-            with self._lock:
+            with self._query_lock:
                 if self._query_encoder is None and NumpyBertEncoder.supports(self._model_dir):
                     self._query_encoder = NumpyBertEncoder(self._model_dir)
         return self._query_encoder

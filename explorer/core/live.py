@@ -1,0 +1,369 @@
+"""A live index: one background writer thread keeps an :class:`Index` in step with its root.
+
+The writer takes the write lock (if another process holds it: an ``error`` event, and the index
+only serves reads), starts the watcher *before* scanning so no change is lost (changes made
+during the initial sync are queued and applied after it), runs the keyword phase of a full sync
+(``files_changed``), embeds (``model_state``, ``progress``, ``vectors_ready``), then applies the
+watcher's batches one at a time: keywords first, then their embedding. Embedding yields between
+model batches as soon as paths are queued, and the model loads on a helper thread, so an edit
+made during a long embedding is keyword-searchable after the debounce plus one model batch.
+
+``on_event`` runs on the writer thread and should return quickly (a GUI hands events to its own
+thread); an exception it raises is logged and ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, replace
+from typing import ClassVar
+
+from explorer.config import Settings
+from explorer.core.embedder import Embedder
+from explorer.core.index import Index, IndexBusy
+from explorer.core.indexer import Indexer, IndexReport, Progress
+from explorer.core.keywords import PENDING
+from explorer.core.watcher import IndexWatcher
+
+log = logging.getLogger(__name__)
+
+LIVE_EMBED_BATCH = 16
+"""Most chunks per model call: the writer checks for new batches between calls, so this bounds
+how long an edit waits behind the embedding (16 keeps nearly the full model throughput)."""
+
+
+@dataclass(frozen=True)
+class LiveEvent:
+    """Base class of every event a :class:`LiveIndex` sends; ``kind`` names the subclass."""
+
+    kind: ClassVar[str] = "event"
+
+
+@dataclass(frozen=True)
+class ProgressEvent(LiveEvent):
+    """``phase``: ``scan``, ``keywords``, ``embed``, or ``done`` (the writer is idle)."""
+
+    kind: ClassVar[str] = "progress"
+    phase: str
+    files_done: int = 0
+    files_total: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+
+
+@dataclass(frozen=True)
+class FilesChangedEvent(LiveEvent):
+    """Keyword search reflects these root-relative paths (vectors may still be coming).
+
+    Initial sync (``initial``): every file whose entry changed or still awaits vectors. A
+    watcher batch: its paths as reported, which may name folders or vanished paths.
+    """
+
+    kind: ClassVar[str] = "files_changed"
+    paths: frozenset[str]
+    initial: bool = False
+
+
+@dataclass(frozen=True)
+class VectorsReadyEvent(LiveEvent):
+    """Embedding caught up: the paths of every ``files_changed`` since the last one are fresh."""
+
+    kind: ClassVar[str] = "vectors_ready"
+    paths: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ModelStateEvent(LiveEvent):
+    """The document model: ``loading``, ``ready`` or ``failed`` (then keyword-only)."""
+
+    kind: ClassVar[str] = "model_state"
+    state: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorEvent(LiveEvent):
+    """One line for a status bar; the writer carries on where it can."""
+
+    kind: ClassVar[str] = "error"
+    message: str
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+class LiveIndex:
+    """Owns one Index: initial sync in the background, then the watcher; one writer thread."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        on_event: Callable[[LiveEvent], None],
+        embedder: Embedder | None = None,
+        watch: bool = True,
+        debounce_seconds: float = 0.25,
+        max_wait_seconds: float = 1.0,
+    ) -> None:
+        """Open the index of ``settings`` (SQLite at once; Chroma and the model lazily)."""
+        settings = replace(settings, embed_batch=min(settings.embed_batch, LIVE_EMBED_BATCH))
+        self.settings = settings
+        self.index = Index(settings, embedder)
+        self._on_event = on_event
+        self._watch = watch
+        self._timing = (debounce_seconds, max_wait_seconds)
+        self._cond = threading.Condition()  # guards _queue, _busy, _loaded, _lifecycle
+        self._queue: set[str] = set()
+        self._busy = False
+        self._stop = threading.Event()
+        self._interrupt = threading.Event()  # set when paths are queued: embedding yields
+        self._lifecycle = "new"  # -> started -> stopped
+        self._thread: threading.Thread | None = None
+        self._read_only = False
+        self._model = "unloaded"  # -> loading -> ready | failed
+        self._loaded: tuple[str, str] | None = None  # left by the loading thread
+        self._embed_needed = False
+        self._awaiting: set[str] = set()
+        self._initial_sent = False
+        self._before: dict[str, tuple] = {}
+
+    # -- public -------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Launch the writer thread and return at once; a no-op after the first call."""
+        with self._cond:
+            if self._lifecycle != "new":
+                return
+            self._lifecycle, self._busy = "started", True
+        self._thread = threading.Thread(target=self._run, name="explorer-live-writer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Cancel at the next step, stop the watcher, join the writer, close the index.
+
+        Idempotent; well under a second unless a batch of files is being read.
+        """
+        with self._cond:
+            if self._lifecycle == "stopped":
+                return
+            self._lifecycle = "stopped"
+            self._stop.set()
+            self._interrupt.set()
+            self._cond.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+        self.index.close()
+
+    def enqueue(self, rel_paths: Iterable[str]) -> None:
+        """Queue root-relative paths (files or folders) as if the watcher had reported them."""
+        paths = set(rel_paths)
+        if paths:
+            with self._cond:
+                self._queue |= paths
+                self._interrupt.set()
+                self._cond.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """True once nothing is queued and no work runs (changes still in the watcher's
+        debounce window are not seen); False if ``timeout`` passes first."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._busy or self._queue:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return True
+
+    @property
+    def busy(self) -> bool:
+        """True while the writer syncs, applies a batch, embeds, or has paths queued."""
+        with self._cond:
+            return self._busy or bool(self._queue)
+
+    @property
+    def read_only(self) -> bool:
+        """True when another process holds the write lock: this index only serves reads."""
+        return self._read_only
+
+    # -- the writer thread --------------------------------------------------------------------
+    def _run(self) -> None:
+        watcher: IndexWatcher | None = None
+        try:
+            try:
+                self.index.acquire_write_lock()
+            except (IndexBusy, OSError) as error:
+                self._read_only = True
+                self._emit(ErrorEvent(_one_line(error)))
+                return
+            indexer = Indexer(self.index)
+            if self._watch:
+                watcher = self._start_watcher()
+            self._initial_sync(indexer)
+            self._loop(indexer)
+        except Exception as error:  # noqa: BLE001 - the writer ends cleanly, never raises
+            log.exception("the live index writer failed")
+            self._emit(ErrorEvent(_one_line(error)))
+        finally:
+            if watcher is not None:
+                watcher.stop()
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+    def _start_watcher(self) -> IndexWatcher | None:
+        debounce, max_wait = self._timing
+        watcher = IndexWatcher(
+            self.settings.root, self.enqueue, (self.settings.index_dir,), debounce, max_wait
+        )
+        try:
+            watcher.start()
+        except Exception as error:  # noqa: BLE001 - e.g. the inotify watch limit is reached
+            self._emit(ErrorEvent(f"cannot watch {self.settings.root}: {_one_line(error)}"))
+            return None
+        return watcher
+
+    def _initial_sync(self, indexer: Indexer) -> None:
+        """The keyword phase of a full sync; ``files_changed`` as soon as keywords are done."""
+        self._embed_needed = True
+        try:
+            self._before = {p: _signature(r) for p, r in self.index.keywords.files().items()}
+            report = indexer.sync(progress=self._progress, cancel=self._stop, embed=False)
+        except Exception as error:  # noqa: BLE001 - keep serving what the index holds
+            log.exception("the initial sync failed")
+            self._emit(ErrorEvent(f"initial sync failed: {_one_line(error)}"))
+            return
+        if not report.cancelled and not self._stop.is_set():
+            self._keywords_done()  # when the sync had no file to report progress on
+
+    def _keywords_done(self) -> None:
+        if self._initial_sent:
+            return
+        self._initial_sent = True
+        after = self.index.keywords.files()
+        changed = set(self._before.keys() - after.keys())
+        changed |= {p for p, r in after.items() if r.state == PENDING}
+        changed |= {p for p, r in after.items() if self._before.get(p) != _signature(r)}
+        self._before = {}
+        self._awaiting |= changed
+        self._emit(FilesChangedEvent(frozenset(changed), initial=True))
+
+    def _loop(self, indexer: Indexer) -> None:
+        """Apply queued batches first, embed when there are none, sleep when idle."""
+        worked = True
+        while not self._stop.is_set():
+            with self._cond:
+                batch, self._queue = self._queue, set()
+            if batch:
+                self._apply_batch(indexer, batch)
+            elif self._embed_needed and self._model_usable():
+                self._embed(indexer)
+            else:
+                loading = self._embed_needed and self._model == "loading"
+                if worked and not loading:
+                    self._emit(ProgressEvent("done"))
+                with self._cond:
+                    self._busy = loading
+                    self._cond.notify_all()
+                    while not (self._queue or self._stop.is_set() or self._load_finished()):
+                        self._cond.wait()
+                    self._busy = True
+                worked = False
+                continue
+            worked = True
+
+    def _apply_batch(self, indexer: Indexer, batch: set[str]) -> None:
+        """Keywords only; the batch's vectors follow in the next embedding pass."""
+        try:
+            indexer.update_paths(batch, embed=False)
+        except Exception as error:  # noqa: BLE001 - one bad batch must not stop the writer
+            log.exception("updating %d paths failed", len(batch))
+            self._emit(ErrorEvent(f"update failed: {_one_line(error)}"))
+            return
+        self._emit(FilesChangedEvent(frozenset(batch)))
+        if self._model != "failed":
+            self._awaiting |= batch
+            self._embed_needed = True
+
+    def _embed(self, indexer: Indexer) -> None:
+        """Embed pending chunks until done, or until queued paths or stop interrupt."""
+        with self._cond:
+            if self._queue or self._stop.is_set():
+                return
+            self._interrupt.clear()
+        report = IndexReport()
+        try:
+            indexer.embed_pending(report, self._progress, cancel=self._interrupt)
+        except Exception as error:  # noqa: BLE001 - the keyword index stays live
+            log.exception("embedding failed")
+            self._emit(ErrorEvent(f"embedding failed: {_one_line(error)}"))
+            self._embed_needed = False  # tried again after the next batch
+            return
+        if not report.cancelled:
+            self._embed_needed = False
+            if self._awaiting:
+                self._emit(VectorsReadyEvent(frozenset(self._awaiting)))
+                self._awaiting = set()
+
+    # -- the model ----------------------------------------------------------------------------
+    def _model_usable(self) -> bool:
+        """True if embedding may run now; starts loading the model on first need."""
+        if self._model == "ready":
+            return True
+        if self._model == "unloaded":
+            counts = self.index.keywords.counts()
+            if counts["chunks"] <= counts["embedded"]:
+                return True  # nothing to embed: only files to finish, no model needed
+            self._model = "loading"
+            self._emit(ModelStateEvent("loading", f"loading model {self.settings.model}"))
+            threading.Thread(target=self._load_model, name="explorer-model", daemon=True).start()
+            return False
+        if self._model == "loading" and self._load_finished():
+            self._model, message = self._loaded or ("failed", "")
+            self._emit(ModelStateEvent(self._model, message))
+            if self._model == "ready":
+                return True
+            self._emit(ErrorEvent(f"semantic search unavailable: {message}"))
+        if self._model == "failed":
+            self._embed_needed = False
+            self._awaiting.clear()
+        return False
+
+    def _load_model(self) -> None:
+        """On a helper thread: load the model (query path first: searches need it sooner)."""
+        try:
+            for method in ("load_query_path", "load_document_model"):
+                load = getattr(self.index.embedder, method, None)
+                if load is not None:
+                    load()
+            outcome = ("ready", f"model {self.settings.model} ready")
+        except Exception as error:  # noqa: BLE001 - any failure means keyword-only search
+            log.exception("loading the model failed")
+            outcome = ("failed", _one_line(error))
+        with self._cond:
+            self._loaded = outcome
+            self._cond.notify_all()
+
+    def _load_finished(self) -> bool:  # a load ended that the writer has not reported yet
+        return self._model == "loading" and self._loaded is not None
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def _progress(self, progress: Progress) -> None:
+        if progress.phase == "done":
+            return  # the writer says "done" itself, once it is really idle
+        self._emit(ProgressEvent(**asdict(progress)))
+        if progress.phase == "keywords" and progress.files_done == progress.files_total:
+            self._keywords_done()  # the sync goes on to open Chroma; keywords are ready now
+
+    def _emit(self, event: LiveEvent) -> None:
+        try:
+            self._on_event(event)
+        except Exception:  # noqa: BLE001 - a faulty listener must not stop the writer
+            log.exception("a live index listener failed on a %s event", event.kind)
+
+
+def _signature(record) -> tuple:
+    """What tells a manifest row's content apart (a new mtime alone does not)."""
+    return (record.hash, record.state, record.reason, record.chunk_count, record.updated_at)
