@@ -30,12 +30,18 @@ def query_terms(text: str) -> list[str]:
 def fts_expression(text: str, prefix_last: bool = False) -> str | None:
     """A safe FTS5 MATCH expression for ``text``, or None when it holds no words.
 
-    ``prefix_last`` makes the last word a prefix query, for results while typing.
+    Each white-space separated piece becomes a quoted FTS5 string, so an identifier such as
+    ``TERN-E1042`` or ``max_snapshot_age`` is matched as the phrase of its words, and the pieces
+    are OR-ed. ``prefix_last`` makes the last piece a prefix query, for results while typing.
     """
-    terms = query_terms(text)
-    if not terms:
+    pieces: dict[str, None] = {}
+    for raw in text.lower().split():
+        words = WORD.findall(raw)
+        if words:
+            pieces.setdefault(" ".join(words), None)
+    if not pieces:
         return None
-    quoted = ['"' + term.replace('"', '""') + '"' for term in terms]
+    quoted = ['"' + piece + '"' for piece in pieces]
     if prefix_last and not text[-1:].isspace():
         quoted[-1] += " *"
     return " OR ".join(quoted)

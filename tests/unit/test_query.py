@@ -43,6 +43,8 @@ def keyword_index(tmp_path_factory):
             "NEAR the AND gate, NOT the OR gate: a - b\n",
             "intl.md": "# Ünïcödé\n\nText in ünïcödé with 日本語 here.\n",
             "code.py": "def foo_bar(x):\n    return x * 2\n",
+            "errors.md": "# Errors\n\nTERN-E1042 means the disk is full.\n",
+            "other.md": "# Tern\n\nTern is a bookmark server; E1042 appears apart from it.\n",
         },
     )
     settings = Settings.for_root(root, base / "index", model=FakeEmbedder.name)
@@ -61,7 +63,8 @@ def test_fts_expression_never_makes_fts5_raise(keyword_index, text, prefix_last)
         assert query_terms(text) == []
         return
     hits = keyword_index.keywords.search(expression, 10)
-    assert all(path in {"guide.md", "intl.md", "code.py"} for _id, path, _score in hits)
+    known = {"guide.md", "intl.md", "code.py", "errors.md", "other.md"}
+    assert all(path in known for _id, path, _score in hits)
 
 
 def test_operator_words_are_searched_as_plain_words(keyword_index):
@@ -69,6 +72,14 @@ def test_operator_words_are_searched_as_plain_words(keyword_index):
     for word in ("AND", "NOT", "NEAR"):
         hits = keyword_index.keywords.search(fts_expression(word), 10)
         assert [path for _id, path, _score in hits] == ["guide.md"], word
+
+
+def test_an_identifier_with_punctuation_is_matched_as_a_phrase(keyword_index):
+    """`TERN-E1042` finds the file with that code, not every file that says "tern"."""
+    hits = keyword_index.keywords.search(fts_expression("TERN-E1042"), 10)
+    assert [path for _id, path, _score in hits] == ["errors.md"]
+    hits = keyword_index.keywords.search(fts_expression("foo_bar"), 10)
+    assert [path for _id, path, _score in hits][0] == "code.py"
 
 
 def test_unicode_query_finds_unicode_text(keyword_index):
