@@ -52,6 +52,33 @@ def _openblas_threads() -> tuple[Any, Any] | None:
     return None
 
 
+def _load_weights(path: Path) -> dict[str, np.ndarray]:
+    """The tensors of a safetensors file; float32 ones are memory-mapped, not copied.
+
+    Copying the 90 MB file costs 80-170 ms of a one-shot search; mapping it costs ~2 ms. Files
+    holding other dtypes go through the safetensors package.
+    """
+    import mmap
+    import struct
+
+    with path.open("rb") as handle:
+        (header_size,) = struct.unpack("<Q", handle.read(8))
+        header = json.loads(handle.read(header_size))
+        header.pop("__metadata__", None)
+        if any(entry.get("dtype") != "F32" for entry in header.values()):
+            from safetensors.numpy import load_file
+
+            return load_file(str(path))
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    base = 8 + header_size
+    tensors = {}
+    for name, entry in header.items():
+        begin, end = entry["data_offsets"]
+        flat = np.frombuffer(mapped, dtype="<f4", count=(end - begin) // 4, offset=base + begin)
+        tensors[name] = flat.reshape(entry["shape"])
+    return tensors
+
+
 class UnsupportedModel(Exception):
     """The model folder is not a BERT encoder with mean or CLS pooling."""
 
@@ -151,7 +178,6 @@ class NumpyBertEncoder:
             reason = f"unreadable model config: {exc}"
         if reason is not None:
             raise UnsupportedModel(f"{model_dir}: {reason}")
-        from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
         config = _read_json(model_dir / "config.json")
@@ -171,7 +197,7 @@ class NumpyBertEncoder:
         self._tokenizer.enable_truncation(max_length=self._max_len)
         self._tokenizer.no_padding()  # tokenizer.json may pin a fixed length; batches are packed
 
-        raw = load_file(str(model_dir / "model.safetensors"))
+        raw = _load_weights(model_dir / "model.safetensors")
         w = {
             k.removeprefix("bert."): v.astype(np.float32, copy=False)
             for k, v in raw.items()

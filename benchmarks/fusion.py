@@ -1,0 +1,107 @@
+"""Compare ways of fusing the keyword and vector legs on a BEIR data set already indexed by beir.py.
+
+    python benchmarks/fusion.py --data ../shared/bench/scifact --split train
+
+Each query's two candidate lists (top 200 chunks per leg, as search uses) are fetched once; each
+fusion rule then ranks files from them, so many rules are compared on identical inputs. This is
+how the default fusion of ``explorer.core.search`` was chosen; it reports nDCG@10 and Recall@100.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from beir import ndcg_at, read_jsonl, read_qrels, recall_at  # noqa: E402
+
+from explorer.config import Settings  # noqa: E402
+from explorer.core.index import Index  # noqa: E402
+from explorer.core.query import fts_expression  # noqa: E402
+
+
+def legs(index: Index, query: str, k: int) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """(file, score) per chunk hit, best first, for the keyword and the vector leg."""
+    expression = fts_expression(query)
+    keyword = index.keywords.search(expression, k) if expression else []
+    vector_hits = index.vectors.query_chunks(index.embedder.embed_query(query), k)
+    paths = index.keywords.chunks_by_id([cid for cid, _ in vector_hits])
+    vector = [(paths[cid].path, sim) for cid, sim in vector_hits if cid in paths]
+    return [(path, score) for _cid, path, score in keyword], vector
+
+
+def best_per_file(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    seen: dict[str, float] = {}
+    for path, score in hits:
+        seen.setdefault(path, score)
+    return list(seen.items())
+
+
+def rrf(keyword, vector, k=60, w_vector=1.0, per_file=False):
+    if per_file:
+        keyword, vector = best_per_file(keyword), best_per_file(vector)
+    scores: dict[str, float] = {}
+    for weight, hits in ((1.0, keyword), (w_vector, vector)):
+        best: dict[str, float] = {}
+        for rank, (path, _s) in enumerate(hits, 1):
+            best[path] = max(best.get(path, 0.0), weight / (k + rank))
+        for path, value in best.items():
+            scores[path] = scores.get(path, 0.0) + value
+    return sorted(scores, key=scores.get, reverse=True)
+
+
+def convex(keyword, vector, alpha=0.5):
+    """alpha * cosine + (1 - alpha) * BM25 / best BM25, per file (best chunk of each leg)."""
+    kw, vec = dict(best_per_file(keyword)), dict(best_per_file(vector))
+    top = max(kw.values(), default=1.0) or 1.0
+    floor = min(vec.values(), default=0.0)
+    scores = {
+        path: alpha * vec.get(path, floor) + (1 - alpha) * kw.get(path, 0.0) / top
+        for path in set(kw) | set(vec)
+    }
+    return sorted(scores, key=scores.get, reverse=True)
+
+
+RULES = {
+    "keyword only": lambda kw, vec: [p for p, _ in best_per_file(kw)],
+    "vector only": lambda kw, vec: [p for p, _ in best_per_file(vec)],
+    "rrf k=60 (chunks)": lambda kw, vec: rrf(kw, vec),
+    "rrf k=60 (files)": lambda kw, vec: rrf(kw, vec, per_file=True),
+    "rrf k=20 (files)": lambda kw, vec: rrf(kw, vec, k=20, per_file=True),
+    "rrf k=60 vec x1.5 (files)": lambda kw, vec: rrf(kw, vec, w_vector=1.5, per_file=True),
+    **{f"convex a={a}": (lambda a: lambda kw, vec: convex(kw, vec, a))(a)
+       for a in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)},
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--work", type=Path)
+    parser.add_argument("--candidates", type=int, default=200)
+    args = parser.parse_args()
+    data = args.data.resolve()
+    work = args.work or Path(tempfile.gettempdir()) / f"explorer-beir-{data.name}"
+    queries = {q["_id"]: q["text"] for q in read_jsonl(data / "queries.jsonl")}
+    qrels = {q: r for q, r in read_qrels(data / "qrels" / f"{args.split}.tsv").items()
+             if q in queries}
+    index = Index.open_existing(Settings.for_root(work / "docs", work / "index"))
+    fetched = {qid: legs(index, queries[qid], args.candidates) for qid in qrels}
+    print(f"{'rule':<28}{'nDCG@10':>10}{'R@100':>10}")
+    for name, rule in RULES.items():
+        ndcg = recall = 0.0
+        for qid, relevant in qrels.items():
+            ranked = [p.removesuffix(".md") for p in rule(*fetched[qid])]
+            ndcg += ndcg_at(ranked, relevant, 10)
+            recall += recall_at(ranked, relevant, 100)
+        print(f"{name:<28}{ndcg / len(qrels):>10.4f}{recall / len(qrels):>10.4f}")
+    index.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
