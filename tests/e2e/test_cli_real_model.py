@@ -1,0 +1,167 @@
+"""End to end: the real bundled model, real Chroma and real files, through the real CLI.
+
+The index of a copy of sample_docs is built once per module by ``python -m explorer index`` and
+every test talks to it the way a script would: subprocesses, ``--json``, exit codes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_DOCS = REPO / "sample_docs"
+EXPECTATIONS = json.loads((REPO / "tests" / "sample_docs_expectations.json").read_text())
+
+
+def explorer(*args: str, env: dict, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        [sys.executable, "-m", "explorer", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"explorer {' '.join(args)} failed: {done.stderr}")
+    return done
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """A copy of sample_docs indexed with the real model; returns (root, env)."""
+    base = tmp_path_factory.mktemp("e2e")
+    root = base / "docs"
+    shutil.copytree(SAMPLE_DOCS, root)
+    env = {
+        **os.environ,
+        "EXPLORER_INDEX_DIR": str(base / "index"),
+        "EXPLORER_DATA_DIR": str(base / "data"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    env.pop("EXPLORER_MODEL", None)
+    done = explorer("index", str(root), "--json", env=env)
+    report = json.loads(done.stdout)
+    assert report["added"] == sum(1 for p in SAMPLE_DOCS.rglob("*") if p.is_file())
+    assert report["chunks_embedded"] > 0
+    return root, env
+
+
+def search_json(root: Path, env: dict, query: str, *extra: str) -> dict:
+    return json.loads(explorer("search", query, str(root), "--json", *extra, env=env).stdout)
+
+
+def test_second_index_run_embeds_nothing_and_says_so(corpus):
+    root, env = corpus
+    done = explorer("index", str(root), env=env)
+    assert "nothing to embed" in done.stdout
+    assert "0 added, 0 updated, 0 removed" in done.stdout
+
+
+@pytest.mark.parametrize("case", EXPECTATIONS["semantic_queries"], ids=lambda c: c["query"])
+def test_search_by_meaning_finds_a_document_without_the_query_words(corpus, case):
+    root, env = corpus
+    best = (root / case["best"]).read_text(encoding="utf-8").lower()
+    for word in case["absent_words"]:
+        assert word.lower() not in best, f"{word!r} is in {case['best']}"
+    semantic = search_json(root, env, case["query"], "--mode", "semantic", "--limit", "3")
+    assert case["best"] in [hit["path"] for hit in semantic["results"]]
+    hybrid = search_json(root, env, case["query"], "--limit", "5")
+    assert case["best"] in [hit["path"] for hit in hybrid["results"]]
+
+
+@pytest.mark.parametrize("case", EXPECTATIONS["keyword_queries"], ids=lambda c: c["query"])
+def test_rare_terms_find_exactly_their_files(corpus, case):
+    root, env = corpus
+    found = search_json(root, env, case["query"], "--mode", "keyword")
+    assert sorted(hit["path"] for hit in found["results"]) == sorted(case["files"])
+    passage = found["results"][0]["passages"][0]
+    assert passage["start_line"] >= 1 and passage["end_line"] >= passage["start_line"]
+    marked = [passage["snippet"][s:e].lower() for s, e in passage["highlights"]]
+    assert marked, "the snippet marks the matched term"
+
+
+@pytest.mark.parametrize("pair", EXPECTATIONS["related_pairs"], ids=lambda p: " ~ ".join(p))
+def test_related_files_put_the_partner_near_the_top(corpus, pair):
+    root, env = corpus
+    first, second = pair
+    done = explorer("related", str(root / first), "--json", "--limit", "3", env=env)
+    related = json.loads(done.stdout)["related"]
+    paths = [item["path"] for item in related]
+    assert first not in paths
+    assert second in paths
+    for item in related:
+        assert 0.0 <= item["score"] <= 1.0
+        assert item["source_passage"]["start_line"] >= 1
+        assert item["related_passage"]["text"]
+
+
+def test_path_glob_limits_both_legs_before_ranking(corpus):
+    root, env = corpus
+    example = EXPECTATIONS["glob_examples"][0]
+    found = search_json(
+        root,
+        env,
+        "release notes and decisions",
+        "--path",
+        example["glob"],
+        "--limit",
+        "50",
+        "--explain",
+    )
+    paths = [hit["path"] for hit in found["results"]]
+    assert paths and len(paths) <= example["count"]
+    assert all(path.startswith("notes/2026/0") and path.endswith(".md") for path in paths)
+    assert all(not path.startswith("notes/2026/04") for path in paths)
+    assert str(example["count"]) in found["filters"]["keyword"]
+    assert str(example["count"]) in found["filters"]["vector"]
+
+
+def test_status_reports_counts_model_and_store(corpus):
+    root, env = corpus
+    status = json.loads(explorer("status", str(root), "--json", env=env).stdout)
+    assert status["files"]["stale"] == 0 and status["files"]["failed"] == 0
+    assert status["files"]["indexed"] > 40
+    assert status["chunks"] == status["vectors"] > 0
+    assert status["model"] == "all-MiniLM-L6-v2" and status["dimension"] == 384
+    assert status["needs_rebuild"] is False
+
+
+def test_rename_and_delete_leave_no_chunk_behind(corpus, tmp_path):
+    root, env = corpus
+    moved = root / "guides" / "backups-moved.md"
+    (root / "guides" / "backups.md").rename(moved)
+    try:
+        explorer("index", str(root), env=env)
+        found = search_json(root, env, "nightly snapshot retention", "--limit", "20")
+        paths = {hit["path"] for hit in found["results"]}
+        assert "guides/backups-moved.md" in paths
+        assert "guides/backups.md" not in paths
+        status = json.loads(explorer("status", str(root), "--json", env=env).stdout)
+        assert status["chunks"] == status["vectors"]
+    finally:
+        moved.rename(root / "guides" / "backups.md")
+        explorer("index", str(root), env=env)
+
+
+def test_search_process_never_imports_torch(corpus):
+    root, env = corpus
+    probe = (
+        "import sys; from explorer.cli import main\n"
+        f"sys.argv = ['explorer', 'search', 'restore a backup', {str(root)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY []" in done.stdout
