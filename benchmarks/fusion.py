@@ -32,13 +32,13 @@ def legs(index: Index, query: str, k: int) -> tuple[Hits, Hits]:
     keyword = index.keywords.search(expression, k) if expression else []
     vector_hits = index.vectors.query_chunks(index.embedder.embed_query(query), k)
     paths = index.keywords.chunks_by_id([cid for cid, _ in vector_hits])
-    vector = [(paths[cid].path, sim) for cid, sim in vector_hits if cid in paths]
-    return [(path, score) for _cid, path, score in keyword], vector
+    vector = [(paths[cid].path, sim, cid) for cid, sim in vector_hits if cid in paths]
+    return [(path, score, cid) for cid, path, score in keyword], vector
 
 
 def best_per_file(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
     seen: dict[str, float] = {}
-    for path, score in hits:
+    for path, score, *_cid in hits:
         seen.setdefault(path, score)
     return list(seen.items())
 
@@ -49,18 +49,26 @@ def rrf(keyword, vector, k=60, w_vector=1.0, per_file=False):
     scores: dict[str, float] = {}
     for weight, hits in ((1.0, keyword), (w_vector, vector)):
         best: dict[str, float] = {}
-        for rank, (path, _s) in enumerate(hits, 1):
+        for rank, (path, *_rest) in enumerate(hits, 1):
             best[path] = max(best.get(path, 0.0), weight / (k + rank))
         for path, value in best.items():
             scores[path] = scores.get(path, 0.0) + value
     return sorted(scores, key=scores.get, reverse=True)
 
 
-def convex(keyword, vector, alpha=0.5):
-    """alpha * cosine + (1 - alpha) * BM25 / best BM25, per file (best chunk of each leg)."""
+def convex(keyword, vector, alpha=0.5, minmax=False):
+    """alpha * cosine + (1 - alpha) * BM25 / best BM25, per file (best chunk of each leg).
+
+    A file missing from the vector leg counts the lowest similarity the leg returned; one
+    missing from the keyword leg counts 0. ``minmax`` rescales cosines to 0-1 over the leg.
+    """
     kw, vec = dict(best_per_file(keyword)), dict(best_per_file(vector))
     top = max(kw.values(), default=1.0) or 1.0
     floor = min(vec.values(), default=0.0)
+    if minmax and vec:
+        high = max(vec.values())
+        vec = {p: (v - floor) / ((high - floor) or 1.0) for p, v in vec.items()}
+        floor = 0.0
     scores = {
         path: alpha * vec.get(path, floor) + (1 - alpha) * kw.get(path, 0.0) / top
         for path in set(kw) | set(vec)
@@ -68,14 +76,36 @@ def convex(keyword, vector, alpha=0.5):
     return sorted(scores, key=scores.get, reverse=True)
 
 
+def convex_chunks(keyword, vector, alpha=0.7):
+    """The same formula per chunk (joined on chunk id); a file scores as its best chunk."""
+    top = keyword[0][1] if keyword else 1.0
+    floor = min((sim for _p, sim, _c in vector), default=0.0)
+    kw = {cid: (path, score / top) for path, score, cid in keyword}
+    vec = {cid: (path, sim) for path, sim, cid in vector}
+    scores: dict[str, float] = {}
+    for cid in set(kw) | set(vec):
+        path = (kw.get(cid) or vec.get(cid))[0]
+        value = alpha * vec.get(cid, (path, floor))[1] + (1 - alpha) * kw.get(cid, (path, 0.0))[1]
+        scores[path] = max(scores.get(path, 0.0), value)
+    return sorted(scores, key=scores.get, reverse=True)
+
+
 RULES = {
     "keyword only": lambda kw, vec: [p for p, _ in best_per_file(kw)],
     "vector only": lambda kw, vec: [p for p, _ in best_per_file(vec)],
+    **{f"convex chunks a={a}": functools.partial(convex_chunks, alpha=a) for a in (0.6, 0.7)},
     "rrf k=60 (chunks)": lambda kw, vec: rrf(kw, vec),
     "rrf k=60 (files)": lambda kw, vec: rrf(kw, vec, per_file=True),
     "rrf k=20 (files)": lambda kw, vec: rrf(kw, vec, k=20, per_file=True),
     "rrf k=60 vec x1.5 (files)": lambda kw, vec: rrf(kw, vec, w_vector=1.5, per_file=True),
-    **{f"convex a={a}": functools.partial(convex, alpha=a) for a in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)},
+    **{
+        f"convex a={a}": functools.partial(convex, alpha=a)
+        for a in (0.5, 0.6, 0.65, 0.7, 0.75, 0.8)
+    },
+    **{
+        f"convex minmax a={a}": functools.partial(convex, alpha=a, minmax=True)
+        for a in (0.4, 0.5, 0.6, 0.7)
+    },
 }
 
 

@@ -118,8 +118,15 @@ class _ProgressDisplay:
         return self
 
     def update(self, progress) -> None:
-        if self._progress is None or progress.phase not in ("keywords", "embed"):
+        if self._progress is None:
             return
+        if progress.phase == "model":
+            self._tasks["model"] = self._progress.add_task("model", total=None)
+            return
+        if progress.phase not in ("keywords", "embed"):
+            return
+        if progress.phase == "embed" and "model" in self._tasks:
+            self._progress.remove_task(self._tasks.pop("model"))
         done, total = (
             (progress.files_done, progress.files_total)
             if progress.phase == "keywords"

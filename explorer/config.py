@@ -35,6 +35,10 @@ class Settings:
     """Tokens shared by consecutive windows of a long section."""
     embed_batch: int = 128
     """Chunks handed to the model per call (sorted by length inside the call)."""
+    fusion: str = "convex"
+    """How hybrid search fuses its legs: ``convex`` (weighted scores) or ``rrf`` (ranks)."""
+    semantic_weight: float = 0.7
+    """Convex fusion: weight of cosine similarity; BM25 relative to the best gets the rest."""
     rrf_k: int = 60
     """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
     candidates: int = 200

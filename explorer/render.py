@@ -28,6 +28,8 @@ def render_search(response, explain: bool) -> None:
     if explain:
         for leg, description in response.filters.items():
             click.echo(f"{leg} leg: {description}")
+        if response.fusion:
+            click.echo(f"fusion: {response.fusion}")
     if not response.results:
         click.echo(f"no results for {response.query!r} ({response.mode})")
         return
@@ -50,7 +52,7 @@ def render_search(response, explain: bool) -> None:
                     if passage.vector_rank
                     else "vector -"
                 )
-                click.echo(f"        {keyword} · {vector} · rrf {passage.fused:.5f}")
+                click.echo(f"        {keyword} · {vector} · fused {passage.fused:.4f}")
 
 
 def render_related(path: str, neighbours) -> None:

@@ -36,7 +36,7 @@ class Progress:
     """Where a sync is; sent to the progress callback many times a second at most."""
 
     phase: str
-    """``scan``, ``keywords``, ``embed`` or ``done``."""
+    """``scan``, ``keywords``, ``model`` (loading it), ``embed`` or ``done``."""
     files_done: int = 0
     files_total: int = 0
     chunks_done: int = 0
@@ -372,6 +372,7 @@ class Indexer:
             embedder = self.index.embedder
             load = getattr(embedder, "load_document_model", None)
             if load is not None:
+                notify(Progress("model", chunks_total=len(pending)))
                 load()
                 report.model_seconds = time.perf_counter() - started
                 started = time.perf_counter()

@@ -198,29 +198,64 @@ def test_min_score_hides_weaker_passages(index):
     assert len(strong.results) < len(everything.results)
 
 
+def _best_bm25(response) -> float:
+    scores = [
+        p.keyword_score for hit in response.results for p in hit.passages if p.keyword_rank == 1
+    ]
+    assert scores, "the keyword leg's best passage is among the results"
+    return scores[0]
+
+
 def test_explain_fields(index):
-    response = run(index, "install explorer on linux")
+    response = run(index, "install explorer on linux", limit=50, per_file=50)
     data = response.as_json(explain=True)
     passage = data["results"][0]["passages"][0]
     for key in ("keyword_rank", "keyword_score", "vector_rank", "vector_similarity", "fused"):
         assert key in passage
     assert passage["keyword_rank"] >= 1 and passage["vector_rank"] >= 1
-    assert passage["fused"] == pytest.approx(
-        1 / (60 + passage["keyword_rank"]) + 1 / (60 + passage["vector_rank"]), abs=1e-6
-    )
+    best = _best_bm25(response)
+    expected = 0.7 * passage["vector_similarity"] + 0.3 * passage["keyword_score"] / best
+    assert passage["fused"] == pytest.approx(expected, abs=1e-3)
+    assert "0.7 x cosine" in data["fusion"]
     plain = response.as_json()
     assert "keyword_rank" not in plain["results"][0]["passages"][0]
     assert "fused" not in plain["results"][0]["passages"][0]
 
 
-def test_hybrid_score_is_fused_rrf_over_the_best_possible(index):
-    response = run(index, "install explorer on linux", limit=50)
+def test_hybrid_score_is_the_convex_mix_of_cosine_and_relative_bm25(index):
+    response = run(index, "install explorer on linux", limit=50, per_file=50)
+    best = _best_bm25(response)
+    vector_floor = min(
+        p.vector_similarity
+        for hit in response.results
+        for p in hit.passages
+        if p.vector_similarity is not None
+    )
     for hit in response.results:
+        assert hit.score == hit.passages[0].score
         for passage in hit.passages:
-            assert passage.score == pytest.approx(passage.fused / (2 / 61), abs=1e-3)
-    top = response.results[0].passages[0]
-    if top.keyword_rank == 1 and top.vector_rank == 1:
-        assert top.score == 1.0
+            cosine = passage.vector_similarity
+            cosine = vector_floor if cosine is None else cosine
+            relative = 0.0 if passage.keyword_score is None else passage.keyword_score / best
+            assert passage.score == pytest.approx(0.7 * max(0.0, cosine) + 0.3 * relative, abs=1e-3)
+
+
+def test_rrf_fusion_scores_fused_ranks_over_the_best_possible(index):
+    rrf_index = reopened(index, fusion="rrf")
+    try:
+        response = run(rrf_index, "install explorer on linux", limit=50)
+        for hit in response.results:
+            for passage in hit.passages:
+                expected = sum(
+                    1 / (60 + rank)
+                    for rank in (passage.keyword_rank, passage.vector_rank)
+                    if rank is not None
+                )
+                assert passage.fused == pytest.approx(expected / (2 / 61), abs=1e-3)
+                assert passage.score == pytest.approx(passage.fused, abs=1e-3)
+        assert "reciprocal rank fusion" in response.fusion
+    finally:
+        rrf_index.close()
 
 
 def test_semantic_score_is_the_cosine_similarity(built):

@@ -1,0 +1,431 @@
+"""Speed of the explorer TUI: first frame, keystroke-to-results, first open of a new folder.
+
+    python benchmarks/tui.py [--corpus ../shared/corpora/nginx-docs] [--index-dir DIR] [--json]
+
+Measures, with the real model:
+
+- **first frame** (target <= 1.0 s, median of --runs): ``python -m explorer CORPUS`` launched in a
+  real terminal (tmux) on an already-built index; the app writes the time of its first painted
+  frame (``EXPLORER_FIRST_FRAME_FILE``) and quits. Launch-to-paint, Python start-up included.
+- **keystroke to results** (targets: p95 <= 50 ms keyword, <= 100 ms hybrid), in process with
+  Textual's Pilot on the built index with the model loaded: queries are typed one key at a time
+  at a typing pace (--key-interval, 200 ms by default, slower than the 150 ms debounce, so every
+  key gets its own search), and each key is timed from the press until the results list shows
+  the answer for the text typed so far. Also reported: a burst (a whole word typed with no pause)
+  from its last key to its results, which includes the debounce by design.
+- **first open** (targets: interactive <= 1 s, keyword search <= 5 s): the app launched in tmux
+  on the corpus with an empty index dir: time to the first frame, time until a query typed at once
+  shows keyword results, time until embedding progress shows in the status bar, and (with
+  --wait-embedding) until the semantic index is complete.
+
+The index is built in a temp folder with ``explorer index`` unless --index-dir names a built one.
+``--fake-embedder`` builds and searches with the tests' deterministic fake embedder (384
+dimensions, no model) for a quick run on a slow machine: the hybrid numbers then leave out the
+query encoder, whose own latency (real model, fast numpy path) is reported beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "nginx-docs"
+QUERIES = [
+    "proxy cache",
+    "ssl certificate",
+    "upstream health",
+    "rate limit",
+    "gzip static",
+    "websocket proxy",
+    "client body size",
+    "log format",
+]
+SIZE = (120, 40)
+FAKE_DIMENSION = 384
+STATUS_ANSWER = re.compile(r"(\d+) results? by (keyword|hybrid|semantic)")
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def summary(values: list[float]) -> dict:
+    if not values:
+        return {"n": 0}
+    return {
+        "n": len(values),
+        "p50_ms": round(1000 * statistics.median(values), 1),
+        "p95_ms": round(1000 * percentile(values, 0.95), 1),
+        "max_ms": round(1000 * max(values), 1),
+    }
+
+
+# -- a terminal -------------------------------------------------------------------------------
+class Terminal:
+    """A tmux session running one command, on a private socket."""
+
+    def __init__(self, command: str, env: dict[str, str]) -> None:
+        self.socket = f"explorer-bench-{uuid.uuid4().hex[:8]}"
+        exports = " ".join(f"{key}={value}" for key, value in env.items())
+        self.started = time.time()
+        subprocess.run(
+            [
+                "tmux",
+                "-L",
+                self.socket,
+                "new-session",
+                "-d",
+                "-s",
+                "bench",
+                "-x",
+                str(SIZE[0]),
+                "-y",
+                str(SIZE[1]),
+                f"cd {REPO} && env {exports} {command}; sleep 600",
+            ],
+            check=True,
+        )
+
+    def screen(self) -> str:
+        return subprocess.run(
+            ["tmux", "-L", self.socket, "capture-pane", "-p", "-t", "bench"],
+            capture_output=True,
+            text=True,
+        ).stdout
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        subprocess.run(
+            [
+                "tmux",
+                "-L",
+                self.socket,
+                "send-keys",
+                "-t",
+                "bench",
+                *(["-l"] if literal else []),
+                *keys,
+            ],
+            check=True,
+        )
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def wait_file(path: Path, timeout: float) -> float | None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return float(path.read_text())
+        time.sleep(0.005)
+    return None
+
+
+def app_command(corpus: Path, index_dir: Path, model: str | None = None) -> str:
+    extra = f" --model {model}" if model else ""
+    return f"{sys.executable} -m explorer {corpus} --index-dir {index_dir}{extra}"
+
+
+def first_frame(
+    corpus: Path, index_dir: Path, runs: int, base_env: dict, model: str | None = None
+) -> dict:
+    times = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as scratch:
+            stamp = Path(scratch) / "frame"
+            env = {
+                **base_env,
+                "EXPLORER_FIRST_FRAME_FILE": str(stamp),
+                "EXPLORER_EXIT_AFTER_FIRST_FRAME": "1",
+            }
+            terminal = Terminal(app_command(corpus, index_dir, model), env)
+            try:
+                painted = wait_file(stamp, 30)
+            finally:
+                time.sleep(0.5)
+                terminal.close()
+            if painted is not None:
+                times.append(painted - terminal.started)
+    return {
+        "runs": len(times),
+        "median_s": round(statistics.median(times), 3) if times else None,
+        "all_s": [round(t, 3) for t in times],
+    }
+
+
+def first_open(corpus: Path, base_env: dict, wait_embedding: bool, timeout: float) -> dict:
+    """Launch on an empty index dir; time the frame, keyword results and embedding progress."""
+    result: dict = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        stamp = Path(scratch) / "frame"
+        index_dir = Path(scratch) / "index"
+        env = {**base_env, "EXPLORER_FIRST_FRAME_FILE": str(stamp)}
+        terminal = Terminal(app_command(corpus, index_dir), env)
+        try:
+            painted = wait_file(stamp, 30)
+            result["interactive_s"] = round(painted - terminal.started, 3) if painted else None
+            terminal.keys(QUERIES[0], literal=True)
+            deadline = time.time() + timeout
+            keyword_at = progress_at = embedding_at = embedded_at = None
+            while time.time() < deadline:
+                screen = terminal.screen()
+                now = time.time() - terminal.started
+                answer = STATUS_ANSWER.search(screen)
+                if keyword_at is None and answer and int(answer.group(1)) > 0:
+                    keyword_at = now
+                if progress_at is None and ("indexing" in screen or "embedding" in screen):
+                    progress_at = now
+                if embedding_at is None and "embedding" in screen:
+                    embedding_at = now
+                if (
+                    embedding_at is not None
+                    and embedded_at is None
+                    and "embedding" not in screen
+                    and "pending" not in screen
+                ):
+                    embedded_at = now
+                if keyword_at and embedding_at and (embedded_at or not wait_embedding):
+                    break
+                time.sleep(0.05)
+            result["keyword_results_s"] = round(keyword_at, 3) if keyword_at else None
+            result["progress_shown_s"] = round(progress_at, 3) if progress_at else None
+            result["embedding_shown_s"] = round(embedding_at, 3) if embedding_at else None
+            if wait_embedding:
+                result["semantic_complete_s"] = round(embedded_at, 1) if embedded_at else None
+            result["last_status"] = terminal.screen().rstrip().splitlines()[-2:]
+        finally:
+            terminal.close()
+    return result
+
+
+# -- keystrokes, in process -------------------------------------------------------------------
+def fake_embedder():
+    sys.path.insert(0, str(REPO))
+    from tests.fakes import FakeEmbedder
+
+    return FakeEmbedder(dimension=FAKE_DIMENSION)
+
+
+async def keystrokes(
+    corpus: Path, index_dir: Path, interval: float, limit: int | None, fake: bool
+) -> dict:
+    from explorer.tui.app import make_app
+
+    embedder = fake_embedder() if fake else None
+    app = make_app(corpus, index_dir=index_dir, watch=False, embedder=embedder)
+    out: dict = {}
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        started = time.monotonic()
+        while not (screen.semantic_ready and screen.live is not None and not screen.live.busy):
+            if time.monotonic() - started > 300:
+                raise RuntimeError("the index did not settle in 300 s")
+            await pilot.pause(0.05)
+        out["settle_s"] = round(time.monotonic() - started, 2)
+        box = screen.search_box
+        results = screen.results
+
+        async def painted(text: str, press, timeout: float = 10.0) -> float:
+            """Press a key; the time from the press until results for ``text`` are painted."""
+            begin = time.perf_counter()
+            task = asyncio.create_task(press)
+            while results.shown_query != text:
+                if time.perf_counter() - begin > timeout:
+                    raise RuntimeError(f"no results for {text!r}")
+                await asyncio.sleep(0.0005)
+            await results.wait_for_refresh()
+            elapsed = time.perf_counter() - begin
+            await task
+            return elapsed
+
+        queries = QUERIES[:limit] if limit else QUERIES
+        for mode in ("keyword", "hybrid"):
+            box.set_mode(mode)
+            latencies: list[float] = []
+            bursts: list[float] = []
+            modes_seen: set[str] = set()
+            for query in queries:
+                box.set_text("")
+                box.focus_query()
+                await pilot.pause(0.3)
+                typed = ""
+                for character in query:
+                    await asyncio.sleep(interval)
+                    typed += character
+                    if not typed.strip():
+                        await pilot.press(character)
+                        continue
+                    latencies.append(await painted(typed, pilot.press(character)))
+                    modes_seen.add(results.shown_mode or "")
+                # A burst: the whole word again with no pause; timed from its last key.
+                box.set_text("")
+                await pilot.pause(0.3)
+                for character in query[:-1]:
+                    await pilot.press(character)
+                bursts.append(await painted(query, pilot.press(query[-1])))
+            out[mode] = {**summary(latencies), "answered_by": sorted(modes_seen)}
+            out[f"{mode}_burst"] = summary(bursts)
+    return out
+
+
+# -- the index --------------------------------------------------------------------------------
+FAKE_BUILD = """
+import sys
+from explorer.config import Settings
+from explorer.core.index import Index
+from explorer.core.indexer import Indexer
+from tests.fakes import FakeEmbedder
+
+embedder = FakeEmbedder(dimension=int(sys.argv[3]))
+index = Index(Settings.for_root(sys.argv[1], sys.argv[2], model=embedder.name), embedder)
+index.acquire_write_lock()
+Indexer(index).sync()
+index.close()
+"""
+
+
+def query_encoder_latency(model: str | None = None) -> dict:
+    """The real model's query path: load time, then per-query latency (in process)."""
+    from explorer.config import DEFAULT_MODEL
+    from explorer.core.embedder import load_embedder
+
+    embedder = load_embedder(model or DEFAULT_MODEL)
+    started = time.perf_counter()
+    embedder.load_query_path()
+    loaded = time.perf_counter() - started
+    times = []
+    for query in QUERIES * 3:
+        for end in range(3, len(query) + 1, 3):
+            begin = time.perf_counter()
+            embedder.embed_query(query[:end])
+            times.append(time.perf_counter() - begin)
+    return {"load_s": round(loaded, 3), **summary(times)}
+
+
+def build_index(corpus: Path, index_dir: Path, env: dict, fake: bool = False) -> float:
+    started = time.perf_counter()
+    if fake:
+        subprocess.run(
+            [sys.executable, "-c", FAKE_BUILD, str(corpus), str(index_dir), str(FAKE_DIMENSION)],
+            check=True,
+            cwd=REPO,
+            env={**os.environ, **env},
+        )
+        return time.perf_counter() - started
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "index",
+            str(corpus),
+            "--index-dir",
+            str(index_dir),
+            "--json",
+        ],
+        check=True,
+        capture_output=True,
+        env={**os.environ, **env},
+    )
+    return time.perf_counter() - started
+
+
+def print_table(report: dict) -> None:
+    rows = []
+    frame = report.get("first_frame", {})
+    rows.append(("first frame (built index), median", f"{frame.get('median_s')} s", "<= 1.0 s"))
+    for mode, target in (("keyword", "<= 50 ms"), ("hybrid", "<= 100 ms")):
+        stats = report.get("keystrokes", {}).get(mode, {})
+        rows.append((f"keystroke -> results, {mode}, p95", f"{stats.get('p95_ms')} ms", target))
+        rows.append((f"keystroke -> results, {mode}, p50", f"{stats.get('p50_ms')} ms", ""))
+        burst = report.get("keystrokes", {}).get(f"{mode}_burst", {})
+        rows.append(
+            (f"burst last key -> results, {mode}, p50", f"{burst.get('p50_ms')} ms", "(debounce)")
+        )
+    encoder = report.get("query_encoder", {})
+    rows.append(("query encoder (real model), p95", f"{encoder.get('p95_ms')} ms", ""))
+    opened = report.get("first_open", {})
+    rows.append(("first open: interactive", f"{opened.get('interactive_s')} s", "<= 1.0 s"))
+    rows.append(("first open: keyword results", f"{opened.get('keyword_results_s')} s", "<= 5 s"))
+    rows.append(("first open: progress shown", f"{opened.get('progress_shown_s')} s", ""))
+    rows.append(("first open: embedding status shown", f"{opened.get('embedding_shown_s')} s", ""))
+    if "semantic_complete_s" in opened:
+        rows.append(("first open: semantic complete", f"{opened['semantic_complete_s']} s", ""))
+    width = max(len(r[0]) for r in rows)
+    print(f"embedder: {report.get('embedder')}; corpus: {report.get('corpus')}")
+    print(f"{'measure':<{width}}  {'value':>12}  target")
+    for name, value, target in rows:
+        print(f"{name:<{width}}  {value:>12}  {target}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--index-dir", type=Path, help="a built index of the corpus to reuse")
+    parser.add_argument("--runs", type=int, default=5, help="launches for the first frame")
+    parser.add_argument("--key-interval", type=float, default=0.2, help="seconds between keys")
+    parser.add_argument("--queries", type=int, default=None, help="use only the first N queries")
+    parser.add_argument("--skip-first-open", action="store_true")
+    parser.add_argument(
+        "--wait-embedding",
+        action="store_true",
+        help="in the first-open run, wait until the semantic index is complete",
+    )
+    parser.add_argument("--first-open-timeout", type=float, default=60.0)
+    parser.add_argument(
+        "--fake-embedder",
+        action="store_true",
+        help="index and search with the fake embedder (quick run, no model)",
+    )
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        parser.error("tmux is needed for the terminal measurements (apt-get install tmux)")
+    corpus = args.corpus.resolve()
+    report: dict = {"corpus": str(corpus)}
+    with tempfile.TemporaryDirectory(prefix="explorer-tui-bench-") as scratch:
+        env = {
+            "EXPLORER_DATA_DIR": str(Path(scratch) / "data"),
+            "EXPLORER_CONFIG_DIR": str(Path(scratch) / "config"),
+            "TERM": os.environ.get("TERM", "xterm-256color"),
+        }
+        os.environ.update({k: v for k, v in env.items() if k != "TERM"})
+        index_dir = args.index_dir
+        if index_dir is None:
+            index_dir = Path(scratch) / "index"
+            report["index_build_s"] = round(
+                build_index(corpus, index_dir, env, args.fake_embedder), 1
+            )
+        index_dir = index_dir.resolve()
+        report["embedder"] = f"fake-{FAKE_DIMENSION}" if args.fake_embedder else "real model"
+        report["keystrokes"] = asyncio.run(
+            keystrokes(corpus, index_dir, args.key_interval, args.queries, args.fake_embedder)
+        )
+        report["query_encoder"] = query_encoder_latency()
+        model = fake_embedder().name if args.fake_embedder else None
+        report["first_frame"] = first_frame(corpus, index_dir, args.runs, env, model)
+        if not args.skip_first_open:
+            timeout = max(args.first_open_timeout, 3600.0 if args.wait_embedding else 0.0)
+            report["first_open"] = first_open(corpus, env, args.wait_embedding, timeout)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_table(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Fuzzy file-name matching for "quick open": rank paths by how well they match a few typed keys.
+
+Matching works the way an editor's quick open does: the typed characters usually appear in order
+in the path (``gsta`` finds ``guides/getting-started.md``), hits in the file name count more than
+hits in the folders, and a small typo still finds the file (rapidfuzz's weighted ratio). Each
+match carries the positions of the matched characters so a UI can mark them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz
+
+TYPO_CUTOFF = 72.0
+"""Least rapidfuzz score for a path whose characters do not contain the query in order."""
+
+
+@dataclass(frozen=True)
+class PathMatch:
+    """A path that matches a query, its score (higher is better) and the matched places."""
+
+    path: str
+    score: float
+    positions: tuple[int, ...] = ()
+    """Indexes into ``path`` of the characters that matched, for highlighting."""
+
+
+def match_paths(query: str, paths: Sequence[str], limit: int = 50) -> list[PathMatch]:
+    """The ``limit`` best matches of ``query`` among ``paths``, best first.
+
+    White space in the query is ignored. An empty query gives the first paths in sorted order.
+    """
+    keys = "".join(query.lower().split())
+    if not keys:
+        return [PathMatch(path, 0.0) for path in sorted(paths)[:limit]]
+    matches = []
+    for path in paths:
+        match = _score(keys, path)
+        if match is not None:
+            matches.append(match)
+    matches.sort(key=lambda m: (-m.score, len(m.path), m.path))
+    return matches[:limit]
+
+
+def _score(keys: str, path: str) -> PathMatch | None:
+    lowered = path.lower()
+    name_start = lowered.rfind("/") + 1
+    name = lowered[name_start:]
+    stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
+
+    positions = _positions(keys, lowered, name_start)
+    name_ratio = fuzz.WRatio(keys, stem)
+    path_ratio = fuzz.WRatio(keys, lowered)
+    if positions is None:
+        best = max(name_ratio, path_ratio)
+        if best < TYPO_CUTOFF:
+            return None
+        alignment = fuzz.partial_ratio_alignment(keys, lowered)
+        span = range(alignment.dest_start, alignment.dest_end) if alignment else range(0)
+        return PathMatch(path, round(best * 0.8, 2), tuple(span))
+
+    score = max(name_ratio + 10.0, path_ratio)
+    if keys in name:
+        score += 30.0 if stem.startswith(keys) else 20.0
+    elif keys in lowered:
+        score += 10.0
+    in_name = sum(1 for p in positions if p >= name_start)
+    score += 15.0 * in_name / len(keys)
+    score += 10.0 * _contiguity(positions)
+    return PathMatch(path, round(score, 2), positions)
+
+
+def _positions(keys: str, lowered: str, name_start: int) -> tuple[int, ...] | None:
+    """Where ``keys`` appear in order in ``lowered``, preferring the file name; None if not."""
+    found = lowered.find(keys, name_start)
+    if found == -1:
+        found = lowered.find(keys)
+    if found != -1:
+        return tuple(range(found, found + len(keys)))
+    # Match as much of the end of the keys as possible in the file name, the rest before it.
+    tail = _greedy(keys, lowered, name_start)
+    if tail is not None:
+        return tail
+    split = len(keys)
+    name_part: list[int] = []
+    index = len(lowered) - 1
+    while split > 0 and index >= name_start:
+        if lowered[index] == keys[split - 1]:
+            name_part.append(index)
+            split -= 1
+        index -= 1
+    head = _greedy(keys[:split], lowered[:name_start], 0) if split else ()
+    if head is None:
+        return _greedy(keys, lowered, 0)
+    return tuple(head) + tuple(reversed(name_part))
+
+
+def _greedy(keys: str, text: str, start: int) -> tuple[int, ...] | None:
+    """In-order positions of ``keys`` in ``text`` from ``start``, preferring word starts."""
+    return _walk(keys, text, start, prefer_word_starts=True) or _walk(keys, text, start, False)
+
+
+def _walk(keys: str, text: str, start: int, prefer_word_starts: bool) -> tuple[int, ...] | None:
+    positions: list[int] = []
+    index = start
+    for char in keys:
+        found = text.find(char, index)
+        if found == -1:
+            return None
+        if prefer_word_starts and not (positions and positions[-1] + 1 == found):
+            # A later occurrence at the start of a word reads better ("gs" -> getting-Started).
+            later = found
+            while later > 0 and text[later - 1].isalnum():
+                later = text.find(char, later + 1)
+                if later == -1:
+                    break
+            if later != -1:
+                found = later
+        positions.append(found)
+        index = found + 1
+    return tuple(positions)
+
+
+def _contiguity(positions: Sequence[int]) -> float:
+    """The share of consecutive matched characters that sit next to each other (0–1)."""
+    if len(positions) < 2:
+        return 1.0
+    runs = sum(1 for a, b in zip(positions, positions[1:], strict=False) if b == a + 1)
+    return runs / (len(positions) - 1)

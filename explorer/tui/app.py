@@ -1,0 +1,106 @@
+"""The explorer app: loads settings and themes, shows the main screen.
+
+``make_app`` is shared by the CLI (``explorer [ROOT]`` → :func:`run_app`) and the tests. Nothing
+slow is imported here: the index, Chroma and the model open on threads after the first frame.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+from textual.theme import Theme
+
+from explorer.config import Settings
+from explorer.tui import themes
+from explorer.tui.screens.main import MainScreen
+
+FIRST_FRAME_ENV = "EXPLORER_FIRST_FRAME_FILE"
+"""If set, the app writes the wall-clock time of its first painted frame to this file..."""
+EXIT_AFTER_FIRST_FRAME_ENV = "EXPLORER_EXIT_AFTER_FIRST_FRAME"
+"""...and, if this is set too, quits right after (used by benchmarks/tui.py)."""
+
+
+class ExplorerApp(App[None]):
+    """A terminal document explorer with live hybrid search."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "explorer"
+    COMMAND_PALETTE_BINDING = "f1"
+    """ctrl+p is quick open, as in editors; F1 opens the command palette (as in VS Code)."""
+
+    def __init__(self, settings: Settings, embedder: Any = None, watch: bool = True) -> None:
+        super().__init__()
+        self.settings = settings
+        self.embedder = embedder
+        self.watch = watch
+        self.theme_problems: list[str] = []
+        self._load_themes()
+
+    # -- themes -------------------------------------------------------------------------------
+    def _load_themes(self) -> None:
+        loaded = themes.load_themes()
+        self.theme_problems = list(loaded.problems)
+        for theme in loaded.themes:
+            self.register_theme(theme)
+        wanted = themes.load_preferences().get("theme")
+        if isinstance(wanted, str) and wanted in self.available_themes:
+            self.theme = wanted
+        else:
+            if isinstance(wanted, str) and wanted != themes.DEFAULT_THEME:
+                self.theme_problems.append(
+                    f"theme {wanted!r} is not available; using {themes.DEFAULT_THEME}"
+                )
+            self.theme = themes.DEFAULT_THEME
+
+    def _remember_theme(self, theme: Theme) -> None:
+        themes.save_preference("theme", theme.name)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def get_default_screen(self) -> Screen:
+        return MainScreen(self.settings, embedder=self.embedder, watch=self.watch)
+
+    def on_mount(self) -> None:
+        for problem in self.theme_problems:
+            self.notify(problem, title="Theme", severity="warning", timeout=10)
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
+        if os.environ.get(FIRST_FRAME_ENV):
+            self.call_after_refresh(self._first_frame)
+
+    def _first_frame(self) -> None:
+        Path(os.environ[FIRST_FRAME_ENV]).write_text(repr(time.time()))
+        if os.environ.get(EXIT_AFTER_FIRST_FRAME_ENV):
+            self.exit()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, MainScreen):
+            yield from screen.system_commands()
+
+
+def make_app(
+    root: Path,
+    index_dir: Path | None = None,
+    model: str | None = None,
+    embedder: Any = None,
+    watch: bool = True,
+) -> ExplorerApp:
+    """The app for ``root`` (the index dir and model resolved as everywhere else).
+
+    ``embedder`` replaces the model (tests pass a fake one; its ``name`` becomes the model name
+    stored with the index). ``watch=False`` leaves the file watcher off.
+    """
+    if model is None and embedder is not None:
+        model = getattr(embedder, "name", None)
+    settings = Settings.for_root(root, index_dir, model=model)
+    return ExplorerApp(settings, embedder=embedder, watch=watch)
+
+
+def run_app(root: Path, index_dir: Path | None = None, model: str | None = None) -> None:
+    """Run the explorer on ``root`` in this terminal until the user quits."""
+    make_app(Path(root), index_dir=index_dir, model=model).run()

@@ -1,0 +1,101 @@
+"""The bridge between the live index (background threads) and the UI (messages).
+
+:class:`IndexBridge` has ``start()`` and ``stop()``. ``start()`` returns at once: a thread imports
+the live index module (watchdog and friends stay off the UI thread), opens the index, posts
+:class:`~explorer.tui.messages.IndexOpened` and starts the writer. Every event of the live index
+becomes a message posted to the target (``post_message`` is thread-safe); the bridge never
+touches a widget.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from textual.message_pump import MessagePump
+
+from explorer.config import Settings
+from explorer.tui import messages
+
+
+class IndexBridge:
+    """Owns the :class:`~explorer.core.live.LiveIndex` of the UI; reports only by messages."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        target: MessagePump,
+        embedder: Any = None,
+        watch: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.target = target
+        self.embedder = embedder
+        self.watch = watch
+        self.live: Any = None
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Open and start the live index on a thread; a no-op after the first call."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._open, name="explorer-tui-open", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the live index (joins its writer); idempotent, safe before it has opened."""
+        with self._lock:
+            self._stopped = True
+            live, self.live = self.live, None
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=10)
+        if live is not None:
+            live.stop()
+
+    def _open(self) -> None:
+        try:
+            from explorer.core.live import LiveIndex
+
+            live = LiveIndex(
+                self.settings, self._on_event, embedder=self.embedder, watch=self.watch
+            )
+        except Exception as error:  # noqa: BLE001 - the UI shows the one line and stays up
+            self.target.post_message(
+                messages.IndexOpened(None, None, f"cannot open the index: {error}")
+            )
+            return
+        with self._lock:
+            if self._stopped:
+                live.index.close()
+                return
+            self.live = live
+        self.target.post_message(messages.IndexOpened(live, live.index))
+        live.start()
+
+    def _on_event(self, event: Any) -> None:
+        """Called on the writer thread: turn the event into a message, nothing else."""
+        kind = getattr(event, "kind", "")
+        message: Any
+        if kind == "progress":
+            message = messages.IndexProgress(
+                event.phase,
+                event.files_done,
+                event.files_total,
+                event.chunks_done,
+                event.chunks_total,
+            )
+        elif kind == "files_changed":
+            message = messages.IndexFilesChanged(
+                frozenset(event.paths), bool(getattr(event, "initial", False))
+            )
+        elif kind == "vectors_ready":
+            message = messages.IndexVectorsReady(frozenset(event.paths))
+        elif kind == "model_state":
+            message = messages.IndexModelState(event.state, getattr(event, "message", ""))
+        elif kind == "error":
+            message = messages.IndexFailed(event.message)
+        else:
+            return
+        self.target.post_message(message)

@@ -1,0 +1,164 @@
+"""Themes: Textual's built-in themes, theme files (TOML), and the remembered choice.
+
+A theme file is a small TOML document (see ``themes/README.md``)::
+
+    name = "tern-dusk"
+    dark = true
+    primary = "#7aa2f7"
+    background = "#1a1b26"
+
+    [variables]
+    "footer-key-foreground" = "#7aa2f7"
+
+Theme files are read from the ``themes/`` folder shipped with explorer and from
+``<config dir>/themes``. A file that cannot be read or validated is reported (the app shows a
+notification) and left out; it never stops the app. The chosen theme is kept in
+``<config dir>/tui.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+from explorer.locations import config_dir
+
+DEFAULT_THEME = "textual-dark"
+PREFERENCES_NAME = "tui.json"
+COLOR_KEYS = (
+    "primary",
+    "secondary",
+    "accent",
+    "warning",
+    "error",
+    "success",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+)
+"""Colour fields of a theme file; only ``primary`` is required."""
+OTHER_KEYS = ("name", "dark", "luminosity_spread", "text_alpha", "variables")
+
+
+class ThemeFileError(ValueError):
+    """A theme file that cannot be used; the message names the file and the problem."""
+
+
+@dataclass
+class LoadedThemes:
+    """The themes read from files, and one line per file that could not be used."""
+
+    themes: list[Theme] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def shipped_themes_dir() -> Path:
+    """The ``themes/`` folder next to the ``explorer`` package (a source checkout)."""
+    return Path(__file__).resolve().parents[2] / "themes"
+
+
+def user_themes_dir() -> Path:
+    """Where a user's own theme files live."""
+    return config_dir() / "themes"
+
+
+def theme_dirs() -> list[Path]:
+    """Every folder theme files are read from, shipped first (a user file may override)."""
+    return [shipped_themes_dir(), user_themes_dir()]
+
+
+def load_theme_file(path: Path) -> Theme:
+    """Read and validate one theme file; raises :class:`ThemeFileError`."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ThemeFileError(f"{path.name}: cannot read it ({error})") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ThemeFileError(f"{path.name}: not valid TOML ({error})") from error
+    unknown = sorted(set(data) - set(COLOR_KEYS) - set(OTHER_KEYS))
+    if unknown:
+        raise ThemeFileError(f"{path.name}: unknown keys {', '.join(unknown)}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ThemeFileError(f"{path.name}: 'name' must be a non-empty string")
+    if "primary" not in data:
+        raise ThemeFileError(f"{path.name}: 'primary' is required")
+    colors = {}
+    for key in COLOR_KEYS:
+        if key in data:
+            colors[key] = _color(path, key, data[key])
+    dark = data.get("dark", True)
+    if not isinstance(dark, bool):
+        raise ThemeFileError(f"{path.name}: 'dark' must be true or false")
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in variables.items()
+    ):
+        raise ThemeFileError(f"{path.name}: [variables] must map names to strings")
+    numbers = {}
+    for key in ("luminosity_spread", "text_alpha"):
+        if key in data:
+            value = data[key]
+            if not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise ThemeFileError(f"{path.name}: '{key}' must be a number from 0 to 1")
+            numbers[key] = float(value)
+    return Theme(name=name.strip(), dark=dark, variables=dict(variables), **colors, **numbers)
+
+
+def _color(path: Path, key: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise ThemeFileError(f"{path.name}: '{key}' must be a colour string like \"#1e90ff\"")
+    try:
+        Color.parse(value)
+    except ColorParseError as error:
+        raise ThemeFileError(f"{path.name}: '{key}' is not a colour: {value!r}") from error
+    return value
+
+
+def load_themes(directories: list[Path] | None = None) -> LoadedThemes:
+    """Every valid theme in ``*.toml`` files of ``directories`` (default :func:`theme_dirs`)."""
+    loaded = LoadedThemes()
+    for directory in directories if directories is not None else theme_dirs():
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob("*.toml")):
+            try:
+                loaded.themes.append(load_theme_file(path))
+            except ThemeFileError as error:
+                loaded.problems.append(str(error))
+    return loaded
+
+
+# -- the remembered choice --------------------------------------------------------------------
+def preferences_path() -> Path:
+    return config_dir() / PREFERENCES_NAME
+
+
+def load_preferences() -> dict:
+    """The saved preferences, or an empty dict when there are none (or they are unreadable)."""
+    try:
+        data = json.loads(preferences_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_preference(key: str, value: object) -> None:
+    """Remember one preference (best effort: a read-only config dir is not an error)."""
+    data = load_preferences()
+    data[key] = value
+    path = preferences_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        temporary.replace(path)
+    except OSError:
+        pass

@@ -1,0 +1,1 @@
+"""Widgets of the explorer UI; each talks to the screen with messages."""

@@ -1,0 +1,330 @@
+"""The results list: one row per file, with its best passages and the matched words marked.
+
+Results change on every keystroke, so the list is built for speed: the rows are laid out (cut
+and wrapped to the list's width) by the search worker, off the UI thread, and the widget only
+draws the lines on screen (a line-API scroll view, no widget per row).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.cells import cell_len
+from textual import events
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.content import Content
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.visual import Visual
+
+SNIPPET_LINES = 2
+"""Most lines of snippet under a file."""
+MATCH_STYLE = "bold $text-accent"
+PATH_STYLE = "bold $text-primary"
+MUTED_STYLE = "$text-muted"
+HEADING_STYLE = "$text-secondary"
+INDENT = "  "
+
+
+def short_heading(heading: str, title: str) -> str:
+    """The heading path without the document title in front (the path already says it)."""
+    if title and heading.startswith(title + " > "):
+        return heading[len(title) + 3 :]
+    return heading
+
+
+def hit_lines(hit: Any, width: int) -> list[Content]:
+    """The lines of one :class:`~explorer.core.search.FileHit`, cut to ``width`` cells.
+
+    Pure and thread-safe: the search worker calls it. Path and score; the best passage's
+    heading, line and the other passages' lines; then its snippet on up to two lines.
+    """
+    width = max(20, width)
+    lines = [
+        _cut(Content.assemble((f"{hit.score:.2f} ", MUTED_STYLE), (hit.path, PATH_STYLE)), width)
+    ]
+    if not hit.passages:
+        return lines
+    best = hit.passages[0]
+    others = ", ".join(f"L{p.start_line}" for p in hit.passages[1:])
+    where = Content.assemble(
+        INDENT,
+        (short_heading(best.heading, hit.title) or "(top)", HEADING_STYLE),
+        (f"  L{best.start_line}", MUTED_STYLE),
+        (f"  (also {others})" if others else "", MUTED_STYLE),
+    )
+    lines.append(_cut(where, width))
+    lines.extend(snippet_lines(best.snippet, best.highlights, width - len(INDENT)))
+    return lines
+
+
+def snippet_lines(
+    snippet: str, highlights: list[tuple[int, int]], width: int, most: int = SNIPPET_LINES
+) -> list[Content]:
+    """``snippet`` wrapped at spaces to ``most`` lines of ``width`` cells, matches marked."""
+    breaks: list[tuple[int, int]] = []
+    start = 0
+    while start < len(snippet) and len(breaks) < most:
+        end = _fit(snippet, start, width)
+        if end < len(snippet) and len(breaks) == most - 1:
+            end = _fit(snippet, start, width - 1)
+            breaks.append((start, end))
+            break
+        breaks.append((start, end))
+        start = end
+        while start < len(snippet) and snippet[start] == " ":
+            start += 1
+    lines = []
+    for number, (begin, end) in enumerate(breaks):
+        text = snippet[begin:end].rstrip()
+        more = number == len(breaks) - 1 and end < len(snippet)
+        content = Content(INDENT + text + ("…" if more else ""))
+        for hit_start, hit_end in highlights:
+            left, right = max(hit_start, begin), min(hit_end, begin + len(text))
+            if left < right:
+                offset = len(INDENT) - begin
+                content = content.stylize(MATCH_STYLE, left + offset, right + offset)
+        lines.append(content)
+    return lines
+
+
+def _fit(text: str, start: int, width: int) -> int:
+    """The end of the longest piece of ``text`` from ``start`` that fits ``width`` cells,
+    broken after a space when there is one."""
+    end, used = start, 0
+    while end < len(text):
+        used += cell_len(text[end])
+        if used > width:
+            break
+        end += 1
+    if end < len(text):
+        space = text.rfind(" ", start, end + 1)
+        if space > start:
+            return space
+    return max(end, start + 1)
+
+
+def _cut(content: Content, width: int) -> Content:
+    if content.cell_length <= width:
+        return content
+    return content.truncate(width, ellipsis=True)
+
+
+class ResultsList(ScrollView, can_focus=True):
+    """Search results; Up/Down move, Enter (or a click) opens the file at its best passage."""
+
+    BORDER_TITLE = "Results"
+    BINDINGS = [
+        Binding("up", "move(-1)", "Up", show=False),
+        Binding("down", "move(1)", "Down", show=False),
+        Binding("pageup", "move(-5)", "Page up", show=False),
+        Binding("pagedown", "move(5)", "Page down", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+        Binding("enter", "open", "Open", show=False),
+    ]
+    COMPONENT_CLASSES = {"results-list--cursor"}
+
+    highlighted: reactive[int | None] = reactive(None, init=False)
+
+    @dataclass
+    class Opened(Message):
+        """Open ``hit`` (a FileHit) at its passage number ``passage``."""
+
+        results: ResultsList
+        hit: Any
+        passage: int = 0
+
+        @property
+        def control(self) -> ResultsList:
+            return self.results
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.hits: list[Any] = []
+        self.shown_query: str | None = None
+        """The query text whose results are on screen (None: a message is shown)."""
+        self.shown_mode: str | None = None
+        """The mode that answered the shown results."""
+        self.message = ""
+        """The explanation shown instead of results (empty when results are shown)."""
+        self._rows: list[list[Content]] = []
+        self._lines: list[tuple[int, int]] = []
+        """(hit number, line of that hit) per line; line -1 is the gap after a hit."""
+        self._first_line: list[int] = []
+        self._rows_width = 0
+        self._cache: LRUCache[tuple, Strip] = LRUCache(256)
+
+    # -- public API ---------------------------------------------------------------------------
+    @property
+    def row_width(self) -> int:
+        """The width rows are laid out for (what a search worker should pass to hit_lines)."""
+        return max(20, self.scrollable_content_region.width - 1)
+
+    def show_response(
+        self,
+        query: str,
+        answered: str,
+        response: Any,
+        rows: list[list[Content]] | None = None,
+        width: int | None = None,
+    ) -> None:
+        """Show the hits of ``response`` (the answer to ``query``, by mode ``answered``).
+
+        ``rows`` are the hits' lines already laid out for ``width`` (by the search worker).
+        """
+        same_query = query == self.shown_query
+        previous = (
+            self.hits[self.highlighted].path
+            if same_query and self.highlighted is not None and self.highlighted < len(self.hits)
+            else None
+        )
+        self.hits = list(response.results)
+        self.shown_query = query
+        self.shown_mode = answered
+        if not self.hits:
+            note = "; ".join(response.notes) if response.notes else ""
+            text = f"No results for “{query.strip()}”" + (f" ({note})" if note else "")
+            self._show_message(text)
+            return
+        self.message = ""
+        if rows is None or len(rows) != len(self.hits) or width != self.row_width:
+            width = self.row_width
+            rows = [hit_lines(hit, width) for hit in self.hits]
+        self._set_rows(rows, width)
+        ids = [hit.path for hit in self.hits]
+        index = ids.index(previous) if previous in ids else 0
+        self.set_reactive(ResultsList.highlighted, index)
+        self.scroll_to(y=0 if index == 0 else self.scroll_y, animate=False, immediate=True)
+        self._scroll_to_highlight()
+        self.border_subtitle = f"{len(self.hits)} files · {answered}"
+
+    def show_message(self, text: str) -> None:
+        """Replace the results by one line of explanation (no query shown)."""
+        self.hits = []
+        self.shown_query = None
+        self.shown_mode = None
+        self._show_message(text)
+
+    def open_highlighted(self) -> None:
+        if self.highlighted is not None and self.highlighted < len(self.hits):
+            self.post_message(self.Opened(self, self.hits[self.highlighted]))
+
+    # -- layout -------------------------------------------------------------------------------
+    def _show_message(self, text: str) -> None:
+        self.hits = []
+        self.message = text
+        width = self.row_width
+        self._set_rows([snippet_lines(text, [], width, most=3)], width)
+        self.set_reactive(ResultsList.highlighted, None)
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self.border_subtitle = ""
+
+    def _set_rows(self, rows: list[list[Content]], width: int) -> None:
+        self._rows = rows
+        self._rows_width = width
+        self._lines = []
+        self._first_line = []
+        for number, row in enumerate(rows):
+            self._first_line.append(len(self._lines))
+            self._lines.extend((number, line) for line in range(len(row)))
+            self._lines.append((number, -1))
+        self._cache.clear()
+        self.virtual_size = Size(width, len(self._lines))
+        self.refresh()
+
+    def on_resize(self, _event: events.Resize) -> None:
+        if self._rows and self.row_width != self._rows_width:
+            if self.hits:
+                width = self.row_width
+                self._set_rows([hit_lines(hit, width) for hit in self.hits], width)
+            elif self.message:
+                self._show_message(self.message)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    # -- drawing ------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.scrollable_content_region.width
+        if index >= len(self._lines):
+            return Strip.blank(width, self.rich_style)
+        number, line = self._lines[index]
+        marked = number == self.highlighted and bool(self.hits)
+        key = (index, width, marked, self.has_focus)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        style = self.get_visual_style("results-list--cursor") if marked else self.get_visual_style()
+        if line < 0:
+            strip = Strip.blank(width, self.rich_style)
+        else:
+            content = self._rows[number][line]
+            strips = Visual.to_strips(
+                self, content, max(1, content.cell_length), 1, style, apply_selection=False
+            )
+            strip = (strips[0] if strips else Strip([])).crop(0, width)
+            strip = strip.extend_cell_length(width, style.rich_style)
+        self._cache[key] = strip
+        return strip
+
+    def watch_highlighted(self, _old: int | None, _new: int | None) -> None:
+        self._cache.clear()
+        self.refresh()
+        self._scroll_to_highlight()
+
+    def on_focus(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def _scroll_to_highlight(self) -> None:
+        number = self.highlighted
+        if number is None or number >= len(self._rows):
+            return
+        top = self._first_line[number]
+        bottom = top + len(self._rows[number])
+        height = self.scrollable_content_region.height
+        if top < self.scroll_y:
+            self.scroll_to(y=top, animate=False, immediate=True)
+        elif height and bottom > self.scroll_y + height:
+            self.scroll_to(y=max(top, bottom - height), animate=False, immediate=True)
+
+    # -- keys and mouse -----------------------------------------------------------------------
+    def action_move(self, delta: int) -> None:
+        if not self.hits:
+            return
+        current = self.highlighted if self.highlighted is not None else 0
+        self.highlighted = max(0, min(len(self.hits) - 1, current + delta))
+
+    def action_first(self) -> None:
+        if self.hits:
+            self.highlighted = 0
+
+    def action_last(self) -> None:
+        if self.hits:
+            self.highlighted = len(self.hits) - 1
+
+    def action_open(self) -> None:
+        self.open_highlighted()
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        index = int(self.scroll_y) + offset.y
+        if self.hits and 0 <= index < len(self._lines):
+            number = self._lines[index][0]
+            self.highlighted = number
+            self.open_highlighted()

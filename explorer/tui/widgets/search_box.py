@@ -1,0 +1,143 @@
+"""The search box: the query, the search mode, and a path filter.
+
+Path filters come from ``path:PREFIX`` (or ``path:GLOB``) words typed in the query, and from
+the filter field next to it (space- or comma-separated). The box only reports what the user
+asked for (:class:`SearchBox.Changed`); running the search is the screen's job.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Input, Label
+
+MODES = ("hybrid", "semantic", "keyword")
+PATH_WORD = re.compile(r"(?:^|\s)path:(\S*)")
+
+
+def parse_query(text: str) -> tuple[str, tuple[str, ...]]:
+    """Split typed text into the words to search for and the ``path:`` filters in it."""
+    paths = tuple(p for p in PATH_WORD.findall(text) if p)
+    query = PATH_WORD.sub(" ", text)
+    # Keep a trailing space (it ends the last word for prefix matching), fold the rest.
+    trailing = " " if query[-1:].isspace() and query.strip() else ""
+    return " ".join(query.split()) + trailing, paths
+
+
+def split_filter(text: str) -> tuple[str, ...]:
+    """The patterns of the filter field (space- or comma-separated)."""
+    return tuple(p for p in re.split(r"[\s,]+", text.strip()) if p)
+
+
+class SearchBox(Horizontal):
+    """The query input, the mode label and the filter field, on one line."""
+
+    BINDINGS = [
+        Binding("escape", "leave", "Leave search", show=False),
+        Binding("down", "leave", "To results", show=False),
+    ]
+
+    mode: reactive[str] = reactive("hybrid", init=False)
+
+    @dataclass
+    class Changed(Message):
+        """The query, the filter or the mode changed."""
+
+        search_box: SearchBox
+        text: str
+        """The query field exactly as typed."""
+        query: str
+        """The words to search for (``path:`` words removed)."""
+        paths: tuple[str, ...]
+        mode: str
+
+        @property
+        def control(self) -> SearchBox:
+            return self.search_box
+
+    @dataclass
+    class Submitted(Message):
+        """Enter in the query field."""
+
+        search_box: SearchBox
+
+    @dataclass
+    class Left(Message):
+        """The user left the box (Escape or Down)."""
+
+        search_box: SearchBox
+
+    def compose(self) -> ComposeResult:
+        yield Label("Search", id="search-icon")
+        yield Input(placeholder="Search (path:guides/ to filter)", id="query")
+        yield Label(self._mode_label(), id="mode")
+        yield Input(placeholder="path filter", id="path-filter")
+
+    # -- public API ---------------------------------------------------------------------------
+    @property
+    def text(self) -> str:
+        return self.query_one("#query", Input).value
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every active path filter (typed ``path:`` words and the filter field)."""
+        _query, typed = parse_query(self.text)
+        field = split_filter(self.query_one("#path-filter", Input).value)
+        return tuple(dict.fromkeys((*typed, *field)))
+
+    def set_text(self, text: str) -> None:
+        """Replace the query text (posts :class:`Changed`)."""
+        box = self.query_one("#query", Input)
+        box.value = text
+        box.cursor_position = len(text)
+
+    def set_filter(self, text: str) -> None:
+        self.query_one("#path-filter", Input).value = text
+
+    def focus_query(self) -> None:
+        self.query_one("#query", Input).focus()
+
+    def focus_filter(self) -> None:
+        self.query_one("#path-filter", Input).focus()
+
+    def cycle_mode(self) -> str:
+        """Switch to the next mode (hybrid → semantic → keyword → hybrid)."""
+        self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+        return self.mode
+
+    def set_mode(self, mode: str) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}")
+        self.mode = mode
+
+    # -- internals ----------------------------------------------------------------------------
+    def _mode_label(self) -> str:
+        return f" {self.mode} "
+
+    def watch_mode(self, _mode: str) -> None:
+        self.query_one("#mode", Label).update(self._mode_label())
+        self._post_changed()
+
+    def _post_changed(self) -> None:
+        query, _typed = parse_query(self.text)
+        self.post_message(self.Changed(self, self.text, query, self.paths, self.mode))
+
+    @on(Input.Changed)
+    def _input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._post_changed()
+
+    @on(Input.Submitted)
+    def _input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.post_message(self.Submitted(self))
+
+    def action_leave(self) -> None:
+        self.post_message(self.Left(self))

@@ -1,0 +1,91 @@
+"""Smoke test in a real terminal: run ``python -m explorer sample_docs`` under tmux.
+
+The app runs with the real model and Chroma on an isolated data dir. Keyword results come
+first, so a query shows known paths within seconds even while the model loads.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+
+def _tmux(socket: str, *args: str) -> str:
+    result = subprocess.run(
+        ["tmux", "-L", socket, *args], capture_output=True, text=True, timeout=10
+    )
+    return result.stdout
+
+
+def _wait_for_screen(socket: str, predicate, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = _tmux(socket, "capture-pane", "-p", "-t", "explorer")
+        if predicate(screen):
+            return screen
+        time.sleep(0.25)
+    raise AssertionError(f"timed out; the screen was:\n{screen}")
+
+
+def test_search_in_a_real_terminal(tmp_path):
+    socket = f"explorer-test-{uuid.uuid4().hex[:8]}"
+    exit_file = tmp_path / "exit-code"
+    env = {
+        "EXPLORER_DATA_DIR": str(tmp_path / "data"),
+        "EXPLORER_CONFIG_DIR": str(tmp_path / "config"),
+        "TERM": "xterm-256color",
+    }
+    exports = " ".join(f"{key}={value}" for key, value in env.items())
+    command = (
+        f"cd {REPO} && env {exports} {sys.executable} -m explorer sample_docs; "
+        f"echo $? > {exit_file}"
+    )
+    subprocess.run(
+        [
+            "tmux",
+            "-L",
+            socket,
+            "new-session",
+            "-d",
+            "-s",
+            "explorer",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            command,
+        ],
+        check=True,
+        timeout=10,
+        env={**os.environ, **env},
+    )
+    try:
+        _wait_for_screen(socket, lambda s: "Files" in s and "Results" in s, 30)
+        # A filtered query, so the known file is on screen whatever else mentions backups.
+        _tmux(socket, "send-keys", "-t", "explorer", "-l", "backups path:guides/")
+        screen = _wait_for_screen(
+            socket, lambda s: "guides/backups.md" in s.split("Results")[-1], 60
+        )
+        assert "Search" in screen
+        _tmux(socket, "send-keys", "-t", "explorer", "C-q")
+        deadline = time.monotonic() + 60
+        while not exit_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert exit_file.exists(), "the app did not quit on ctrl+q"
+        assert exit_file.read_text().strip() == "0"
+    finally:
+        _tmux(socket, "kill-server")

@@ -1,0 +1,137 @@
+"""UI test fixtures: corpora with a ready index, an app factory, and waiting helpers.
+
+Building an index (Chroma included) takes seconds, so each corpus is indexed once per session in
+a subprocess (every store cleanly closed) and copied per test with its index; the copies keep
+the files' mtimes, so the app's start-up sync finds nothing to do.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from explorer.tui.app import ExplorerApp, make_app
+from tests.fakes import FakeEmbedder
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_DOCS = REPO / "sample_docs"
+SNAPSHOT_CORPUS = Path(__file__).resolve().parent / "corpus"
+FAKE_MODEL = FakeEmbedder.name
+
+BUILD_SCRIPT = """
+import sys
+from explorer.config import Settings
+from explorer.core.index import Index
+from explorer.core.indexer import Indexer
+from tests.fakes import FakeEmbedder
+
+root, index_dir = sys.argv[1], sys.argv[2]
+index = Index(Settings.for_root(root, index_dir, model=FakeEmbedder.name), FakeEmbedder())
+index.acquire_write_lock()
+Indexer(index).sync()
+index.close()
+"""
+
+
+def _build(source: Path, base: Path) -> tuple[Path, Path]:
+    docs, index_dir = base / "docs", base / "index"
+    shutil.copytree(source, docs)
+    subprocess.run(
+        [sys.executable, "-c", BUILD_SCRIPT, str(docs), str(index_dir)],
+        cwd=REPO,
+        check=True,
+        timeout=300,
+    )
+    return docs, index_dir
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests run on asyncio (through anyio's pytest plugin)."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def built_sample_docs(tmp_path_factory) -> tuple[Path, Path]:
+    """sample_docs and its full index (fake embedder), built once per session."""
+    return _build(SAMPLE_DOCS, tmp_path_factory.mktemp("built-sample"))
+
+
+@pytest.fixture(scope="session")
+def built_snapshot_corpus(tmp_path_factory) -> tuple[Path, Path]:
+    return _build(SNAPSHOT_CORPUS, tmp_path_factory.mktemp("built-snapshot"))
+
+
+def _copy(built: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    docs, index_dir = tmp_path / "docs", tmp_path / "index"
+    shutil.copytree(built[0], docs)
+    shutil.copytree(built[1], index_dir)
+    (index_dir / "write.lock").unlink(missing_ok=True)
+    return docs, index_dir
+
+
+@pytest.fixture
+def sample_copy(built_sample_docs, tmp_path) -> tuple[Path, Path]:
+    """A private copy of sample_docs and its index: (docs folder, index dir)."""
+    return _copy(built_sample_docs, tmp_path)
+
+
+@pytest.fixture
+def snapshot_copy(built_snapshot_corpus, tmp_path) -> tuple[Path, Path]:
+    return _copy(built_snapshot_corpus, tmp_path)
+
+
+@pytest.fixture
+def app_for() -> Callable[..., ExplorerApp]:
+    """Make the app for (docs, index_dir) with the fake embedder."""
+
+    def build(copy: tuple[Path, Path], **kwargs) -> ExplorerApp:
+        docs, index_dir = copy
+        kwargs.setdefault("embedder", FakeEmbedder())
+        return make_app(docs, index_dir=index_dir, **kwargs)
+
+    return build
+
+
+async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 15.0, what: str = ""):
+    """Let the app run until ``predicate()`` holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate}")
+        await pilot.pause(0.02)
+
+
+def settled(screen) -> bool:
+    """The index is open and idle, the query model warm, and the manifest read."""
+    live = screen.live
+    return (
+        screen.index is not None
+        and screen.semantic_ready
+        and live is not None
+        and not live.busy
+        and bool(screen.counts)
+        and screen.counts.get("pending", 0) == 0
+        and bool(screen.tree.paths)
+        and screen.status.index_text.endswith("chunks")
+    )
+
+
+async def wait_settled(pilot, timeout: float = 20.0) -> None:
+    await wait_for(pilot, lambda: settled(pilot.app.screen), timeout, "the index to settle")
+
+
+async def type_query(pilot, text: str, timeout: float = 10.0) -> None:
+    """Type ``text`` into the search box and wait until the results show its answer."""
+    screen = pilot.app.screen
+    screen.search_box.focus_query()
+    await pilot.press(*text)
+    await wait_for(
+        pilot, lambda: screen.results.shown_query == screen.search_box.text, timeout, "results"
+    )

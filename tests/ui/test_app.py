@@ -1,0 +1,380 @@
+"""Pilot tests of the explorer UI on a copy of sample_docs with the fake embedder."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from explorer.tui import themes
+from explorer.tui.widgets.fuzzy_jump import FuzzyJump
+from explorer.tui.widgets.help import HelpScreen
+from explorer.tui.widgets.preview import TextView
+from explorer.tui.widgets.results import ResultsList
+from tests.fakes import FakeEmbedder
+from tests.ui.conftest import type_query, wait_for, wait_settled
+
+SIZE = (120, 40)
+pytestmark = pytest.mark.anyio
+
+
+def result_paths(screen) -> list[str]:
+    return [hit.path for hit in screen.results.hits]
+
+
+async def test_results_follow_typing_with_highlighted_snippets(sample_copy, app_for):
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        assert screen.focused is screen.search_box.query_one("#query")
+        await type_query(pilot, "backup")
+        paths = result_paths(screen)
+        assert "guides/backups.md" in paths[:3]
+        assert screen.status.answered == "hybrid"
+        top = screen.results.hits[0]
+        assert top.passages and top.passages[0].highlights
+        # More words narrow it down while typing (prefix on the last word).
+        await type_query(pilot, " restor")
+        assert "runbooks/restore-from-backup.md" in result_paths(screen)[:3]
+        assert screen.results.shown_query == "backup restor"
+        # A click on the second file's row opens it.
+        second = screen.results.hits[1]
+        row = screen.results._first_line[1]
+        await pilot.click(ResultsList, offset=(4, 1 + row))
+        await wait_for(pilot, lambda: screen.preview.path == second.path, what="the click")
+        assert screen.results.highlighted == 1
+
+
+async def test_enter_opens_result_at_its_passage_in_markdown_and_code(sample_copy, app_for):
+    docs, _index = sample_copy
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await type_query(pilot, "keyword")
+        screen.search_box.set_mode("keyword")
+        await wait_for(pilot, lambda: screen.status.answered == "keyword", what="keyword mode")
+        await pilot.press("down")  # to the results
+        assert screen.focused is screen.results
+        await pilot.press("enter")
+        hit = screen.results.hits[0]
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        first = hit.passages[0]
+        assert screen.preview.path == hit.path
+        assert screen.preview.passage == (first.start_line, first.end_line)
+        await wait_for(pilot, screen.preview.passage_visible, 5, "the passage in view")
+        if screen.preview.kind == "markdown":
+            assert screen.preview.marked_blocks()
+        # A code file: the text view scrolls to the line range.
+        code = next(p for p in screen.tree.paths if p.endswith(".py"))
+        lines = (docs / code).read_text().count("\n")
+        start = max(1, lines - 5)
+        screen.open_file(code, [(start, lines)])
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        view = screen.preview.query_one(TextView)
+        assert screen.preview.kind == "code"
+        assert view.line_count >= lines
+        await wait_for(pilot, screen.preview.passage_visible, 5, "the passage in view")
+        if lines > 40:
+            assert view.top_line > 1
+
+
+async def test_related_sidebar_follows_the_open_file(sample_copy, app_for):
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.tree.focus()
+        screen.tree.reveal("guides/backups.md")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.related.state == "ready", what="related files")
+        assert screen.related.source == "guides/backups.md"
+        neighbours = [item.path for item in screen.related.items]
+        assert "guides/backups.md" not in neighbours
+        assert any("backup" in path for path in neighbours[:4])
+        # Selecting a neighbour opens it at its explaining passage.
+        first = screen.related.items[0]
+        screen.related.focus()
+        screen.related.highlighted = 0
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.preview.path == first.path, what="the neighbour")
+        passage = first.related_passage
+        assert screen.preview.passage == (passage.start_line, passage.end_line)
+        await wait_for(pilot, lambda: screen.related.source == first.path, what="re-related")
+
+
+async def test_no_vectors_yet_state(tmp_path, app_for):
+    docs = tmp_path / "fresh"
+    docs.mkdir()
+    (docs / "one.md").write_text("# One\n\nBackups run every night.\n")
+
+    class SlowEmbedder(FakeEmbedder):
+        gate = threading.Event()
+
+        def load_document_model(self) -> None:
+            self.gate.wait(20)
+
+    embedder = SlowEmbedder()
+    app = app_for((docs, tmp_path / "index"), embedder=embedder)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            await wait_for(pilot, lambda: "one.md" in screen.tree.paths, what="the tree")
+            assert screen.tree.state_of("one.md") == "pending"
+            await type_query(pilot, "backups")
+            assert result_paths(screen) == ["one.md"]
+            assert screen.status.answered == "keyword"
+            screen.open_file("one.md")
+            await wait_for(
+                pilot,
+                lambda: screen.related.state == "empty" and "vector" in _related_text(screen),
+                what="the no-vectors state",
+            )
+            embedder.gate.set()
+            await wait_for(pilot, lambda: screen.tree.state_of("one.md") == "fresh", what="fresh")
+            await wait_for(pilot, lambda: screen.status.answered == "hybrid", what="hybrid")
+    finally:
+        SlowEmbedder.gate.set()
+
+
+def _related_text(screen) -> str:
+    option = screen.related.get_option_at_index(0) if screen.related.option_count else None
+    return str(getattr(option.prompt, "plain", option.prompt)) if option else ""
+
+
+async def test_keyword_results_first_while_the_query_model_loads(sample_copy, app_for):
+    gate = threading.Event()
+
+    class SlowQueryEmbedder(FakeEmbedder):
+        def load_query_path(self) -> None:
+            gate.wait(20)
+
+    app = app_for(sample_copy, embedder=SlowQueryEmbedder())
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            await wait_for(pilot, lambda: screen.index is not None, what="the index")
+            await type_query(pilot, "backup")
+            assert screen.status.answered == "keyword"
+            assert screen.status.requested == "hybrid"
+            assert screen.status.model_state == "loading"
+            assert "guides/backups.md" in result_paths(screen)[:3]
+            gate.set()
+            await wait_for(pilot, lambda: screen.status.answered == "hybrid", what="hybrid")
+            assert screen.status.model_state == "ready"
+    finally:
+        gate.set()
+
+
+async def test_mode_toggle_and_path_filter_from_the_keyboard(sample_copy, app_for):
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await type_query(pilot, "rotate secrets")
+        assert screen.status.answered == "hybrid"
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: screen.status.answered == "semantic", what="semantic")
+        assert screen.search_box.mode == "semantic"
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: screen.status.answered == "keyword", what="keyword")
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: screen.status.answered == "hybrid", what="hybrid again")
+        assert str(screen.search_box.query_one("#mode").render()).strip() == "hybrid"
+        # Path filters: typed in the box, then in the field.
+        screen.search_box.set_text("")
+        await type_query(pilot, "backup path:runbooks/")
+        paths = result_paths(screen)
+        assert paths and all(p.startswith("runbooks/") for p in paths)
+        assert screen.status.filters == ("runbooks/",)
+        # The filter field, reached with ctrl+f.
+        screen.search_box.set_text("backup")
+        await pilot.press("ctrl+f")
+        await pilot.press(*"guides/")
+        await wait_for(
+            pilot,
+            lambda: (
+                result_paths(screen) and all(p.startswith("guides/") for p in result_paths(screen))
+            ),
+            what="filtered results",
+        )
+        assert screen.status.filters == ("guides/",)
+
+
+async def test_fuzzy_jump_opens_a_file(sample_copy, app_for):
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, FuzzyJump), what="quick open")
+        await pilot.press(*"gsta")
+        jump = app.screen
+        assert jump.matches[0].path == "guides/getting-started.md"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is screen, what="the dialog to close")
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        assert screen.preview.path == "guides/getting-started.md"
+        assert screen.current_path == "guides/getting-started.md"
+
+
+async def test_ui_follows_files_changed_on_disk(sample_copy, app_for):
+    docs, _index = sample_copy
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.search_box.set_mode("keyword")  # by meaning, any query finds something
+        await type_query(pilot, "zanzibar")
+        assert result_paths(screen) == []
+        # Create: the tree and the results follow with no key pressed.
+        new = docs / "notes" / "zanzibar.md"
+        new.write_text("# Zanzibar\n\nThe zanzibar ferry leaves at noon.\n")
+        await wait_for(pilot, lambda: "notes/zanzibar.md" in screen.tree.paths, 5, "created")
+        await wait_for(pilot, lambda: result_paths(screen) == ["notes/zanzibar.md"], 5, "result")
+        # Edit the open file: the preview reloads.
+        screen.open_file("notes/zanzibar.md")
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        new.write_text(
+            "# Zanzibar\n\nThe zanzibar ferry now leaves at dawn.\n\n## Tickets\n\nAt the pier.\n"
+        )
+        await wait_for(
+            pilot,
+            lambda: screen.preview.loaded and "Tickets" in _markdown_text(screen),
+            5,
+            "the edited file",
+        )
+        # Move: the old path goes, the new one comes.
+        moved = docs / "guides" / "zanzibar-ferry.md"
+        new.rename(moved)
+        await wait_for(
+            pilot,
+            lambda: (
+                "guides/zanzibar-ferry.md" in screen.tree.paths
+                and "notes/zanzibar.md" not in screen.tree.paths
+            ),
+            5,
+            "moved",
+        )
+        await wait_for(
+            pilot, lambda: result_paths(screen) == ["guides/zanzibar-ferry.md"], 5, "moved result"
+        )
+        # Delete.
+        moved.unlink()
+        await wait_for(
+            pilot, lambda: "guides/zanzibar-ferry.md" not in screen.tree.paths, 5, "gone"
+        )
+        await wait_for(pilot, lambda: result_paths(screen) == [], 5, "no result")
+
+
+def _markdown_text(screen) -> str:
+    from textual.widgets import Markdown
+
+    return screen.preview.query_one(Markdown).source
+
+
+async def test_bad_theme_file_gives_a_notification_and_the_default(tmp_path, sample_copy, app_for):
+    user_themes = themes.user_themes_dir()
+    user_themes.mkdir(parents=True)
+    (user_themes / "broken.toml").write_text('name = "broken"\nprimary = "not-a-colour"\n')
+    themes.save_preference("theme", "broken")
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.theme == themes.DEFAULT_THEME
+        texts = [n.message for n in app._notifications]
+        assert any("broken.toml" in text for text in texts)
+        assert "tern-dusk" in app.available_themes  # the shipped files still load
+
+
+async def test_theme_choice_persists(sample_copy, app_for):
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = "tern-dusk"
+        await pilot.pause()
+    assert json.loads(themes.preferences_path().read_text())["theme"] == "tern-dusk"
+    again = app_for(sample_copy)
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert again.theme == "tern-dusk"
+
+
+async def test_help_palette_and_small_messages(sample_copy, app_for):
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await pilot.press("escape")  # leave the search box: "?" is a key, not a character
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, what="help to close")
+        titles = {command.title for command in app.get_system_commands(screen)}
+        for title in ("Go to file", "Search mode: keyword", "Edit file", "Help", "Theme"):
+            assert title in titles
+        # "e" with no file open says what to do.
+        screen.tree.focus()
+        await pilot.press("e")
+        await pilot.pause()
+        assert any("open a file first" in n.message for n in app._notifications)
+        # "?" typed in the search box is text, not help; a query of no words explains itself.
+        screen.search_box.focus_query()
+        await pilot.press(*"!!?")
+        assert screen.search_box.text == "!!?"
+        assert app.screen is screen
+        await wait_for(pilot, lambda: screen.index is not None, what="the index")
+        await wait_for(pilot, lambda: "no words" in screen.results.message, what="a message")
+        await pilot.pause(0.2)
+        assert screen.results.hits == []
+        assert screen.status.answered is None
+
+
+async def test_large_files_open_without_freezing(sample_copy, app_for):
+    docs, _index = sample_copy
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None, what="the index")
+        # Written after the start (no watcher): the preview alone is under test.
+        big_md = docs / "big.md"
+        big_md.write_text(
+            "".join(f"## Section {i}\n\nParagraph {i} about backups.\n\n" for i in range(4000))
+        )
+        big_py = docs / "big.py"
+        big_py.write_text(
+            "".join(f"def function_{i}(x):\n    return x + {i}\n\n" for i in range(6000))
+        )
+        assert big_md.stat().st_size > 150_000 and big_py.stat().st_size > 150_000
+        screen.open_file("big.md", [(3001, 3003)])
+        await wait_for(pilot, lambda: screen.preview.loaded, 10, "the big markdown")
+        assert screen.preview.kind == "code"  # shown as highlighted source past the limit
+        await wait_for(pilot, screen.preview.passage_visible, 5, "the passage in view")
+        screen.open_file("big.py", [(17000, 17002)])
+        await wait_for(pilot, lambda: screen.preview.loaded, 10, "the big code file")
+        await wait_for(pilot, screen.preview.passage_visible, 5, "the passage in view")
+        # The UI answers while the colours are computed.
+        screen.search_box.focus_query()
+        await pilot.press("x")
+        assert screen.search_box.text == "x"
+
+
+async def test_index_written_by_another_process_is_served_read_only(sample_copy, app_for):
+    from explorer.config import Settings
+    from explorer.core.index import Index
+
+    docs, index_dir = sample_copy
+    holder = Index(Settings.for_root(docs, index_dir, model=FakeEmbedder.name))
+    holder.acquire_write_lock()
+    try:
+        app = app_for(sample_copy)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            await wait_for(pilot, lambda: screen.read_only, what="the read-only state")
+            assert "read-only" in screen.status.index_text
+            assert any("being written" in n.message for n in app._notifications)
+            screen.search_box.set_mode("keyword")
+            await type_query(pilot, "backup")
+            assert "guides/backups.md" in result_paths(screen)[:3]
+    finally:
+        holder.close()

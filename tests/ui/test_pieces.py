@@ -1,0 +1,76 @@
+"""Pure pieces behind the UI: fuzzy file matching, query parsing, theme files."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.core.fuzzy import match_paths
+from explorer.tui.themes import ThemeFileError, load_theme_file, load_themes, shipped_themes_dir
+from explorer.tui.widgets.search_box import parse_query, split_filter
+
+PATHS = [
+    "guides/getting-started.md",
+    "guides/install-docker.md",
+    "guides/install-linux.md",
+    "guides/backups.md",
+    "runbooks/restore-from-backup.md",
+    "runbooks/failed-backups.md",
+    "src/tern/backup.py",
+    "README.md",
+]
+
+
+@pytest.mark.parametrize(
+    ("keys", "best"),
+    [
+        ("gsta", "guides/getting-started.md"),
+        ("instdock", "guides/install-docker.md"),
+        ("install docker", "guides/install-docker.md"),
+        ("restore", "runbooks/restore-from-backup.md"),
+        ("backup.py", "src/tern/backup.py"),
+        ("bakcups", "guides/backups.md"),  # a typo still finds it
+        ("readme", "README.md"),
+    ],
+)
+def test_fuzzy_best_match(keys, best):
+    assert match_paths(keys, PATHS)[0].path == best
+
+
+def test_fuzzy_positions_mark_the_typed_characters():
+    match = match_paths("gsta", PATHS)[0]
+    assert "".join(match.path[i] for i in match.positions).lower() == "gsta"
+    assert match_paths("", PATHS, limit=3) == match_paths("  ", PATHS, limit=3)
+    assert [m.path for m in match_paths("", PATHS, limit=2)] == sorted(PATHS)[:2]
+    assert match_paths("zzzzqqq", PATHS) == []
+
+
+def test_parse_query_takes_path_words_out():
+    assert parse_query("backup path:guides/ restore") == ("backup restore", ("guides/",))
+    assert parse_query("path:a/ path:**/*.py x") == ("x", ("a/", "**/*.py"))
+    assert parse_query("proxy ") == ("proxy ", ())  # a trailing space ends the last word
+    assert parse_query("path:") == ("", ())
+    assert split_filter(" guides/, runbooks/ api/") == ("guides/", "runbooks/", "api/")
+
+
+def test_shipped_theme_files_are_valid():
+    loaded = load_themes([shipped_themes_dir()])
+    assert loaded.problems == []
+    assert {theme.name for theme in loaded.themes} >= {"tern-dusk", "tern-paper"}
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('name = "x"\nprimary = "#12"', "not a colour"),
+        ('primary = "#123456"', "'name'"),
+        ('name = "x"', "'primary' is required"),
+        ('name = "x"\nprimary = "#123456"\ncolour = "red"', "unknown keys"),
+        ("name = ", "not valid TOML"),
+        ('name = "x"\nprimary = "#123456"\ndark = "yes"', "'dark'"),
+    ],
+)
+def test_broken_theme_files_are_explained(tmp_path, text, problem):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ThemeFileError, match=problem):
+        load_theme_file(path)

@@ -1,0 +1,83 @@
+"""Snapshots of the main layouts at 120x40 on a small fixed corpus (tests/ui/corpus).
+
+Deterministic by construction: the fake embedder, a fixed corpus copied to a folder named
+``docs`` (the only part of its path on screen), no timings in the status bar, and every picture
+taken once the index has settled. Update with ``pytest tests/ui --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import Input
+
+from tests.ui.conftest import type_query, wait_for, wait_settled
+
+SIZE = (120, 40)
+
+
+async def _settle(pilot) -> None:
+    pilot.app.screen.status.show_timings = False
+    await wait_settled(pilot)
+    _steady_cursors(pilot)
+    await pilot.pause(0.1)
+
+
+def _steady_cursors(pilot) -> None:
+    """A blinking cursor would make the picture depend on the moment it is taken."""
+    for box in pilot.app.screen.query(Input):
+        box.cursor_blink = False
+
+
+def test_start_layout(snap_compare, snapshot_copy, app_for):
+    async def run_before(pilot):
+        await _settle(pilot)
+
+    assert snap_compare(app_for(snapshot_copy), terminal_size=SIZE, run_before=run_before)
+
+
+def test_search_and_open_result(snap_compare, snapshot_copy, app_for):
+    async def run_before(pilot):
+        await _settle(pilot)
+        screen = pilot.app.screen
+        screen.search_box.set_mode("keyword")
+        await type_query(pilot, "snapshot restore")
+        await wait_for(pilot, lambda: screen.status.answered == "keyword")
+        await pilot.press("enter")  # opens the best result and focuses the list
+        await wait_for(pilot, lambda: screen.preview.loaded)
+        await wait_for(pilot, lambda: screen.related.state == "ready")
+        await pilot.pause(0.1)
+
+    assert snap_compare(app_for(snapshot_copy), terminal_size=SIZE, run_before=run_before)
+
+
+def test_code_preview_with_a_user_theme(snap_compare, snapshot_copy, app_for):
+    async def run_before(pilot):
+        await _settle(pilot)
+        pilot.app.theme = "tern-dusk"
+        screen = pilot.app.screen
+        screen.open_file("src/app.py", [(11, 13)])
+        await wait_for(pilot, lambda: screen.preview.loaded)
+        await wait_for(pilot, lambda: screen.related.state == "ready")
+        screen.preview.focus_content()
+        await pilot.pause(0.1)
+
+    assert snap_compare(app_for(snapshot_copy), terminal_size=SIZE, run_before=run_before)
+
+
+def test_fuzzy_jump_dialog(snap_compare, snapshot_copy, app_for):
+    async def run_before(pilot):
+        await _settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"rest")
+        _steady_cursors(pilot)
+        await pilot.pause(0.1)
+
+    assert snap_compare(app_for(snapshot_copy), terminal_size=SIZE, run_before=run_before)
+
+
+def test_help_screen(snap_compare, snapshot_copy, app_for):
+    async def run_before(pilot):
+        await _settle(pilot)
+        await pilot.press("escape", "question_mark")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app_for(snapshot_copy), terminal_size=SIZE, run_before=run_before)
