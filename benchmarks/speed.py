@@ -170,6 +170,7 @@ def main() -> int:
         help="Chunks (random, seeded) the raw model baseline encodes; 0 = all.",
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--index-dir", type=Path, help="Keep the built index here (must be new).")
     args = parser.parse_args()
     corpus = args.corpus.resolve()
     if not corpus.is_dir():
@@ -177,7 +178,13 @@ def main() -> int:
         return 2
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     with tempfile.TemporaryDirectory(prefix="explorer-speed-") as temp:
-        index_dir = Path(temp) / "index"
+        index_dir = args.index_dir or Path(temp) / "index"
+        if index_dir.exists() and any(index_dir.iterdir()):
+            print(
+                f"speed.py: error: {index_dir} is not empty (a cold index is measured)",
+                file=sys.stderr,
+            )
+            return 2
         cold = run_index(corpus, index_dir, env)
         report = cold["report"]
         texts = embedding_texts(corpus, index_dir)

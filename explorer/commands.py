@@ -150,6 +150,8 @@ def _stderr_console():
 
 def _open_for_reading(settings: Settings):
     """Open an existing index and start loading the query model and Chroma side by side."""
+    import numpy  # noqa: F401 - before the thread: two threads importing numpy at once race
+
     from explorer.core.index import Index
 
     index = Index.open_existing(settings)

@@ -81,7 +81,8 @@ class Index:
         self.keywords = KeywordIndex(settings.index_dir / DATABASE_NAME)
         self._vectors: VectorStore | None = None
         self._embedder = embedder
-        self._open_lock = threading.Lock()
+        self._vectors_lock = threading.Lock()
+        self._embedder_lock = threading.Lock()
         self._lock_file = None
 
     @classmethod
@@ -96,14 +97,14 @@ class Index:
 
     @property
     def vectors(self) -> VectorStore:
-        with self._open_lock:
+        with self._vectors_lock:
             if self._vectors is None:
                 self._vectors = VectorStore(self.settings.index_dir / CHROMA_DIR_NAME)
             return self._vectors
 
     @property
     def embedder(self) -> Embedder:
-        with self._open_lock:
+        with self._embedder_lock:  # not the vectors' lock: the model loads while Chroma opens
             if self._embedder is None:
                 self._embedder = load_embedder(self.settings.model)
             return self._embedder

@@ -21,7 +21,7 @@ from explorer.core.live import (
     VectorsReadyEvent,
 )
 from explorer.core.search import SearchRequest, search
-from tests.conftest import write_files
+from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
 
 # watchdog warns (harmlessly) when a new folder's watch is added twice in a race with its walk.
@@ -29,16 +29,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning"
 
 CHANGE_SECONDS = 2.0
 """How soon a change on disk must show in search."""
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
-    """Poll ``condition`` until it holds or ``timeout`` passes; returns its last value."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
 
 
 class SlowEmbedder(FakeEmbedder):

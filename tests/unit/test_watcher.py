@@ -11,19 +11,10 @@ from pathlib import Path
 import pytest
 
 from explorer.core.watcher import IndexWatcher
+from tests.conftest import wait_until
 
 # watchdog warns (harmlessly) when a new folder's watch is added twice in a race with its walk.
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
-    """Poll ``condition`` until it holds or ``timeout`` passes; returns its last value."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
 
 
 class Recorder:
