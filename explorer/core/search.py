@@ -220,7 +220,8 @@ class _Fusion:
 
     ``convex`` (default): ``w * cosine + (1 - w) * BM25 / best BM25``, with w the semantic
     weight; a chunk the vector leg did not return counts the lowest similarity it did return,
-    one the keyword leg did not return counts 0. ``rrf``: ``sum(1 / (k + rank))`` divided by
+    one the keyword leg did not return counts 0; when a leg returned nothing at all, the other
+    leg's score stands alone. ``rrf``: ``sum(1 / (k + rank))`` divided by
     its best possible value. Either way a file scores as its best chunk.
     """
 
@@ -230,7 +231,8 @@ class _Fusion:
         self.rrf_k = settings.rrf_k
         self.best_bm25 = best_bm25
         self.floor = min((sim for _r, sim in vector.values()), default=0.0)
-        self.legs = int(bool(keyword)) + int(bool(vector))
+        self.has_keywords, self.has_vectors = bool(keyword), bool(vector)
+        self.legs = int(self.has_keywords) + int(self.has_vectors)
 
     def chunk(self, k_rank, k_score, v_rank, v_sim) -> float:
         if self.kind == "rrf":
@@ -238,6 +240,10 @@ class _Fusion:
             return _unit(fused / (self.legs / (self.rrf_k + 1)))
         cosine = _unit(self.floor if v_sim is None else v_sim)
         relative_bm25 = 0.0 if k_score is None else k_score / self.best_bm25
+        if not self.has_vectors:  # a leg that found nothing (no vectors yet) does not count
+            return _unit(relative_bm25)
+        if not self.has_keywords:
+            return cosine
         return _unit(self.weight * cosine + (1.0 - self.weight) * relative_bm25)
 
 

@@ -266,6 +266,7 @@ def test_keywords_first_then_vectors_later(index, fake_embedder):
     hybrid = search(index, SearchRequest("groceries"))
     assert [hit.path for hit in hybrid.results] == ["notes/todo.txt"]
     assert any("no vectors yet" in note for note in hybrid.notes)
+    assert hybrid.results[0].score == 1.0  # the keyword leg alone decides, on its own scale
 
     report = Indexer(index).sync()
     assert report.unchanged == len(CORPUS)

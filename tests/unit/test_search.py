@@ -290,6 +290,10 @@ def test_hybrid_without_keyword_matches_still_answers_by_meaning(index):
     assert response.results
     assert any("no keyword matches" in note for note in response.notes)
     assert all(p.keyword_rank is None for hit in response.results for p in hit.passages)
+    # With no keyword leg the score is the cosine similarity itself, not 0.7 of it.
+    for hit in response.results:
+        for passage in hit.passages:
+            assert passage.score == pytest.approx(max(0.0, passage.vector_similarity), abs=1e-3)
 
 
 def test_prefix_last_finds_a_partly_typed_word(index):
