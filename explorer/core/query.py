@@ -8,11 +8,14 @@ words they hold are. Operators and punctuation in the input are never passed thr
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 WORD = re.compile(r"\w+", re.UNICODE)
 GLOB_CHARS = set("*?[")
+MIN_PREFIX = 3
+"""A word being typed is matched as a prefix only from this many characters on."""
 
 
 class QueryError(ValueError):
@@ -43,7 +46,13 @@ def fts_expression(text: str, prefix_last: bool = False) -> str | None:
         return None
     quoted = ['"' + piece + '"' for piece in pieces]
     if prefix_last and not text[-1:].isspace():
-        quoted[-1] += " *"
+        last = list(pieces)[-1]
+        if len(last) >= MIN_PREFIX:
+            quoted[-1] += " *"
+        elif len(quoted) > 1:
+            # One or two letters just typed expand to thousands of terms and only add noise:
+            # answer with the words before them until the word takes shape.
+            quoted.pop()
     return " OR ".join(quoted)
 
 
@@ -175,28 +184,30 @@ def make_snippet(
     return prefix + snippet + suffix, spans
 
 
+SPACE_RUN = re.compile(r"\s+")
+
+
 def _collapse(
     window: str, hits: list[tuple[int, int]], offset: int
 ) -> tuple[str, list[tuple[int, int]]]:
     """Fold runs of white space to one space, carrying the hit spans along."""
-    out: list[str] = []
-    mapping: list[int] = []
-    previous_space = False
-    for char in window:
-        is_space = char.isspace()
-        if is_space and previous_space:
-            mapping.append(len(out))
-            continue
-        mapping.append(len(out))
-        out.append(" " if is_space else char)
-        previous_space = is_space
-    mapping.append(len(out))
-    joined = "".join(out)
-    shift = offset - (len(joined) - len(joined.lstrip()))
-    spans = [
-        (mapping[s] + shift, mapping[e] + shift) for s, e in hits if 0 <= s and e <= len(window)
-    ]
-    return joined.strip(), spans
+    run_ends: list[int] = []
+    removed_before: list[int] = []  # characters dropped by all runs up to and including this one
+    removed = 0
+    for match in SPACE_RUN.finditer(window):
+        if match.end() - match.start() > 1:
+            removed += match.end() - match.start() - 1
+            run_ends.append(match.end())
+            removed_before.append(removed)
+
+    def moved(position: int) -> int:
+        runs = bisect_right(run_ends, position)
+        return position - (removed_before[runs - 1] if runs else 0)
+
+    collapsed = SPACE_RUN.sub(" ", window)
+    shift = offset - (len(collapsed) - len(collapsed.lstrip()))
+    spans = [(moved(s) + shift, moved(e) + shift) for s, e in hits if 0 <= s and e <= len(window)]
+    return collapsed.strip(), spans
 
 
 def _shorten(text: str, width: int) -> str:

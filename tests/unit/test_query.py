@@ -95,6 +95,14 @@ def test_prefix_last_matches_a_partly_typed_word(keyword_index):
     assert fts_expression("kuber ", prefix_last=True) == fts_expression("kuber")
 
 
+def test_one_or_two_letters_being_typed_do_not_expand():
+    """`configure s` searches `configure` until the next word has three letters."""
+    assert fts_expression("configure s", prefix_last=True) == fts_expression("configure")
+    assert fts_expression("configure ss", prefix_last=True) == fts_expression("configure")
+    assert fts_expression("configure ssl", prefix_last=True) == '"configure" OR "ssl" *'
+    assert fts_expression("ku", prefix_last=True) == '"ku"'  # alone, it is searched as typed
+
+
 def test_query_terms_are_distinct_lowercase_words_in_order():
     assert query_terms("Foo bar FOO, baz-bar!") == ["foo", "bar", "baz"]
 
