@@ -298,6 +298,19 @@ class KeywordIndex:
                 ).fetchall()
         return [row[0] for row in rows]
 
+    def chunk_places(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+        """(path, start char) of each chunk id that exists; lighter than :meth:`chunks_by_id`."""
+        found: dict[str, tuple[str, int]] = {}
+        with self._lock:
+            for start in range(0, len(chunk_ids), 500):
+                batch = list(chunk_ids[start : start + 500])
+                marks = ",".join("?" * len(batch))
+                rows = self._db.execute(
+                    f"SELECT id, path, start_char FROM chunks WHERE id IN ({marks})", batch
+                ).fetchall()
+                found.update({row[0]: (row[1], row[2]) for row in rows})
+        return found
+
     def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
         if not chunk_ids:
             return {}

@@ -142,8 +142,8 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
                 vector = index.embedder.embed_query(request.query)
             vector_hits = index.vectors.query_chunks(vector, k, allowed)
             response.filters["vector"] = f"Chroma cosine over {scope}"
-        passages, file_scores = _fuse(index, request, keyword_hits, vector_hits)
-        files = {p_path for p_path, _ in passages}
+        candidates, file_scores = _fuse(index, request, keyword_hits, vector_hits)
+        files = {candidate.path for candidate in candidates}
         exhausted = len(keyword_hits) < k and len(vector_hits) < k
         if len(files) >= request.limit or exhausted or k >= 8 * settings.candidates:
             break
@@ -153,54 +153,53 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
         response.notes.append("no keyword matches: results are by meaning only")
     if request.mode == "hybrid" and keyword_hits and not vector_hits:
         response.notes.append("no vectors yet: results are by keyword only")
-    response.results = _group(index, passages, file_scores, request)
-    _add_snippets(index, response.results, request)
+    response.results = _group(index, candidates, file_scores, request)
     return response
 
 
-def _fuse(index, request, keyword_hits, vector_hits) -> tuple[list[tuple[str, Passage]], dict]:
+@dataclass(frozen=True)
+class _Candidate:
+    """A scored chunk before it becomes a :class:`Passage` (only the shown ones do)."""
+
+    chunk_id: str
+    path: str
+    start_char: int
+    score: float
+    fused: float
+    keyword_rank: int | None
+    keyword_score: float | None
+    vector_rank: int | None
+    vector_similarity: float | None
+
+
+def _fuse(index, request, keyword_hits, vector_hits) -> tuple[list[_Candidate], dict]:
     """Score every candidate chunk and every file.
 
-    Returns the (path, passage) pairs, best first, and each file's score.
+    Returns the candidates passing ``min_score``, best first, and each file's score.
     """
     settings = index.settings
     keyword = {cid: (rank, score) for rank, (cid, _p, score) in enumerate(keyword_hits, 1)}
     vector = {cid: (rank, sim) for rank, (cid, sim) in enumerate(vector_hits, 1)}
     best_bm25 = keyword_hits[0][2] if keyword_hits and keyword_hits[0][2] > 0 else 1.0
-    chunks = index.keywords.chunks_by_id(list(dict.fromkeys([*keyword, *vector])))
+    places = index.keywords.chunk_places(list(dict.fromkeys([*keyword, *vector])))
     fusion = _Fusion(settings, keyword, vector, best_bm25) if request.mode == "hybrid" else None
-    scored: list[tuple[str, Passage]] = []
+    scored: list[_Candidate] = []
     file_scores: dict[str, float] = {}
-    for cid, chunk in chunks.items():
+    for cid, (path, start_char) in places.items():
         k_rank, k_score = keyword.get(cid, (None, None))
         v_rank, v_sim = vector.get(cid, (None, None))
         if fusion is not None:
-            score = fused = fusion.chunk(k_rank, k_score, v_rank, v_sim)
+            score = fusion.chunk(k_rank, k_score, v_rank, v_sim)
         elif request.mode == "semantic":
-            score = fused = _unit(v_sim)
+            score = _unit(v_sim)
         else:
-            score = fused = k_score / best_bm25
-        file_scores[chunk.path] = max(file_scores.get(chunk.path, 0.0), score)
-        if score < request.min_score:
-            continue
-        passage = Passage(
-            chunk_id=cid,
-            heading=chunk.heading,
-            start_line=chunk.start_line,
-            end_line=chunk.end_line,
-            start_char=chunk.start_char,
-            end_char=chunk.end_char,
-            score=round(score, 4),
-            snippet="",
-            highlights=[],
-            keyword_rank=k_rank,
-            keyword_score=None if k_score is None else round(k_score, 4),
-            vector_rank=v_rank,
-            vector_similarity=None if v_sim is None else round(v_sim, 4),
-            fused=round(fused, 6),
-        )
-        scored.append((chunk.path, passage))
-    scored.sort(key=lambda item: (-item[1].score, item[0], item[1].start_char))
+            score = k_score / best_bm25
+        file_scores[path] = max(file_scores.get(path, 0.0), score)
+        if score >= request.min_score:
+            scored.append(
+                _Candidate(cid, path, start_char, score, score, k_rank, k_score, v_rank, v_sim)
+            )
+    scored.sort(key=lambda c: (-round(c.score, 4), c.path, c.start_char))  # as shown: 4 places
     return scored, file_scores
 
 
@@ -248,31 +247,49 @@ class _Fusion:
 
 
 def _group(
-    index, passages: list[tuple[str, Passage]], file_scores: dict, request: SearchRequest
+    index, candidates: list[_Candidate], file_scores: dict, request: SearchRequest
 ) -> list[FileHit]:
-    by_file: dict[str, list[Passage]] = {}
-    for path, passage in passages:
-        by_file.setdefault(path, []).append(passage)
+    """The best files, each with its best passages, snippets made for those alone."""
+    by_file: dict[str, list[_Candidate]] = {}
+    for candidate in candidates:
+        by_file.setdefault(candidate.path, []).append(candidate)
     ranked = sorted(by_file, key=lambda path: (-file_scores[path], path))[: request.limit]
+    shown = {path: by_file[path][: request.per_file] for path in ranked}
+    chunks = index.keywords.chunks_by_id([c.chunk_id for group in shown.values() for c in group])
     titles = index.keywords.titles(ranked)
-    return [
-        FileHit(
-            path=path,
-            title=titles.get(path, ""),
-            score=round(file_scores[path], 4),
-            passages=by_file[path][: request.per_file],
-        )
-        for path in ranked
-    ]
-
-
-def _add_snippets(index, hits: list[FileHit], request: SearchRequest) -> None:
-    """Snippets for the passages shown only (making one for every candidate costs more than
-    the search itself)."""
-    passages = [passage for hit in hits for passage in hit.passages]
-    chunks = index.keywords.chunks_by_id([passage.chunk_id for passage in passages])
     terms = query_terms(request.query)
-    for passage in passages:
-        chunk = chunks.get(passage.chunk_id)
-        if chunk is not None:
-            passage.snippet, passage.highlights = make_snippet(chunk.text, terms)
+    hits = []
+    for path in ranked:
+        passages = []
+        for candidate in shown[path]:
+            chunk = chunks.get(candidate.chunk_id)
+            if chunk is None:  # removed between the two reads
+                continue
+            snippet, highlights = make_snippet(chunk.text, terms)
+            passages.append(_passage(candidate, chunk, snippet, highlights))
+        if passages:
+            hits.append(FileHit(path, titles.get(path, ""), round(file_scores[path], 4), passages))
+    return hits
+
+
+def _passage(candidate: _Candidate, chunk, snippet: str, highlights) -> Passage:
+    return Passage(
+        chunk_id=candidate.chunk_id,
+        heading=chunk.heading,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        start_char=chunk.start_char,
+        end_char=chunk.end_char,
+        score=round(candidate.score, 4),
+        snippet=snippet,
+        highlights=highlights,
+        keyword_rank=candidate.keyword_rank,
+        keyword_score=None
+        if candidate.keyword_score is None
+        else round(candidate.keyword_score, 4),
+        vector_rank=candidate.vector_rank,
+        vector_similarity=(
+            None if candidate.vector_similarity is None else round(candidate.vector_similarity, 4)
+        ),
+        fused=round(candidate.fused, 6),
+    )
