@@ -284,8 +284,11 @@ async def test_bad_theme_file_gives_a_notification_and_the_default(tmp_path, sam
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert app.theme == themes.DEFAULT_THEME
-        texts = [n.message for n in app._notifications]
-        assert any("broken.toml" in text for text in texts)
+        await wait_for(
+            pilot,
+            lambda: any("broken.toml" in n.message for n in app._notifications),
+            what="the broken-theme notification",
+        )
         assert "tern-dusk" in app.available_themes  # the shipped files still load
 
 
@@ -316,8 +319,11 @@ async def test_help_palette_and_small_messages(sample_copy, app_for):
         # "e" with no file open says what to do.
         screen.tree.focus()
         await pilot.press("e")
-        await pilot.pause()
-        assert any("open a file first" in n.message for n in app._notifications)
+        await wait_for(
+            pilot,
+            lambda: any("open a file first" in n.message for n in app._notifications),
+            what="the 'open a file first' notification",
+        )
         # "?" typed in the search box is text, not help; a query of no words explains itself.
         screen.search_box.focus_query()
         await pilot.press(*"!!?")
@@ -372,7 +378,12 @@ async def test_index_written_by_another_process_is_served_read_only(sample_copy,
             screen = app.screen
             await wait_for(pilot, lambda: screen.read_only, what="the read-only state")
             assert "read-only" in screen.status.index_text
-            assert any("being written" in n.message for n in app._notifications)
+            # notify() posts a message: the notification lands a moment after the state.
+            await wait_for(
+                pilot,
+                lambda: any("being written" in n.message for n in app._notifications),
+                what="the notification that another process writes the index",
+            )
             screen.search_box.set_mode("keyword")
             await type_query(pilot, "backup")
             assert "guides/backups.md" in result_paths(screen)[:3]
