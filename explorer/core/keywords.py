@@ -300,33 +300,29 @@ class KeywordIndex:
 
     def chunk_places(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
         """(path, start char) of each chunk id that exists; lighter than :meth:`chunks_by_id`."""
-        found: dict[str, tuple[str, int]] = {}
+        rows = self._rows_by_id(
+            "SELECT id, path, start_char FROM chunks WHERE id IN ({})", chunk_ids
+        )
+        return {row[0]: (row[1], row[2]) for row in rows}
+
+    def _rows_by_id(self, sql: str, chunk_ids: Sequence[str]) -> list[tuple]:
+        """Run ``sql`` (one ``{}`` for the id placeholders) over the ids, 500 at a time."""
+        rows: list[tuple] = []
         with self._lock:
             for start in range(0, len(chunk_ids), 500):
                 batch = list(chunk_ids[start : start + 500])
                 marks = ",".join("?" * len(batch))
-                rows = self._db.execute(
-                    f"SELECT id, path, start_char FROM chunks WHERE id IN ({marks})", batch
-                ).fetchall()
-                found.update({row[0]: (row[1], row[2]) for row in rows})
-        return found
+                rows.extend(self._db.execute(sql.format(marks), batch).fetchall())
+        return rows
 
     def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
-        if not chunk_ids:
-            return {}
-        found: dict[str, StoredChunk] = {}
-        with self._lock:
-            for start in range(0, len(chunk_ids), 500):
-                batch = list(chunk_ids[start : start + 500])
-                marks = ",".join("?" * len(batch))
-                rows = self._db.execute(
-                    "SELECT c.id, c.path, c.ord, c.heading, c.start_line, c.end_line,"
-                    " c.start_char, c.end_char, c.text, f.title FROM chunks c"
-                    f" JOIN files f ON f.path = c.path WHERE c.id IN ({marks})",
-                    batch,
-                ).fetchall()
-                found.update({row[0]: StoredChunk(*row) for row in rows})
-        return found
+        rows = self._rows_by_id(
+            "SELECT c.id, c.path, c.ord, c.heading, c.start_line, c.end_line, c.start_char,"
+            " c.end_char, c.text, f.title FROM chunks c JOIN files f ON f.path = c.path"
+            " WHERE c.id IN ({})",
+            chunk_ids,
+        )
+        return {row[0]: StoredChunk(*row) for row in rows}
 
     # -- keyword search -----------------------------------------------------------------------
     def search(
