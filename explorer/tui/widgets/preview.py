@@ -9,260 +9,45 @@ through the passages of a search hit.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from rich.segment import Segment
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.cache import LRUCache
 from textual.containers import Vertical, VerticalScroll
-from textual.content import Content
-from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
-from textual.visual import Visual
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-MARKDOWN_WIDGET_LIMIT = 60_000
-"""Longest Markdown (characters) rendered as a document; longer files are shown as source."""
-MAX_PREVIEW_BYTES = 8_000_000
-"""Read at most this much of a file."""
-MAX_HIGHLIGHT_CHARS = 1_000_000
-"""Only this much of a file is syntax-highlighted; the rest is shown plain."""
-HIGHLIGHT_LATER_BYTES = 48_000
-"""Larger files show plain first and are coloured by the worker afterwards."""
-MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdown", ".mkd"}
-PLAIN_SUFFIXES = {".txt", ".text", ".log", ".csv", ".tsv", ""}
-FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+from explorer.tui.widgets.preview_loading import (
+    FRONT_MATTER,
+    HIGHLIGHT_LATER_BYTES,
+    MARKDOWN_SUFFIXES,
+    MARKDOWN_WIDGET_LIMIT,
+    MAX_PREVIEW_BYTES,
+    PLAIN_SUFFIXES,
+    LoadedFile,
+    load_file,
+)
+from explorer.tui.widgets.syntax_highlight import MAX_HIGHLIGHT_CHARS, highlight_lines
+from explorer.tui.widgets.text_view import TextView
 
-
-@dataclass
-class LoadedFile:
-    """What the loading worker hands back to the UI thread."""
-
-    path: str
-    kind: str
-    """``markdown`` (the widget), ``code``, ``text``, or ``message`` (nothing to show)."""
-    text: str = ""
-    lines: list[Content] = field(default_factory=list)
-    line_offset: int = 0
-    """Lines of the file before ``text`` (Markdown front matter left out of the render)."""
-    width: int = 0
-    note: str = ""
-
-
-def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
-    """Read and prepare a file for the preview (runs on a worker thread).
-
-    With ``highlight=False`` code comes back as plain lines (fast); call again to colour it.
-    """
-    try:
-        with absolute.open("rb") as handle:
-            data = handle.read(MAX_PREVIEW_BYTES + 1)
-    except FileNotFoundError:
-        return LoadedFile(path, "message", note="This file no longer exists.")
-    except OSError as error:
-        return LoadedFile(path, "message", note=f"Cannot read this file: {error.strerror}")
-    truncated = len(data) > MAX_PREVIEW_BYTES
-    data = data[:MAX_PREVIEW_BYTES]
-    if b"\0" in data[:8192]:
-        return LoadedFile(path, "message", note="Binary file: nothing to preview.")
-    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
-    note = "truncated: the file is larger than the preview shows" if truncated else ""
-    suffix = PurePosixPath(path).suffix.lower()
-    if suffix in MARKDOWN_SUFFIXES and len(text) <= MARKDOWN_WIDGET_LIMIT:
-        offset = 0
-        match = FRONT_MATTER.match(text)
-        if match:
-            offset = text.count("\n", 0, match.end())
-            text = text[match.end() :]
-        return LoadedFile(path, "markdown", text=text, line_offset=offset, note=note)
-    language = _language(path, suffix, text)
-    if language is None or not highlight:
-        lines = [Content(line.expandtabs(4)) for line in text.split("\n")]
-        kind = "text" if language is None else "code"
-    else:
-        lines = highlight_lines(text.expandtabs(4), language)
-        kind = "code"
-    if lines and not lines[-1].plain and text.endswith("\n"):
-        lines.pop()
-    width = max((line.cell_length for line in lines), default=0)
-    return LoadedFile(path, kind, lines=lines, width=width, note=note)
-
-
-def highlight_lines(text: str, language: str) -> list[Content]:
-    """``text`` split in lines, coloured by Pygments with the theme's variables.
-
-    Builds one small Content per line straight from the token stream (much cheaper than
-    highlighting the whole text as one Content and splitting it). Past
-    :data:`MAX_HIGHLIGHT_CHARS` the lines are left plain.
-    """
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
-    from textual.content import Span
-    from textual.highlight import HighlightTheme
-
-    head, tail = text[:MAX_HIGHLIGHT_CHARS], text[MAX_HIGHLIGHT_CHARS:]
-    if tail:
-        cut = head.rfind("\n") + 1
-        head, tail = head[:cut], head[cut:] + tail
-    try:
-        lexer = get_lexer_by_name(language, stripnl=False, ensurenl=False)
-    except ClassNotFound:
-        return [Content(line) for line in text.split("\n")]
-    styles = HighlightTheme.STYLES
-    resolved: dict = {}
-
-    def style_of(token_type) -> str:
-        found = resolved.get(token_type)
-        if found is None:
-            kind = token_type
-            found = ""
-            while kind is not None:
-                if kind in styles:
-                    found = styles[kind]
-                    break
-                kind = kind.parent
-            resolved[token_type] = found
-        return found
-
-    lines: list[Content] = []
-    parts: list[str] = []
-    spans: list[Span] = []
-    position = 0
-    for token_type, value in lexer.get_tokens(head):
-        style = style_of(token_type)
-        pieces = value.split("\n")
-        for number, piece in enumerate(pieces):
-            if number:
-                lines.append(Content("".join(parts), spans))
-                parts, spans, position = [], [], 0
-            if piece:
-                if style:
-                    spans.append(Span(position, position + len(piece), style))
-                parts.append(piece)
-                position += len(piece)
-    if parts or not lines:
-        lines.append(Content("".join(parts), spans))
-    if tail:
-        if not lines[-1].plain:
-            lines.pop()
-        lines.extend(Content(line) for line in tail.split("\n"))
-    return lines
-
-
-def _language(path: str, suffix: str, text: str) -> str | None:
-    """The Pygments language of a file, or None for plain text."""
-    if suffix in MARKDOWN_SUFFIXES:
-        return "markdown"
-    if suffix in PLAIN_SUFFIXES:
-        return None
-    from pygments.lexers import get_lexer_for_filename
-    from pygments.util import ClassNotFound
-
-    try:
-        lexer = get_lexer_for_filename(path, text[:4096])
-    except ClassNotFound:
-        return None
-    aliases = getattr(lexer, "aliases", None) or []
-    return aliases[0] if aliases and aliases[0] != "text" else None
-
-
-class TextView(ScrollView, can_focus=True):
-    """Lines of text with line numbers; draws only what is on screen; marks a line range."""
-
-    COMPONENT_CLASSES = {
-        "text-view--gutter",
-        "text-view--passage",
-        "text-view--passage-gutter",
-    }
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._lines: list[Content] = []
-        self._passage: tuple[int, int] | None = None
-        self._gutter = 2
-        self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
-
-    @property
-    def line_count(self) -> int:
-        return len(self._lines)
-
-    def set_lines(self, lines: list[Content], width: int) -> None:
-        """Show ``lines`` (line 1 first)."""
-        self._lines = lines
-        self._passage = None
-        self._gutter = len(str(max(1, len(lines)))) + 1
-        self._cache.clear()
-        self.virtual_size = Size(width + self._gutter + 1, len(lines))
-        self.scroll_to(0, 0, animate=False, immediate=True)
-        self.refresh()
-
-    def replace_lines(self, lines: list[Content]) -> None:
-        """Swap in the same lines, restyled (keeps the scroll position and the mark)."""
-        if len(lines) == len(self._lines):
-            self._lines = lines
-            self._cache.clear()
-            self.refresh()
-
-    def set_passage(self, passage: tuple[int, int] | None) -> None:
-        """Mark lines ``start..end`` (1-based, inclusive), or nothing."""
-        self._passage = passage
-        self._cache.clear()
-        self.refresh()
-
-    def scroll_to_line(self, line: int) -> None:
-        """Scroll so that 1-based ``line`` is a few lines below the top."""
-        self.scroll_to(y=max(0, line - 1 - 3), animate=False, immediate=True)
-
-    @property
-    def top_line(self) -> int:
-        """The 1-based line at the top of the view."""
-        return int(self.scroll_offset.y) + 1
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._cache.clear()
-
-    def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        index = scroll_y + y
-        width = self.scrollable_content_region.width
-        if index >= len(self._lines):
-            return Strip.blank(width, self.rich_style)
-        number = index + 1
-        marked = self._passage is not None and self._passage[0] <= number <= self._passage[1]
-        key = (index, scroll_x, width, marked)
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
-        gutter_class = "text-view--passage-gutter" if marked else "text-view--gutter"
-        gutter = Strip(
-            [
-                Segment(
-                    f"{number:>{self._gutter - 1}} ",
-                    self.get_component_rich_style(gutter_class),
-                )
-            ]
-        )
-        style = self.get_visual_style("text-view--passage") if marked else self.get_visual_style()
-        content = self._lines[index]
-        text_width = max(1, width - self._gutter)
-        render_width = max(1, min(content.cell_length, scroll_x + text_width))
-        strips = Visual.to_strips(self, content, render_width, 1, style, apply_selection=False)
-        body = strips[0] if strips else Strip([])
-        body = body.crop(scroll_x, scroll_x + text_width).extend_cell_length(
-            text_width, style.rich_style
-        )
-        strip = Strip.join([gutter, body])
-        self._cache[key] = strip
-        return strip
+__all__ = [  # the names this module held before its loading, highlighting and view moved out
+    "FRONT_MATTER",
+    "HIGHLIGHT_LATER_BYTES",
+    "MARKDOWN_SUFFIXES",
+    "MARKDOWN_WIDGET_LIMIT",
+    "MAX_HIGHLIGHT_CHARS",
+    "MAX_PREVIEW_BYTES",
+    "PLAIN_SUFFIXES",
+    "LoadedFile",
+    "Preview",
+    "TextView",
+    "highlight_lines",
+    "load_file",
+]
 
 
 class Preview(Vertical):
