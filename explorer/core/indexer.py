@@ -26,6 +26,7 @@ from explorer.core.documents import ScannedFile
 from explorer.core.index import Index
 from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, StoredChunk
 from explorer.core.scanner import DEFAULT_EXTENSIONS, ScanRules, load_text, scan
+from explorer.core.vectors import file_vector_id
 
 CONTEXT_TOKENS = 24
 """Most tokens of heading context put before a chunk's text when it is embedded."""
@@ -55,6 +56,8 @@ class IndexReport:
     failed: int = 0
     chunks_written: int = 0
     chunks_embedded: int = 0
+    chunks_reused: int = 0
+    """Chunks whose vectors the store already held (another checkout, or an interrupted run)."""
     orphans_removed: int = 0
     cancelled: bool = False
     keyword_seconds: float = 0.0
@@ -76,6 +79,7 @@ class IndexReport:
             "failed": self.failed,
             "chunks_written": self.chunks_written,
             "chunks_embedded": self.chunks_embedded,
+            "chunks_reused": self.chunks_reused,
             "orphans_removed": self.orphans_removed,
             "cancelled": self.cancelled,
             "keyword_seconds": round(self.keyword_seconds, 3),
@@ -311,6 +315,7 @@ class Indexer:
             title,
         )
         self._drop_vectors(old_ids, keep={cid for cid, _ in chunks})
+        self._forget_file_vector(scanned.rel_path, record)
         if record is None or record.state in (SKIPPED, FAILED):
             report.added += 1
         else:
@@ -319,9 +324,14 @@ class Indexer:
 
     def _remove(self, paths: list[str], report: IndexReport) -> None:
         for path in paths:
+            self._forget_file_vector(path, self.index.keywords.file(path))
             self._drop_vectors(self.index.keywords.remove_file(path))
-            self._stale_file_vectors.append(path)
             report.removed += 1
+
+    def _forget_file_vector(self, path: str, record) -> None:
+        """Note the file vector of ``record`` (the file's previous content) to delete."""
+        if record is not None and record.hash:
+            self._stale_file_vectors.append(file_vector_id(path, record.hash))
 
     def _drop_vectors(self, ids: list[str], keep: set[str] | None = None) -> None:
         """Note vectors to delete; they go in one call before the next embedding."""
@@ -337,7 +347,13 @@ class Indexer:
 
     # -- phase 2: vectors ---------------------------------------------------------------------
     def _prepare_vectors(self, report: IndexReport) -> None:
-        """Handle a model change and repair what an interrupted run left behind."""
+        """Handle a model change, reuse stored vectors, repair what an interrupted run left.
+
+        A local store is listed whole: vectors no chunk names are deleted. A shared store is
+        only asked about this index's ids (it holds other checkouts' too), and the chunks whose
+        vectors it already has are not embedded again: that is how a second machine reuses
+        the first one's work.
+        """
         keywords, vectors = self.index.keywords, self.index.vectors
         model = self.index.settings.model
         stored = keywords.get_meta("model")
@@ -345,17 +361,34 @@ class Indexer:
             vectors.reset()
             keywords.reset_embedded()
         keywords.set_meta("model", model)
+        location = keywords.get_meta("vector_location")
+        if location != vectors.location:
+            keywords.set_meta("vector_location", vectors.location)
         in_sqlite = set(keywords.chunk_ids())
-        in_chroma = vectors.chunk_ids()
-        orphans = sorted(in_chroma - in_sqlite)
-        vectors.delete_chunks(orphans)
-        report.orphans_removed = len(orphans)
-        keywords.mark_missing_vectors(in_sqlite - in_chroma)
-        # Vectors an interrupted run stored but did not record: keep them, do not embed again.
-        keywords.mark_embedded(sorted(keywords.unembedded_ids() & in_chroma))
-        fresh = {p for p, r in keywords.files().items() if r.state == FRESH and r.chunk_count}
-        stale_files = sorted(vectors.file_ids() - fresh)
-        vectors.delete_files(stale_files)
+        if vectors.shared:
+            in_store = vectors.existing_chunk_ids(sorted(in_sqlite))
+        else:
+            in_store = vectors.chunk_ids()
+            orphans = sorted(in_store - in_sqlite)
+            vectors.delete_chunks(orphans)
+            report.orphans_removed = len(orphans)
+        keywords.mark_missing_vectors(in_sqlite - in_store)
+        reusable = sorted(keywords.unembedded_ids() & in_store)
+        keywords.mark_embedded(reusable)
+        report.chunks_reused = len(reusable)
+        records = keywords.files()
+        expected = {
+            file_vector_id(path, record.hash): path
+            for path, record in records.items()
+            if record.state == FRESH and record.chunk_count
+        }
+        if vectors.shared:
+            present = vectors.existing_file_ids(sorted(expected))
+        else:
+            stored_ids = vectors.file_ids()
+            vectors.delete_files(sorted(stored_ids - expected.keys()))
+            present = stored_ids & expected.keys()
+        keywords.mark_unfinished(sorted(expected[i] for i in expected.keys() - present))
 
     def embed_pending(
         self,
@@ -399,18 +432,30 @@ class Indexer:
         report.embed_seconds = time.perf_counter() - started
 
     def _finish_files(self, known_vectors: dict[str, np.ndarray]) -> None:
-        """Give every fully embedded pending file its file vector and mark it fresh."""
-        keywords = self.index.keywords
-        for path in keywords.files_ready_to_finish():
-            ids = keywords.chunk_ids(path)
-            missing = [i for i in ids if i not in known_vectors]
-            stored = self.index.vectors.chunk_vectors(missing) if missing else {}
-            vectors = [known_vectors[i] if i in known_vectors else stored.get(i) for i in ids]
-            vectors = [v for v in vectors if v is not None]
-            if vectors:
-                mean = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
-                norm = float(np.linalg.norm(mean))
-                self.index.vectors.upsert_file(path, mean / norm if norm else mean)
+        """Give every fully embedded pending file its file vector and mark it fresh.
+
+        A file vector the store already holds (same path and content) is kept as it is.
+        """
+        keywords, store = self.index.keywords, self.index.vectors
+        ready = keywords.files_ready_to_finish()
+        if not ready:
+            return
+        file_ids = {}
+        for path in ready:
+            record = keywords.file(path)
+            file_ids[path] = file_vector_id(path, record.hash if record else "")
+        present = store.existing_file_ids(file_ids.values())
+        for path in ready:
+            if file_ids[path] not in present:
+                ids = keywords.chunk_ids(path)
+                missing = [i for i in ids if i not in known_vectors]
+                stored = store.chunk_vectors(missing) if missing else {}
+                vectors = [known_vectors[i] if i in known_vectors else stored.get(i) for i in ids]
+                vectors = [v for v in vectors if v is not None]
+                if vectors:
+                    mean = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
+                    norm = float(np.linalg.norm(mean))
+                    store.upsert_file(file_ids[path], path, mean / norm if norm else mean)
             keywords.mark_fresh(path)
 
     def _embedding_text(self, chunk: StoredChunk) -> str:

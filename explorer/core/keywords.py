@@ -22,6 +22,9 @@ SCHEMA_VERSION = "1"
 
 PENDING, FRESH, SKIPPED, FAILED = "pending", "fresh", "skipped", "failed"
 
+VECTORS_EPOCH = "vectors_epoch"
+"""Meta key bumped with every recorded vector write, so readers in other processes notice."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
@@ -139,6 +142,15 @@ class KeywordIndex:
             ).fetchone()
         return FileRecord(*row) if row else None
 
+    def files_by_path(self, paths: Sequence[str]) -> dict[str, FileRecord]:
+        """The manifest rows of those ``paths`` that exist."""
+        rows = self._rows_by_id(
+            "SELECT path, size, mtime_ns, hash, state, reason, title, chunk_count, updated_at"
+            " FROM files WHERE path IN ({})",
+            paths,
+        )
+        return {row[0]: FileRecord(*row) for row in rows}
+
     def paths(self) -> list[str]:
         """Every path in the manifest that has chunks, sorted."""
         with self._lock:
@@ -246,6 +258,22 @@ class KeywordIndex:
                 "UPDATE files SET state = ?, updated_at = ? WHERE path = ?",
                 (FRESH, time.time(), path),
             )
+            self._bump_vectors_epoch()
+
+    def mark_unfinished(self, paths: Iterable[str]) -> None:
+        """Fresh files whose file vector is missing: finish them again (pending, no chunk)."""
+        with self._lock, self._db:
+            self._db.executemany(
+                "UPDATE files SET state = ? WHERE path = ? AND state = ?",
+                [(PENDING, path, FRESH) for path in paths],
+            )
+
+    def _bump_vectors_epoch(self) -> None:
+        self._db.execute(
+            "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key)"
+            " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            (VECTORS_EPOCH,),
+        )
 
     def _delete_chunks_of(self, path: str) -> list[str]:
         rows = self._db.execute("SELECT rowid, id FROM chunks WHERE path = ?", (path,)).fetchall()
@@ -266,10 +294,12 @@ class KeywordIndex:
         return [StoredChunk(*row) for row in rows]
 
     def mark_embedded(self, chunk_ids: Iterable[str]) -> None:
+        rows = [(i,) for i in chunk_ids]
+        if not rows:
+            return
         with self._lock, self._db:
-            self._db.executemany(
-                "UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i in chunk_ids]
-            )
+            self._db.executemany("UPDATE chunks SET embedded = 1 WHERE id = ?", rows)
+            self._bump_vectors_epoch()
 
     def unembedded_ids(self) -> set[str]:
         """Ids of the chunks not recorded as embedded."""

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from explorer.core.index import Index
+from explorer.core.keywords import FRESH
+from explorer.core.vectors import file_vector_id
 
 
 class RelatedError(ValueError):
@@ -51,14 +53,14 @@ def related_files(index: Index, path: str, limit: int = 10) -> list[RelatedFile]
     record = index.keywords.file(path)
     if record is None:
         raise RelatedError(f"{path} is not in the index of {index.settings.root}")
-    vector = index.vectors.file_vector(path)
-    if vector is None:
+    vector = index.vectors.file_vector(file_vector_id(path, record.hash))
+    if vector is None or record.state != FRESH:
         raise RelatedError(
             f"{path} has no vector yet ({record.state}"
             + (f": {record.reason}" if record.reason else "")
             + "); run explorer index to finish embedding"
         )
-    neighbours = index.vectors.query_files(vector, limit, exclude=path)
+    neighbours = _own_neighbours(index, vector, path, limit)
     source_ids = index.keywords.chunk_ids(path)
     source_vectors = index.vectors.chunk_vectors(source_ids)
     titles = index.keywords.titles([p for p, _ in neighbours])
@@ -79,6 +81,29 @@ def related_files(index: Index, path: str, limit: int = 10) -> list[RelatedFile]
             )
         )
     return results
+
+
+def _own_neighbours(index: Index, vector, path: str, limit: int) -> list[tuple[str, float]]:
+    """(path, similarity) of the nearest fresh files of this index, other than ``path``.
+
+    The file collection may hold vectors this index does not own (a shared server's other
+    checkouts, or a file's previous content a moment after it changed): those are skipped,
+    asking for more neighbours until ``limit`` are found or the collection is exhausted.
+    """
+    k = limit
+    while True:
+        found = index.vectors.query_files(vector, k, exclude_path=path)
+        records = index.keywords.files_by_path(sorted({p for _i, p, _s in found}))
+        own = []
+        for file_id, other, similarity in found:
+            record = records.get(other)
+            if record is None or record.state != FRESH:
+                continue
+            if file_id == file_vector_id(other, record.hash):
+                own.append((other, similarity))
+        if len(own) >= limit or len(found) < k or k >= 16 * limit:
+            return own[:limit]
+        k *= 4
 
 
 def _closest_pair(source: dict, other: dict) -> tuple[str, str] | None:

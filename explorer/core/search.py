@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 
 from explorer.core.index import Index
 from explorer.core.query import PathFilter, QueryError, fts_expression, make_snippet, query_terms
+from explorer.core.vectors import VectorStoreUnavailable
 
 MODES = ("hybrid", "semantic", "keyword")
 
@@ -125,6 +126,7 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
     settings = index.settings
     k = settings.candidates
     vector = None
+    vectors_lost = ""
     while True:
         keyword_hits, vector_hits = [], []
         if request.mode in ("hybrid", "keyword"):
@@ -137,11 +139,17 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
             response.filters["keyword"] = f"FTS5 BM25 over {scope}"
         if request.mode == "hybrid":
             response.fusion = _describe_fusion(settings)
-        if request.mode in ("hybrid", "semantic"):
+        if request.mode in ("hybrid", "semantic") and not vectors_lost:
             if vector is None:
                 vector = index.embedder.embed_query(request.query)
-            vector_hits = index.vectors.query_chunks(vector, k, allowed)
-            response.filters["vector"] = f"Chroma cosine over {scope}"
+            try:
+                vector_hits = index.vectors.query_chunks(vector, k, allowed)
+            except VectorStoreUnavailable as error:
+                if request.mode == "semantic":
+                    raise
+                vectors_lost = str(error)  # hybrid goes on with its keyword leg alone
+            else:
+                response.filters["vector"] = f"Chroma cosine over {scope}"
         candidates, file_scores = _fuse(index, request, keyword_hits, vector_hits)
         files = {candidate.path for candidate in candidates}
         exhausted = len(keyword_hits) < k and len(vector_hits) < k
@@ -149,9 +157,11 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
             break
         k *= 4
 
-    if request.mode == "hybrid" and not keyword_hits and vector_hits:
+    if vectors_lost:
+        response.notes.append(f"vectors unavailable: keyword results only; {vectors_lost}")
+    elif request.mode == "hybrid" and not keyword_hits and vector_hits:
         response.notes.append("no keyword matches: results are by meaning only")
-    if request.mode == "hybrid" and keyword_hits and not vector_hits:
+    elif request.mode == "hybrid" and keyword_hits and not vector_hits:
         response.notes.append("no vectors yet: results are by keyword only")
     response.results = _group(index, candidates, file_scores, request)
     return response
@@ -179,9 +189,13 @@ def _fuse(index, request, keyword_hits, vector_hits) -> tuple[list[_Candidate], 
     """
     settings = index.settings
     keyword = {cid: (rank, score) for rank, (cid, _p, score) in enumerate(keyword_hits, 1)}
-    vector = {cid: (rank, sim) for rank, (cid, sim) in enumerate(vector_hits, 1)}
+    ids = [*keyword, *(cid for cid, _sim in vector_hits)]
+    places = index.keywords.chunk_places(list(dict.fromkeys(ids)))
+    # Vectors of chunks this index does not hold (on a shared server: other checkouts'; on
+    # any store: chunks replaced a moment ago) are dropped before ranks are given.
+    known = [(cid, sim) for cid, sim in vector_hits if cid in places]
+    vector = {cid: (rank, sim) for rank, (cid, sim) in enumerate(known, 1)}
     best_bm25 = keyword_hits[0][2] if keyword_hits and keyword_hits[0][2] > 0 else 1.0
-    places = index.keywords.chunk_places(list(dict.fromkeys([*keyword, *vector])))
     fusion = _Fusion(settings, keyword, vector, best_bm25) if request.mode == "hybrid" else None
     scored: list[_Candidate] = []
     file_scores: dict[str, float] = {}

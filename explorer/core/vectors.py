@@ -1,59 +1,187 @@
 """The vector store: a Chroma collection of chunk vectors and one of file vectors.
 
-Chroma is imported only when a store is opened (it takes most of a second). Both collections use
-cosine space; similarities returned here are ``1 - cosine distance``.
+Two kinds, one interface. The local store is an embedded ``PersistentClient`` in the index
+directory, owned by this index alone. The shared store is a Chroma server
+(``chromadb.HttpClient``) whose collections, named after the model, may hold the vectors of many
+checkouts: ids are content-addressed (path relative to the root plus content), so identical
+files share vectors, and nothing is ever deleted from it by one checkout — an id another
+machine still uses would vanish under it.
+
+Chroma is imported only when a store is opened (it takes most of a second). Every call holds the
+store's lock, so :meth:`VectorStore.reopen` can swap the client while other threads use it. A
+server that stops answering raises :class:`VectorStoreUnavailable` from any call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import hashlib
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from explorer.core.chroma_server import ServerAddress, unreachable_message
 
 if TYPE_CHECKING:
     import numpy as np
 
 CHUNKS = "chunks"
 FILES = "files"
+CONNECT_TIMEOUT = 3.0
+REQUEST_TIMEOUT = 60.0
 
 
 class VectorStoreError(Exception):
     """The vector store could not be opened or used; the message says why."""
 
 
-class VectorStore:
-    """Chunk and file vectors for one index, in an embedded Chroma ``PersistentClient``."""
+class VectorStoreUnavailable(VectorStoreError):
+    """The Chroma server does not answer (now); keyword search still works."""
 
-    def __init__(self, directory: Path) -> None:
+
+def file_vector_id(path: str, content_hash: str) -> str:
+    """A file vector's id: the same path and content give the same id on any machine."""
+    return hashlib.sha256(f"file\0{path}\0{content_hash}".encode()).hexdigest()[:32]
+
+
+def server_collection_names(model: str) -> tuple[str, str]:
+    """The server's chunk and file collections for ``model`` (one pair per model)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", model.rstrip("/").rsplit("/", 1)[-1]).strip("-._")
+    digest = hashlib.sha256(model.encode()).hexdigest()[:8]
+    base = f"explorer-{stem[:40] or 'model'}-{digest}"
+    return f"{base}-{CHUNKS}", f"{base}-{FILES}"
+
+
+def _guarded(method: Callable) -> Callable:
+    """Hold the store's lock and turn a lost connection into VectorStoreUnavailable."""
+
+    @functools.wraps(method)
+    def wrapper(self: VectorStore, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            try:
+                return method(self, *args, **kwargs)
+            except VectorStoreError:
+                raise
+            except Exception as error:
+                if self.address is not None and _is_connection_error(error):
+                    raise VectorStoreUnavailable(
+                        unreachable_message(self.address, _reason(error))
+                    ) from error
+                raise
+
+    return wrapper
+
+
+def _is_connection_error(error: Exception) -> bool:
+    kinds = {cls.__name__ for cls in type(error).__mro__}
+    if kinds & {"TransportError", "ConnectionError", "TimeoutException"}:
+        return True
+    return "could not connect to a chroma server" in str(error).lower()
+
+
+def _reason(error: Exception) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text[:120]
+
+
+class VectorStore:
+    """Chunk and file vectors of one index: a local Chroma directory or a Chroma server."""
+
+    def __init__(
+        self,
+        directory: Path | None = None,
+        address: ServerAddress | None = None,
+        model: str = "",
+    ) -> None:
+        """Open the local store in ``directory``, or the server at ``address`` for ``model``."""
+        if (directory is None) == (address is None):
+            raise ValueError("give a directory or a server address")
+        self.directory = directory
+        self.address = address
+        self.shared = address is not None
+        """True on a server: vectors may belong to other checkouts, so none is deleted."""
+        self.location = address.url if address is not None else str(directory)
+        self._names = server_collection_names(model) if address is not None else (CHUNKS, FILES)
+        self._lock = threading.RLock()
+        self._client: Any = None
+        with self._lock:
+            try:
+                self._connect()
+            except VectorStoreError:
+                raise
+            except Exception as error:
+                if address is not None and _is_connection_error(error):
+                    raise VectorStoreUnavailable(
+                        unreachable_message(address, _reason(error))
+                    ) from None
+                raise
+
+    def _connect(self) -> None:
         try:
             import chromadb
             from chromadb.config import Settings as ChromaSettings
         except ImportError as error:  # pragma: no cover - chromadb is a dependency
             raise VectorStoreError("chromadb is not installed") from error
-        directory.mkdir(parents=True, exist_ok=True)
-        self.directory = directory
-        self._client = chromadb.PersistentClient(
-            path=str(directory), settings=ChromaSettings(anonymized_telemetry=False)
-        )
+        settings = ChromaSettings(anonymized_telemetry=False)
+        if self.address is None:
+            assert self.directory is not None
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._client = chromadb.PersistentClient(path=str(self.directory), settings=settings)
+        else:
+            self._client = chromadb.HttpClient(
+                host=self.address.host,
+                port=self.address.port,
+                ssl=self.address.ssl,
+                settings=settings,
+            )
+            _bound_request_time(self._client)
         self._open_collections()
         self._batch = max(1, int(self._client.get_max_batch_size()))
 
     def _open_collections(self) -> None:
         space = {"hnsw:space": "cosine"}
+        chunks, files = self._names
         self._chunks = self._client.get_or_create_collection(
-            CHUNKS, metadata=space, embedding_function=None
+            chunks, metadata=space, embedding_function=None
         )
         self._files = self._client.get_or_create_collection(
-            FILES, metadata=space, embedding_function=None
+            files, metadata=space, embedding_function=None
         )
 
+    @_guarded
+    def reopen(self) -> None:
+        """Drop the client and open a new one: a local client caches its HNSW graph in memory,
+        so one opened before another process wrote would neither see nor keep those vectors."""
+        self.close()
+        self._connect()
+
+    def close(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+            close = getattr(client, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception:  # noqa: BLE001 - closing a dead connection may fail; fine
+                    pass
+
+    @_guarded
+    def heartbeat(self) -> None:
+        """Raise :class:`VectorStoreUnavailable` unless the store answers."""
+        self._client.heartbeat()
+
+    @_guarded
     def reset(self) -> None:
         """Drop every chunk and file vector, and the dimension the collections were fixed to.
 
-        Used when the model changes: a model of another dimension could not be written to the old
-        collections, which keep the dimension of the first vector they received.
+        Used when the model changes on a local store: a model of another dimension could not
+        be written to the old collections. A shared store has collections per model instead.
         """
-        for name in (CHUNKS, FILES):
+        if self.shared:
+            return
+        for name in self._names:
             try:
                 self._client.delete_collection(name)
             except Exception:  # noqa: BLE001 - already gone (e.g. an interrupted reset)
@@ -61,6 +189,7 @@ class VectorStore:
         self._open_collections()
 
     # -- chunks -------------------------------------------------------------------------------
+    @_guarded
     def upsert_chunks(self, ids: Sequence[str], vectors: np.ndarray, paths: Sequence[str]) -> None:
         for start in range(0, len(ids), self._batch):
             end = start + self._batch
@@ -70,26 +199,42 @@ class VectorStore:
                 metadatas=[{"path": path} for path in paths[start:end]],
             )
 
+    @_guarded
     def delete_chunks(self, ids: Sequence[str]) -> None:
+        """Delete these chunk vectors; a no-op on a shared store (see the module docstring)."""
+        if self.shared:
+            return
         for start in range(0, len(ids), self._batch):
             self._chunks.delete(ids=list(ids[start : start + self._batch]))
 
+    @_guarded
     def chunk_ids(self) -> set[str]:
-        """Every chunk id the store holds."""
+        """Every chunk id the store holds (on a server: every checkout's)."""
         return set(self._chunks.get(include=[])["ids"])
 
-    def chunk_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        if not ids:
-            return {}
-        found = self._chunks.get(ids=list(ids), include=["embeddings"])
-        return dict(zip(found["ids"], found["embeddings"], strict=True))
+    @_guarded
+    def existing_chunk_ids(self, ids: Iterable[str]) -> set[str]:
+        """Those of ``ids`` the store holds; costs one request per batch of ids."""
+        return self._existing(self._chunks, ids)
 
+    @_guarded
+    def chunk_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), self._batch):
+            part = self._chunks.get(
+                ids=list(ids[start : start + self._batch]), include=["embeddings"]
+            )
+            found.update(zip(part["ids"], part["embeddings"], strict=True))
+        return found
+
+    @_guarded
     def query_chunks(
         self, vector: np.ndarray, k: int, paths: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
         """(chunk id, cosine similarity) of the ``k`` nearest chunks, best first.
 
         ``paths`` restricts the search to those files before the nearest neighbours are taken.
+        On a shared store the answer may hold other checkouts' chunks; callers keep their own.
         """
         if paths is not None and not paths:
             return []
@@ -106,36 +251,89 @@ class VectorStore:
             for chunk_id, distance in zip(found["ids"][0], found["distances"][0], strict=True)
         ]
 
+    @_guarded
     def count_chunks(self) -> int:
         return self._chunks.count()
 
     # -- files --------------------------------------------------------------------------------
-    def upsert_file(self, path: str, vector: np.ndarray) -> None:
-        self._files.upsert(ids=[path], embeddings=[vector], metadatas=[{"path": path}])
+    @_guarded
+    def upsert_file(self, file_id: str, path: str, vector: np.ndarray) -> None:
+        self._files.upsert(ids=[file_id], embeddings=[vector], metadatas=[{"path": path}])
 
-    def delete_files(self, paths: Sequence[str]) -> None:
-        for start in range(0, len(paths), self._batch):
-            self._files.delete(ids=list(paths[start : start + self._batch]))
+    @_guarded
+    def delete_files(self, file_ids: Sequence[str]) -> None:
+        """Delete these file vectors; a no-op on a shared store."""
+        if self.shared:
+            return
+        for start in range(0, len(file_ids), self._batch):
+            self._files.delete(ids=list(file_ids[start : start + self._batch]))
 
+    @_guarded
     def file_ids(self) -> set[str]:
         return set(self._files.get(include=[])["ids"])
 
-    def file_vector(self, path: str) -> np.ndarray | None:
-        found = self._files.get(ids=[path], include=["embeddings"])
+    @_guarded
+    def file_entries(self) -> dict[str, str]:
+        """Every file vector the store holds: its id and the path it was stored for."""
+        found = self._files.get(include=["metadatas"])
+        return {
+            file_id: str((meta or {}).get("path", ""))
+            for file_id, meta in zip(found["ids"], found["metadatas"], strict=True)
+        }
+
+    @_guarded
+    def existing_file_ids(self, ids: Iterable[str]) -> set[str]:
+        return self._existing(self._files, ids)
+
+    @_guarded
+    def file_vector(self, file_id: str) -> np.ndarray | None:
+        found = self._files.get(ids=[file_id], include=["embeddings"])
         return found["embeddings"][0] if found["ids"] else None
 
-    def query_files(self, vector: np.ndarray, k: int, exclude: str) -> list[tuple[str, float]]:
-        """(path, cosine similarity) of the ``k`` nearest files other than ``exclude``."""
+    @_guarded
+    def query_files(
+        self, vector: np.ndarray, k: int, exclude_path: str
+    ) -> list[tuple[str, str, float]]:
+        """(file id, path, cosine similarity) of the ``k`` nearest file vectors of other paths."""
         found = self._files.query(
             query_embeddings=[vector],
             n_results=k,
-            where={"path": {"$ne": exclude}},
-            include=["distances"],
+            where={"path": {"$ne": exclude_path}},
+            include=["distances", "metadatas"],
         )
         return [
-            (path, 1.0 - float(distance))
-            for path, distance in zip(found["ids"][0], found["distances"][0], strict=True)
+            (file_id, str((meta or {}).get("path", "")), 1.0 - float(distance))
+            for file_id, meta, distance in zip(
+                found["ids"][0], found["metadatas"][0], found["distances"][0], strict=True
+            )
         ]
 
+    @_guarded
     def count_files(self) -> int:
         return self._files.count()
+
+    def _existing(self, collection: Any, ids: Iterable[str]) -> set[str]:
+        wanted = list(ids)
+        present: set[str] = set()
+        for start in range(0, len(wanted), self._batch):
+            present.update(
+                collection.get(ids=wanted[start : start + self._batch], include=[])["ids"]
+            )
+        return present
+
+
+def _bound_request_time(client: Any) -> None:
+    """Give the HTTP client timeouts: chromadb's own has none, so a hung server would hang us.
+
+    Reaches into the client for its ``httpx`` session; if a chromadb release moves it, the
+    client keeps its defaults.
+    """
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if session is None:
+        return
+    try:
+        import httpx
+
+        session.timeout = httpx.Timeout(REQUEST_TIMEOUT, connect=CONNECT_TIMEOUT)
+    except Exception:  # noqa: BLE001 - keep the library's behaviour
+        pass

@@ -334,7 +334,9 @@ def test_index_while_another_writer_holds_the_lock(runner, shared):
     holder.acquire_write_lock()
     try:
         result = invoke(runner, "index", root, "--index-dir", index_dir)
-        assert_one_line_error(result, "being written by pid")
+        assert_one_line_error(
+            result, "being written by explorer index (pid", "wait for it to finish"
+        )
     finally:
         holder.close()
 

@@ -30,7 +30,7 @@ from explorer.core.indexer import Indexer
 from explorer.core.keywords import FRESH, KeywordIndex
 from explorer.core.query import fts_expression
 from explorer.core.search import SearchRequest, search
-from explorer.core.vectors import VectorStore
+from explorer.core.vectors import VectorStore, file_vector_id
 from tests.fakes import FakeEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -104,7 +104,8 @@ def assert_repaired(index: Index, corpus: Corpus, embedder: FakeEmbedder) -> Non
     chroma_ids = vectors.chunk_ids()
     assert vectors.count_chunks() == len(chroma_ids), "duplicate chunk ids in Chroma"
     assert set(sqlite_ids) == chroma_ids, "orphan or missing vectors"
-    assert vectors.file_ids() == set(files), "file vectors differ from the fresh files"
+    expected_files = {file_vector_id(rel, record.hash): rel for rel, record in files.items()}
+    assert vectors.file_entries() == expected_files, "file vectors differ from the fresh files"
 
     status = index.status()
     assert status.stale == 0 and status.failed == 0

@@ -13,6 +13,7 @@ from explorer.core.indexer import Indexer
 from explorer.core.keywords import FRESH, PENDING, SKIPPED
 from explorer.core.query import fts_expression
 from explorer.core.search import SearchRequest, search
+from explorer.core.vectors import file_vector_id
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 
@@ -49,8 +50,10 @@ def assert_consistent(index) -> None:
     assert len(sqlite_ids) == len(set(sqlite_ids))
     assert set(sqlite_ids) == index.vectors.chunk_ids()
     files = index.keywords.files()
-    fresh_with_chunks = {p for p, r in files.items() if r.state == FRESH and r.chunk_count}
-    assert index.vectors.file_ids() == fresh_with_chunks
+    fresh_with_chunks = {
+        file_vector_id(p, r.hash): p for p, r in files.items() if r.state == FRESH and r.chunk_count
+    }
+    assert index.vectors.file_entries() == fresh_with_chunks
     assert all(r.state in (FRESH, SKIPPED) for r in files.values()), {
         p: r.state for p, r in files.items()
     }
@@ -143,7 +146,7 @@ def test_deleting_a_file_leaves_no_chunk_or_vector_of_it(index, root):
     assert index.keywords.file("notes/todo.txt") is None
     assert index.keywords.chunk_ids("notes/todo.txt") == []
     assert not old_ids & index.vectors.chunk_ids()
-    assert "notes/todo.txt" not in index.vectors.file_ids()
+    assert "notes/todo.txt" not in index.vectors.file_entries().values()
     assert keyword_paths(index, "groceries") == set()
     assert_consistent(index)
 
@@ -156,8 +159,8 @@ def test_renaming_a_file_moves_it_and_leaves_nothing_at_the_old_path(index, root
     assert report.removed == 1 and report.added == 1
     assert index.keywords.chunk_ids("guides/search.md") == []
     assert not old_ids & index.vectors.chunk_ids()
-    assert "guides/search.md" not in index.vectors.file_ids()
-    assert "guides/finding.md" in index.vectors.file_ids()
+    assert "guides/search.md" not in index.vectors.file_entries().values()
+    assert "guides/finding.md" in index.vectors.file_entries().values()
     assert keyword_paths(index, "hybrid") == {"guides/finding.md"}
     vector = fake_embedder.embed_query("hybrid search fuses keyword and vector rankings")
     nearest = index.vectors.query_chunks(vector, 100)
