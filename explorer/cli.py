@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from explorer.core.chroma_server import CHROMA_URL_ENV
 from explorer.locations import INDEX_DIR_ENV
 
 EXIT_USAGE = 2
@@ -78,6 +79,10 @@ def friendly_errors(command):
         except KeyboardInterrupt:
             click.echo("explorer: interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(141)
         except Exception as error:  # noqa: BLE001 - the user gets one line, never a traceback
             if os.environ.get("EXPLORER_DEBUG"):
                 raise
@@ -95,6 +100,10 @@ def _describe(error: Exception) -> str:
         "VectorStoreError",
         "RelatedError",
         "RootError",
+        "VectorStoreUnavailable",
+        "ServerUnreachable",
+        "ServerUrlError",
+        "ConfigError",
     }
     if type(error).__name__ in known:
         return str(error)
@@ -116,6 +125,14 @@ model_option = click.option(
     help="Sentence-transformers model name or folder (env EXPLORER_MODEL); "
     "default: the bundled all-MiniLM-L6-v2.",
 )
+chroma_url_option = click.option(
+    "--chroma-url",
+    envvar=CHROMA_URL_ENV,
+    default=None,
+    metavar="URL",
+    help=f"Keep vectors on the Chroma server at URL, e.g. http://127.0.0.1:8000 (env "
+    f"{CHROMA_URL_ENV}, or chroma_url in config.toml); default: a local store.",
+)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 
 
@@ -135,33 +152,46 @@ def main(ctx: click.Context) -> None:
 @click.argument("root", type=click.Path(path_type=Path), default=Path("."), required=False)
 @index_dir_option
 @model_option
+@chroma_url_option
 @friendly_errors
-def open_command(root: Path, index_dir: Path | None = None, model: str | None = None) -> None:
+def open_command(
+    root: Path,
+    index_dir: Path | None = None,
+    model: str | None = None,
+    chroma_url: str | None = None,
+) -> None:
     """Open the explorer TUI on ROOT."""
-    from explorer.commands import check_root
+    from explorer.commands import IndexOptions, check_root, require_server, settings_for
 
     check_root(root)
+    require_server(settings_for(root, IndexOptions(index_dir, model, chroma_url)))
     try:
         from explorer.tui.app import run_app
     except ImportError:
         fail("the TUI is not part of this build yet; use `explorer search QUERY ROOT`")
-    run_app(root, index_dir=index_dir, model=model)
+    run_app(root, index_dir=index_dir, model=model, chroma_url=chroma_url)
 
 
 @main.command()
 @click.argument("root", type=click.Path(path_type=Path), default=Path("."), required=False)
 @index_dir_option
 @model_option
+@chroma_url_option
 @json_option
 @click.option("--keywords-only", is_flag=True, help="Update the keyword index only; embed later.")
 @friendly_errors
 def index(
-    root: Path, index_dir: Path | None, model: str | None, as_json: bool, keywords_only: bool
+    root: Path,
+    index_dir: Path | None,
+    model: str | None,
+    chroma_url: str | None,
+    as_json: bool,
+    keywords_only: bool,
 ) -> None:
     """Build or update the index of ROOT (default: the current folder)."""
-    from explorer.commands import run_index
+    from explorer.commands import IndexOptions, run_index
 
-    run_index(root, index_dir, model, as_json, keywords_only)
+    run_index(root, IndexOptions(index_dir, model, chroma_url), as_json, keywords_only)
 
 
 @main.command()
@@ -169,6 +199,7 @@ def index(
 @click.argument("root", type=click.Path(path_type=Path), required=False)
 @index_dir_option
 @model_option
+@chroma_url_option
 @click.option(
     "--mode",
     type=click.Choice(["hybrid", "semantic", "keyword"]),
@@ -200,6 +231,7 @@ def search(
     root: Path | None,
     index_dir: Path | None,
     model: str | None,
+    chroma_url: str | None,
     mode: str,
     paths: tuple[str, ...],
     limit: int,
@@ -209,10 +241,19 @@ def search(
     as_json: bool,
 ) -> None:
     """Search the index of ROOT for QUERY."""
-    from explorer.commands import run_search
+    from explorer.commands import IndexOptions, run_search
 
     run_search(
-        query, root, index_dir, model, mode, paths, limit, per_file, min_score, explain, as_json
+        query,
+        root,
+        IndexOptions(index_dir, model, chroma_url),
+        mode,
+        paths,
+        limit,
+        per_file,
+        min_score,
+        explain,
+        as_json,
     )
 
 
@@ -220,6 +261,7 @@ def search(
 @click.argument("file", type=click.Path(path_type=Path))
 @index_dir_option
 @model_option
+@chroma_url_option
 @click.option(
     "--root",
     type=click.Path(path_type=Path),
@@ -233,27 +275,35 @@ def related(
     file: Path,
     index_dir: Path | None,
     model: str | None,
+    chroma_url: str | None,
     root: Path | None,
     limit: int,
     as_json: bool,
 ) -> None:
     """Show the files nearest in meaning to FILE."""
-    from explorer.commands import run_related
+    from explorer.commands import IndexOptions, run_related
 
-    run_related(file, index_dir, model, root, limit, as_json)
+    run_related(file, IndexOptions(index_dir, model, chroma_url), root, limit, as_json)
 
 
 @main.command()
 @click.argument("root", type=click.Path(path_type=Path), required=False)
 @index_dir_option
 @model_option
+@chroma_url_option
 @json_option
 @friendly_errors
-def status(root: Path | None, index_dir: Path | None, model: str | None, as_json: bool) -> None:
+def status(
+    root: Path | None,
+    index_dir: Path | None,
+    model: str | None,
+    chroma_url: str | None,
+    as_json: bool,
+) -> None:
     """Show what the index of ROOT holds and whether it needs a rebuild."""
-    from explorer.commands import run_status
+    from explorer.commands import IndexOptions, run_status
 
-    run_status(root, index_dir, model, as_json)
+    run_status(root, IndexOptions(index_dir, model, chroma_url), as_json)
 
 
 def print_json(data: object) -> None:

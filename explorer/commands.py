@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -29,11 +30,33 @@ def check_root(root: Path) -> Path:
     return root.resolve()
 
 
-def settings_for(root: Path | None, index_dir: Path | None, model: str | None) -> Settings:
+@dataclass(frozen=True)
+class IndexOptions:
+    """The options every subcommand takes: which index, which model, which vector store."""
+
+    index_dir: Path | None = None
+    model: str | None = None
+    chroma_url: str | None = None
+
+
+def settings_for(root: Path | None, options: IndexOptions) -> Settings:
     """Settings for a command: ROOT if given, else the root stored in --index-dir, else cwd."""
-    if root is None and index_dir is not None:
-        root = _stored_root(index_dir)
-    return Settings.for_root(check_root(root or Path(".")), index_dir, model=model)
+    if root is None and options.index_dir is not None:
+        root = _stored_root(options.index_dir)
+    return Settings.for_root(
+        check_root(root or Path(".")),
+        options.index_dir,
+        model=options.model,
+        chroma_url=options.chroma_url,
+    )
+
+
+def require_server(settings: Settings) -> None:
+    """With a Chroma server configured, fail at once (one line) unless it answers."""
+    if settings.chroma_url:
+        from explorer.core.chroma_server import check_server, parse_server_url
+
+        check_server(parse_server_url(settings.chroma_url))
 
 
 def _stored_root(index_dir: Path) -> Path | None:
@@ -50,19 +73,27 @@ def _stored_root(index_dir: Path) -> Path | None:
     return Path(stored) if stored else None
 
 
-def run_index(
-    root: Path, index_dir: Path | None, model: str | None, as_json: bool, keywords_only: bool
-) -> None:
+def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: bool) -> None:
     from explorer.core.index import Index
     from explorer.core.indexer import Indexer
+    from explorer.core.vectors import VectorStoreUnavailable
 
-    settings = settings_for(root, index_dir, model)
+    settings = settings_for(root, options)
+    if not keywords_only:
+        require_server(settings)
     index = Index(settings)
     index.acquire_write_lock()
     try:
         index.keywords.set_meta(ROOT_META, str(settings.root))
         with _ProgressDisplay(enabled=not as_json and sys.stderr.isatty()) as display:
             report = Indexer(index).sync(progress=display.update, embed=not keywords_only)
+    except VectorStoreUnavailable as error:  # the server went away during the run
+        counts = index.keywords.counts()
+        waiting = counts["chunks"] - counts["embedded"]
+        raise VectorStoreUnavailable(
+            f"{error}; the keyword index is up to date and {waiting} chunks wait for vectors:"
+            " run `explorer index` again when the server is back"
+        ) from None
     finally:
         index.close()
     if as_json:
@@ -76,6 +107,9 @@ def run_index(
         + (f", {skipped} skipped ({reasons})" if skipped else "")
         + (f", {report.failed} failed" if report.failed else "")
     )
+    store = f"the server at {settings.chroma_url}" if settings.chroma_url else "the store"
+    if report.chunks_reused:
+        click.echo(f"reused {report.chunks_reused} chunk vectors {store} already held")
     if report.chunks_embedded:
         rate = report.chunks_embedded / report.embed_seconds if report.embed_seconds else 0
         click.echo(
@@ -148,25 +182,36 @@ def _stderr_console():
     return Console(stderr=True)
 
 
-def _open_for_reading(settings: Settings):
-    """Open an existing index and start loading the query model and Chroma side by side."""
+def _open_for_reading(settings: Settings, vectors: bool = True):
+    """Open an existing index and start opening Chroma (unless ``vectors`` is False) on a
+    thread, so the query model can load meanwhile."""
     import numpy  # noqa: F401 - before the thread: two threads importing numpy at once race
 
     from explorer.core.index import Index
 
     index = Index.open_existing(settings)
-    warm = threading.Thread(target=lambda: index.vectors, daemon=True)
+    warm = threading.Thread(target=_open_vectors if vectors else None, args=(index,), daemon=True)
     warm.start()
     return index, warm
 
 
+def _open_vectors(index) -> None:
+    """Open the vector store; a failure is raised again where the store is first used."""
+    try:
+        index.vectors  # noqa: B018 - opening it is the point
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def run_search(
-    query, root, index_dir, model, mode, paths, limit, per_file, min_score, explain, as_json
+    query, root, options, mode, paths, limit, per_file, min_score, explain, as_json
 ) -> None:
     from explorer.core.search import SearchRequest, search
 
-    settings = settings_for(root, index_dir, model)
-    index, warm = _open_for_reading(settings)
+    settings = settings_for(root, options)
+    if mode != "keyword":
+        require_server(settings)
+    index, warm = _open_for_reading(settings, vectors=mode != "keyword")
     request = SearchRequest(
         query=query,
         mode=mode,
@@ -190,7 +235,7 @@ def run_search(
     render_search(response, explain)
 
 
-def run_related(file: Path, index_dir, model, root, limit, as_json) -> None:
+def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None:
     from explorer.core.related import related_files
 
     if not file.exists():
@@ -198,11 +243,12 @@ def run_related(file: Path, index_dir, model, root, limit, as_json) -> None:
     if not file.is_file():
         raise RootError(f"not a file: {file}")
     absolute = file.resolve()
-    if root is None and index_dir is not None:
-        root = _stored_root(index_dir)
+    if root is None and options.index_dir is not None:
+        root = _stored_root(options.index_dir)
     if root is None:
         root = _find_indexed_root(absolute)
-    settings = settings_for(root, index_dir, model)
+    settings = settings_for(root, options)
+    require_server(settings)
     try:
         rel_path = absolute.relative_to(settings.root).as_posix()
     except ValueError:
@@ -228,10 +274,10 @@ def _find_indexed_root(file: Path) -> Path:
     raise RootError(f"no index holds {file}; run `explorer index FOLDER` or pass --root")
 
 
-def run_status(root, index_dir, model, as_json) -> None:
+def run_status(root, options: IndexOptions, as_json) -> None:
     from explorer.core.index import Index
 
-    settings = settings_for(root, index_dir, model)
+    settings = settings_for(root, options)
     index = Index.open_existing(settings)
     try:
         status = index.status()

@@ -86,6 +86,8 @@ def render_status(status) -> None:
         f"files       {status.indexed} indexed, {status.stale} stale, "
         f"{status.skipped} skipped, {status.failed} failed" + (f" ({reasons})" if reasons else ""),
         f"chunks      {status.chunks} ({status.vectors} with vectors)",
+        f"vectors     {status.vector_store} store at {status.vector_location}"
+        + ("" if status.vectors_available else " — unreachable: counts are from the manifest"),
         f"model       {status.model}"
         + (f" ({status.dimension} dimensions)" if status.dimension else ""),
         f"updated     {when}",

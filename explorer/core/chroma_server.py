@@ -7,8 +7,6 @@ start?) is a plain HTTP request to its heartbeat endpoint.
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -67,6 +65,9 @@ def unreachable_message(address: ServerAddress, reason: str) -> str:
 
 def check_server(address: ServerAddress, timeout: float = 3.0) -> None:
     """Raise :class:`ServerUnreachable` unless the server answers its heartbeat."""
+    import urllib.error
+    import urllib.request
+
     try:
         with urllib.request.urlopen(address.url + HEARTBEAT_PATH, timeout=timeout) as response:
             json.loads(response.read() or b"{}")

@@ -149,7 +149,7 @@ class Indexer:
         # the vectors of every chunk the keyword phase replaced, and any an earlier run left.
         self._stale_vector_ids.clear()
         self._stale_file_vectors.clear()
-        self._prepare_vectors(report)
+        self.reconcile_vectors(report)
         if embed and not report.cancelled:
             self.embed_pending(report, notify, cancel)
         self.index.touch_last_update()
@@ -338,6 +338,10 @@ class Indexer:
         self._stale_vector_ids.extend(i for i in ids if not keep or i not in keep)
 
     def _flush_deletions(self) -> None:
+        if self.index.shared_vectors:  # a shared store keeps every version (see vectors.py)
+            self._stale_vector_ids.clear()
+            self._stale_file_vectors.clear()
+            return
         if self._stale_vector_ids:
             self.index.vectors.delete_chunks(sorted(set(self._stale_vector_ids)))
             self._stale_vector_ids.clear()
@@ -346,7 +350,7 @@ class Indexer:
             self._stale_file_vectors.clear()
 
     # -- phase 2: vectors ---------------------------------------------------------------------
-    def _prepare_vectors(self, report: IndexReport) -> None:
+    def reconcile_vectors(self, report: IndexReport) -> None:
         """Handle a model change, reuse stored vectors, repair what an interrupted run left.
 
         A local store is listed whole: vectors no chunk names are deleted. A shared store is

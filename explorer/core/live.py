@@ -1,12 +1,17 @@
 """A live index: one background writer thread keeps an :class:`Index` in step with its root.
 
-The writer takes the write lock (if another process holds it: an ``error`` event, and the index
-only serves reads), starts the watcher *before* scanning so no change is lost (changes made
-during the initial sync are queued and applied after it), runs the keyword phase of a full sync
-(``files_changed``), embeds (``model_state``, ``progress``, ``vectors_ready``), then applies the
-watcher's batches one at a time: keywords first, then their embedding. Embedding yields between
-model batches as soon as paths are queued, and the model loads on a helper thread, so an edit
-made during a long embedding is keyword-searchable after the debounce plus one model batch.
+The writer takes the write lock. If another process holds it (``explorer index`` in another
+terminal), a ``writer`` event says so, the index serves reads, and the writer tries again every
+second; once it holds the lock it goes on as usual. It starts the watcher *before* scanning so no
+change is lost (changes made during the initial sync are queued and applied after it), runs the
+keyword phase of a full sync (``files_changed``), embeds (``model_state``, ``progress``,
+``vectors_ready``), then applies the watcher's batches one at a time: keywords first, then their
+embedding. With vectors on a Chroma server, a lost server pauses embedding (``vectors_state``
+unavailable; keyword updates go on), the writer asks the server every few seconds while idle,
+and when it answers again (``vectors_state`` available) the waiting chunks are embedded.
+Embedding yields between model batches as soon as paths are queued, and the model loads on a
+helper thread, so an edit made during a long embedding is keyword-searchable after the debounce
+plus one model batch.
 
 ``on_event`` runs on the writer thread and should return quickly (a GUI hands events to its own
 thread); an exception it raises is logged and ignored.
@@ -26,6 +31,7 @@ from explorer.core.embedder import Embedder
 from explorer.core.index import Index, IndexBusy
 from explorer.core.indexer import Indexer, IndexReport, Progress
 from explorer.core.keywords import PENDING
+from explorer.core.vectors import VectorStoreUnavailable
 from explorer.core.watcher import IndexWatcher
 
 log = logging.getLogger(__name__)
@@ -33,6 +39,11 @@ log = logging.getLogger(__name__)
 LIVE_EMBED_BATCH = 16
 """Most chunks per model call: the writer checks for new batches between calls, so this bounds
 how long an edit waits behind the embedding (16 keeps nearly the full model throughput)."""
+LOCK_RETRY_SECONDS = 1.0
+"""How often a reader asks again for the write lock another process holds."""
+SERVER_PROBE_SECONDS = 2.0
+"""How often an idle writer checks that the Chroma server (if any) still answers."""
+LIVE_HOLDER = "the explorer TUI"
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,25 @@ class ModelStateEvent(LiveEvent):
 
 
 @dataclass(frozen=True)
+class WriterEvent(LiveEvent):
+    """``waiting``: another process writes the index, this one only reads; ``writing``: this
+    live index holds the write lock (sent only after a wait)."""
+
+    kind: ClassVar[str] = "writer"
+    state: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class VectorsStateEvent(LiveEvent):
+    """The vector store's reachability changed: ``available`` or ``unavailable``."""
+
+    kind: ClassVar[str] = "vectors_state"
+    available: bool
+    message: str = ""
+
+
+@dataclass(frozen=True)
 class ErrorEvent(LiveEvent):
     """One line for a status bar; the writer carries on where it can."""
 
@@ -129,6 +159,8 @@ class LiveIndex:
         self._awaiting: set[str] = set()
         self._initial_sent = False
         self._before: dict[str, tuple] = {}
+        self._vectors_down = False
+        self._reconcile_needed = False  # the initial sync could not reach the vector store
 
     # -- public -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -185,18 +217,20 @@ class LiveIndex:
 
     @property
     def read_only(self) -> bool:
-        """True when another process holds the write lock: this index only serves reads."""
+        """True while another process holds the write lock: this index only serves reads."""
         return self._read_only
+
+    @property
+    def vectors_available(self) -> bool:
+        """False while the Chroma server does not answer (keyword search goes on)."""
+        return not self._vectors_down
 
     # -- the writer thread --------------------------------------------------------------------
     def _run(self) -> None:
         watcher: IndexWatcher | None = None
         try:
-            try:
-                self.index.acquire_write_lock()
-            except (IndexBusy, OSError) as error:
-                self._read_only = True
-                self._emit(ErrorEvent(_one_line(error)))
+            self._before = {p: _signature(r) for p, r in self.index.keywords.files().items()}
+            if not self._take_write_lock():
                 return
             indexer = Indexer(self.index)
             if self._watch:
@@ -212,6 +246,33 @@ class LiveIndex:
             with self._cond:
                 self._busy = False
                 self._cond.notify_all()
+
+    def _take_write_lock(self) -> bool:
+        """Hold the write lock, waiting (as a reader) while another process has it."""
+        waited = False
+        while not self._stop.is_set():
+            try:
+                self.index.acquire_write_lock(LIVE_HOLDER)
+            except IndexBusy as error:
+                if not waited:
+                    self._read_only = waited = True
+                    with self._cond:  # waiting is not work: wait_idle() returns meanwhile
+                        self._busy = False
+                        self._cond.notify_all()
+                    self._emit(WriterEvent("waiting", f"read-only: {_one_line(error)}"))
+                self._stop.wait(LOCK_RETRY_SECONDS)
+                continue
+            except OSError as error:
+                self._read_only = True
+                self._emit(ErrorEvent(f"cannot lock the index: {_one_line(error)}"))
+                return False
+            if waited:
+                with self._cond:
+                    self._busy = True
+                self._read_only = False
+                self._emit(WriterEvent("writing", "the other writer finished; keeping it live"))
+            return True
+        return False
 
     def _start_watcher(self) -> IndexWatcher | None:
         debounce, max_wait = self._timing
@@ -229,8 +290,12 @@ class LiveIndex:
         """The keyword phase of a full sync; ``files_changed`` as soon as keywords are done."""
         self._embed_needed = True
         try:
-            self._before = {p: _signature(r) for p, r in self.index.keywords.files().items()}
             report = indexer.sync(progress=self._progress, cancel=self._stop, embed=False)
+        except VectorStoreUnavailable as error:  # keywords are done; vectors wait for the server
+            self._reconcile_needed = True
+            self._vectors_lost(error)
+            self._keywords_done()
+            return
         except Exception as error:  # noqa: BLE001 - keep serving what the index holds
             log.exception("the initial sync failed")
             self._emit(ErrorEvent(f"initial sync failed: {_one_line(error)}"))
@@ -258,7 +323,7 @@ class LiveIndex:
                 batch, self._queue = self._queue, set()
             if batch:
                 self._apply_batch(indexer, batch)
-            elif self._embed_needed and self._model_usable():
+            elif self._embed_needed and not self._vectors_down and self._model_usable():
                 self._embed(indexer)
             else:
                 loading = self._embed_needed and self._model == "loading"
@@ -267,9 +332,15 @@ class LiveIndex:
                 with self._cond:
                     self._busy = loading
                     self._cond.notify_all()
+                    probe_at = time.monotonic() + SERVER_PROBE_SECONDS
                     while not (self._queue or self._stop.is_set() or self._load_finished()):
-                        self._cond.wait()
+                        if not self.index.shared_vectors:
+                            self._cond.wait()
+                        elif not self._cond.wait(max(0.0, probe_at - time.monotonic())):
+                            break  # time to ask the server
                     self._busy = True
+                if self.index.shared_vectors and not self._stop.is_set():
+                    self._probe_server(indexer)
                 worked = False
                 continue
             worked = True
@@ -296,6 +367,9 @@ class LiveIndex:
         report = IndexReport()
         try:
             indexer.embed_pending(report, self._progress, cancel=self._interrupt)
+        except VectorStoreUnavailable as error:  # the chunks stay pending until it is back
+            self._vectors_lost(error)
+            return
         except Exception as error:  # noqa: BLE001 - the keyword index stays live
             log.exception("embedding failed")
             self._emit(ErrorEvent(f"embedding failed: {_one_line(error)}"))
@@ -306,6 +380,32 @@ class LiveIndex:
             if self._awaiting:
                 self._emit(VectorsReadyEvent(frozenset(self._awaiting)))
                 self._awaiting = set()
+
+    # -- the vector server --------------------------------------------------------------------
+    def _vectors_lost(self, error: Exception) -> None:
+        if not self._vectors_down:
+            self._vectors_down = True
+            self._emit(VectorsStateEvent(False, _one_line(error)))
+
+    def _probe_server(self, indexer: Indexer) -> None:
+        """Ask the server if it answers; on its return, reconcile if needed and embed again."""
+        try:
+            self.index.vectors.heartbeat()
+            if self._reconcile_needed:
+                indexer.reconcile_vectors(IndexReport())
+                self._reconcile_needed = False
+        except VectorStoreUnavailable as error:
+            self._vectors_lost(error)
+            return
+        except Exception:  # noqa: BLE001 - an odd answer: try again at the next probe
+            log.exception("probing the vector server failed")
+            return
+        if self._vectors_down:
+            self._vectors_down = False
+            self._embed_needed = self._model != "failed"
+            self._emit(
+                VectorsStateEvent(True, f"vectors available again at {self.index.vector_location}")
+            )
 
     # -- the model ----------------------------------------------------------------------------
     def _model_usable(self) -> bool:

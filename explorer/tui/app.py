@@ -89,6 +89,7 @@ def make_app(
     model: str | None = None,
     embedder: Any = None,
     watch: bool = True,
+    chroma_url: str | None = None,
 ) -> ExplorerApp:
     """The app for ``root`` (the index dir and model resolved as everywhere else).
 
@@ -97,10 +98,15 @@ def make_app(
     """
     if model is None and embedder is not None:
         model = getattr(embedder, "name", None)
-    settings = Settings.for_root(root, index_dir, model=model)
+    settings = Settings.for_root(root, index_dir, model=model, chroma_url=chroma_url)
     return ExplorerApp(settings, embedder=embedder, watch=watch)
 
 
-def run_app(root: Path, index_dir: Path | None = None, model: str | None = None) -> None:
+def run_app(
+    root: Path,
+    index_dir: Path | None = None,
+    model: str | None = None,
+    chroma_url: str | None = None,
+) -> None:
     """Run the explorer on ``root`` in this terminal until the user quits."""
-    make_app(Path(root), index_dir=index_dir, model=model).run()
+    make_app(Path(root), index_dir=index_dir, model=model, chroma_url=chroma_url).run()

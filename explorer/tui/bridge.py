@@ -94,6 +94,12 @@ class IndexBridge:
             message = messages.IndexVectorsReady(frozenset(event.paths))
         elif kind == "model_state":
             message = messages.IndexModelState(event.state, getattr(event, "message", ""))
+        elif kind == "writer":
+            message = messages.IndexWriterState(event.state, getattr(event, "message", ""))
+        elif kind == "vectors_state":
+            message = messages.IndexVectorsState(
+                bool(event.available), getattr(event, "message", "")
+            )
         elif kind == "error":
             message = messages.IndexFailed(event.message)
         else:

@@ -69,6 +69,22 @@ class IndexFailed(Message):
 
 
 @dataclass
+class IndexWriterState(Message):
+    """``waiting``: another process writes the index (read-only here); ``writing``: taken over."""
+
+    state: str
+    message: str = ""
+
+
+@dataclass
+class IndexVectorsState(Message):
+    """The vector store (a Chroma server) stopped or started answering."""
+
+    available: bool
+    message: str = ""
+
+
+@dataclass
 class QueryModelReady(Message):
     """The query path (vector store opened, query encoder warm) is ready, or failed."""
 

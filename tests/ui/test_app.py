@@ -365,7 +365,9 @@ async def test_large_files_open_without_freezing(sample_copy, app_for):
         assert screen.search_box.text == "x"
 
 
-async def test_index_written_by_another_process_is_served_read_only(sample_copy, app_for):
+async def test_index_written_by_another_process_is_read_only_until_it_finishes(
+    sample_copy, app_for
+):
     from explorer.config import Settings
     from explorer.core.index import Index
 
@@ -387,5 +389,12 @@ async def test_index_written_by_another_process_is_served_read_only(sample_copy,
             screen.search_box.set_mode("keyword")
             await type_query(pilot, "backup")
             assert "guides/backups.md" in result_paths(screen)[:3]
+            holder.close()  # the other writer finishes: the app takes over and says so
+            await wait_for(pilot, lambda: not screen.read_only, what="the writable state")
+            await wait_for(
+                pilot,
+                lambda: "read-only" not in screen.status.index_text,
+                what="the status without read-only",
+            )
     finally:
         holder.close()

@@ -19,6 +19,7 @@ from explorer.core.live import (
     ModelStateEvent,
     ProgressEvent,
     VectorsReadyEvent,
+    WriterEvent,
 )
 from explorer.core.search import SearchRequest, search
 from tests.conftest import wait_until, write_files
@@ -259,17 +260,27 @@ def test_stop_is_fast_even_mid_embedding(corpus, live_for, settings_for):
         index.close()
 
 
-def test_second_live_index_is_read_only(corpus, live_for):
+def test_second_live_index_reads_then_takes_over_when_the_first_stops(corpus, live_for):
     first, first_events = live_for(corpus)
     assert first.wait_idle(20)
     second, events = live_for(corpus, settings=first.settings)
-    assert wait_until(lambda: events.of(ErrorEvent))
-    assert "being written" in events.of(ErrorEvent)[0].message
+    assert wait_until(lambda: events.of(WriterEvent))
+    waiting = events.of(WriterEvent)[0]
+    assert waiting.state == "waiting"
+    assert "being written by the explorer TUI (pid" in waiting.message
     assert second.read_only and second.wait_idle(5)
     assert paths_for(second, "walruses") == {"guides/usage.md"}  # reads still work
     (corpus / "late.md").write_text("gazelles\n")
     assert wait_until(lambda: paths_for(second, "gazelles") == {"late.md"}, CHANGE_SECONDS)
     assert not first_events.of(ErrorEvent)
+
+    first.stop()  # the writer goes away: the reader becomes the writer
+    assert wait_until(lambda: [e.state for e in events.of(WriterEvent)] == ["waiting", "writing"])
+    assert not second.read_only
+    (corpus / "later.md").write_text("capybaras\n")
+    assert wait_until(lambda: paths_for(second, "capybaras") == {"later.md"}, CHANGE_SECONDS)
+    assert second.wait_idle(20)
+    assert not events.of(ErrorEvent)
 
 
 def test_model_failure_keeps_keyword_search(corpus, live_for):

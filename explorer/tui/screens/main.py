@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +195,26 @@ class MainScreen(Screen):
         self._show_model_state()
         self._show_index_state()
 
+    def on_index_writer_state(self, message: messages.IndexWriterState) -> None:
+        self.read_only = message.state == "waiting"
+        self.notify(message.message, title="Index", timeout=8)
+        self._show_index_state()
+
+    def on_index_vectors_state(self, message: messages.IndexVectorsState) -> None:
+        self.status.set_vectors(message.available)
+        self.notify(
+            message.message,
+            title="Vectors",
+            severity="information" if message.available else "warning",
+            timeout=8,
+        )
+        if message.available and not self.semantic_ready and self.index is not None:
+            self._warm_query_model(self.index)
+        elif self._query.strip() and self._mode != "keyword":
+            self._start_search()
+        if message.available and self.current_path is not None:
+            self._load_related_for(self.current_path)
+
     def on_index_failed(self, message: messages.IndexFailed) -> None:
         if self.live is not None and getattr(self.live, "read_only", False):
             self.read_only = True
@@ -223,8 +244,14 @@ class MainScreen(Screen):
     @work(thread=True, exclusive=True, group="model", exit_on_error=False)
     def _warm_query_model(self, index: Any) -> None:
         """Open the vector store and warm the query encoder, off the UI thread."""
+        from explorer.core.vectors import VectorStoreUnavailable
+
         try:
-            vectors = index.vectors.count_chunks()
+            try:
+                vectors = index.vectors.count_chunks()
+            except VectorStoreUnavailable as error:  # the live index reports it and recovers
+                vectors = 0
+                self.post_message(messages.IndexVectorsState(False, str(error)))
             load = getattr(index.embedder, "load_query_path", None)
             if load is not None:
                 load()
@@ -395,6 +422,7 @@ class MainScreen(Screen):
     ) -> None:
         from explorer.core.query import QueryError
         from explorer.core.search import SearchRequest, search
+        from explorer.core.vectors import VectorStoreUnavailable
 
         worker = get_current_worker()
         started = time.perf_counter()
@@ -417,8 +445,17 @@ class MainScreen(Screen):
                 per_file=PASSAGES_PER_FILE,
                 prefix_last=prefix,
             )
-            response = search(index, request)
-            if answered == "hybrid" and any("no vectors yet" in n for n in response.notes):
+            try:
+                response = search(index, request)
+            except VectorStoreUnavailable:  # semantic mode with the server gone: keywords
+                answered = "keyword"
+                response = search(index, replace(request, mode="keyword"))
+                response.notes.append("vectors unavailable")
+            if answered != "keyword" and any("vectors unavailable" in n for n in response.notes):
+                answered = "keyword"
+            if any("vectors unavailable" in n for n in response.notes):
+                note = "vectors unavailable: keyword results"
+            elif answered == "hybrid" and any("no vectors yet" in n for n in response.notes):
                 answered, note = "keyword", "no vectors yet: keyword results"
             elif answered == "semantic" and not response.results and self.vector_count == 0:
                 if worker.is_cancelled:

@@ -21,6 +21,7 @@ class StatusBar(Widget):
         self.model_state = "waiting"
         """``waiting``, ``loading``, ``ready``, ``failed`` (semantic search for queries)."""
         self.model_note = ""
+        self.vectors_available = True
         self.search_text = ""
         self.answered: str | None = None
         """The mode that produced the results on screen."""
@@ -38,6 +39,10 @@ class StatusBar(Widget):
     def set_model(self, state: str, note: str = "") -> None:
         self.model_state = state
         self.model_note = note
+        self._redraw()
+
+    def set_vectors(self, available: bool) -> None:
+        self.vectors_available = available
         self._redraw()
 
     def set_search(
@@ -87,6 +92,8 @@ class StatusBar(Widget):
             (self.model_state, model_styles.get(self.model_state, "")),
         )
         parts.append(model)
+        if not self.vectors_available:
+            parts.append(Content.styled("vectors unavailable", "bold $text-error"))
         if self.answered is not None:
             mode = Content.assemble(
                 (self.search_text + " by ", ""),
