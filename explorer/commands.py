@@ -118,6 +118,8 @@ def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: b
         )
     elif not keywords_only:
         click.echo("nothing to embed: every file's vectors are up to date")
+    if report.vectors_unavailable:
+        click.echo(f"vectors not checked: {report.vectors_unavailable}")
     if report.orphans_removed:
         click.echo(f"repaired: removed {report.orphans_removed} vectors left by an interrupted run")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from explorer.config import Settings
+from tests.chroma_server import ChromaServer
 from tests.fakes import FakeEmbedder
 
 
@@ -20,7 +21,17 @@ def isolated_locations(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("EXPLORER_CONFIG_DIR", str(base / "config"))
     monkeypatch.delenv("EXPLORER_INDEX_DIR", raising=False)
     monkeypatch.delenv("EXPLORER_MODEL", raising=False)
+    monkeypatch.delenv("EXPLORER_CHROMA_URL", raising=False)
     return base
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """A real Chroma server on 127.0.0.1 for the whole session (started on first use)."""
+    server = ChromaServer(tmp_path_factory.mktemp("chroma-server") / "data")
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -177,8 +177,7 @@ class Index:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            handle.seek(0)
-            other = handle.read().strip() or "another process"
+            other = _read_holder(handle)
             handle.close()
             advice = (
                 "it keeps the index up to date while it runs"
@@ -253,6 +252,17 @@ class Index:
                 self._vectors.close()
                 self._vectors = None
         self.keywords.close()
+
+
+def _read_holder(handle) -> str:
+    """Who holds the lock, as it wrote in the lock file (it writes just after locking)."""
+    for _attempt in range(10):
+        handle.seek(0)
+        text = handle.read().strip()
+        if text:
+            return text
+        time.sleep(0.01)
+    return "another process"
 
 
 def _directory_size(directory: Path) -> int:

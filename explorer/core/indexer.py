@@ -26,7 +26,7 @@ from explorer.core.documents import ScannedFile
 from explorer.core.index import Index
 from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, StoredChunk
 from explorer.core.scanner import DEFAULT_EXTENSIONS, ScanRules, load_text, scan
-from explorer.core.vectors import file_vector_id
+from explorer.core.vectors import VectorStoreUnavailable, file_vector_id
 
 CONTEXT_TOKENS = 24
 """Most tokens of heading context put before a chunk's text when it is embedded."""
@@ -60,6 +60,8 @@ class IndexReport:
     """Chunks whose vectors the store already held (another checkout, or an interrupted run)."""
     orphans_removed: int = 0
     cancelled: bool = False
+    vectors_unavailable: str = ""
+    """Why the vector store could not be reached after a keyword-only sync (else empty)."""
     keyword_seconds: float = 0.0
     model_seconds: float = 0.0
     """Time spent loading the model before the first batch (not counted in embed_seconds)."""
@@ -82,6 +84,7 @@ class IndexReport:
             "chunks_reused": self.chunks_reused,
             "orphans_removed": self.orphans_removed,
             "cancelled": self.cancelled,
+            "vectors_unavailable": self.vectors_unavailable,
             "keyword_seconds": round(self.keyword_seconds, 3),
             "model_seconds": round(self.model_seconds, 3),
             "embed_seconds": round(self.embed_seconds, 3),
@@ -149,7 +152,12 @@ class Indexer:
         # the vectors of every chunk the keyword phase replaced, and any an earlier run left.
         self._stale_vector_ids.clear()
         self._stale_file_vectors.clear()
-        self.reconcile_vectors(report)
+        try:
+            self.reconcile_vectors(report)
+        except VectorStoreUnavailable as error:
+            if embed:
+                raise
+            report.vectors_unavailable = str(error)  # the keyword phase is done all the same
         if embed and not report.cancelled:
             self.embed_pending(report, notify, cancel)
         self.index.touch_last_update()

@@ -22,6 +22,8 @@ SCHEMA_VERSION = "1"
 
 PENDING, FRESH, SKIPPED, FAILED = "pending", "fresh", "skipped", "failed"
 
+WAL_SWITCH_SECONDS = 10.0
+
 VECTORS_EPOCH = "vectors_epoch"
 """Meta key bumped with every recorded vector write, so readers in other processes notice."""
 
@@ -103,11 +105,26 @@ class KeywordIndex:
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=30.0)
         self._lock = threading.RLock()
         with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
+            self._use_wal()
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             self._db.commit()
+
+    def _use_wal(self) -> None:
+        """Switch to WAL (once per database). Two processes creating the database at the same
+        moment may both try; SQLite answers "locked" at once rather than waiting, so retry."""
+        deadline = time.monotonic() + WAL_SWITCH_SECONDS
+        while True:
+            try:
+                mode = self._db.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def close(self) -> None:
         with self._lock:

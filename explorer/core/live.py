@@ -291,15 +291,13 @@ class LiveIndex:
         self._embed_needed = True
         try:
             report = indexer.sync(progress=self._progress, cancel=self._stop, embed=False)
-        except VectorStoreUnavailable as error:  # keywords are done; vectors wait for the server
-            self._reconcile_needed = True
-            self._vectors_lost(error)
-            self._keywords_done()
-            return
         except Exception as error:  # noqa: BLE001 - keep serving what the index holds
             log.exception("the initial sync failed")
             self._emit(ErrorEvent(f"initial sync failed: {_one_line(error)}"))
             return
+        if report.vectors_unavailable:  # keywords are done; vectors wait for the server
+            self._reconcile_needed = True
+            self._vectors_lost(VectorStoreUnavailable(report.vectors_unavailable))
         if not report.cancelled and not self._stop.is_set():
             self._keywords_done()  # when the sync had no file to report progress on
 

@@ -1,0 +1,149 @@
+"""Vectors on a real Chroma server (``chroma run`` on 127.0.0.1), shared by several checkouts.
+
+Each test uses its own model name, so its collections on the session's server are its own.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+
+import pytest
+
+from explorer.config import Settings
+from explorer.core.index import Index
+from explorer.core.indexer import Indexer
+from explorer.core.keywords import FRESH
+from explorer.core.related import related_files
+from explorer.core.search import SearchRequest, search
+from explorer.core.vectors import VectorStore, file_vector_id
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+
+CORPUS = {
+    "guides/install.md": "# Install\n\nRun apt install tern to set up the bookmark server.\n",
+    "guides/backup.md": "# Backups\n\nSnapshots of the bookmark database, taken nightly.\n",
+    "notes/ideas.txt": "Ideas: a telescope mode for browsing far-away bookmarks.\n",
+    "src/app.py": "def serve():\n    '''Start the bookmark server.'''\n    return 'serving'\n",
+}
+
+
+@pytest.fixture
+def model() -> str:
+    """A model name of this test's own: the server's collections are named after it."""
+    return f"fake-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def checkout(tmp_path, chroma_server, model):
+    """Make a checkout of CORPUS (or ``files``) and open its index against the server."""
+    opened: list[Index] = []
+
+    def make(name: str, files: dict[str, str] | None = None, embedder=None) -> Index:
+        root = write_files(tmp_path / name, files or CORPUS)
+        settings = Settings.for_root(
+            root, tmp_path / f"{name}-index", model=model, chroma_url=chroma_server.url
+        )
+        index = Index(settings, embedder=embedder or FakeEmbedder())
+        opened.append(index)
+        return index
+
+    yield make
+    for index in opened:
+        index.close()
+
+
+def server_store(chroma_server, model) -> VectorStore:
+    from explorer.core.chroma_server import parse_server_url
+
+    return VectorStore(address=parse_server_url(chroma_server.url), model=model)
+
+
+def paths_of(index: Index, query: str, mode: str = "semantic") -> list[str]:
+    return [hit.path for hit in search(index, SearchRequest(query, mode)).results]
+
+
+def test_a_second_checkout_reuses_every_vector_and_embeds_nothing(checkout):
+    first_embedder, second_embedder = FakeEmbedder(), FakeEmbedder()
+    first = checkout("machine-a", embedder=first_embedder)
+    first_report = Indexer(first).sync()
+    assert first_report.chunks_embedded > 0 and first_report.chunks_reused == 0
+
+    second = checkout("machine-b", embedder=second_embedder)
+    report = Indexer(second).sync()
+    assert report.chunks_embedded == 0 and second_embedder.documents_embedded == 0
+    assert report.chunks_reused == first_report.chunks_embedded
+    status = second.status()
+    assert (status.indexed, status.stale) == (len(CORPUS), 0)
+    assert status.vectors == status.chunks and status.vector_store == "server"
+    assert paths_of(second, "telescope browsing")[0] == "notes/ideas.txt"
+    related = related_files(second, "guides/install.md", limit=3)
+    assert related and "guides/install.md" not in {r.path for r in related}
+
+
+def test_an_edit_embeds_only_that_file_and_leaves_the_other_checkout_whole(
+    checkout, chroma_server, model
+):
+    first = checkout("machine-a")
+    Indexer(first).sync()
+    embedder = FakeEmbedder()
+    second = checkout("machine-b", embedder=embedder)
+    Indexer(second).sync()
+
+    edited = second.settings.root / "notes/ideas.txt"
+    edited.write_text("Ideas: a walrus mode that sorts bookmarks by tusk length.\n")
+    report = Indexer(second).sync()
+    assert report.updated == 1
+    assert report.chunks_embedded == len(second.keywords.chunk_ids("notes/ideas.txt"))
+    assert paths_of(second, "walrus tusk")[0] == "notes/ideas.txt"
+
+    # The first checkout still has the old text: its vectors were not deleted under it.
+    old_ids = first.keywords.chunk_ids("notes/ideas.txt")
+    assert server_store(chroma_server, model).existing_chunk_ids(old_ids) == set(old_ids)
+    assert paths_of(first, "telescope browsing")[0] == "notes/ideas.txt"
+    assert Indexer(first).sync().chunks_embedded == 0
+
+
+def test_search_and_related_never_show_another_checkouts_files(checkout):
+    first = checkout("machine-a", {**CORPUS, "only-on-a.md": "# Telescope\n\ntelescope lenses\n"})
+    Indexer(first).sync()
+    second = checkout("machine-b")
+    Indexer(second).sync()
+
+    for mode in ("semantic", "hybrid"):
+        assert "only-on-a.md" not in paths_of(second, "telescope lenses", mode)
+    assert "only-on-a.md" in paths_of(first, "telescope lenses")
+    source = "notes/ideas.txt"
+    assert "only-on-a.md" not in {r.path for r in related_files(second, source, limit=10)}
+    assert "only-on-a.md" in {r.path for r in related_files(first, source, limit=10)}
+
+
+def test_file_vectors_are_shared_by_content(checkout, chroma_server, model):
+    first = checkout("machine-a")
+    Indexer(first).sync()
+    second = checkout("machine-b")
+    Indexer(second).sync()
+    records = second.keywords.files()
+    assert all(record.state == FRESH for record in records.values())
+    expected = {file_vector_id(path, record.hash) for path, record in records.items()}
+    assert server_store(chroma_server, model).file_ids() == expected  # one per content
+
+
+def test_moving_a_checkout_keeps_its_vectors(checkout, tmp_path):
+    first = checkout("machine-a")
+    Indexer(first).sync()
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(first.settings.root, moved)
+    embedder = FakeEmbedder()
+    settings = Settings.for_root(
+        moved,
+        tmp_path / "moved-index",
+        model=first.settings.model,
+        chroma_url=first.settings.chroma_url,
+    )
+    index = Index(settings, embedder=embedder)
+    try:
+        assert Indexer(index).sync().chunks_embedded == 0
+        assert embedder.documents_embedded == 0
+    finally:
+        index.close()
