@@ -1,7 +1,9 @@
 """End to end: the real bundled model, real Chroma and real files, through the real CLI.
 
-The index of a copy of sample_docs is built once per module by ``python -m explorer index`` and
-every test talks to it the way a script would: subprocesses, ``--json``, exit codes.
+The index of a copy of sample_docs is built once per store by ``python -m explorer index`` and
+every test talks to it the way a script would: subprocesses, ``--json``, exit codes. Every test
+runs twice: with the local (embedded) Chroma store, and with vectors on a real Chroma server
+(``chroma run`` on 127.0.0.1, started by the session's ``chroma_server`` fixture).
 """
 
 from __future__ import annotations
@@ -35,10 +37,10 @@ def explorer(*args: str, env: dict, check: bool = True) -> subprocess.CompletedP
     return done
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
+@pytest.fixture(scope="module", params=["local", "server"])
+def corpus(request, tmp_path_factory):
     """A copy of sample_docs indexed with the real model; returns (root, env)."""
-    base = tmp_path_factory.mktemp("e2e")
+    base = tmp_path_factory.mktemp(f"e2e-{request.param}")
     root = base / "docs"
     shutil.copytree(SAMPLE_DOCS, root)
     env = {
@@ -48,6 +50,9 @@ def corpus(tmp_path_factory):
         "HF_HUB_OFFLINE": "1",
     }
     env.pop("EXPLORER_MODEL", None)
+    env.pop("EXPLORER_CHROMA_URL", None)
+    if request.param == "server":
+        env["EXPLORER_CHROMA_URL"] = request.getfixturevalue("chroma_server").url
     done = explorer("index", str(root), "--json", env=env)
     report = json.loads(done.stdout)
     assert report["added"] == sum(1 for p in SAMPLE_DOCS.rglob("*") if p.is_file())
@@ -64,6 +69,22 @@ def test_second_index_run_embeds_nothing_and_says_so(corpus):
     done = explorer("index", str(root), env=env)
     assert "nothing to embed" in done.stdout
     assert "0 added, 0 updated, 0 removed" in done.stdout
+
+
+def test_a_second_machine_reuses_the_servers_vectors(corpus, tmp_path):
+    root, env = corpus
+    if "EXPLORER_CHROMA_URL" not in env:
+        pytest.skip("vectors are shared through a server only")
+    checkout = tmp_path / "other-machine"
+    shutil.copytree(root, checkout)
+    other = {**env, "EXPLORER_INDEX_DIR": str(tmp_path / "other-index")}
+    report = json.loads(explorer("index", str(checkout), "--json", env=other).stdout)
+    assert report["chunks_embedded"] == 0 and report["chunks_reused"] > 0
+    said = explorer("index", str(checkout), env=other).stdout
+    assert "nothing to embed" in said
+    case = EXPECTATIONS["semantic_queries"][0]
+    found = search_json(checkout, other, case["query"], "--mode", "semantic", "--limit", "3")
+    assert case["best"] in [hit["path"] for hit in found["results"]]
 
 
 @pytest.mark.parametrize("case", EXPECTATIONS["semantic_queries"], ids=lambda c: c["query"])
@@ -135,6 +156,16 @@ def test_status_reports_counts_model_and_store(corpus):
     assert status["chunks"] == status["vectors"] > 0
     assert status["model"] == "all-MiniLM-L6-v2" and status["dimension"] == 384
     assert status["needs_rebuild"] is False
+    store = status["vector_store"]
+    assert store["available"] is True
+    if "EXPLORER_CHROMA_URL" in env:
+        assert store == {
+            "kind": "server",
+            "location": env["EXPLORER_CHROMA_URL"],
+            "available": True,
+        }
+    else:
+        assert store["kind"] == "local" and store["location"].startswith(env["EXPLORER_INDEX_DIR"])
 
 
 def test_rename_and_delete_leave_no_chunk_behind(corpus, tmp_path):
