@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench-beir bench-speed bench-tui
+.PHONY: run test lint bench-beir bench-speed bench-tui bench-server
 
 run: $(STAMP)  ## open the explorer on sample_docs/
 	$(BIN)/explorer sample_docs
@@ -24,6 +24,9 @@ bench-speed: $(STAMP)
 
 bench-tui: $(STAMP)
 	$(BIN)/python benchmarks/tui.py --corpus ../shared/corpora/nginx-docs
+
+bench-server: $(STAMP)
+	$(BIN)/python benchmarks/server.py --corpus ../shared/corpora/nginx-docs
 
 # torch is installed first and pinned: the CPU build 2.13.0 (an unpinned torch pulls CUDA).
 $(STAMP): pyproject.toml
