@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.speed import QUERIES, percentile  # noqa: E402
+from benchmarks.speed import warm_latency  # noqa: E402
 from tests.chroma_server import ChromaServer  # noqa: E402
 
 
@@ -48,6 +47,8 @@ def explorer_index(root: Path, index_dir: Path, env: dict, chroma_url: str | Non
 
 def copy_vectors(root: Path, index_dir: Path, chroma_url: str) -> dict:
     """Put the local index's chunk and file vectors on the server under the same ids."""
+    import numpy as np
+
     from explorer.config import Settings
     from explorer.core.chroma_server import parse_server_url
     from explorer.core.index import Index
@@ -63,8 +64,6 @@ def copy_vectors(root: Path, index_dir: Path, chroma_url: str) -> dict:
         if not ids:
             continue
         vectors = index.vectors.chunk_vectors(ids)
-        import numpy as np
-
         matrix = np.asarray([vectors[i] for i in ids], dtype=np.float32)
         server.upsert_chunks(ids, matrix, [path] * len(ids))
         file_id = file_vector_id(path, record.hash)
@@ -75,31 +74,6 @@ def copy_vectors(root: Path, index_dir: Path, chroma_url: str) -> dict:
     index.close()
     server.close()
     return {"chunks": chunks, "seconds": round(time.perf_counter() - started, 2)}
-
-
-def warm_latency(root: Path, index_dir: Path, chroma_url: str | None, rounds: int) -> dict:
-    from explorer.config import Settings
-    from explorer.core.index import Index
-    from explorer.core.search import SearchRequest, search
-
-    index = Index.open_existing(Settings.for_root(root, index_dir, chroma_url=chroma_url))
-    index.embedder.load_query_path()
-    out = {}
-    for mode in ("keyword", "semantic", "hybrid"):
-        for query in QUERIES[:3]:
-            search(index, SearchRequest(query, mode=mode))
-        times = []
-        for _ in range(rounds):
-            for query in QUERIES:
-                started = time.perf_counter()
-                search(index, SearchRequest(query, mode=mode))
-                times.append(1000 * (time.perf_counter() - started))
-        out[mode] = {
-            "p50_ms": round(statistics.median(times), 1),
-            "p95_ms": round(percentile(times, 0.95), 1),
-        }
-    index.close()
-    return out
 
 
 def subset(corpus: Path, files: int | None, target: Path) -> Path:
@@ -171,8 +145,8 @@ def main() -> int:
     for mode in ("keyword", "semantic", "hybrid"):
         e, s = latency["embedded"][mode], latency["server"][mode]
         print(
-            f"{mode:8} p50/p95 ms  embedded {e['p50_ms']}/{e['p95_ms']}  "
-            f"server {s['p50_ms']}/{s['p95_ms']}"
+            f"{mode:8} p50/p95 ms  embedded {e['p50_ms']:.1f}/{e['p95_ms']:.1f}  "
+            f"server {s['p50_ms']:.1f}/{s['p95_ms']:.1f}"
         )
     return 0
 

@@ -127,12 +127,15 @@ def raw_model_throughput(texts: list[str]) -> dict:
     }
 
 
-def warm_latency(corpus: Path, index_dir: Path) -> dict:
+def warm_latency(
+    corpus: Path, index_dir: Path, chroma_url: str | None = None, rounds: int = 3
+) -> dict:
+    """p50/p95 ms per mode over ``rounds`` passes of QUERIES, after a short warm-up."""
     from explorer.config import Settings
     from explorer.core.index import Index
     from explorer.core.search import SearchRequest, search
 
-    index = Index.open_existing(Settings.for_root(corpus, index_dir))
+    index = Index.open_existing(Settings.for_root(corpus, index_dir, chroma_url=chroma_url))
     index.embedder.load_query_path()
     index.vectors.count_chunks()
     out = {}
@@ -140,7 +143,7 @@ def warm_latency(corpus: Path, index_dir: Path) -> dict:
         for query in QUERIES[:3]:
             search(index, SearchRequest(query, mode=mode))
         times = []
-        for _ in range(3):
+        for _ in range(rounds):
             for query in QUERIES:
                 started = time.perf_counter()
                 search(index, SearchRequest(query, mode=mode))
