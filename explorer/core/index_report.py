@@ -1,0 +1,74 @@
+"""What a sync reports: its progress while it runs, its summary when it ends, and chunk ids."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Progress:
+    """Where a sync is; sent to the progress callback many times a second at most."""
+
+    phase: str
+    """``scan``, ``keywords``, ``model`` (loading it), ``embed`` or ``done``."""
+    files_done: int = 0
+    files_total: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+
+
+@dataclass
+class IndexReport:
+    """What one sync did."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    failed: int = 0
+    chunks_written: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    """Chunks whose vectors the store already held (another checkout, or an interrupted run)."""
+    orphans_removed: int = 0
+    cancelled: bool = False
+    vectors_unavailable: str = ""
+    """Why the vector store could not be reached after a keyword-only sync (else empty)."""
+    keyword_seconds: float = 0.0
+    model_seconds: float = 0.0
+    """Time spent loading the model before the first batch (not counted in embed_seconds)."""
+    embed_seconds: float = 0.0
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+    def as_json(self) -> dict:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "chunks_written": self.chunks_written,
+            "chunks_embedded": self.chunks_embedded,
+            "chunks_reused": self.chunks_reused,
+            "orphans_removed": self.orphans_removed,
+            "cancelled": self.cancelled,
+            "vectors_unavailable": self.vectors_unavailable,
+            "keyword_seconds": round(self.keyword_seconds, 3),
+            "model_seconds": round(self.model_seconds, 3),
+            "embed_seconds": round(self.embed_seconds, 3),
+        }
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def chunk_id(path: str, content_hash: str, ordinal: int) -> str:
+    """A chunk's id: the same path and content give the same ids on any machine."""
+    return hashlib.sha256(f"{path}\0{content_hash}\0{ordinal}".encode()).hexdigest()[:32]
