@@ -23,16 +23,40 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, replace
-from typing import ClassVar
+from dataclasses import asdict, replace
 
 from explorer.config import Settings
 from explorer.core.embedder import Embedder
 from explorer.core.index import Index, IndexBusy
-from explorer.core.indexer import Indexer, IndexReport, Progress
+from explorer.core.index_report import IndexReport, Progress
+from explorer.core.indexer import Indexer
 from explorer.core.keywords import PENDING
+from explorer.core.live_events import (
+    ErrorEvent,
+    FilesChangedEvent,
+    LiveEvent,
+    ModelStateEvent,
+    ProgressEvent,
+    VectorsReadyEvent,
+    VectorsStateEvent,
+    WriterEvent,
+    one_line,
+)
+from explorer.core.live_readiness import EmbeddingReadiness
 from explorer.core.vectors import VectorStoreUnavailable
 from explorer.core.watcher import IndexWatcher
+
+__all__ = [
+    "ErrorEvent",
+    "FilesChangedEvent",
+    "LiveEvent",
+    "LiveIndex",
+    "ModelStateEvent",
+    "ProgressEvent",
+    "VectorsReadyEvent",
+    "VectorsStateEvent",
+    "WriterEvent",
+]
 
 log = logging.getLogger(__name__)
 
@@ -46,88 +70,12 @@ SERVER_PROBE_SECONDS = 2.0
 LIVE_HOLDER = "the explorer TUI"
 
 
-@dataclass(frozen=True)
-class LiveEvent:
-    """Base class of every event a :class:`LiveIndex` sends; ``kind`` names the subclass."""
+class LiveIndex(EmbeddingReadiness):
+    """Owns one Index: initial sync in the background, then the watcher; one writer thread.
 
-    kind: ClassVar[str] = "event"
-
-
-@dataclass(frozen=True)
-class ProgressEvent(LiveEvent):
-    """``phase``: ``scan``, ``keywords``, ``embed``, or ``done`` (the writer is idle)."""
-
-    kind: ClassVar[str] = "progress"
-    phase: str
-    files_done: int = 0
-    files_total: int = 0
-    chunks_done: int = 0
-    chunks_total: int = 0
-
-
-@dataclass(frozen=True)
-class FilesChangedEvent(LiveEvent):
-    """Keyword search reflects these root-relative paths (vectors may still be coming).
-
-    Initial sync (``initial``): every file whose entry changed or still awaits vectors. A
-    watcher batch: its paths as reported, which may name folders or vanished paths.
+    Loading the model and following the vector server are inherited from
+    :class:`EmbeddingReadiness`.
     """
-
-    kind: ClassVar[str] = "files_changed"
-    paths: frozenset[str]
-    initial: bool = False
-
-
-@dataclass(frozen=True)
-class VectorsReadyEvent(LiveEvent):
-    """Embedding caught up: the paths of every ``files_changed`` since the last one are fresh."""
-
-    kind: ClassVar[str] = "vectors_ready"
-    paths: frozenset[str]
-
-
-@dataclass(frozen=True)
-class ModelStateEvent(LiveEvent):
-    """The document model: ``loading``, ``ready`` or ``failed`` (then keyword-only)."""
-
-    kind: ClassVar[str] = "model_state"
-    state: str
-    message: str = ""
-
-
-@dataclass(frozen=True)
-class WriterEvent(LiveEvent):
-    """``waiting``: another process writes the index, this one only reads; ``writing``: this
-    live index holds the write lock (sent only after a wait)."""
-
-    kind: ClassVar[str] = "writer"
-    state: str
-    message: str = ""
-
-
-@dataclass(frozen=True)
-class VectorsStateEvent(LiveEvent):
-    """The vector store's reachability changed: ``available`` or ``unavailable``."""
-
-    kind: ClassVar[str] = "vectors_state"
-    available: bool
-    message: str = ""
-
-
-@dataclass(frozen=True)
-class ErrorEvent(LiveEvent):
-    """One line for a status bar; the writer carries on where it can."""
-
-    kind: ClassVar[str] = "error"
-    message: str
-
-
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split()) or type(error).__name__
-
-
-class LiveIndex:
-    """Owns one Index: initial sync in the background, then the watcher; one writer thread."""
 
     def __init__(
         self,
@@ -239,7 +187,7 @@ class LiveIndex:
             self._loop(indexer)
         except Exception as error:  # noqa: BLE001 - the writer ends cleanly, never raises
             log.exception("the live index writer failed")
-            self._emit(ErrorEvent(_one_line(error)))
+            self._emit(ErrorEvent(one_line(error)))
         finally:
             if watcher is not None:
                 watcher.stop()
@@ -259,12 +207,12 @@ class LiveIndex:
                     with self._cond:  # waiting is not work: wait_idle() returns meanwhile
                         self._busy = False
                         self._cond.notify_all()
-                    self._emit(WriterEvent("waiting", f"read-only: {_one_line(error)}"))
+                    self._emit(WriterEvent("waiting", f"read-only: {one_line(error)}"))
                 self._stop.wait(LOCK_RETRY_SECONDS)
                 continue
             except OSError as error:
                 self._read_only = True
-                self._emit(ErrorEvent(f"cannot lock the index: {_one_line(error)}"))
+                self._emit(ErrorEvent(f"cannot lock the index: {one_line(error)}"))
                 return False
             if waited:
                 with self._cond:
@@ -282,7 +230,7 @@ class LiveIndex:
         try:
             watcher.start()
         except Exception as error:  # noqa: BLE001 - e.g. the inotify watch limit is reached
-            self._emit(ErrorEvent(f"cannot watch {self.settings.root}: {_one_line(error)}"))
+            self._emit(ErrorEvent(f"cannot watch {self.settings.root}: {one_line(error)}"))
             return None
         return watcher
 
@@ -293,7 +241,7 @@ class LiveIndex:
             report = indexer.sync(progress=self._progress, cancel=self._stop, embed=False)
         except Exception as error:  # noqa: BLE001 - keep serving what the index holds
             log.exception("the initial sync failed")
-            self._emit(ErrorEvent(f"initial sync failed: {_one_line(error)}"))
+            self._emit(ErrorEvent(f"initial sync failed: {one_line(error)}"))
             return
         if report.vectors_unavailable:  # keywords are done; vectors wait for the server
             self._reconcile_needed = True
@@ -349,7 +297,7 @@ class LiveIndex:
             indexer.update_paths(batch, embed=False)
         except Exception as error:  # noqa: BLE001 - one bad batch must not stop the writer
             log.exception("updating %d paths failed", len(batch))
-            self._emit(ErrorEvent(f"update failed: {_one_line(error)}"))
+            self._emit(ErrorEvent(f"update failed: {one_line(error)}"))
             return
         self._emit(FilesChangedEvent(frozenset(batch)))
         if self._model != "failed":
@@ -370,7 +318,7 @@ class LiveIndex:
             return
         except Exception as error:  # noqa: BLE001 - the keyword index stays live
             log.exception("embedding failed")
-            self._emit(ErrorEvent(f"embedding failed: {_one_line(error)}"))
+            self._emit(ErrorEvent(f"embedding failed: {one_line(error)}"))
             self._embed_needed = False  # tried again after the next batch
             return
         if not report.cancelled:
@@ -378,74 +326,6 @@ class LiveIndex:
             if self._awaiting:
                 self._emit(VectorsReadyEvent(frozenset(self._awaiting)))
                 self._awaiting = set()
-
-    # -- the vector server --------------------------------------------------------------------
-    def _vectors_lost(self, error: Exception) -> None:
-        if not self._vectors_down:
-            self._vectors_down = True
-            self._emit(VectorsStateEvent(False, _one_line(error)))
-
-    def _probe_server(self, indexer: Indexer) -> None:
-        """Ask the server if it answers; on its return, reconcile if needed and embed again."""
-        try:
-            self.index.vectors.heartbeat()
-            if self._reconcile_needed:
-                indexer.reconcile_vectors(IndexReport())
-                self._reconcile_needed = False
-        except VectorStoreUnavailable as error:
-            self._vectors_lost(error)
-            return
-        except Exception:  # noqa: BLE001 - an odd answer: try again at the next probe
-            log.exception("probing the vector server failed")
-            return
-        if self._vectors_down:
-            self._vectors_down = False
-            self._embed_needed = self._model != "failed"
-            self._emit(
-                VectorsStateEvent(True, f"vectors available again at {self.index.vector_location}")
-            )
-
-    # -- the model ----------------------------------------------------------------------------
-    def _model_usable(self) -> bool:
-        """True if embedding may run now; starts loading the model on first need."""
-        if self._model == "ready":
-            return True
-        if self._model == "unloaded":
-            counts = self.index.keywords.counts()
-            if counts["chunks"] <= counts["embedded"]:
-                return True  # nothing to embed: only files to finish, no model needed
-            self._model = "loading"
-            self._emit(ModelStateEvent("loading", f"loading model {self.settings.model}"))
-            threading.Thread(target=self._load_model, name="explorer-model", daemon=True).start()
-            return False
-        if self._model == "loading" and self._load_finished():
-            self._model, message = self._loaded or ("failed", "")
-            self._emit(ModelStateEvent(self._model, message))
-            if self._model == "ready":
-                return True
-            self._emit(ErrorEvent(f"semantic search unavailable: {message}"))
-        if self._model == "failed":
-            self._embed_needed = False
-            self._awaiting.clear()
-        return False
-
-    def _load_model(self) -> None:
-        """On a helper thread: load the model (query path first: searches need it sooner)."""
-        try:
-            for method in ("load_query_path", "load_document_model"):
-                load = getattr(self.index.embedder, method, None)
-                if load is not None:
-                    load()
-            outcome = ("ready", f"model {self.settings.model} ready")
-        except Exception as error:  # noqa: BLE001 - any failure means keyword-only search
-            log.exception("loading the model failed")
-            outcome = ("failed", _one_line(error))
-        with self._cond:
-            self._loaded = outcome
-            self._cond.notify_all()
-
-    def _load_finished(self) -> bool:  # a load ended that the writer has not reported yet
-        return self._model == "loading" and self._loaded is not None
 
     # -- plumbing -----------------------------------------------------------------------------
     def _progress(self, progress: Progress) -> None:
