@@ -12,20 +12,34 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 from explorer.core.documents import Chunk
+from explorer.core.embedding_ledger import VECTORS_EPOCH, EmbeddingLedger
+from explorer.core.manifest_records import (
+    FAILED,
+    FRESH,
+    PENDING,
+    SKIPPED,
+    FileRecord,
+    StoredChunk,
+)
+
+__all__ = [
+    "FAILED",
+    "FRESH",
+    "PENDING",
+    "SKIPPED",
+    "VECTORS_EPOCH",
+    "FileRecord",
+    "KeywordIndex",
+    "StoredChunk",
+]
 
 SCHEMA_VERSION = "1"
 
-PENDING, FRESH, SKIPPED, FAILED = "pending", "fresh", "skipped", "failed"
-
 WAL_SWITCH_SECONDS = 10.0
-
-VECTORS_EPOCH = "vectors_epoch"
-"""Meta key bumped with every recorded vector write, so readers in other processes notice."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -65,38 +79,7 @@ BM25_WEIGHTS = (2.0, 2.0, 1.0)
 """FTS5 column weights for (title, heading, body)."""
 
 
-@dataclass(frozen=True)
-class FileRecord:
-    """One manifest row."""
-
-    path: str
-    size: int
-    mtime_ns: int
-    hash: str
-    state: str
-    reason: str
-    title: str
-    chunk_count: int
-    updated_at: float
-
-
-@dataclass(frozen=True)
-class StoredChunk:
-    """A chunk as the index holds it, with its id and file."""
-
-    id: str
-    path: str
-    ord: int
-    heading: str
-    start_line: int
-    end_line: int
-    start_char: int
-    end_char: int
-    text: str
-    title: str = ""
-
-
-class KeywordIndex:
+class KeywordIndex(EmbeddingLedger):
     """The SQLite database of one index directory; safe to share between threads."""
 
     def __init__(self, path: Path) -> None:
@@ -269,70 +252,12 @@ class KeywordIndex:
                 "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
             )
 
-    def mark_fresh(self, path: str) -> None:
-        with self._lock, self._db:
-            self._db.execute(
-                "UPDATE files SET state = ?, updated_at = ? WHERE path = ?",
-                (FRESH, time.time(), path),
-            )
-            self._bump_vectors_epoch()
-
-    def mark_unfinished(self, paths: Iterable[str]) -> None:
-        """Fresh files whose file vector is missing: finish them again (pending, no chunk)."""
-        with self._lock, self._db:
-            self._db.executemany(
-                "UPDATE files SET state = ? WHERE path = ? AND state = ?",
-                [(PENDING, path, FRESH) for path in paths],
-            )
-
-    def _bump_vectors_epoch(self) -> None:
-        self._db.execute(
-            "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key)"
-            " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
-            (VECTORS_EPOCH,),
-        )
-
     def _delete_chunks_of(self, path: str) -> list[str]:
         rows = self._db.execute("SELECT rowid, id FROM chunks WHERE path = ?", (path,)).fetchall()
         if rows:
             self._db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r[0],) for r in rows])
             self._db.execute("DELETE FROM chunks WHERE path = ?", (path,))
         return [row[1] for row in rows]
-
-    # -- embedding bookkeeping ----------------------------------------------------------------
-    def pending_chunks(self) -> list[StoredChunk]:
-        """Chunks not yet embedded, in file order."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT c.id, c.path, c.ord, c.heading, c.start_line, c.end_line, c.start_char,"
-                " c.end_char, c.text, f.title FROM chunks c JOIN files f ON f.path = c.path"
-                " WHERE c.embedded = 0 ORDER BY c.path, c.ord"
-            ).fetchall()
-        return [StoredChunk(*row) for row in rows]
-
-    def mark_embedded(self, chunk_ids: Iterable[str]) -> None:
-        rows = [(i,) for i in chunk_ids]
-        if not rows:
-            return
-        with self._lock, self._db:
-            self._db.executemany("UPDATE chunks SET embedded = 1 WHERE id = ?", rows)
-            self._bump_vectors_epoch()
-
-    def unembedded_ids(self) -> set[str]:
-        """Ids of the chunks not recorded as embedded."""
-        with self._lock:
-            rows = self._db.execute("SELECT id FROM chunks WHERE embedded = 0").fetchall()
-        return {row[0] for row in rows}
-
-    def files_ready_to_finish(self) -> list[str]:
-        """Pending files whose every chunk is embedded."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT path FROM files WHERE state = ? AND NOT EXISTS"
-                " (SELECT 1 FROM chunks c WHERE c.path = files.path AND c.embedded = 0)",
-                (PENDING,),
-            ).fetchall()
-        return [row[0] for row in rows]
 
     def chunk_ids(self, path: str | None = None) -> list[str]:
         """Ids of every chunk, or of one file's chunks in order."""
@@ -432,25 +357,3 @@ class KeywordIndex:
             kind = reason.split(":")[0]
             reasons[kind] = reasons.get(kind, 0) + count
         return reasons
-
-    # -- repair -------------------------------------------------------------------------------
-    def reset_embedded(self) -> None:
-        """Mark every chunk as needing a vector again (the model changed)."""
-        with self._lock, self._db:
-            self._db.execute("UPDATE chunks SET embedded = 0")
-            self._db.execute(
-                "UPDATE files SET state = ? WHERE state = ? AND chunk_count > 0", (PENDING, FRESH)
-            )
-
-    def mark_missing_vectors(self, chunk_ids: Iterable[str]) -> None:
-        """Chunks recorded as embedded whose vectors the store lacks: embed them again."""
-        ids = list(chunk_ids)
-        if not ids:
-            return
-        with self._lock, self._db:
-            self._db.executemany("UPDATE chunks SET embedded = 0 WHERE id = ?", [(i,) for i in ids])
-            self._db.execute(
-                "UPDATE files SET state = ? WHERE state = ? AND EXISTS (SELECT 1 FROM chunks c"
-                " WHERE c.path = files.path AND c.embedded = 0)",
-                (PENDING, FRESH),
-            )
