@@ -106,18 +106,9 @@ class VectorStore:
         self._names = server_collection_names(model) if address is not None else (CHUNKS, FILES)
         self._lock = threading.RLock()
         self._client: Any = None
-        with self._lock:
-            try:
-                self._connect()
-            except VectorStoreError:
-                raise
-            except Exception as error:
-                if address is not None and _is_connection_error(error):
-                    raise VectorStoreUnavailable(
-                        unreachable_message(address, _reason(error))
-                    ) from None
-                raise
+        self._connect()
 
+    @_guarded
     def _connect(self) -> None:
         try:
             import chromadb
