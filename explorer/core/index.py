@@ -28,6 +28,8 @@ from explorer.core.vectors import VectorStore, VectorStoreUnavailable
 DATABASE_NAME = "index.sqlite"
 CHROMA_DIR_NAME = "chroma"
 LOCK_NAME = "write.lock"
+LIVE_WRITER = "the explorer TUI"
+"""How a live index names itself in the lock file; it keeps the index current while it runs."""
 READER_REFRESH_SECONDS = 2.0
 """A reader reopens a local Chroma client written by another process at most this often."""
 
@@ -181,7 +183,7 @@ class Index:
             handle.close()
             advice = (
                 "it keeps the index up to date while it runs"
-                if "TUI" in other
+                if other.startswith(LIVE_WRITER)
                 else "wait for it to finish"
             )
             raise IndexBusy(

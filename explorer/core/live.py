@@ -27,7 +27,7 @@ from dataclasses import asdict, replace
 
 from explorer.config import Settings
 from explorer.core.embedder import Embedder
-from explorer.core.index import Index, IndexBusy
+from explorer.core.index import LIVE_WRITER, Index, IndexBusy
 from explorer.core.index_report import IndexReport, Progress
 from explorer.core.indexer import Indexer
 from explorer.core.keywords import PENDING
@@ -67,7 +67,6 @@ LOCK_RETRY_SECONDS = 1.0
 """How often a reader asks again for the write lock another process holds."""
 SERVER_PROBE_SECONDS = 2.0
 """How often an idle writer checks that the Chroma server (if any) still answers."""
-LIVE_HOLDER = "the explorer TUI"
 
 
 class LiveIndex(EmbeddingReadiness):
@@ -109,6 +108,7 @@ class LiveIndex(EmbeddingReadiness):
         self._before: dict[str, tuple] = {}
         self._vectors_down = False
         self._reconcile_needed = False  # the initial sync could not reach the vector store
+        self._next_probe = 0.0  # when the idle writer next asks a Chroma server if it answers
 
     # -- public -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -200,7 +200,7 @@ class LiveIndex(EmbeddingReadiness):
         waited = False
         while not self._stop.is_set():
             try:
-                self.index.acquire_write_lock(LIVE_HOLDER)
+                self.index.acquire_write_lock(LIVE_WRITER)
             except IndexBusy as error:
                 if not waited:
                     self._read_only = waited = True
@@ -278,14 +278,17 @@ class LiveIndex(EmbeddingReadiness):
                 with self._cond:
                     self._busy = loading
                     self._cond.notify_all()
-                    probe_at = time.monotonic() + SERVER_PROBE_SECONDS
                     while not (self._queue or self._stop.is_set() or self._load_finished()):
                         if not self.index.shared_vectors:
                             self._cond.wait()
-                        elif not self._cond.wait(max(0.0, probe_at - time.monotonic())):
+                            continue
+                        remaining = self._next_probe - time.monotonic()
+                        if remaining <= 0 or not self._cond.wait(remaining):
                             break  # time to ask the server
                     self._busy = True
-                if self.index.shared_vectors and not self._stop.is_set():
+                shared = self.index.shared_vectors
+                if shared and not self._stop.is_set() and time.monotonic() >= self._next_probe:
+                    self._next_probe = time.monotonic() + SERVER_PROBE_SECONDS
                     self._probe_server(indexer)
                 worked = False
                 continue
