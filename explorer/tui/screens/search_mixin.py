@@ -115,15 +115,12 @@ class SearchMixin(MessagePump):
                 prefix_last=prefix,
             )
             try:
-                response = search(index, request)
+                response = search(index, request)  # hybrid answers by keyword, with a note
             except VectorStoreUnavailable:  # semantic mode with the server gone: keywords
-                answered = "keyword"
                 response = search(index, replace(request, mode="keyword"))
                 response.notes.append("vectors unavailable")
-            if answered != "keyword" and any("vectors unavailable" in n for n in response.notes):
-                answered = "keyword"
             if any("vectors unavailable" in n for n in response.notes):
-                note = "vectors unavailable: keyword results"
+                answered, note = "keyword", "vectors unavailable: keyword results"
             elif answered == "hybrid" and any("no vectors yet" in n for n in response.notes):
                 answered, note = "keyword", "no vectors yet: keyword results"
             elif answered == "semantic" and not response.results and self.vector_count == 0:
