@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,20 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.speed import warm_latency  # noqa: E402
+from benchmarks.speed import run_index, warm_latency  # noqa: E402
 from tests.chroma_server import ChromaServer  # noqa: E402
-
-
-def explorer_index(root: Path, index_dir: Path, env: dict, chroma_url: str | None) -> dict:
-    command = [sys.executable, "-m", "explorer", "index", str(root), "--index-dir", str(index_dir)]
-    if chroma_url:
-        command += ["--chroma-url", chroma_url]
-    started = time.perf_counter()
-    done = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"explorer index failed: {done.stderr.strip()}")
-    return {"wall_seconds": round(wall, 2), "report": json.loads(done.stdout)}
 
 
 def copy_vectors(root: Path, index_dir: Path, chroma_url: str) -> dict:
@@ -105,15 +92,15 @@ def main() -> int:
         machine_b = work / "machine-b"
         shutil.copytree(machine_a, machine_b)
 
-        local = explorer_index(machine_a, work / "local-index", env, None)
+        local = run_index(machine_a, work / "local-index", env, None)
         server = ChromaServer(work / "chroma-data")
         server.start()
         try:
             if args.seed == "copy":
                 seed = copy_vectors(machine_a, work / "local-index", server.url)
             else:
-                seed = explorer_index(machine_a, work / "a-index", env, server.url)
-            second = explorer_index(machine_b, work / "b-index", env, server.url)
+                seed = run_index(machine_a, work / "a-index", env, server.url)
+            second = run_index(machine_b, work / "b-index", env, server.url)
             latency = {
                 "embedded": warm_latency(machine_a, work / "local-index", None, args.rounds),
                 "server": warm_latency(machine_b, work / "b-index", server.url, args.rounds),

@@ -59,25 +59,25 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
-def run_index(corpus: Path, index_dir: Path, env: dict) -> dict:
+def run_index(corpus: Path, index_dir: Path, env: dict, chroma_url: str | None = None) -> dict:
+    """``explorer index`` as a process (vectors on ``chroma_url`` if given): wall time, its
+    JSON report and the peak RSS of the children so far."""
+    command = [
+        sys.executable,
+        "-m",
+        "explorer",
+        "index",
+        str(corpus),
+        "--index-dir",
+        str(index_dir),
+    ]
+    if chroma_url:
+        command += ["--chroma-url", chroma_url]
     started = time.perf_counter()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "explorer",
-            "index",
-            str(corpus),
-            "--index-dir",
-            str(index_dir),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
+    done = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"explorer index failed: {done.stderr.strip()}")
     report = json.loads(done.stdout)
     return {"wall_seconds": wall, "report": report, "peak_rss_mb": child_peak_rss_mb()}
 

@@ -41,6 +41,7 @@ import uuid
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # benchmarks.speed and tests.fakes, when run as a script
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "nginx-docs"
 QUERIES = [
     "proxy cache",
@@ -213,7 +214,6 @@ def first_open(corpus: Path, base_env: dict, wait_embedding: bool, timeout: floa
 
 # -- keystrokes, in process -------------------------------------------------------------------
 def fake_embedder():
-    sys.path.insert(0, str(REPO))
     from tests.fakes import FakeEmbedder
 
     return FakeEmbedder(dimension=FAKE_DIMENSION)
@@ -325,22 +325,9 @@ def build_index(corpus: Path, index_dir: Path, env: dict, fake: bool = False) ->
             env={**os.environ, **env},
         )
         return time.perf_counter() - started
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "explorer",
-            "index",
-            str(corpus),
-            "--index-dir",
-            str(index_dir),
-            "--json",
-        ],
-        check=True,
-        capture_output=True,
-        env={**os.environ, **env},
-    )
-    return time.perf_counter() - started
+    from benchmarks.speed import run_index
+
+    return run_index(corpus, index_dir, {**os.environ, **env})["wall_seconds"]
 
 
 def print_table(report: dict) -> None:
