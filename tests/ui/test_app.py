@@ -105,6 +105,24 @@ async def test_related_sidebar_follows_the_open_file(sample_copy, app_for):
         await wait_for(pilot, lambda: screen.related.source == first.path, what="re-related")
 
 
+async def test_tabbing_into_the_related_list_lets_enter_open_the_first_neighbour(
+    sample_copy, app_for
+):
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.open_file("guides/backups.md")
+        await wait_for(pilot, lambda: screen.related.state == "ready", what="related files")
+        assert screen.related.highlighted is None  # no cursor while the list is not in use
+        screen.search_box.focus_query()
+        await pilot.press("shift+tab")  # the last stop of the focus chain: the related list
+        assert screen.focused is screen.related
+        first = screen.related.items[0]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.preview.path == first.path, what="the neighbour")
+
+
 async def test_no_vectors_yet_state(tmp_path, app_for):
     docs = tmp_path / "fresh"
     docs.mkdir()

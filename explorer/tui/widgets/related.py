@@ -93,6 +93,11 @@ class RelatedList(OptionList):
         self.items = []
         self.set_options([Option(Content.styled(text, "$text-muted"), disabled=True)])
 
+    def on_focus(self) -> None:
+        """Arriving from the keyboard, the first neighbour is ready for Enter."""
+        if self.items and self.highlighted is None:
+            self.highlighted = 0
+
     @on(OptionList.OptionSelected)
     def _selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
