@@ -1,5 +1,5 @@
 """Allow ``python -m explorer``."""
 
-from explorer.cli import main
+from explorer.cli import run
 
-main()
+run()

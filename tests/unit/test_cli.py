@@ -359,3 +359,67 @@ def test_related_finds_the_root_from_the_default_index_location(runner, root):
     data = json.loads(result.stdout)
     assert data["file"] == "notes/stars.md"
     assert data["related"]
+
+
+def _as_process(*args, env_extra=None):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_a_process_writes_the_whole_answer_before_it_leaves(runner, shared):
+    """Run as a process, read-only commands end without the interpreter's teardown; what
+    they print must still arrive whole and match the in-process answer."""
+    root, index_dir = shared
+    for args in (
+        ("search", "telescope", root, "--mode", "keyword", "--index-dir", index_dir, "--json"),
+        ("search", "telescope", root, "--mode", "keyword", "--index-dir", index_dir, "--explain"),
+        ("status", root, "--index-dir", index_dir, "--json"),
+    ):
+        done = _as_process(*args)
+        assert done.returncode == 0, done.stderr
+        in_process = ok(invoke(runner, *args)).stdout
+        if args[0] == "status":  # the store's size on disk may move between the two runs
+            in_process, from_process = json.loads(in_process), json.loads(done.stdout)
+            for answer in (in_process, from_process):
+                answer.pop("store_bytes")
+            assert from_process == in_process
+        else:
+            assert done.stdout == in_process
+            assert "telescope" in done.stdout
+
+
+def test_a_process_whose_reader_leaves_early_stops_quietly(shared):
+    import subprocess
+    import sys
+
+    root, index_dir = shared
+    command = [
+        sys.executable,
+        "-m",
+        "explorer",
+        "search",
+        "telescope",
+        str(root),
+        "--mode",
+        "keyword",
+        "--index-dir",
+        str(index_dir),
+        "--json",
+        "--explain",
+    ]
+    reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    writer = subprocess.run(command, stdout=reader.stdin, stderr=subprocess.PIPE, text=True)
+    reader.stdin.close()
+    reader.wait()
+    assert "Traceback" not in writer.stderr
+    assert writer.returncode in (0, 141)
