@@ -69,7 +69,8 @@ CREATE TABLE IF NOT EXISTS chunks(
     embedded INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks(path);
-CREATE INDEX IF NOT EXISTS chunks_to_embed ON chunks(embedded) WHERE embedded = 0;
+DROP INDEX IF EXISTS chunks_to_embed;
+CREATE INDEX IF NOT EXISTS chunks_unembedded ON chunks(path, ord) WHERE embedded = 0;
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     title, heading, body, tokenize = 'porter unicode61 remove_diacritics 2'
 );
