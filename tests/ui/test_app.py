@@ -47,6 +47,37 @@ async def test_results_follow_typing_with_highlighted_snippets(sample_copy, app_
         assert screen.results.highlighted == 1
 
 
+async def test_results_scrollbar_follows_the_number_of_results(sample_copy, app_for):
+    """The list's scrollable size changes without a screen layout; its scrollbar must still
+    show, hide and reach the last result."""
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        results = screen.results
+        await wait_settled(pilot)
+        screen.search_box.set_mode("keyword")
+        await type_query(pilot, "the")
+        assert len(results.hits) > 5
+        assert results.show_vertical_scrollbar and results.max_scroll_y > 0
+        assert results.vertical_scrollbar.window_virtual_size == results.virtual_size.height
+        screen.search_box.set_text("")
+        await type_query(pilot, "vacuum")
+        assert [hit.path for hit in results.hits] and len(results.hits) == 1
+        await pilot.pause()
+        assert not results.show_vertical_scrollbar
+        assert results.max_scroll_y == 0 and results.scroll_y == 0
+        screen.search_box.set_text("")
+        await type_query(pilot, "the")
+        results.focus()
+        await pilot.press("end")
+        await pilot.pause()
+        last = len(results.hits) - 1
+        assert results.highlighted == last
+        bottom = results._first_line[last] + len(results._rows[last])
+        assert results.scroll_y + results.scrollable_content_region.height >= bottom
+        assert results.scroll_y == results.max_scroll_y > 0
+
+
 async def test_enter_opens_result_at_its_passage_in_markdown_and_code(sample_copy, app_for):
     docs, _index = sample_copy
     app = app_for(sample_copy)

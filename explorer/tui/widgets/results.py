@@ -234,8 +234,21 @@ class ResultsList(ScrollView, can_focus=True):
             self._lines.extend((number, line) for line in range(len(row)))
             self._lines.append((number, -1))
         self._cache.clear()
-        self.virtual_size = Size(width, len(self._lines))
+        self._set_virtual_size(Size(width, len(self._lines)))
         self.refresh()
+
+    def _set_virtual_size(self, size: Size) -> None:
+        """Change the scrollable size without a layout of the whole screen.
+
+        Assigning ``virtual_size`` asks for a screen layout (about 19 ms on the nginx corpus,
+        every widget repainted), but this list's own size is fixed by the CSS, so only its
+        scrollbars depend on it. Textual updates a size the same way when no layout is needed
+        (``Widget._size_updated``); a scrollbar that appears or goes still asks for a layout.
+        """
+        if size == self.virtual_size:
+            return
+        self.set_reactive(ResultsList.virtual_size, size)
+        self._scroll_update(size)
 
     def on_resize(self, _event: events.Resize) -> None:
         if self._rows and self.row_width != self._rows_width:

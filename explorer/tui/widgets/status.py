@@ -69,6 +69,10 @@ class StatusBar(Widget):
         self._redraw()
 
     def set_filters(self, paths: tuple[str, ...]) -> None:
+        # Called on every keystroke: a repaint here would take the frame before the results
+        # arrive and put them off to the next one (up to 1/60 s later).
+        if paths == self.filters:
+            return
         self.filters = paths
         self._redraw()
 
