@@ -312,8 +312,15 @@ class KeywordIndex(EmbeddingLedger):
         )
         with self._lock:
             if paths is None:
+                # Rank inside FTS5 first, then join only the top rows: joined before the sort,
+                # every match's chunk row (text included) is read, 6 ms of a 19 ms query for a
+                # short prefix that matches 12k of nginx's 18k chunks.
                 rows = self._db.execute(
-                    sql + " ORDER BY score DESC LIMIT ?", (match, limit)
+                    f"SELECT c.id, c.path, top.score FROM (SELECT rowid, -bm25(chunks_fts,"
+                    f" {weights}) AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
+                    " ORDER BY score DESC LIMIT ?) AS top JOIN chunks c ON c.rowid = top.rowid"
+                    " ORDER BY top.score DESC, c.rowid",
+                    (match, limit),
                 ).fetchall()
             else:
                 self._db.execute("CREATE TEMP TABLE IF NOT EXISTS allowed(path TEXT PRIMARY KEY)")
