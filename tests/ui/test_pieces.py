@@ -74,3 +74,22 @@ def test_broken_theme_files_are_explained(tmp_path, text, problem):
     path.write_text(text)
     with pytest.raises(ThemeFileError, match=problem):
         load_theme_file(path)
+
+
+@pytest.mark.parametrize(("environment", "expected"), [({}, 120), ({"TEXTUAL_FPS": "30"}, 30)])
+def test_the_app_paints_at_120_frames_unless_told_otherwise(environment, expected):
+    """Launched from the command line, the app's Textual frame rate is 120 (results reach the
+    screen sooner after a key); TEXTUAL_FPS in the environment still wins."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"} | environment
+    probe = (
+        "import explorer.cli, explorer.tui.app, textual.constants as c, textual.screen as s;"
+        "print(c.MAX_FPS, round(1 / s.UPDATE_PERIOD))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.split() == [str(expected), str(expected)]
