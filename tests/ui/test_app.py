@@ -78,6 +78,28 @@ async def test_results_scrollbar_follows_the_number_of_results(sample_copy, app_
         assert results.scroll_y == results.max_scroll_y > 0
 
 
+async def test_letters_typed_right_after_slash_reach_the_search_box(sample_copy, app_for):
+    """A terminal delivers fast typing in one read: ``/`` and the first letters of the query
+    reach the app together, and none of them may be lost."""
+    from textual import events
+
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await type_query(pilot, "backup")
+        screen.results.focus()
+        await pilot.pause()
+        assert screen.focused is screen.results
+        for key, character in [("slash", "/"), ("r", "r"), ("e", "e")]:
+            app.post_message(events.Key(key, character))  # one burst: nothing handled between
+        await wait_for(pilot, lambda: screen.search_box.text == "re", what="the typed letters")
+        assert screen.focused is screen.search_box.query_one("#query")
+        # In a text field "/" is a character, in the filter (paths) and in the query alike.
+        await pilot.press("slash")
+        assert screen.search_box.text == "re/"
+
+
 async def test_enter_opens_result_at_its_passage_in_markdown_and_code(sample_copy, app_for):
     docs, _index = sample_copy
     app = app_for(sample_copy)

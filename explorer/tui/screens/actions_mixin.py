@@ -12,6 +12,7 @@ from pathlib import Path
 
 from textual.app import SystemCommand
 from textual.message_pump import MessagePump
+from textual.widgets import Input
 
 from explorer.tui.widgets.file_tree import FileTree
 from explorer.tui.widgets.related import RelatedList
@@ -23,6 +24,12 @@ EDITORS_WITH_LINE = {"vi", "vim", "nvim", "nano", "emacs", "micro", "kak", "hx",
 
 class ActionsMixin(MessagePump):
     """The screen's actions and its command palette commands; mixed into MainScreen."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``/`` is a character in a text field (paths, "http/3"): there it is typed, not bound."""
+        if action == "focus_search" and isinstance(self.focused, Input):
+            return False
+        return True
 
     # -- actions ------------------------------------------------------------------------------
     def action_focus_search(self) -> None:

@@ -44,7 +44,9 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
     """Tree, search box, results, preview, related sidebar and status bar."""
 
     BINDINGS = [
-        Binding("slash", "focus_search", "Search", key_display="/"),
+        # A priority binding runs when the app receives the key, before it hands the next key
+        # of the same read to the focused widget; see ActionsMixin.check_action.
+        Binding("slash", "focus_search", "Search", key_display="/", priority=True),
         Binding("ctrl+t", "cycle_mode", "Mode"),
         Binding("ctrl+f", "focus_filter", "Filter", show=False),
         Binding("ctrl+p", "fuzzy_jump", "Go to file"),

@@ -115,10 +115,19 @@ class SearchBox(Horizontal):
         self.query_one("#path-filter", Input).value = text
 
     def focus_query(self) -> None:
-        self.query_one("#query", Input).focus()
+        self._focus_now(self.query_one("#query", Input))
 
     def focus_filter(self) -> None:
-        self.query_one("#path-filter", Input).focus()
+        self._focus_now(self.query_one("#path-filter", Input))
+
+    def _focus_now(self, box: Input) -> None:
+        """Focus ``box`` before the next key is handled.
+
+        ``Widget.focus`` defers the change with ``call_later``, so the keys that reached the app
+        in the same read as ``/`` (a fast typist's first letters) went to the widget focused
+        before and were lost. ``Screen.set_focus`` changes it at once.
+        """
+        self.screen.set_focus(box)
 
     def cycle_mode(self) -> str:
         """Switch to the next mode (hybrid → semantic → keyword → hybrid)."""
