@@ -78,6 +78,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 
 BM25_WEIGHTS = (2.0, 2.0, 1.0)
 """FTS5 column weights for (title, heading, body)."""
+_BM25_SCORE = f"-bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score"
+"""A chunk's keyword score, higher is better (FTS5's bm25 is lower-is-better)."""
 
 
 class KeywordIndex(EmbeddingLedger):
@@ -305,31 +307,27 @@ class KeywordIndex(EmbeddingLedger):
 
         ``paths`` restricts the search to those files before ranking.
         """
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        sql = (
-            f"SELECT c.id, c.path, -bm25(chunks_fts, {weights}) AS score FROM chunks_fts"
-            " JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
-        )
         with self._lock:
             if paths is None:
                 # Rank inside FTS5 first, then join only the top rows: joined before the sort,
                 # every match's chunk row (text included) is read, 6 ms of a 19 ms query for a
                 # short prefix that matches 12k of nginx's 18k chunks.
                 rows = self._db.execute(
-                    f"SELECT c.id, c.path, top.score FROM (SELECT rowid, -bm25(chunks_fts,"
-                    f" {weights}) AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
-                    " ORDER BY score DESC LIMIT ?) AS top JOIN chunks c ON c.rowid = top.rowid"
-                    " ORDER BY top.score DESC, c.rowid",
+                    f"SELECT c.id, c.path, top.score FROM (SELECT rowid, {_BM25_SCORE}"
+                    " FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?) AS top"
+                    " JOIN chunks c ON c.rowid = top.rowid ORDER BY top.score DESC, c.rowid",
                     (match, limit),
                 ).fetchall()
-            else:
+            else:  # the filter applies before ranking, so the join comes first here
                 self._db.execute("CREATE TEMP TABLE IF NOT EXISTS allowed(path TEXT PRIMARY KEY)")
                 self._db.execute("DELETE FROM allowed")
                 self._db.executemany(
                     "INSERT OR IGNORE INTO allowed VALUES (?)", [(p,) for p in paths]
                 )
                 rows = self._db.execute(
-                    sql + " AND c.path IN (SELECT path FROM allowed) ORDER BY score DESC LIMIT ?",
+                    f"SELECT c.id, c.path, {_BM25_SCORE} FROM chunks_fts"
+                    " JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
+                    " AND c.path IN (SELECT path FROM allowed) ORDER BY score DESC LIMIT ?",
                     (match, limit),
                 ).fetchall()
                 self._db.commit()
