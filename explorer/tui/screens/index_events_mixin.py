@@ -53,6 +53,11 @@ class IndexEventsMixin(MessagePump):
         self._request_manifest(now=True)
         if self.semantic_ready:
             self._count_vectors()
+        self._follow_new_vectors()
+
+    def _follow_new_vectors(self) -> None:
+        """More vectors, or the query model, are ready: search by meaning again (a keyword-only
+        search has nothing new to show) and recompute the related files."""
         if self._query.strip() and self._mode != "keyword":
             self._start_search()
         if self.current_path is not None:
@@ -100,10 +105,7 @@ class IndexEventsMixin(MessagePump):
                 f"semantic search unavailable: {message.message}", severity="warning", timeout=8
             )
         self._show_model_state()
-        if self._query.strip() and self._mode != "keyword":
-            self._start_search()
-        if self.current_path is not None:
-            self._load_related_for(self.current_path)
+        self._follow_new_vectors()
 
     def on_manifest_loaded(self, message: messages.ManifestLoaded) -> None:
         self.files = message.files
