@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +14,25 @@ import pytest
 from explorer.config import Settings
 from tests.chroma_server import ChromaServer
 from tests.fakes import FakeEmbedder
+
+EXPLORER_PROCESS = [sys.executable, "-m", "explorer"]
+"""The CLI as a process of its own, the way a script meets it."""
+
+
+def run_explorer(
+    *args: object, env: dict | None = None, check: bool = False, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    """Run ``explorer ARGS`` as a process; ``check`` turns a failure into its stderr."""
+    done = subprocess.run(
+        [*EXPLORER_PROCESS, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=os.environ if env is None else env,
+        timeout=timeout,
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"explorer {' '.join(map(str, args))} failed: {done.stderr}")
+    return done
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_explorer
+
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,16 +27,7 @@ EXPECTATIONS = json.loads((REPO / "tests" / "sample_docs_expectations.json").rea
 
 
 def explorer(*args: str, env: dict, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run(
-        [sys.executable, "-m", "explorer", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    if check and done.returncode != 0:
-        raise AssertionError(f"explorer {' '.join(args)} failed: {done.stderr}")
-    return done
+    return run_explorer(*args, env=env, check=check)
 
 
 @pytest.fixture(scope="module", params=["local", "server"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 from click.testing import CliRunner
@@ -10,7 +11,7 @@ from click.testing import CliRunner
 from explorer.cli import main
 from explorer.config import Settings
 from explorer.core.index import Index
-from tests.conftest import write_files
+from tests.conftest import EXPLORER_PROCESS, run_explorer, write_files
 from tests.fakes import FakeEmbedder
 
 CORPUS = {
@@ -361,21 +362,6 @@ def test_related_finds_the_root_from_the_default_index_location(runner, root):
     assert data["related"]
 
 
-def _as_process(*args, env_extra=None):
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, **(env_extra or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "explorer", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-
-
 def test_a_process_writes_the_whole_answer_before_it_leaves(runner, shared):
     """Run as a process, read-only commands end without the interpreter's teardown; what
     they print must still arrive whole and match the in-process answer."""
@@ -385,7 +371,7 @@ def test_a_process_writes_the_whole_answer_before_it_leaves(runner, shared):
         ("search", "telescope", root, "--mode", "keyword", "--index-dir", index_dir, "--explain"),
         ("status", root, "--index-dir", index_dir, "--json"),
     ):
-        done = _as_process(*args)
+        done = run_explorer(*args, timeout=120)
         assert done.returncode == 0, done.stderr
         in_process = ok(invoke(runner, *args)).stdout
         if args[0] == "status":  # the store's size on disk may move between the two runs
@@ -399,14 +385,9 @@ def test_a_process_writes_the_whole_answer_before_it_leaves(runner, shared):
 
 
 def test_a_process_whose_reader_leaves_early_stops_quietly(shared):
-    import subprocess
-    import sys
-
     root, index_dir = shared
     command = [
-        sys.executable,
-        "-m",
-        "explorer",
+        *EXPLORER_PROCESS,
         "search",
         "telescope",
         str(root),
