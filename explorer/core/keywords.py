@@ -2,8 +2,9 @@
 
 The manifest (``files``) is the source of truth for what the index holds: each file's size,
 mtime, content hash and state. ``chunks`` holds every passage with its position, and
-``chunks_fts`` is an FTS5 table over the same rows (BM25, porter stemming). Both change in one
-transaction per file, so the keyword leg is never out of step with the manifest.
+``chunks_fts`` is an FTS5 table over the same rows (BM25, porter stemming), with the file's
+title and front-matter description and tags beside each chunk's heading and text. Both change in
+one transaction per file, so the keyword leg is never out of step with the manifest.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ __all__ = [
     "StoredChunk",
 ]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+"""2: ``chunks_fts`` gained the description and tags columns."""
 
 WAL_SWITCH_SECONDS = 10.0
 
@@ -72,12 +74,27 @@ CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks(path);
 DROP INDEX IF EXISTS chunks_to_embed;
 CREATE INDEX IF NOT EXISTS chunks_unembedded ON chunks(path, ord) WHERE embedded = 0;
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    title, heading, body, tokenize = 'porter unicode61 remove_diacritics 2'
+    title, heading, body, description, tags, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 """
+_FTS_COLUMNS = ("title", "heading", "body", "description", "tags")
+_FTS_REBUILD = """
+DROP TABLE IF EXISTS chunks_fts;
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    title, heading, body, description, tags, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO chunks_fts(rowid, title, heading, body, description, tags)
+    SELECT c.rowid, f.title, c.heading, c.text,
+        COALESCE(json_extract(f.metadata, '$.description'), ''),
+        COALESCE(json_extract(f.metadata, '$.tags'), '')
+    FROM chunks c JOIN files f ON f.path = c.path;
+"""
+"""Rebuild the keyword table from the chunks and the manifest (an index made before the
+description and tags columns): no file is read again and no vector changes."""
 
-BM25_WEIGHTS = (2.0, 2.0, 1.0)
-"""FTS5 column weights for (title, heading, body)."""
+BM25_WEIGHTS = (2.0, 2.0, 1.0, 1.5, 2.0)
+"""FTS5 column weights for (title, heading, body, description, tags). An index made before the
+description and tags columns ignores the last two until it is next opened for writing."""
 _BM25_SCORE = f"-bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score"
 """A chunk's keyword score, higher is better (FTS5's bm25 is lower-is-better)."""
 
@@ -96,6 +113,7 @@ class KeywordIndex(EmbeddingLedger):
             self._db.executescript(_SCHEMA)
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             self._db.commit()
+            self._upgrade_keyword_table()
 
     def _use_wal(self) -> None:
         """Switch to WAL (once per database). Two processes creating the database at the same
@@ -111,6 +129,28 @@ class KeywordIndex(EmbeddingLedger):
                 if "locked" not in str(error) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.02)
+
+    def _upgrade_keyword_table(self) -> None:
+        """Give an older keyword table the description and tags columns (a few seconds for
+        18k chunks; once, by whichever process gets there first)."""
+        if self._fts_columns() == _FTS_COLUMNS:
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            if self._fts_columns() != _FTS_COLUMNS:
+                for statement in _FTS_REBUILD.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                self._db.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
+                )
+            self._db.commit()
+        except BaseException:
+            self._db.rollback()
+            raise
+
+    def _fts_columns(self) -> tuple[str, ...]:
+        return tuple(row[1] for row in self._db.execute("PRAGMA table_info(chunks_fts)"))
 
     def close(self) -> None:
         with self._lock:
@@ -189,6 +229,7 @@ class KeywordIndex(EmbeddingLedger):
     ) -> list[str]:
         """Swap a file's chunks for new ones (state pending); returns the old chunk ids."""
         now = time.time()
+        description, tags = metadata.get("description", ""), metadata.get("tags", "")
         with self._lock, self._db:
             old_ids = self._delete_chunks_of(path)
             for ordinal, (chunk_id, chunk) in enumerate(chunks):
@@ -208,8 +249,9 @@ class KeywordIndex(EmbeddingLedger):
                     ),
                 )
                 self._db.execute(
-                    "INSERT INTO chunks_fts(rowid, title, heading, body) VALUES (?, ?, ?, ?)",
-                    (cursor.lastrowid, title, chunk.heading_path, chunk.text),
+                    "INSERT INTO chunks_fts(rowid, title, heading, body, description, tags)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (cursor.lastrowid, title, chunk.heading_path, chunk.text, description, tags),
                 )
             self._db.execute(
                 "INSERT OR REPLACE INTO files(path, size, mtime_ns, hash, state, reason, title,"

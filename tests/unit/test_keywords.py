@@ -203,3 +203,59 @@ def test_finding_finished_files_grows_with_files_not_files_times_chunks(tmp_path
     small = _steps_to_find_ready_files(tmp_path, files=50, chunks_per_file=10)
     large = _steps_to_find_ready_files(tmp_path, files=200, chunks_per_file=10)
     assert large < 6 * small  # linear: about 4x; the old plan (files x chunks): about 16x
+
+
+# -- front matter as weighted keyword fields ---------------------------------------------------
+def test_a_word_only_in_tags_or_description_finds_its_file(keywords):
+    chunks = [("tagged#0", chunk("Plain body text about installing packages."))]
+    metadata = {"description": "How teams rotate their credentials", "tags": "zebrafish, ops"}
+    keywords.replace_file("tagged.md", 100, 1, "hash-t", chunks, metadata, "Install")
+    add(keywords, "other.md", ["Credentials are mentioned here once, in the body."])
+    for i in range(6):
+        add(keywords, f"filler{i}.md", [f"Unrelated notes on gardening, part {i}."])
+    assert paths_for(keywords, "zebrafish") == ["tagged.md"]
+    assert paths_for(keywords, "rotate") == ["tagged.md"]
+    assert set(paths_for(keywords, "credentials")) == {"tagged.md", "other.md"}
+
+
+def test_an_index_made_before_the_tag_columns_is_upgraded_in_place(tmp_path):
+    path = tmp_path / "index.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema', '1');
+        CREATE TABLE files(path TEXT PRIMARY KEY, size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL DEFAULT '', state TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '', title TEXT NOT NULL DEFAULT '',
+            metadata TEXT NOT NULL DEFAULT '{}', chunk_count INTEGER NOT NULL DEFAULT 0,
+            updated_at REAL NOT NULL);
+        CREATE TABLE chunks(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,
+            path TEXT NOT NULL, ord INTEGER NOT NULL, heading TEXT NOT NULL,
+            start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, start_char INTEGER NOT NULL,
+            end_char INTEGER NOT NULL, text TEXT NOT NULL, embedded INTEGER NOT NULL DEFAULT 0);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(title, heading, body,
+            tokenize = 'porter unicode61 remove_diacritics 2');
+        INSERT INTO files VALUES ('a.md', 1, 1, 'h', 'fresh', '', 'Alpha',
+            '{"tags": "okapi", "description": "a quiet page"}', 1, 0);
+        INSERT INTO chunks VALUES (7, 'a#0', 'a.md', 0, 'Alpha', 1, 2, 0, 10, 'walrus text', 1);
+        INSERT INTO chunks_fts(rowid, title, heading, body) VALUES (7, 'Alpha', 'Alpha',
+            'walrus text');
+        """
+    )
+    old.commit()
+    old.close()
+    keywords = KeywordIndex(path)
+    try:
+        assert paths_for(keywords, "okapi") == ["a.md"]
+        assert paths_for(keywords, "walrus") == ["a.md"]
+        assert keywords.get_meta("schema") == "2"
+        assert keywords.counts()["embedded"] == 1, "the vectors stay valid: nothing to re-embed"
+        assert fts_rows(keywords) == 1
+    finally:
+        keywords.close()
+    again = KeywordIndex(path)  # a second open has nothing left to do
+    try:
+        assert paths_for(again, "okapi") == ["a.md"]
+    finally:
+        again.close()
