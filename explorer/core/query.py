@@ -2,7 +2,8 @@
 
 Anything a user types becomes a safe FTS5 expression: words are pulled out with a Unicode word
 pattern, each is quoted, and they are OR-ed so BM25 ranks documents by how many and how rare the
-words they hold are. Operators and punctuation in the input are never passed through.
+words they hold are. Identifiers and quoted text stay whole phrases; function words of a question
+in plain words are left out. Operators and punctuation in the input are never passed through.
 """
 
 from __future__ import annotations
@@ -30,30 +31,112 @@ def query_terms(text: str) -> list[str]:
     return list(seen)
 
 
+FUNCTION_WORDS = frozenset(
+    """a about above after again all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers him his how i if in into is it its itself
+    just me more most my myself no nor not now of off on once only or other our ours out over
+    own same she should so some such than that the their theirs them then there these they
+    this those through to too under until up very was we were what when where which while
+    who whom why will with would you your yours get got want need make let keep""".split()
+)
+"""Words that carry no topic: the keyword leg leaves them out of a question in plain words
+(BM25 would otherwise rank passages by "how", "my" and "after"), and snippets do not mark them.
+They stay in quoted phrases and identifiers, and a query made of nothing else keeps them all."""
+HIGHLIGHT_STOPWORDS = FUNCTION_WORDS
+"""Words too common to be worth marking in a snippet (the same list)."""
+QUOTED = re.compile(r'"([^"]*)"')
+
+
+@dataclass(frozen=True)
+class KeywordPiece:
+    """One unit the keyword leg matches: a word, or a phrase of words in order."""
+
+    words: tuple[str, ...]
+    kept_whole: bool
+    """A quoted phrase or an identifier (``proxy_cache_valid``, ``X-Tern-Signature``): its
+    words are matched as one phrase and function words in it are kept."""
+
+    @property
+    def is_function_word(self) -> bool:
+        return not self.kept_whole and self.words[0] in FUNCTION_WORDS
+
+
+def keyword_pieces(text: str) -> list[KeywordPiece]:
+    """The distinct pieces of a query for the keyword leg, in order, function words included.
+
+    Text in double quotes is one phrase; elsewhere each white-space separated piece is one
+    word, or (an identifier with inner punctuation such as ``TERN-E1042``) a phrase of its words.
+    """
+    pieces: dict[tuple[str, ...], KeywordPiece] = {}
+
+    def add(words: list[str], kept_whole: bool) -> None:
+        if words and tuple(words) not in pieces:
+            pieces[tuple(words)] = KeywordPiece(tuple(words), kept_whole or len(words) > 1)
+
+    position = 0
+    for quoted in QUOTED.finditer(text):
+        for raw in text[position : quoted.start()].lower().split():
+            add(WORD.findall(raw), False)
+        add(WORD.findall(quoted.group(1).lower()), True)
+        position = quoted.end()
+    for raw in text[position:].lower().split():
+        add(WORD.findall(raw), False)
+    return list(pieces.values())
+
+
+def topic_pieces(pieces: list[KeywordPiece]) -> list[KeywordPiece]:
+    """``pieces`` without function words, unless nothing else is left."""
+    topical = [piece for piece in pieces if not piece.is_function_word]
+    return topical or pieces
+
+
 def fts_expression(text: str, prefix_last: bool = False) -> str | None:
     """A safe FTS5 MATCH expression for ``text``, or None when it holds no words.
 
-    Each white-space separated piece becomes a quoted FTS5 string, so an identifier such as
-    ``TERN-E1042`` or ``max_snapshot_age`` is matched as the phrase of its words, and the pieces
-    are OR-ed. ``prefix_last`` makes the last piece a prefix query, for results while typing.
+    Each piece (see :func:`keyword_pieces`) becomes a quoted FTS5 string, so an identifier such
+    as ``TERN-E1042`` or ``max_snapshot_age`` is matched as the phrase of its words; function
+    words are left out (see :data:`FUNCTION_WORDS`) and the rest are OR-ed. ``prefix_last``
+    makes the last piece a prefix query, for results while typing.
     """
-    pieces: dict[str, None] = {}
-    for raw in text.lower().split():
-        words = WORD.findall(raw)
-        if words:
-            pieces.setdefault(" ".join(words), None)
-    if not pieces:
+    every = keyword_pieces(text)
+    if not every:
         return None
-    quoted = ['"' + piece + '"' for piece in pieces]
-    if prefix_last and not text[-1:].isspace():
-        last = list(pieces)[-1]
-        if len(last) >= MIN_PREFIX:
+    typing = prefix_last and not text[-1:].isspace() and not text.rstrip().endswith('"')
+    last = every[-1]
+    pieces = topic_pieces(every)
+    quoted = ['"' + " ".join(piece.words) + '"' for piece in pieces]
+    if typing and pieces[-1] is last:
+        if len(" ".join(last.words)) >= MIN_PREFIX:
             quoted[-1] += " *"
         elif len(quoted) > 1:
             # One or two letters just typed expand to thousands of terms and only add noise:
             # answer with the words before them until the word takes shape.
             quoted.pop()
     return " OR ".join(quoted)
+
+
+def _stem_pattern(word: str) -> str:
+    """A word and its inflections, crudely: short words exactly, longer ones by a shared start
+    (close to what the porter stemmer of the keyword leg matches)."""
+    if len(word) <= 4:
+        return re.escape(word) + r"\b"
+    return re.escape(word[: max(4, len(word) - 2)]) + r"\w*"
+
+
+def coverage_matchers(pieces: Sequence[KeywordPiece]) -> list[re.Pattern[str]]:
+    """One pattern per piece, for :func:`coverage`."""
+    return [
+        re.compile(r"\b" + r"\W+".join(_stem_pattern(w) for w in piece.words), re.IGNORECASE)
+        for piece in pieces
+    ]
+
+
+def coverage(text: str, matchers: Sequence[re.Pattern[str]]) -> float:
+    """The share of a query's pieces (patterns from :func:`coverage_matchers`) found in ``text``."""
+    if not matchers:
+        return 0.0
+    return sum(1 for matcher in matchers if matcher.search(text)) / len(matchers)
 
 
 # -- path filters -----------------------------------------------------------------------------
@@ -131,11 +214,6 @@ class PathFilter:
 
 
 # -- snippets ---------------------------------------------------------------------------------
-HIGHLIGHT_STOPWORDS = frozenset(
-    "a an and are as at be by for from how i in is it my of on or that the this to was what when"
-    " where which who why will with you your do does can".split()
-)
-"""Words too common to be worth marking in a snippet (the ranking still sees them)."""
 
 
 def _word_matcher(terms: Sequence[str]) -> re.Pattern[str] | None:

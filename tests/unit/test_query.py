@@ -7,7 +7,17 @@ import pytest
 from explorer.config import Settings
 from explorer.core.index import Index
 from explorer.core.indexer import Indexer
-from explorer.core.query import PathFilter, QueryError, fts_expression, make_snippet, query_terms
+from explorer.core.query import (
+    PathFilter,
+    QueryError,
+    coverage,
+    coverage_matchers,
+    fts_expression,
+    keyword_pieces,
+    make_snippet,
+    query_terms,
+    topic_pieces,
+)
 from explorer.core.search import SearchRequest, search
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
@@ -265,3 +275,42 @@ def test_every_span_is_inside_the_snippet_and_a_query_word(width):
         assert 0 <= start < end <= len(snippet)
         word = snippet[start:end].lower()
         assert any(word.startswith(term[:4]) for term in terms), word
+
+
+# -- the keyword leg's pieces: function words, identifiers, quoted phrases ------------------------
+def test_function_words_of_a_plain_question_are_left_out():
+    expression = fts_expression("how do I get my data back after the disk died")
+    assert expression == '"data" OR "back" OR "disk" OR "died"'
+
+
+def test_identifiers_and_quoted_phrases_stay_whole_with_their_function_words():
+    assert fts_expression("X-Tern-Signature") == '"x tern signature"'
+    assert fts_expression("otel.instrumentation.common.default-enabled") == (
+        '"otel instrumentation common default enabled"'
+    )
+    assert fts_expression('"the way it is" and walrus') == '"the way it is" OR "walrus"'
+    assert fts_expression("what is up-to-date") == '"up to date"'
+
+
+def test_a_query_of_function_words_alone_keeps_them():
+    assert fts_expression("the who") == '"the" OR "who"'
+    assert fts_expression("how to ", prefix_last=True) == '"how" OR "to"'
+
+
+def test_a_function_word_being_typed_is_not_expanded():
+    assert fts_expression("configure the", prefix_last=True) == '"configure"'
+
+
+def test_an_unclosed_quote_is_plain_text(keyword_index):
+    expression = fts_expression('"unclosed words')
+    assert expression == '"unclosed" OR "words"'
+    keyword_index.keywords.search(expression, 10)  # never raises
+
+
+def test_coverage_counts_the_query_pieces_a_text_holds():
+    pieces = topic_pieces(keyword_pieces("restore a backup with max_snapshot_age"))
+    assert [p.words for p in pieces] == [("restore",), ("backup",), ("max_snapshot_age",)]
+    matchers = coverage_matchers(pieces)
+    assert coverage("Restoring backups: set max_snapshot_age first.", matchers) == 1.0
+    assert coverage("Backups run nightly.", matchers) == pytest.approx(1 / 3)
+    assert coverage("max snapshot", matchers) == 0.0
