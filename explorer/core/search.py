@@ -19,11 +19,28 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
+from explorer.core.fusion import FusionKind, FusionRule, LegScores, fuse
 from explorer.core.index import Index
-from explorer.core.query import PathFilter, QueryError, fts_expression, make_snippet, query_terms
+from explorer.core.query import (
+    PathFilter,
+    QueryError,
+    coverage,
+    coverage_matchers,
+    fts_expression,
+    keyword_pieces,
+    make_snippet,
+    query_terms,
+    topic_pieces,
+)
 from explorer.core.vectors import VectorStoreUnavailable
 
 MODES = ("hybrid", "semantic", "keyword")
+MEASURED = 100
+"""Keyword hits (best first) whose cosine is measured when the vector leg did not return them."""
+COVERAGE_DEPTH = 10
+"""Keyword hits (best first) looked at for the keyword leg's coverage of the query."""
 
 
 @dataclass
@@ -124,35 +141,30 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
         return response
 
     settings = index.settings
+    rule = fusion_rule(settings)
     k = settings.candidates
     vector = None
     vectors_lost = ""
     while True:
-        keyword_hits, vector_hits = [], []
+        if request.mode in ("hybrid", "semantic") and not vectors_lost and vector is None:
+            vector = index.embedder.embed_query(request.query)
+        try:
+            legs = _gather(index, request, k, allowed, None if vectors_lost else vector)
+        except VectorStoreUnavailable as error:
+            if request.mode == "semantic":
+                raise
+            vectors_lost = str(error)  # hybrid goes on with its keyword leg alone
+            continue
+        keyword_hits, vector_hits = legs.keyword, legs.vector
         if request.mode in ("hybrid", "keyword"):
-            expression = fts_expression(request.query, request.prefix_last)
-            if expression is None:
-                if request.mode == "keyword":
-                    raise QueryError("the query has no words to match (only punctuation?)")
-            else:
-                keyword_hits = index.keywords.search(expression, k, allowed)
             response.filters["keyword"] = f"FTS5 BM25 over {scope}"
-        if request.mode == "hybrid":
-            response.fusion = _describe_fusion(settings)
         if request.mode in ("hybrid", "semantic") and not vectors_lost:
-            if vector is None:
-                vector = index.embedder.embed_query(request.query)
-            try:
-                vector_hits = index.vectors.query_chunks(vector, k, allowed)
-            except VectorStoreUnavailable as error:
-                if request.mode == "semantic":
-                    raise
-                vectors_lost = str(error)  # hybrid goes on with its keyword leg alone
-            else:
-                response.filters["vector"] = f"Chroma cosine over {scope}"
-        candidates, file_scores = _fuse(index, request, keyword_hits, vector_hits)
+            response.filters["vector"] = f"Chroma cosine over {scope}"
+        candidates, file_scores, description = _fuse(legs, request, rule)
+        if request.mode == "hybrid":
+            response.fusion = description
         files = {candidate.path for candidate in candidates}
-        exhausted = len(keyword_hits) < k and len(vector_hits) < k
+        exhausted = len(keyword_hits) < k and len(legs.returned_vectors) < k
         if len(files) >= request.limit or exhausted or k >= 8 * settings.candidates:
             break
         k *= 4
@@ -165,6 +177,99 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
         response.notes.append("no vectors yet: results are by keyword only")
     response.results = _group(index, candidates, file_scores, request)
     return response
+
+
+@dataclass
+class Legs:
+    """What the two legs of one search returned, before fusion (kept by benchmarks to compare
+    fusion rules on the same lists)."""
+
+    keyword: list[tuple[str, str, float]]
+    """(chunk id, path, BM25: higher is better), best first."""
+    vector: list[tuple[str, float]]
+    """(chunk id, cosine similarity) of chunks this index holds, best first."""
+    returned_vectors: list[tuple[str, float]]
+    """Everything the vector leg returned (a shared store may hold other checkouts' chunks)."""
+    places: dict[str, tuple[str, int]]
+    """(path, start char) of every candidate chunk."""
+    measured: dict[str, float] = field(default_factory=dict)
+    """Cosine similarity of the keyword leg's chunks that the vector leg did not return."""
+    coverage: float = 1.0
+    """The largest share of the query's topic words that one of the keyword leg's best
+    passages holds: how well the keyword leg answers this query at all."""
+
+
+def fusion_rule(settings) -> FusionRule:
+    """The fusion rule the settings ask for."""
+    try:
+        kind = FusionKind(settings.fusion)
+    except ValueError:
+        choices = ", ".join(kind.value for kind in FusionKind)
+        raise QueryError(f"unknown fusion {settings.fusion!r}; use one of {choices}") from None
+    return FusionRule(kind, settings.semantic_weight, settings.rrf_k)
+
+
+def gather_legs(index: Index, request: SearchRequest) -> Legs:
+    """Both legs of a hybrid search for ``request``, as :func:`search` fetches them (no path
+    filter, no widening)."""
+    vector = index.embedder.embed_query(request.query)
+    return _gather(index, request, index.settings.candidates, None, vector)
+
+
+def _gather(index: Index, request: SearchRequest, k: int, allowed, vector) -> Legs:
+    keyword_hits: list[tuple[str, str, float]] = []
+    returned: list[tuple[str, float]] = []
+    if request.mode in ("hybrid", "keyword"):
+        expression = fts_expression(request.query, request.prefix_last)
+        if expression is None:
+            if request.mode == "keyword":
+                raise QueryError("the query has no words to match (only punctuation?)")
+        else:
+            keyword_hits = index.keywords.search(expression, k, allowed)
+    if request.mode in ("hybrid", "semantic") and vector is not None:
+        returned = index.vectors.query_chunks(vector, k, allowed)
+    ids = [cid for cid, _p, _s in keyword_hits] + [cid for cid, _sim in returned]
+    places = index.keywords.chunk_places(list(dict.fromkeys(ids)))
+    # Vectors of chunks this index does not hold (on a shared server: other checkouts'; on
+    # any store: chunks replaced a moment ago) are dropped before ranks are given.
+    known = [(cid, sim) for cid, sim in returned if cid in places]
+    legs = Legs(keyword_hits, known, returned, places)
+    if request.mode == "hybrid" and known and keyword_hits:
+        legs.measured = _measure(index, vector, keyword_hits, {cid for cid, _ in known})
+        legs.coverage = _coverage(index, request.query, keyword_hits)
+    return legs
+
+
+def _coverage(index: Index, query: str, keyword_hits) -> float:
+    matchers = coverage_matchers(topic_pieces(keyword_pieces(query)))
+    chunks = index.keywords.chunks_by_id([cid for cid, _p, _s in keyword_hits[:COVERAGE_DEPTH]])
+    return max(
+        (
+            coverage(f"{chunk.title}\n{chunk.heading}\n{chunk.text}", matchers)
+            for chunk in chunks.values()
+        ),
+        default=0.0,
+    )
+
+
+def _measure(index: Index, vector, keyword_hits, seen: set[str]) -> dict[str, float]:
+    """The cosine similarity of keyword hits the vector leg did not return, from their stored
+    vectors, so fusion scores them by what they are rather than by a guess."""
+    missing = [cid for cid, _p, _s in keyword_hits[:MEASURED] if cid not in seen]
+    if not missing:
+        return {}
+    try:
+        stored = index.vectors.chunk_vectors(missing)
+    except VectorStoreUnavailable:
+        return {}
+    query = np.asarray(vector, dtype=np.float32)
+    return {cid: float(np.dot(np.asarray(v, dtype=np.float32), query)) for cid, v in stored.items()}
+
+
+def rank_legs(legs: Legs, rule: FusionRule) -> list[str]:
+    """Files best first under ``rule`` (hybrid, no score cut): how benchmarks compare rules."""
+    candidates, file_scores, _ = _fuse(legs, SearchRequest("x", mode="hybrid"), rule)
+    return sorted(file_scores, key=lambda path: (-file_scores[path], path))
 
 
 @dataclass(frozen=True)
@@ -182,82 +287,54 @@ class _Candidate:
     vector_similarity: float | None
 
 
-def _fuse(index, request, keyword_hits, vector_hits) -> tuple[list[_Candidate], dict]:
+def _fuse(legs: Legs, request: SearchRequest, rule: FusionRule):
     """Score every candidate chunk and every file.
 
-    Returns the candidates passing ``min_score``, best first, and each file's score.
+    Returns the candidates passing ``min_score``, best first, each file's score, and the
+    fusion rule in words with this query's numbers.
     """
-    settings = index.settings
-    keyword = {cid: (rank, score) for rank, (cid, _p, score) in enumerate(keyword_hits, 1)}
-    ids = [*keyword, *(cid for cid, _sim in vector_hits)]
-    places = index.keywords.chunk_places(list(dict.fromkeys(ids)))
-    # Vectors of chunks this index does not hold (on a shared server: other checkouts'; on
-    # any store: chunks replaced a moment ago) are dropped before ranks are given.
-    known = [(cid, sim) for cid, sim in vector_hits if cid in places]
-    vector = {cid: (rank, sim) for rank, (cid, sim) in enumerate(known, 1)}
-    best_bm25 = keyword_hits[0][2] if keyword_hits and keyword_hits[0][2] > 0 else 1.0
-    fusion = _Fusion(settings, keyword, vector, best_bm25) if request.mode == "hybrid" else None
+    keyword = {cid: (rank, score) for rank, (cid, _p, score) in enumerate(legs.keyword, 1)}
+    vector = {cid: (rank, sim) for rank, (cid, sim) in enumerate(legs.vector, 1)}
+    ids = [cid for cid in legs.places if cid in keyword or cid in vector]
+    legs_of = [
+        LegScores(
+            *keyword.get(cid, (None, None)), *vector.get(cid, (None, None)), legs.measured.get(cid)
+        )
+        for cid in ids
+    ]
+    description = ""
+    if request.mode == "hybrid":
+        scores, description = fuse(rule, legs_of, legs.coverage)
+    elif request.mode == "semantic":
+        scores = [_unit(leg.vector_similarity or 0.0) for leg in legs_of]
+    else:
+        best = legs.keyword[0][2] if legs.keyword and legs.keyword[0][2] > 0 else 1.0
+        scores = [(leg.keyword_score or 0.0) / best for leg in legs_of]
     scored: list[_Candidate] = []
     file_scores: dict[str, float] = {}
-    for cid, (path, start_char) in places.items():
-        k_rank, k_score = keyword.get(cid, (None, None))
-        v_rank, v_sim = vector.get(cid, (None, None))
-        if fusion is not None:
-            score = fusion.chunk(k_rank, k_score, v_rank, v_sim)
-        elif request.mode == "semantic":
-            score = _unit(v_sim)
-        else:
-            score = k_score / best_bm25
+    for cid, leg, score in zip(ids, legs_of, scores, strict=True):
+        path, start_char = legs.places[cid]
         file_scores[path] = max(file_scores.get(path, 0.0), score)
         if score >= request.min_score:
             scored.append(
-                _Candidate(cid, path, start_char, score, score, k_rank, k_score, v_rank, v_sim)
+                _Candidate(
+                    cid,
+                    path,
+                    start_char,
+                    score,
+                    score,
+                    leg.keyword_rank,
+                    leg.keyword_score,
+                    leg.vector_rank,
+                    leg.vector_similarity,
+                )
             )
     scored.sort(key=lambda c: (-round(c.score, 4), c.path, c.start_char))  # as shown: 4 places
-    return scored, file_scores
-
-
-def _describe_fusion(settings) -> str:
-    if settings.fusion == "rrf":
-        return f"reciprocal rank fusion, k={settings.rrf_k}"
-    w = settings.semantic_weight
-    return f"{w:g} x cosine + {1 - w:g} x BM25/best BM25"
+    return scored, file_scores, description
 
 
 def _unit(value: float) -> float:
     return max(0.0, min(1.0, value))
-
-
-class _Fusion:
-    """The hybrid score of chunks and files from the two legs' results.
-
-    ``convex`` (default): ``w * cosine + (1 - w) * BM25 / best BM25``, with w the semantic
-    weight; a chunk the vector leg did not return counts the lowest similarity it did return,
-    one the keyword leg did not return counts 0; when a leg returned nothing at all, the other
-    leg's score stands alone. ``rrf``: ``sum(1 / (k + rank))`` divided by
-    its best possible value. Either way a file scores as its best chunk.
-    """
-
-    def __init__(self, settings, keyword: dict, vector: dict, best_bm25: float) -> None:
-        self.kind = settings.fusion
-        self.weight = settings.semantic_weight
-        self.rrf_k = settings.rrf_k
-        self.best_bm25 = best_bm25
-        self.floor = min((sim for _r, sim in vector.values()), default=0.0)
-        self.has_keywords, self.has_vectors = bool(keyword), bool(vector)
-        self.legs = int(self.has_keywords) + int(self.has_vectors)
-
-    def chunk(self, k_rank, k_score, v_rank, v_sim) -> float:
-        if self.kind == "rrf":
-            fused = sum(1.0 / (self.rrf_k + r) for r in (k_rank, v_rank) if r is not None)
-            return _unit(fused / (self.legs / (self.rrf_k + 1)))
-        cosine = _unit(self.floor if v_sim is None else v_sim)
-        relative_bm25 = 0.0 if k_score is None else k_score / self.best_bm25
-        if not self.has_vectors:  # a leg that found nothing (no vectors yet) does not count
-            return _unit(relative_bm25)
-        if not self.has_keywords:
-            return cosine
-        return _unit(self.weight * cosine + (1.0 - self.weight) * relative_bm25)
 
 
 def _group(

@@ -1,0 +1,262 @@
+"""Ranking quality per question type: MRR@10 and nDCG@10 of keyword, semantic and hybrid search.
+
+Three sets, each optional:
+
+- ``--nginx-index DIR``: the judged development set ``benchmarks/devsets/nginx.jsonl`` over
+  ``../shared/corpora/nginx-docs`` (exact terms, short topics, everyday-words questions);
+- ``--sample-index DIR``: ``tests/sample_docs_expectations.json`` over ``sample_docs`` (its
+  everyday-words questions and its exact keyword queries);
+- ``--scifact WORK``: BEIR SciFact train, indexed by ``benchmarks/beir.py --work WORK``.
+
+    python benchmarks/ranking.py --sample-index /tmp/sample-index --nginx-index /tmp/nginx-index \\
+        --scifact /tmp/scifact [--rules] [--json]
+
+Every query goes through the real search path (:func:`explorer.core.search.search`) in the three
+modes. With ``--rules``, each query's two legs are also fetched once
+(:func:`explorer.core.search.gather_legs`, as search does) and every fusion rule of
+``explorer.core.fusion`` ranks files from the same lists, so rules are compared on equal inputs.
+Legs are cached (``--cache``) so a second run does not embed or query again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import pickle
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from beir import read_jsonl, read_qrels  # noqa: E402
+
+from explorer.config import Settings  # noqa: E402
+from explorer.core.fusion import FusionRule  # noqa: E402
+from explorer.core.index import Index  # noqa: E402
+from explorer.core.search import Legs, SearchRequest, gather_legs, rank_legs, search  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+MODES = ("keyword", "semantic", "hybrid")
+
+
+@dataclass(frozen=True)
+class Question:
+    """One judged query: its id, type and graded judgments (document → grade)."""
+
+    qid: str
+    kind: str
+    text: str
+    judgments: dict[str, int]
+
+
+@dataclass
+class QuestionSet:
+    """A corpus (root and index) and its judged questions; ``doc`` maps a path to a document id."""
+
+    name: str
+    root: Path
+    index_dir: Path
+    questions: list[Question]
+    doc: Callable[[str], str] = lambda path: path
+
+
+def nginx_set(index_dir: Path, root: Path) -> QuestionSet:
+    rows = read_jsonl(REPO / "benchmarks" / "devsets" / "nginx.jsonl")
+    questions = [Question(r["id"], r["type"], r["query"], r["judgments"]) for r in rows]
+    return QuestionSet("nginx", root, index_dir, questions)
+
+
+def sample_set(index_dir: Path) -> QuestionSet:
+    expectations = json.loads((REPO / "tests" / "sample_docs_expectations.json").read_text())
+    questions = [
+        Question(f"ev{i:02d}", "everyday", case["query"], {case["best"]: 2})
+        for i, case in enumerate(expectations["semantic_queries"], 1)
+    ] + [
+        Question(f"ex{i:02d}", "exact", case["query"], dict.fromkeys(case["files"], 2))
+        for i, case in enumerate(expectations["keyword_queries"], 1)
+    ]
+    return QuestionSet("sample_docs", REPO / "sample_docs", index_dir, questions)
+
+
+def scifact_set(work: Path, data: Path) -> QuestionSet:
+    queries = {q["_id"]: q["text"] for q in read_jsonl(data / "queries.jsonl")}
+    qrels = read_qrels(data / "qrels" / "train.tsv")
+    questions = [
+        Question(qid, "claim", queries[qid], judged)
+        for qid, judged in qrels.items()
+        if qid in queries
+    ]
+    return QuestionSet(
+        "scifact-train",
+        work / "docs",
+        work / "index",
+        questions,
+        doc=lambda path: path.removesuffix(".md"),
+    )
+
+
+# -- measures ---------------------------------------------------------------------------------
+def ndcg_at(ranked: list[str], judged: dict[str, int], k: int = 10) -> float:
+    gains = sum(
+        (2 ** judged.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranked[:k])
+    )
+    ideal = sorted(judged.values(), reverse=True)[:k]
+    best = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    return gains / best if best else 0.0
+
+
+def mrr_at(ranked: list[str], judged: dict[str, int], k: int = 10) -> float:
+    """1 / rank of the first document with the top grade of this question (0 beyond k)."""
+    top = max(judged.values())
+    for i, doc in enumerate(ranked[:k]):
+        if judged.get(doc, 0) == top:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def summarise(questions: list[Question], rankings: dict[str, list[str]]) -> dict:
+    """Mean MRR@10 and nDCG@10 per question type and over all."""
+    by_kind: dict[str, list[tuple[float, float]]] = {}
+    for question in questions:
+        ranked = rankings[question.qid]
+        pair = (mrr_at(ranked, question.judgments), ndcg_at(ranked, question.judgments))
+        by_kind.setdefault(question.kind, []).append(pair)
+        by_kind.setdefault("all", []).append(pair)
+    return {
+        kind: {
+            "mrr@10": round(sum(m for m, _ in pairs) / len(pairs), 4),
+            "ndcg@10": round(sum(n for _, n in pairs) / len(pairs), 4),
+            "n": len(pairs),
+        }
+        for kind, pairs in by_kind.items()
+    }
+
+
+# -- runs -------------------------------------------------------------------------------------
+def open_index(qset: QuestionSet) -> Index:
+    index = Index.open_existing(Settings.for_root(qset.root, qset.index_dir))
+    index.embedder.load_query_path()
+    return index
+
+
+def run_modes(index: Index, qset: QuestionSet) -> tuple[dict, dict]:
+    """Each mode of the real search, per question type; and the ranks shown per question."""
+    summary, ranks = {}, {}
+    for mode in MODES:
+        rankings, latencies = {}, []
+        for question in qset.questions:
+            request = SearchRequest(question.text, mode=mode, limit=10, per_file=1)
+            started = time.perf_counter()
+            response = search(index, request)
+            latencies.append(time.perf_counter() - started)
+            rankings[question.qid] = [qset.doc(hit.path) for hit in response.results]
+        latencies.sort()
+        summary[mode] = summarise(qset.questions, rankings)
+        summary[mode]["latency_p50_ms"] = round(1000 * latencies[len(latencies) // 2], 1)
+        ranks[mode] = rankings
+    return summary, ranks
+
+
+def cached_legs(index: Index, qset: QuestionSet, cache: Path | None) -> dict[str, Legs]:
+    """Each question's two legs, from the cache when this index and query were seen before."""
+    key = hashlib.sha256(
+        json.dumps([str(qset.index_dir), [q.text for q in qset.questions]]).encode()
+    ).hexdigest()[:16]
+    path = cache / f"legs-{qset.name}-{key}.pickle" if cache else None
+    if path is not None and path.exists():
+        return pickle.loads(path.read_bytes())
+    legs = {
+        q.qid: gather_legs(index, SearchRequest(q.text, limit=10, per_file=1))
+        for q in qset.questions
+    }
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(pickle.dumps(legs))
+    return legs
+
+
+def run_rules(index: Index, qset: QuestionSet, rules: dict[str, FusionRule], cache) -> dict:
+    legs = cached_legs(index, qset, cache)
+    results = {}
+    for name, rule in rules.items():
+        rankings = {
+            qid: [qset.doc(path) for path in rank_legs(leg, rule)[:10]] for qid, leg in legs.items()
+        }
+        results[name] = summarise(qset.questions, rankings)
+    return results
+
+
+def print_table(title: str, summary: dict) -> None:
+    kinds = [k for k in next(iter(summary.values())) if k not in ("latency_p50_ms",)]
+    print(f"\n{title}")
+    header = "".join(f"{k + ' MRR':>16}{k + ' nDCG':>16}" for k in kinds)
+    print(f"{'':<34}{header}")
+    for name, row in summary.items():
+        cells = "".join(f"{row[k]['mrr@10']:>16.4f}{row[k]['ndcg@10']:>16.4f}" for k in kinds)
+        print(f"{name:<34}{cells}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nginx-index", type=Path, help="Index dir of the nginx docs.")
+    parser.add_argument(
+        "--nginx-root", type=Path, default=REPO.parent / "shared" / "corpora" / "nginx-docs"
+    )
+    parser.add_argument("--sample-index", type=Path, help="Index dir of sample_docs.")
+    parser.add_argument("--scifact", type=Path, help="The --work folder of benchmarks/beir.py.")
+    parser.add_argument(
+        "--scifact-data", type=Path, default=REPO.parent / "shared" / "bench" / "scifact"
+    )
+    parser.add_argument("--rules", action="store_true", help="Also compare fusion rules.")
+    parser.add_argument("--cache", type=Path, help="Folder for cached legs (with --rules).")
+    parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+    args = parser.parse_args()
+
+    sets = []
+    if args.sample_index:
+        sets.append(sample_set(args.sample_index))
+    if args.nginx_index:
+        sets.append(nginx_set(args.nginx_index, args.nginx_root.resolve()))
+    if args.scifact:
+        sets.append(scifact_set(args.scifact, args.scifact_data.resolve()))
+    if not sets:
+        parser.error("give at least one of --sample-index, --nginx-index, --scifact")
+    report = {}
+    for qset in sets:
+        index = open_index(qset)
+        try:
+            modes, ranks = run_modes(index, qset)
+            entry: dict = {"modes": modes, "questions": len(qset.questions)}
+            if qset.name == "sample_docs":
+                entry["hybrid_ranks"] = {
+                    q.text: _rank_of(ranks["hybrid"][q.qid], q.judgments) for q in qset.questions
+                }
+            if args.rules:
+                entry["rules"] = run_rules(index, qset, FusionRule.candidates(), args.cache)
+        finally:
+            index.close()
+        report[qset.name] = entry
+        if not args.json:
+            print_table(f"{qset.name}: modes ({len(qset.questions)} questions)", modes)
+            if "rules" in entry:
+                print_table(f"{qset.name}: fusion rules on the same legs", entry["rules"])
+            if "hybrid_ranks" in entry:
+                print("hybrid rank of the best file:", list(entry["hybrid_ranks"].values()))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return 0
+
+
+def _rank_of(ranked: list[str], judged: dict[str, int]) -> int | None:
+    """Rank (1-based) of the worst-placed top-grade file, None when one is not in the list."""
+    places = [ranked.index(doc) + 1 if doc in ranked else None for doc in judged]
+    return None if None in places else max(places)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""Fusion of the keyword and vector legs of hybrid search into one 0–1 score per passage.
+
+Each candidate passage carries what the two legs said about it (:class:`LegScores`); a
+:class:`FusionRule` turns all of one query's candidates into scores at once, because the
+calibrated rules look at the whole list: how the scores of each leg spread for this query.
+
+Rules (``FusionKind``):
+
+- ``calibrated`` (default): each leg's scores are standardised over this query's candidates
+  (z = (score − mean) / standard deviation, a passage a leg did not match counting BM25 0 and
+  its measured cosine), so a leg whose best passages stand far above the rest for this query
+  weighs more, and a flat leg (a question whose words are everywhere; cosines in MiniLM's
+  narrow band) weighs little. The fused value ``w × z_cosine + (1 − w) × z_BM25`` is shown as
+  ``1 / (1 + exp(−fused))``: 0.5 is a passage as good as this query's average candidate, 0.9
+  one about 2.2 standard deviations above it.
+- ``convex``: ``w × cosine + (1 − w) × BM25 / best BM25`` (the rule before calibration).
+- ``rrf``: Reciprocal Rank Fusion, ``Σ 1 / (k + rank)`` divided by its best possible value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class FusionKind(StrEnum):
+    """How hybrid search combines its legs."""
+
+    CALIBRATED = "calibrated"
+    CONVEX = "convex"
+    RRF = "rrf"
+    MINMAX = "minmax"
+
+
+@dataclass(frozen=True)
+class LegScores:
+    """What each leg said about one candidate passage (None: the leg did not return it)."""
+
+    keyword_rank: int | None
+    keyword_score: float | None
+    vector_rank: int | None
+    vector_similarity: float | None
+    measured_similarity: float | None = None
+    """Cosine similarity computed for a passage the vector leg did not return (None: unknown)."""
+
+
+@dataclass(frozen=True)
+class FusionRule:
+    """A fusion kind and its parameters."""
+
+    kind: FusionKind = FusionKind.CALIBRATED
+    semantic_weight: float = 0.5
+    rrf_k: int = 60
+    measured: bool = True
+    """Score a passage the vector leg missed by its measured cosine, not the leg's lowest."""
+    confidence: float = 0.0
+    """Exponent of the keyword leg's coverage of the query on its weight (0: fixed weights)."""
+
+    @classmethod
+    def candidates(cls) -> dict[str, FusionRule]:
+        """The rules benchmarks compare (benchmarks/ranking.py --rules)."""
+        rules = {
+            "convex w=0.7, floor (before)": cls(FusionKind.CONVEX, 0.7, measured=False),
+            "convex w=0.7, measured": cls(FusionKind.CONVEX, 0.7),
+            "rrf k=60": cls(FusionKind.RRF),
+        }
+        for w in (0.4, 0.5, 0.6, 0.7):
+            rules[f"calibrated w={w}"] = cls(FusionKind.CALIBRATED, w)
+        rules["calibrated w=0.5, floor"] = cls(FusionKind.CALIBRATED, 0.5, measured=False)
+        for w in (0.5, 0.6, 0.7):
+            for p in (1, 2, 4):
+                rules[f"calibrated w={w} cov^{p}"] = cls(FusionKind.CALIBRATED, w, confidence=p)
+        for p in (1, 2):
+            rules[f"convex w=0.7 cov^{p}"] = cls(FusionKind.CONVEX, 0.7, confidence=p)
+        for w in (0.5, 0.7):
+            rules[f"minmax w={w}"] = cls(FusionKind.MINMAX, w)
+        return rules
+
+    def describe(self, weights: tuple[float, float] | None = None) -> str:
+        """The rule in words, with this query's weights when given."""
+        if self.kind is FusionKind.RRF:
+            return f"reciprocal rank fusion, k={self.rrf_k}"
+        w = self.semantic_weight
+        if self.kind is FusionKind.CONVEX:
+            return f"{w:g} x cosine + {1 - w:g} x BM25/best BM25"
+        text = f"{w:g} x z(cosine) + {1 - w:g} x z(BM25)"
+        if self.kind is FusionKind.MINMAX:
+            text = f"{w:g} x cosine scaled 0-1 + {1 - w:g} x BM25 scaled 0-1 over the candidates"
+        if weights is not None:
+            text += f"; this query: cosine spread {weights[0]:.3g}, BM25 spread {weights[1]:.3g}"
+        return text
+
+    def fuse(self, candidates: Sequence[LegScores]) -> list[float]:
+        """A 0–1 score for each candidate, in order."""
+        return fuse(self, candidates)[0]
+
+
+def fuse(
+    rule: FusionRule, candidates: Sequence[LegScores], coverage: float = 1.0
+) -> tuple[list[float], str]:
+    """Scores (0–1) for ``candidates`` under ``rule``, and the rule with this query's numbers.
+
+    ``coverage`` is the share of the query's topic words the keyword leg's best passages hold.
+    """
+    if not candidates:
+        return [], rule.describe()
+    has_keywords = any(c.keyword_rank is not None for c in candidates)
+    has_vectors = any(c.vector_rank is not None for c in candidates)
+    if rule.kind is FusionKind.RRF:
+        legs = int(has_keywords) + int(has_vectors)
+        best = legs / (rule.rrf_k + 1)
+        scores = [
+            _unit(sum(1.0 / (rule.rrf_k + r) for r in (c.keyword_rank, c.vector_rank) if r) / best)
+            for c in candidates
+        ]
+        return scores, rule.describe()
+    floor = min((c.vector_similarity for c in candidates if c.vector_rank is not None), default=0)
+    cosines = [_cosine(c, floor, rule.measured) for c in candidates]
+    bm25 = [c.keyword_score or 0.0 for c in candidates]
+    if not has_vectors:  # a leg that found nothing (no vectors yet) does not count
+        best = max(bm25) or 1.0
+        return [_unit(b / best) for b in bm25], rule.describe()
+    if not has_keywords:
+        return [_unit(c) for c in cosines], rule.describe()
+    w = rule.semantic_weight
+    keyword_weight = (1 - w) * coverage**rule.confidence
+    if rule.kind is FusionKind.CONVEX:
+        best = max(bm25) or 1.0
+        return [
+            _unit(w * c + keyword_weight * b / best) for c, b in zip(cosines, bm25, strict=True)
+        ], rule.describe()
+    if rule.kind is FusionKind.MINMAX:
+        c_scaled, b_scaled = _minmax(cosines), _minmax(bm25)
+        return [
+            w * c + keyword_weight * b for c, b in zip(c_scaled, b_scaled, strict=True)
+        ], rule.describe()
+    (z_cos, spread_cos), (z_bm25, spread_bm25) = _standardise(cosines), _standardise(bm25)
+    scores = [_logistic(w * c + keyword_weight * b) for c, b in zip(z_cos, z_bm25, strict=True)]
+    return scores, rule.describe((spread_cos, spread_bm25))
+
+
+def _cosine(candidate: LegScores, floor: float, measured: bool) -> float:
+    if candidate.vector_similarity is not None:
+        return candidate.vector_similarity
+    if measured and candidate.measured_similarity is not None:
+        return candidate.measured_similarity
+    return floor
+
+
+def _standardise(values: list[float]) -> tuple[list[float], float]:
+    mean = sum(values) / len(values)
+    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    if spread <= 1e-12:
+        return [0.0] * len(values), 0.0
+    return [(v - mean) / spread for v in values], spread
+
+
+def _minmax(values: list[float]) -> list[float]:
+    low, high = min(values), max(values)
+    if high - low <= 1e-12:
+        return [0.0] * len(values)
+    return [(v - low) / (high - low) for v in values]
+
+
+def _logistic(value: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, value))))
+
+
+def _unit(value: float) -> float:
+    return max(0.0, min(1.0, value))
