@@ -36,9 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from beir import read_jsonl, read_qrels  # noqa: E402
 
 from explorer.config import Settings  # noqa: E402
-from explorer.core.fusion import FusionRule  # noqa: E402
 from explorer.core.index import Index  # noqa: E402
-from explorer.core.search import Legs, SearchRequest, gather_legs, rank_legs, search  # noqa: E402
+from explorer.core.search import SearchRequest, search  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("keyword", "semantic", "hybrid")
@@ -162,8 +161,10 @@ def run_modes(index: Index, qset: QuestionSet) -> tuple[dict, dict]:
     return summary, ranks
 
 
-def cached_legs(index: Index, qset: QuestionSet, cache: Path | None) -> dict[str, Legs]:
+def cached_legs(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
     """Each question's two legs, from the cache when this index and query were seen before."""
+    from explorer.core.search import gather_legs
+
     key = hashlib.sha256(
         json.dumps([str(qset.index_dir), [q.text for q in qset.questions]]).encode()
     ).hexdigest()[:16]
@@ -180,7 +181,12 @@ def cached_legs(index: Index, qset: QuestionSet, cache: Path | None) -> dict[str
     return legs
 
 
-def run_rules(index: Index, qset: QuestionSet, rules: dict[str, FusionRule], cache) -> dict:
+def run_rules(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
+    """Every rule of ``FusionRule.candidates()`` on the same legs, per question type."""
+    from explorer.core.fusion import FusionRule
+    from explorer.core.search import rank_legs
+
+    rules = FusionRule.candidates()
     legs = cached_legs(index, qset, cache)
     results = {}
     for name, rule in rules.items():
@@ -237,7 +243,7 @@ def main() -> int:
                     q.text: _rank_of(ranks["hybrid"][q.qid], q.judgments) for q in qset.questions
                 }
             if args.rules:
-                entry["rules"] = run_rules(index, qset, FusionRule.candidates(), args.cache)
+                entry["rules"] = run_rules(index, qset, args.cache)
         finally:
             index.close()
         report[qset.name] = entry

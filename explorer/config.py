@@ -37,10 +37,14 @@ class Settings:
     """Tokens shared by consecutive windows of a long section."""
     embed_batch: int = 128
     """Chunks handed to the model per call (sorted by length inside the call)."""
-    fusion: str = "convex"
-    """How hybrid search fuses its legs: ``convex`` (weighted scores) or ``rrf`` (ranks)."""
-    semantic_weight: float = 0.7
-    """Convex fusion: weight of cosine similarity; BM25 relative to the best gets the rest."""
+    fusion: str = "calibrated"
+    """How hybrid search fuses its legs: ``calibrated`` (scores standardised per query),
+    ``convex`` (raw cosine and BM25/best), or ``rrf`` (ranks); see ``explorer.core.fusion``."""
+    semantic_weight: float = 0.6
+    """Weight of the vector leg; the keyword leg gets the rest (calibrated and convex fusion)."""
+    keyword_confidence: float = 2.0
+    """The keyword leg's weight is multiplied by (share of the query's topic words that its best
+    passages hold) to this power; 0 keeps the weights fixed."""
     rrf_k: int = 60
     """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
     candidates: int = 200
@@ -77,8 +81,9 @@ class Settings:
             from_config["extensions"] = frozenset(
                 e.lower().lstrip(".") for e in config["extensions"]
             )
-        if "max_file_bytes" in config:
-            from_config["max_file_bytes"] = config["max_file_bytes"]
+        for key in ("max_file_bytes", "fusion", "semantic_weight", "keyword_confidence", "rrf_k"):
+            if key in config:
+                from_config[key] = config[key]
         settings = cls(
             root=root_path,
             index_dir=resolve_index_dir(root_path, index_dir),

@@ -8,6 +8,10 @@ it. Known keys (all optional)::
     exclude = ["drafts/", "*.log"]                # gitignore-style patterns to leave out
     extensions = ["md", "txt", "py"]              # file extensions to index
     max_file_bytes = 2000000                      # larger files are skipped
+    fusion = "calibrated"                         # hybrid fusion: calibrated, convex or rrf
+    semantic_weight = 0.6                         # weight of the vector leg in hybrid search
+    keyword_confidence = 2.0                      # how much keyword coverage sets its weight
+    rrf_k = 60                                    # the k of reciprocal rank fusion
 
 An unknown key, a wrong type or a file that is not TOML is a one-line error naming the file.
 """
@@ -18,6 +22,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from explorer.core.fusion import FusionKind
 from explorer.locations import config_dir
 
 CONFIG_NAME = "config.toml"
@@ -28,7 +33,14 @@ _KINDS: dict[str, type] = {
     "exclude": list,
     "extensions": list,
     "max_file_bytes": int,
+    "fusion": str,
+    "semantic_weight": float,
+    "keyword_confidence": float,
+    "rrf_k": int,
 }
+
+
+FUSION_NAMES = tuple(kind.value for kind in FusionKind)
 
 
 class ConfigError(ValueError):
@@ -61,4 +73,7 @@ def load_user_config(path: Path | None = None) -> dict[str, Any]:
             raise ConfigError(f"{path}: {key} must be a {kind.__name__}, not {value!r}")
         if kind is list and not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{path}: {key} must be a list of strings")
+    if "fusion" in data and data["fusion"] not in FUSION_NAMES:
+        choices = ", ".join(FUSION_NAMES)
+        raise ConfigError(f"{path}: fusion must be one of {choices}, not {data['fusion']!r}")
     return data

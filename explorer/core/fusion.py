@@ -78,23 +78,25 @@ class FusionRule:
             rules[f"minmax w={w}"] = cls(FusionKind.MINMAX, w)
         return rules
 
-    def describe(self, weights: tuple[float, float] | None = None) -> str:
-        """The rule in words, with this query's weights when given."""
+    def describe(self, coverage: float | None = None) -> str:
+        """The rule in words; with ``coverage``, this query's keyword weight too."""
         if self.kind is FusionKind.RRF:
             return f"reciprocal rank fusion, k={self.rrf_k}"
         w = self.semantic_weight
+        leg = "BM25/best BM25" if self.kind is FusionKind.CONVEX else "z(BM25)"
+        keyword = f"{1 - w:g}"
+        if self.confidence:
+            keyword += f" x coverage^{self.confidence:g}"
         if self.kind is FusionKind.CONVEX:
-            return f"{w:g} x cosine + {1 - w:g} x BM25/best BM25"
-        text = f"{w:g} x z(cosine) + {1 - w:g} x z(BM25)"
-        if self.kind is FusionKind.MINMAX:
-            text = f"{w:g} x cosine scaled 0-1 + {1 - w:g} x BM25 scaled 0-1 over the candidates"
-        if weights is not None:
-            text += f"; this query: cosine spread {weights[0]:.3g}, BM25 spread {weights[1]:.3g}"
+            text = f"{w:g} x cosine + {keyword} x {leg}"
+        elif self.kind is FusionKind.MINMAX:
+            text = f"{w:g} x cosine 0-1 + {keyword} x BM25 0-1, scaled over the candidates"
+        else:
+            text = f"logistic({w:g} x z(cosine) + {keyword} x {leg}), z over the candidates"
+        if coverage is not None and self.confidence:
+            weight = (1 - w) * coverage**self.confidence
+            text += f"; this query: coverage {coverage:.2f}, keyword weight {weight:.3g}"
         return text
-
-    def fuse(self, candidates: Sequence[LegScores]) -> list[float]:
-        """A 0–1 score for each candidate, in order."""
-        return fuse(self, candidates)[0]
 
 
 def fuse(
@@ -116,29 +118,30 @@ def fuse(
             for c in candidates
         ]
         return scores, rule.describe()
+    described = rule.describe(coverage)
     floor = min((c.vector_similarity for c in candidates if c.vector_rank is not None), default=0)
     cosines = [_cosine(c, floor, rule.measured) for c in candidates]
     bm25 = [c.keyword_score or 0.0 for c in candidates]
     if not has_vectors:  # a leg that found nothing (no vectors yet) does not count
         best = max(bm25) or 1.0
-        return [_unit(b / best) for b in bm25], rule.describe()
+        return [_unit(b / best) for b in bm25], described
     if not has_keywords:
-        return [_unit(c) for c in cosines], rule.describe()
+        return [_unit(c) for c in cosines], described
     w = rule.semantic_weight
     keyword_weight = (1 - w) * coverage**rule.confidence
     if rule.kind is FusionKind.CONVEX:
         best = max(bm25) or 1.0
         return [
             _unit(w * c + keyword_weight * b / best) for c, b in zip(cosines, bm25, strict=True)
-        ], rule.describe()
+        ], described
     if rule.kind is FusionKind.MINMAX:
         c_scaled, b_scaled = _minmax(cosines), _minmax(bm25)
         return [
             w * c + keyword_weight * b for c, b in zip(c_scaled, b_scaled, strict=True)
-        ], rule.describe()
-    (z_cos, spread_cos), (z_bm25, spread_bm25) = _standardise(cosines), _standardise(bm25)
+        ], described
+    z_cos, z_bm25 = _standardise(cosines), _standardise(bm25)
     scores = [_logistic(w * c + keyword_weight * b) for c, b in zip(z_cos, z_bm25, strict=True)]
-    return scores, rule.describe((spread_cos, spread_bm25))
+    return scores, described
 
 
 def _cosine(candidate: LegScores, floor: float, measured: bool) -> float:
@@ -149,12 +152,12 @@ def _cosine(candidate: LegScores, floor: float, measured: bool) -> float:
     return floor
 
 
-def _standardise(values: list[float]) -> tuple[list[float], float]:
+def _standardise(values: list[float]) -> list[float]:
     mean = sum(values) / len(values)
     spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
     if spread <= 1e-12:
-        return [0.0] * len(values), 0.0
-    return [(v - mean) / spread for v in values], spread
+        return [0.0] * len(values)
+    return [(v - mean) / spread for v in values]
 
 
 def _minmax(values: list[float]) -> list[float]:

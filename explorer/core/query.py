@@ -124,12 +124,15 @@ def _stem_pattern(word: str) -> str:
     return re.escape(word[: max(4, len(word) - 2)]) + r"\w*"
 
 
-def coverage_matchers(pieces: Sequence[KeywordPiece]) -> list[re.Pattern[str]]:
-    """One pattern per piece, for :func:`coverage`."""
-    return [
-        re.compile(r"\b" + r"\W+".join(_stem_pattern(w) for w in piece.words), re.IGNORECASE)
-        for piece in pieces
-    ]
+def coverage_matchers(
+    pieces: Sequence[KeywordPiece], prefix_last: bool = False
+) -> list[re.Pattern[str]]:
+    """One pattern per piece, for :func:`coverage`; ``prefix_last``: the last piece is a word
+    being typed, matched as a prefix."""
+    patterns = [[_stem_pattern(word) for word in piece.words] for piece in pieces]
+    if prefix_last and patterns:
+        patterns[-1][-1] = re.escape(pieces[-1].words[-1]) + r"\w*"
+    return [re.compile(r"\b" + r"\W+".join(words), re.IGNORECASE) for words in patterns]
 
 
 def coverage(text: str, matchers: Sequence[re.Pattern[str]]) -> float:

@@ -206,7 +206,9 @@ def fusion_rule(settings) -> FusionRule:
     except ValueError:
         choices = ", ".join(kind.value for kind in FusionKind)
         raise QueryError(f"unknown fusion {settings.fusion!r}; use one of {choices}") from None
-    return FusionRule(kind, settings.semantic_weight, settings.rrf_k)
+    return FusionRule(
+        kind, settings.semantic_weight, settings.rrf_k, confidence=settings.keyword_confidence
+    )
 
 
 def gather_legs(index: Index, request: SearchRequest) -> Legs:
@@ -236,12 +238,14 @@ def _gather(index: Index, request: SearchRequest, k: int, allowed, vector) -> Le
     legs = Legs(keyword_hits, known, returned, places)
     if request.mode == "hybrid" and known and keyword_hits:
         legs.measured = _measure(index, vector, keyword_hits, {cid for cid, _ in known})
-        legs.coverage = _coverage(index, request.query, keyword_hits)
+        legs.coverage = _coverage(index, request, keyword_hits)
     return legs
 
 
-def _coverage(index: Index, query: str, keyword_hits) -> float:
-    matchers = coverage_matchers(topic_pieces(keyword_pieces(query)))
+def _coverage(index: Index, request: SearchRequest, keyword_hits) -> float:
+    pieces = topic_pieces(keyword_pieces(request.query))
+    typing = request.prefix_last and not request.query[-1:].isspace()
+    matchers = coverage_matchers(pieces, typing)
     chunks = index.keywords.chunks_by_id([cid for cid, _p, _s in keyword_hits[:COVERAGE_DEPTH]])
     return max(
         (
@@ -326,7 +330,10 @@ def _fuse(legs: Legs, request: SearchRequest, rule: FusionRule):
                     leg.keyword_rank,
                     leg.keyword_score,
                     leg.vector_rank,
-                    leg.vector_similarity,
+                    # a passage the vector leg did not return shows its measured cosine
+                    leg.vector_similarity
+                    if leg.vector_similarity is not None
+                    else leg.measured_similarity,
                 )
             )
     scored.sort(key=lambda c: (-round(c.score, 4), c.path, c.start_char))  # as shown: 4 places

@@ -88,10 +88,11 @@ def test_search_by_meaning_finds_a_document_without_the_query_words(corpus, case
         assert word.lower() not in best, f"{word!r} is in {case['best']}"
     semantic = search_json(root, env, case["query"], "--mode", "semantic", "--limit", "3")
     assert case["best"] in [hit["path"] for hit in semantic["results"]]
-    # Hybrid still shows it on the first page (10 files), although the keyword leg, which
-    # ranks these documents 12th to 48th, pulls files sharing a common word above it.
+    # The default (hybrid) search ranks it 1st or 2nd too: the keyword leg, which matches only
+    # incidental words of such a question, weighs little when its best passages cover little
+    # of the query.
     hybrid = search_json(root, env, case["query"], "--limit", "10")
-    assert case["best"] in [hit["path"] for hit in hybrid["results"]]
+    assert case["best"] in [hit["path"] for hit in hybrid["results"][:2]]
 
 
 @pytest.mark.parametrize("case", EXPECTATIONS["keyword_queries"], ids=lambda c: c["query"])
@@ -99,6 +100,11 @@ def test_rare_terms_find_exactly_their_files(corpus, case):
     root, env = corpus
     found = search_json(root, env, case["query"], "--mode", "keyword")
     assert sorted(hit["path"] for hit in found["results"]) == sorted(case["files"])
+    # The default (hybrid) search keeps the files that hold the term on top (1st and 2nd).
+    hybrid = search_json(root, env, case["query"], "--limit", "10")
+    assert sorted(hit["path"] for hit in hybrid["results"][: len(case["files"])]) == sorted(
+        case["files"]
+    )
     passage = found["results"][0]["passages"][0]
     assert passage["start_line"] >= 1 and passage["end_line"] >= passage["start_line"]
     marked = [passage["snippet"][s:e].lower() for s, e in passage["highlights"]]

@@ -314,3 +314,9 @@ def test_coverage_counts_the_query_pieces_a_text_holds():
     assert coverage("Restoring backups: set max_snapshot_age first.", matchers) == 1.0
     assert coverage("Backups run nightly.", matchers) == pytest.approx(1 / 3)
     assert coverage("max snapshot", matchers) == 0.0
+
+
+def test_coverage_of_a_word_being_typed_matches_its_prefix():
+    pieces = topic_pieces(keyword_pieces("restore conf"))
+    assert coverage("Restore the configuration.", coverage_matchers(pieces)) == 0.5
+    assert coverage("Restore the configuration.", coverage_matchers(pieces, True)) == 1.0

@@ -213,31 +213,69 @@ def test_explain_fields(index):
     for key in ("keyword_rank", "keyword_score", "vector_rank", "vector_similarity", "fused"):
         assert key in passage
     assert passage["keyword_rank"] >= 1 and passage["vector_rank"] >= 1
-    best = _best_bm25(response)
-    expected = 0.7 * passage["vector_similarity"] + 0.3 * passage["keyword_score"] / best
-    assert passage["fused"] == pytest.approx(expected, abs=1e-3)
-    assert "0.7 x cosine" in data["fusion"]
+    assert passage["fused"] == pytest.approx(passage["score"], abs=1e-3)
+    # The rule, with this query's own numbers: how much of the query the keyword leg's best
+    # passages hold, and so its weight.
+    assert "z(cosine)" in data["fusion"] and "z(BM25)" in data["fusion"]
+    assert "this query: coverage 0.67, keyword weight 0.178" in data["fusion"]  # no "explorer"
+    covered = run(index, "pip install explorer").fusion  # one passage holds all three words
+    assert covered.endswith("this query: coverage 1.00, keyword weight 0.4")
     plain = response.as_json()
     assert "keyword_rank" not in plain["results"][0]["passages"][0]
     assert "fused" not in plain["results"][0]["passages"][0]
 
 
-def test_hybrid_score_is_the_convex_mix_of_cosine_and_relative_bm25(index):
-    response = run(index, "install explorer on linux", limit=50, per_file=50)
+def test_convex_fusion_mixes_cosine_and_relative_bm25(index):
+    convex = reopened(index, fusion="convex", semantic_weight=0.7, keyword_confidence=0.0)
+    try:
+        response = run(convex, "install explorer on linux", limit=50, per_file=50)
+    finally:
+        convex.close()
+    assert response.fusion == "0.7 x cosine + 0.3 x BM25/best BM25"
     best = _best_bm25(response)
-    vector_floor = min(
-        p.vector_similarity
-        for hit in response.results
-        for p in hit.passages
-        if p.vector_similarity is not None
-    )
     for hit in response.results:
         assert hit.score == hit.passages[0].score
         for passage in hit.passages:
-            cosine = passage.vector_similarity
-            cosine = vector_floor if cosine is None else cosine
+            # A passage the vector leg did not return shows (and counts) its measured cosine.
+            assert passage.vector_similarity is not None
             relative = 0.0 if passage.keyword_score is None else passage.keyword_score / best
-            assert passage.score == pytest.approx(0.7 * max(0.0, cosine) + 0.3 * relative, abs=1e-3)
+            expected = 0.7 * max(0.0, passage.vector_similarity) + 0.3 * relative
+            assert passage.score == pytest.approx(expected, abs=1e-3)
+
+
+def test_a_passage_the_vector_leg_missed_shows_its_measured_cosine(built):
+    index, embedder = built
+    few = reopened(index, candidates=3)
+    try:
+        response = run(few, "install explorer on linux", limit=50, per_file=50)
+    finally:
+        few.close()
+    missed = [
+        p
+        for hit in response.results
+        for p in hit.passages
+        if p.vector_rank is None and p.keyword_rank is not None
+    ]
+    assert missed, "with 3 candidates per leg some keyword hits are not among the vector hits"
+    stored = index.vectors.chunk_vectors([p.chunk_id for p in missed])
+    query = embedder.embed_query("install explorer on linux")
+    for passage in missed:
+        cosine = float(np.dot(np.asarray(stored[passage.chunk_id]), query))
+        assert passage.vector_similarity == pytest.approx(cosine, abs=1e-3)
+
+
+def test_an_identifier_puts_the_file_that_holds_it_first(index):
+    response = run(index, "compute_orbit")
+    assert response.results[0].path == "src/orbit.py"
+
+
+def test_unknown_fusion_is_a_query_error(index):
+    odd = reopened(index, fusion="average")
+    try:
+        with pytest.raises(QueryError, match="unknown fusion 'average'"):
+            search(odd, SearchRequest("telescope"))
+    finally:
+        odd.close()
 
 
 def test_rrf_fusion_scores_fused_ranks_over_the_best_possible(index):

@@ -1,0 +1,108 @@
+"""Fusion rules on hand-made leg scores: what each rule promises, independent of any index."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from explorer.core.fusion import FusionKind, FusionRule, LegScores, fuse
+
+CALIBRATED = FusionRule(FusionKind.CALIBRATED, semantic_weight=0.6, confidence=2.0)
+
+
+def question_like() -> list[LegScores]:
+    """The vector leg's best passage (0) was not matched by the keyword leg; the keyword leg's
+    best (1) is far down the vector leg; the rest are unremarkable on both."""
+    candidates = [
+        LegScores(None, None, 1, 0.5),
+        LegScores(1, 15.0, 40, 0.42),
+    ]
+    for i in range(2, 60):
+        candidates.append(LegScores(i, 3.0 - i / 40, i + 1, 0.45 - i / 1000))
+    return candidates
+
+
+def best(scores: list[float]) -> int:
+    return max(range(len(scores)), key=scores.__getitem__)
+
+
+def test_calibrated_scores_are_between_0_and_1_and_half_is_the_average_candidate():
+    scores, _ = fuse(CALIBRATED, question_like(), coverage=1.0)
+    assert all(0.0 < s < 1.0 for s in scores)
+    assert sum(scores) / len(scores) == pytest.approx(0.5, abs=0.1)
+
+
+def test_a_keyword_leg_that_covers_little_of_the_query_weighs_little():
+    candidates = question_like()
+    covering, _ = fuse(CALIBRATED, candidates, coverage=1.0)
+    assert best(covering) == 1, "the keyword leg's standout wins when it holds the query"
+    partial, description = fuse(CALIBRATED, candidates, coverage=0.25)
+    assert best(partial) == 0, "when its best passages hold a quarter of the query, meaning wins"
+    assert "coverage 0.25" in description
+
+
+def test_fixed_weights_ignore_coverage():
+    fixed = FusionRule(FusionKind.CALIBRATED, semantic_weight=0.6, confidence=0.0)
+    candidates = question_like()
+    assert fuse(fixed, candidates, coverage=0.1)[0] == fuse(fixed, candidates, coverage=1.0)[0]
+
+
+def test_a_passage_the_vector_leg_missed_counts_its_measured_cosine():
+    candidates = [
+        LegScores(None, None, 1, 0.6),
+        LegScores(None, None, 2, 0.5),
+        LegScores(1, 5.0, None, None, measured_similarity=0.05),
+        LegScores(2, 5.0, None, None),
+    ]
+    rule = FusionRule(FusionKind.CONVEX, semantic_weight=0.7)
+    scores, _ = fuse(rule, candidates)
+    assert scores[2] == pytest.approx(0.7 * 0.05 + 0.3 * 1.0)
+    assert scores[3] == pytest.approx(0.7 * 0.5 + 0.3 * 1.0), "unknown: the leg's lowest"
+    guessed = FusionRule(FusionKind.CONVEX, semantic_weight=0.7, measured=False)
+    assert fuse(guessed, candidates)[0][2] == pytest.approx(0.7 * 0.5 + 0.3 * 1.0)
+
+
+def test_rrf_divides_by_the_best_possible_value():
+    candidates = [LegScores(1, 2.0, 1, 0.5), LegScores(2, 1.0, None, None)]
+    scores, description = fuse(FusionRule(FusionKind.RRF, rrf_k=60), candidates)
+    assert scores[0] == pytest.approx(1.0)
+    assert scores[1] == pytest.approx((1 / 62) / (2 / 61))
+    assert "k=60" in description
+
+
+@pytest.mark.parametrize("kind", list(FusionKind))
+def test_one_leg_alone_stands_as_it_is(kind):
+    keyword_only = [LegScores(1, 4.0, None, None), LegScores(2, 2.0, None, None)]
+    vector_only = [LegScores(None, None, 1, 0.5), LegScores(None, None, 2, 0.25)]
+    rule = FusionRule(kind)
+    if kind is FusionKind.RRF:
+        assert fuse(rule, keyword_only)[0][0] == pytest.approx(1.0)
+        return
+    assert fuse(rule, keyword_only)[0] == pytest.approx([1.0, 0.5])
+    assert fuse(rule, vector_only)[0] == pytest.approx([0.5, 0.25])
+
+
+def test_no_candidates_no_scores():
+    assert fuse(CALIBRATED, [])[0] == []
+
+
+def test_calibrated_is_the_logistic_of_the_weighted_standard_scores():
+    candidates = [
+        LegScores(1, 3.0, 2, 0.4),
+        LegScores(None, None, 1, 0.6),
+        LegScores(2, 1.0, 3, 0.2),
+    ]
+    rule = FusionRule(FusionKind.CALIBRATED, semantic_weight=0.6, confidence=1.0)
+    scores, _ = fuse(rule, candidates, coverage=0.5)
+
+    def z(values):
+        mean = sum(values) / len(values)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        return [(v - mean) / sd for v in values]
+
+    cosines, bm25 = z([0.4, 0.6, 0.2]), z([3.0, 0.0, 1.0])
+    expected = [
+        1 / (1 + math.exp(-(0.6 * c + 0.4 * 0.5 * b))) for c, b in zip(cosines, bm25, strict=True)
+    ]
+    assert scores == pytest.approx(expected)
