@@ -181,12 +181,32 @@ def cached_legs(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
     return legs
 
 
+def fusion_rules() -> dict:
+    """The fusion rules compared with ``--rules`` (name → ``FusionRule``)."""
+    from explorer.core.fusion import FusionKind, FusionRule
+
+    calibrated, convex = FusionKind.CALIBRATED, FusionKind.CONVEX
+    rules = {
+        "convex w=0.7, floor (before)": FusionRule(convex, 0.7, measured=False),
+        "convex w=0.7, measured": FusionRule(convex, 0.7),
+        "rrf k=60": FusionRule(FusionKind.RRF),
+    }
+    for w in (0.5, 0.6, 0.7):
+        rules[f"calibrated w={w}"] = FusionRule(calibrated, w)
+    rules["calibrated w=0.6, floor"] = FusionRule(calibrated, 0.6, measured=False)
+    for w in (0.5, 0.6, 0.7):
+        for p in (1, 2, 3):
+            rules[f"calibrated w={w} cov^{p}"] = FusionRule(calibrated, w, confidence=p)
+    for p in (1, 2):
+        rules[f"convex w=0.7 cov^{p}"] = FusionRule(convex, 0.7, confidence=p)
+    return rules
+
+
 def run_rules(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
-    """Every rule of ``FusionRule.candidates()`` on the same legs, per question type."""
-    from explorer.core.fusion import FusionRule
+    """Every rule of :func:`fusion_rules` on the same legs, per question type."""
     from explorer.core.search import rank_legs
 
-    rules = FusionRule.candidates()
+    rules = fusion_rules()
     legs = cached_legs(index, qset, cache)
     results = {}
     for name, rule in rules.items():

@@ -31,7 +31,6 @@ class FusionKind(StrEnum):
     CALIBRATED = "calibrated"
     CONVEX = "convex"
     RRF = "rrf"
-    MINMAX = "minmax"
 
 
 @dataclass(frozen=True)
@@ -58,26 +57,6 @@ class FusionRule:
     confidence: float = 0.0
     """Exponent of the keyword leg's coverage of the query on its weight (0: fixed weights)."""
 
-    @classmethod
-    def candidates(cls) -> dict[str, FusionRule]:
-        """The rules benchmarks compare (benchmarks/ranking.py --rules)."""
-        rules = {
-            "convex w=0.7, floor (before)": cls(FusionKind.CONVEX, 0.7, measured=False),
-            "convex w=0.7, measured": cls(FusionKind.CONVEX, 0.7),
-            "rrf k=60": cls(FusionKind.RRF),
-        }
-        for w in (0.4, 0.5, 0.6, 0.7):
-            rules[f"calibrated w={w}"] = cls(FusionKind.CALIBRATED, w)
-        rules["calibrated w=0.5, floor"] = cls(FusionKind.CALIBRATED, 0.5, measured=False)
-        for w in (0.5, 0.6, 0.7):
-            for p in (1, 2, 4):
-                rules[f"calibrated w={w} cov^{p}"] = cls(FusionKind.CALIBRATED, w, confidence=p)
-        for p in (1, 2):
-            rules[f"convex w=0.7 cov^{p}"] = cls(FusionKind.CONVEX, 0.7, confidence=p)
-        for w in (0.5, 0.7):
-            rules[f"minmax w={w}"] = cls(FusionKind.MINMAX, w)
-        return rules
-
     def describe(self, coverage: float | None = None) -> str:
         """The rule in words; with ``coverage``, this query's keyword weight too."""
         if self.kind is FusionKind.RRF:
@@ -89,8 +68,6 @@ class FusionRule:
             keyword += f" x coverage^{self.confidence:g}"
         if self.kind is FusionKind.CONVEX:
             text = f"{w:g} x cosine + {keyword} x {leg}"
-        elif self.kind is FusionKind.MINMAX:
-            text = f"{w:g} x cosine 0-1 + {keyword} x BM25 0-1, scaled over the candidates"
         else:
             text = f"logistic({w:g} x z(cosine) + {keyword} x {leg}), z over the candidates"
         if coverage is not None and self.confidence:
@@ -134,11 +111,6 @@ def fuse(
         return [
             _unit(w * c + keyword_weight * b / best) for c, b in zip(cosines, bm25, strict=True)
         ], described
-    if rule.kind is FusionKind.MINMAX:
-        c_scaled, b_scaled = _minmax(cosines), _minmax(bm25)
-        return [
-            w * c + keyword_weight * b for c, b in zip(c_scaled, b_scaled, strict=True)
-        ], described
     z_cos, z_bm25 = _standardise(cosines), _standardise(bm25)
     scores = [_logistic(w * c + keyword_weight * b) for c, b in zip(z_cos, z_bm25, strict=True)]
     return scores, described
@@ -158,13 +130,6 @@ def _standardise(values: list[float]) -> list[float]:
     if spread <= 1e-12:
         return [0.0] * len(values)
     return [(v - mean) / spread for v in values]
-
-
-def _minmax(values: list[float]) -> list[float]:
-    low, high = min(values), max(values)
-    if high - low <= 1e-12:
-        return [0.0] * len(values)
-    return [(v - low) / (high - low) for v in values]
 
 
 def _logistic(value: float) -> float:
