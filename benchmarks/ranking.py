@@ -197,8 +197,16 @@ def fusion_rules() -> dict:
     for w in (0.5, 0.6, 0.7):
         for p in (1, 2, 3):
             rules[f"calibrated w={w} cov^{p}"] = FusionRule(calibrated, w, confidence=p)
-    for p in (1, 2):
-        rules[f"convex w=0.7 cov^{p}"] = FusionRule(convex, 0.7, confidence=p)
+    for w in (0.6, 0.7, 0.8):
+        for p in (1, 2, 3):
+            rules[f"convex w={w} cov^{p}"] = FusionRule(convex, w, confidence=p)
+    for lw in (0.2, 0.3, 0.4):
+        for w, p in ((0.5, 2), (0.5, 3), (0.6, 2), (0.6, 3), (0.7, 2)):
+            rule = FusionRule(calibrated, w, confidence=p, lookup_weight=lw)
+            rules[f"calibrated w={w} cov^{p} lookup w={lw}"] = rule
+        for w, p in ((0.7, 2), (0.7, 3), (0.8, 3)):
+            rule = FusionRule(convex, w, confidence=p, lookup_weight=lw)
+            rules[f"convex w={w} cov^{p} lookup w={lw}"] = rule
     return rules
 
 
@@ -214,30 +222,30 @@ def run_rules(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
             qid: [qset.doc(path) for path in rank_legs(leg, rule)[:10]] for qid, leg in legs.items()
         }
         results[name] = summarise(qset.questions, rankings)
+        if qset.name == "sample_docs":  # the done-means: every best file 1st or 2nd
+            worst = [_rank_of(rankings[q.qid], q.judgments) for q in qset.questions]
+            results[name]["worst_rank"] = max(99 if r is None else r for r in worst)
     return results
 
 
 def print_table(title: str, summary: dict) -> None:
-    kinds = [k for k in next(iter(summary.values())) if k not in ("latency_p50_ms",)]
+    kinds = [k for k in next(iter(summary.values())) if k not in ("latency_p50_ms", "worst_rank")]
     print(f"\n{title}")
     header = "".join(f"{k + ' MRR':>16}{k + ' nDCG':>16}" for k in kinds)
     print(f"{'':<34}{header}")
     for name, row in summary.items():
         cells = "".join(f"{row[k]['mrr@10']:>16.4f}{row[k]['ndcg@10']:>16.4f}" for k in kinds)
-        print(f"{name:<34}{cells}")
+        worst = f"{row['worst_rank']:>8}" if "worst_rank" in row else ""
+        print(f"{name:<34}{cells}{worst}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nginx-index", type=Path, help="Index dir of the nginx docs.")
-    parser.add_argument(
-        "--nginx-root", type=Path, default=REPO.parent / "shared" / "corpora" / "nginx-docs"
-    )
+    parser.add_argument("--nginx-root", type=Path, default=Path("../shared/corpora/nginx-docs"))
     parser.add_argument("--sample-index", type=Path, help="Index dir of sample_docs.")
     parser.add_argument("--scifact", type=Path, help="The --work folder of benchmarks/beir.py.")
-    parser.add_argument(
-        "--scifact-data", type=Path, default=REPO.parent / "shared" / "bench" / "scifact"
-    )
+    parser.add_argument("--scifact-data", type=Path, default=Path("../shared/bench/scifact"))
     parser.add_argument("--rules", action="store_true", help="Also compare fusion rules.")
     parser.add_argument("--cache", type=Path, help="Folder for cached legs (with --rules).")
     parser.add_argument("--json", action="store_true", help="Print one JSON object.")

@@ -40,11 +40,14 @@ class Settings:
     fusion: str = "calibrated"
     """How hybrid search fuses its legs: ``calibrated`` (scores standardised per query),
     ``convex`` (raw cosine and BM25/best), or ``rrf`` (ranks); see ``explorer.core.fusion``."""
-    semantic_weight: float = 0.6
+    semantic_weight: float = 0.5
     """Weight of the vector leg; the keyword leg gets the rest (calibrated and convex fusion)."""
-    keyword_confidence: float = 2.0
+    keyword_confidence: float = 3.0
     """The keyword leg's weight is multiplied by (share of the query's topic words that its best
     passages hold) to this power; 0 keeps the weights fixed."""
+    lookup_weight: float = 0.2
+    """Weight of the vector leg for a query made only of identifiers (``proxy_cache_valid``),
+    where meaning says little; a negative value means: as ``semantic_weight``."""
     rrf_k: int = 60
     """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
     candidates: int = 200
@@ -81,7 +84,14 @@ class Settings:
             from_config["extensions"] = frozenset(
                 e.lower().lstrip(".") for e in config["extensions"]
             )
-        for key in ("max_file_bytes", "fusion", "semantic_weight", "keyword_confidence", "rrf_k"):
+        for key in (
+            "max_file_bytes",
+            "fusion",
+            "semantic_weight",
+            "keyword_confidence",
+            "lookup_weight",
+            "rrf_k",
+        ):
             if key in config:
                 from_config[key] = config[key]
         settings = cls(

@@ -9,8 +9,9 @@ it. Known keys (all optional)::
     extensions = ["md", "txt", "py"]              # file extensions to index
     max_file_bytes = 2000000                      # larger files are skipped
     fusion = "calibrated"                         # hybrid fusion: calibrated, convex or rrf
-    semantic_weight = 0.6                         # weight of the vector leg in hybrid search
-    keyword_confidence = 2.0                      # how much keyword coverage sets its weight
+    semantic_weight = 0.5                         # weight of the vector leg in hybrid search
+    keyword_confidence = 3.0                      # how much keyword coverage sets its weight
+    lookup_weight = 0.2                           # vector weight for identifier-only queries
     rrf_k = 60                                    # the k of reciprocal rank fusion
 
 An unknown key, a wrong type or a file that is not TOML is a one-line error naming the file.
@@ -36,6 +37,7 @@ _KINDS: dict[str, type] = {
     "fusion": str,
     "semantic_weight": float,
     "keyword_confidence": float,
+    "lookup_weight": float,
     "rrf_k": int,
 }
 

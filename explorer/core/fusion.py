@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 
@@ -56,6 +56,8 @@ class FusionRule:
     """Score a passage the vector leg missed by its measured cosine, not the leg's lowest."""
     confidence: float = 0.0
     """Exponent of the keyword leg's coverage of the query on its weight (0: fixed weights)."""
+    lookup_weight: float | None = None
+    """The vector leg's weight for a query that names only identifiers (None: the usual)."""
 
     def describe(self, coverage: float | None = None) -> str:
         """The rule in words; with ``coverage``, this query's keyword weight too."""
@@ -77,12 +79,17 @@ class FusionRule:
 
 
 def fuse(
-    rule: FusionRule, candidates: Sequence[LegScores], coverage: float = 1.0
+    rule: FusionRule, candidates: Sequence[LegScores], coverage: float = 1.0, lookup: bool = False
 ) -> tuple[list[float], str]:
     """Scores (0–1) for ``candidates`` under ``rule``, and the rule with this query's numbers.
 
-    ``coverage`` is the share of the query's topic words the keyword leg's best passages hold.
+    ``coverage`` is the share of the query's topic words the keyword leg's best passages hold;
+    ``lookup``: the query names only identifiers.
     """
+    note = ""
+    if lookup and rule.lookup_weight is not None:
+        rule = replace(rule, semantic_weight=rule.lookup_weight, lookup_weight=None)
+        note = " (the query names only identifiers)"
     if not candidates:
         return [], rule.describe()
     has_keywords = any(c.keyword_rank is not None for c in candidates)
@@ -95,7 +102,7 @@ def fuse(
             for c in candidates
         ]
         return scores, rule.describe()
-    described = rule.describe(coverage)
+    described = rule.describe(coverage) + note
     floor = min((c.vector_similarity for c in candidates if c.vector_rank is not None), default=0)
     cosines = [_cosine(c, floor, rule.measured) for c in candidates]
     bm25 = [c.keyword_score or 0.0 for c in candidates]

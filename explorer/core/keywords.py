@@ -3,7 +3,8 @@
 The manifest (``files``) is the source of truth for what the index holds: each file's size,
 mtime, content hash and state. ``chunks`` holds every passage with its position, and
 ``chunks_fts`` is an FTS5 table over the same rows (BM25, porter stemming), with the file's
-title and front-matter description and tags beside each chunk's heading and text. Both change in
+title beside each chunk's heading and text, and its front-matter description and tags beside its
+first chunk. Both change in
 one transaction per file, so the keyword leg is never out of step with the manifest.
 """
 
@@ -85,12 +86,16 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
 );
 INSERT INTO chunks_fts(rowid, title, heading, body, description, tags)
     SELECT c.rowid, f.title, c.heading, c.text,
-        COALESCE(json_extract(f.metadata, '$.description'), ''),
-        COALESCE(json_extract(f.metadata, '$.tags'), '')
+        CASE c.ord WHEN 0 THEN COALESCE(json_extract(f.metadata, '$.description'), '') ELSE '' END,
+        CASE c.ord WHEN 0 THEN COALESCE(json_extract(f.metadata, '$.tags'), '') ELSE '' END
     FROM chunks c JOIN files f ON f.path = c.path;
 """
 """Rebuild the keyword table from the chunks and the manifest (an index made before the
-description and tags columns): no file is read again and no vector changes."""
+description and tags columns): no file is read again and no vector changes.
+
+A file's description and tags go with its first chunk only: FTS5's BM25 normalises by the length
+of the whole row, so repeating them in every chunk would rank every passage of a described file
+below an equal passage of a file without a description."""
 
 BM25_WEIGHTS = (2.0, 2.0, 1.0, 1.5, 2.0)
 """FTS5 column weights for (title, heading, body, description, tags). An index made before the
@@ -133,11 +138,11 @@ class KeywordIndex(EmbeddingLedger):
     def _upgrade_keyword_table(self) -> None:
         """Give an older keyword table the description and tags columns (a few seconds for
         18k chunks; once, by whichever process gets there first)."""
-        if self._fts_columns() == _FTS_COLUMNS:
+        if not self._keyword_table_is_old():
             return
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            if self._fts_columns() != _FTS_COLUMNS:
+            if self._keyword_table_is_old():
                 for statement in _FTS_REBUILD.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
@@ -149,8 +154,9 @@ class KeywordIndex(EmbeddingLedger):
             self._db.rollback()
             raise
 
-    def _fts_columns(self) -> tuple[str, ...]:
-        return tuple(row[1] for row in self._db.execute("PRAGMA table_info(chunks_fts)"))
+    def _keyword_table_is_old(self) -> bool:
+        columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(chunks_fts)"))
+        return columns != _FTS_COLUMNS or self.get_meta("schema") != SCHEMA_VERSION
 
     def close(self) -> None:
         with self._lock:
@@ -251,7 +257,14 @@ class KeywordIndex(EmbeddingLedger):
                 self._db.execute(
                     "INSERT INTO chunks_fts(rowid, title, heading, body, description, tags)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
-                    (cursor.lastrowid, title, chunk.heading_path, chunk.text, description, tags),
+                    (
+                        cursor.lastrowid,
+                        title,
+                        chunk.heading_path,
+                        chunk.text,
+                        "" if ordinal else description,
+                        "" if ordinal else tags,
+                    ),
                 )
             self._db.execute(
                 "INSERT OR REPLACE INTO files(path, size, mtime_ns, hash, state, reason, title,"

@@ -48,6 +48,11 @@ HIGHLIGHT_STOPWORDS = FUNCTION_WORDS
 QUOTED = re.compile(r'"([^"]*)"')
 
 
+IDENTIFIER = re.compile(r"\w[^\w\s]+\w|_|\d|[a-z][A-Z]")
+"""What marks a piece as an identifier rather than a word: inner punctuation (``X-Tern-Signature``,
+``nginx.org/x``), an underscore, a digit, or camelCase (``VirtualServerRoute``)."""
+
+
 @dataclass(frozen=True)
 class KeywordPiece:
     """One unit the keyword leg matches: a word, or a phrase of words in order."""
@@ -56,6 +61,8 @@ class KeywordPiece:
     kept_whole: bool
     """A quoted phrase or an identifier (``proxy_cache_valid``, ``X-Tern-Signature``): its
     words are matched as one phrase and function words in it are kept."""
+    identifier: bool = False
+    """Typed as an identifier (see :data:`IDENTIFIER`), not as a word of a sentence."""
 
     @property
     def is_function_word(self) -> bool:
@@ -70,19 +77,27 @@ def keyword_pieces(text: str) -> list[KeywordPiece]:
     """
     pieces: dict[tuple[str, ...], KeywordPiece] = {}
 
-    def add(words: list[str], kept_whole: bool) -> None:
-        if words and tuple(words) not in pieces:
-            pieces[tuple(words)] = KeywordPiece(tuple(words), kept_whole or len(words) > 1)
+    def add(raw: str, quoted: bool) -> None:
+        words = tuple(WORD.findall(raw.lower()))
+        if words and words not in pieces:
+            identifier = not quoted and IDENTIFIER.search(raw) is not None
+            pieces[words] = KeywordPiece(words, quoted or len(words) > 1, identifier)
 
     position = 0
     for quoted in QUOTED.finditer(text):
-        for raw in text[position : quoted.start()].lower().split():
-            add(WORD.findall(raw), False)
-        add(WORD.findall(quoted.group(1).lower()), True)
+        for raw in text[position : quoted.start()].split():
+            add(raw, False)
+        add(quoted.group(1), True)
         position = quoted.end()
-    for raw in text[position:].lower().split():
-        add(WORD.findall(raw), False)
+    for raw in text[position:].split():
+        add(raw, False)
     return list(pieces.values())
+
+
+def is_lookup(pieces: list[KeywordPiece]) -> bool:
+    """Whether a query names only identifiers (an exact lookup, where meaning says little)."""
+    topical = topic_pieces(pieces)
+    return bool(topical) and all(piece.identifier for piece in topical)
 
 
 def topic_pieces(pieces: list[KeywordPiece]) -> list[KeywordPiece]:

@@ -29,6 +29,7 @@ from explorer.core.query import (
     coverage,
     coverage_matchers,
     fts_expression,
+    is_lookup,
     keyword_pieces,
     make_snippet,
     query_terms,
@@ -197,6 +198,8 @@ class Legs:
     coverage: float = 1.0
     """The largest share of the query's topic words that one of the keyword leg's best
     passages holds: how well the keyword leg answers this query at all."""
+    lookup: bool = False
+    """The query names only identifiers (``proxy_cache_valid``, ``X-Tern-Signature``)."""
 
 
 def fusion_rule(settings) -> FusionRule:
@@ -206,8 +209,13 @@ def fusion_rule(settings) -> FusionRule:
     except ValueError:
         choices = ", ".join(kind.value for kind in FusionKind)
         raise QueryError(f"unknown fusion {settings.fusion!r}; use one of {choices}") from None
+    lookup = settings.lookup_weight if settings.lookup_weight >= 0 else None
     return FusionRule(
-        kind, settings.semantic_weight, settings.rrf_k, confidence=settings.keyword_confidence
+        kind,
+        settings.semantic_weight,
+        settings.rrf_k,
+        confidence=settings.keyword_confidence,
+        lookup_weight=lookup,
     )
 
 
@@ -235,7 +243,9 @@ def _gather(index: Index, request: SearchRequest, k: int, allowed, vector) -> Le
     # Vectors of chunks this index does not hold (on a shared server: other checkouts'; on
     # any store: chunks replaced a moment ago) are dropped before ranks are given.
     known = [(cid, sim) for cid, sim in returned if cid in places]
-    legs = Legs(keyword_hits, known, returned, places)
+    legs = Legs(
+        keyword_hits, known, returned, places, lookup=is_lookup(keyword_pieces(request.query))
+    )
     if request.mode == "hybrid" and known and keyword_hits:
         legs.measured = _measure(index, vector, keyword_hits, {cid for cid, _ in known})
         legs.coverage = _coverage(index, request, keyword_hits)
@@ -308,7 +318,7 @@ def _fuse(legs: Legs, request: SearchRequest, rule: FusionRule):
     ]
     description = ""
     if request.mode == "hybrid":
-        scores, description = fuse(rule, legs_of, legs.coverage)
+        scores, description = fuse(rule, legs_of, legs.coverage, legs.lookup)
     elif request.mode == "semantic":
         scores = [_unit(leg.vector_similarity or 0.0) for leg in legs_of]
     else:

@@ -13,6 +13,7 @@ from explorer.core.query import (
     coverage,
     coverage_matchers,
     fts_expression,
+    is_lookup,
     keyword_pieces,
     make_snippet,
     query_terms,
@@ -320,3 +321,21 @@ def test_coverage_of_a_word_being_typed_matches_its_prefix():
     pieces = topic_pieces(keyword_pieces("restore conf"))
     assert coverage("Restore the configuration.", coverage_matchers(pieces)) == 0.5
     assert coverage("Restore the configuration.", coverage_matchers(pieces, True)) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("query", "lookup"),
+    [
+        ("proxy_cache_valid", True),
+        ("X-Tern-Signature", True),
+        ("VirtualServerRoute", True),
+        ("TERN-E1042 the", True),
+        ("nginx.org/client-max-body-size", True),
+        ("sticky learn", False),
+        ("413 Request Entity Too Large", False),
+        ("Hello world.", False),
+        ('"max_snapshot_age"', False),
+    ],
+)
+def test_a_query_of_identifiers_alone_is_a_lookup(query, lookup):
+    assert is_lookup(keyword_pieces(query)) is lookup

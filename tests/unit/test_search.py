@@ -217,9 +217,12 @@ def test_explain_fields(index):
     # The rule, with this query's own numbers: how much of the query the keyword leg's best
     # passages hold, and so its weight.
     assert "z(cosine)" in data["fusion"] and "z(BM25)" in data["fusion"]
-    assert "this query: coverage 0.67, keyword weight 0.178" in data["fusion"]  # no "explorer"
+    assert "this query: coverage 0.67, keyword weight 0.148" in data["fusion"]  # no "explorer"
     covered = run(index, "pip install explorer").fusion  # one passage holds all three words
-    assert covered.endswith("this query: coverage 1.00, keyword weight 0.4")
+    assert covered.endswith("this query: coverage 1.00, keyword weight 0.5")
+    lookup = run(index, "compute_orbit").fusion
+    assert lookup.startswith("logistic(0.2 x z(cosine) + 0.8 x coverage^3 x z(BM25))")
+    assert lookup.endswith("(the query names only identifiers)")
     plain = response.as_json()
     assert "keyword_rank" not in plain["results"][0]["passages"][0]
     assert "fused" not in plain["results"][0]["passages"][0]
