@@ -9,11 +9,16 @@ Rules (``FusionKind``):
 - ``calibrated`` (default): each leg's scores are standardised over this query's candidates
   (z = (score − mean) / standard deviation, a passage a leg did not match counting BM25 0 and
   its measured cosine), so a leg whose best passages stand far above the rest for this query
-  weighs more, and a flat leg (a question whose words are everywhere; cosines in MiniLM's
-  narrow band) weighs little. The fused value ``w × z_cosine + (1 − w) × z_BM25`` is shown as
-  ``1 / (1 + exp(−fused))``: 0.5 is a passage as good as this query's average candidate, 0.9
-  one about 2.2 standard deviations above it.
-- ``convex``: ``w × cosine + (1 − w) × BM25 / best BM25`` (the rule before calibration).
+  counts more, and MiniLM's narrow band of cosines is stretched to the same scale as BM25. The
+  fused value ``f = w × z(cosine) + (1 − w) × c^p × z(BM25)`` is shown as ``1 / (1 + e^−f)``:
+  0.5 is a passage as good as this query's average candidate, 0.9 one about 2.2 standard
+  deviations above it. ``c`` is the keyword leg's coverage of the query (the share of its topic
+  words that the keyword leg's best passages hold): a question in everyday words whose words
+  the keyword leg found only here and there weighs little on the keyword side. A query made
+  only of identifiers uses ``lookup_weight`` as ``w`` (meaning says little about
+  ``proxy_cache_valid``).
+- ``convex``: ``w × cosine + (1 − w) × c^p × BM25 / best BM25`` (the rule before calibration,
+  with ``p = 0``).
 - ``rrf``: Reciprocal Rank Fusion, ``Σ 1 / (k + rank)`` divided by its best possible value.
 """
 

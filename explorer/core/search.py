@@ -6,11 +6,13 @@ file, best file first and each file's best passages first.
 
 Scores shown (0–1), by mode:
 
-- ``hybrid`` (default fusion ``convex``): ``0.7 x cosine similarity + 0.3 x BM25 / best BM25``.
-  A passage the vector leg did not return counts the lowest similarity it did return; one the
-  keyword leg did not return counts 0. A file scores as its best passage. The weight 0.7 was
-  chosen on BEIR SciFact train (benchmarks/fusion.py), where it beat Reciprocal Rank Fusion;
-  ``fusion="rrf"`` (k=60, scores divided by the best possible value) is the alternative.
+- ``hybrid``: the fusion of ``explorer.core.fusion`` the settings name (default ``calibrated``:
+  ``1 / (1 + e^-f)``, ``f = 0.5 x z(cosine) + 0.5 x coverage^3 x z(BM25)``, standard scores over
+  this query's candidates; 0.5 is an average candidate). The keyword leg's weight follows its
+  coverage of the query (the share of the query's topic words its best passages hold), and a
+  query made only of identifiers gives the vector leg 0.2. A passage the vector leg did not
+  return counts its measured cosine; one the keyword leg did not return counts BM25 0. Chosen
+  with benchmarks/ranking.py; ``convex`` and ``rrf`` (k=60) are the alternatives.
 - ``semantic``: the cosine similarity of query and passage (clipped to 0–1).
 - ``keyword``: BM25 relative to the best BM25 of the query (the top passage has 1.0).
 """
