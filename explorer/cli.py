@@ -17,6 +17,7 @@ import click
 
 from explorer.core.chroma_server import CHROMA_URL_ENV
 from explorer.locations import INDEX_DIR_ENV
+from explorer.safe_text import safe_json, safe_text
 
 EXIT_USAGE = 2
 
@@ -25,7 +26,7 @@ class OneLineUsageError(click.UsageError):
     """A usage error shown as one ``explorer: error:`` line, like every other failure."""
 
     def show(self, file=None) -> None:
-        click.echo(f"explorer: error: {self.format_message()}", file=file, err=True)
+        click.echo(f"explorer: error: {safe_text(self.format_message())}", file=file, err=True)
 
 
 def _one_line(error: click.UsageError) -> OneLineUsageError:
@@ -63,8 +64,8 @@ class ExplorerGroup(click.Group):
 
 
 def fail(message: str) -> None:
-    """Print one error line and leave with the usage exit code."""
-    click.echo(f"explorer: error: {message}", err=True)
+    """Print one error line (control characters escaped) and leave with the usage exit code."""
+    click.echo(f"explorer: error: {safe_text(message)}", err=True)
     sys.exit(EXIT_USAGE)
 
 
@@ -346,4 +347,5 @@ def status(
 
 
 def print_json(data: object) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    """Print ``data`` as JSON; no control character is written raw (see :func:`safe_json`)."""
+    click.echo(safe_json(json.dumps(data, indent=2, ensure_ascii=False)))

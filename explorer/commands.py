@@ -12,6 +12,7 @@ import click
 from explorer.cli import print_json
 from explorer.config import Settings
 from explorer.locations import default_index_dir
+from explorer.safe_text import safe_text
 
 
 class RootError(ValueError):
@@ -102,10 +103,12 @@ def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: b
     skipped = sum(report.skipped.values())
     reasons = ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items()))
     click.echo(
-        f"{settings.root}: {report.added} added, {report.updated} updated, "
-        f"{report.removed} removed, {report.unchanged} unchanged"
-        + (f", {skipped} skipped ({reasons})" if skipped else "")
-        + (f", {report.failed} failed" if report.failed else "")
+        safe_text(
+            f"{settings.root}: {report.added} added, {report.updated} updated, "
+            f"{report.removed} removed, {report.unchanged} unchanged"
+            + (f", {skipped} skipped ({reasons})" if skipped else "")
+            + (f", {report.failed} failed" if report.failed else "")
+        )
     )
     store = f"the server at {settings.chroma_url}" if settings.chroma_url else "the store"
     if report.chunks_reused:
@@ -119,7 +122,7 @@ def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: b
     elif not keywords_only:
         click.echo("nothing to embed: every file's vectors are up to date")
     if report.vectors_unavailable:
-        click.echo(f"vectors not checked: {report.vectors_unavailable}")
+        click.echo(f"vectors not checked: {safe_text(report.vectors_unavailable)}")
     if report.orphans_removed:
         click.echo(f"repaired: removed {report.orphans_removed} vectors left by an interrupted run")
 

@@ -1,4 +1,8 @@
-"""Plain-text rendering of search results, related files and status for the terminal."""
+"""Plain-text rendering of search results, related files and status for the terminal.
+
+Everything shown comes from outside (file names, titles, passages, the user's query): each piece
+goes through :func:`explorer.safe_text.safe_text` so no control character reaches the terminal.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,13 @@ import time
 
 import click
 
+from explorer.safe_text import safe_spans, safe_text
+
 
 def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
     """The snippet with matched words in bold on a terminal, or **like this** in a pipe."""
     styled = click.get_text_stream("stdout").isatty()
+    snippet, spans = safe_spans(snippet, spans)
     out, last = [], 0
     for start, end in sorted(spans):
         if start < last:
@@ -24,21 +31,22 @@ def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
 
 def render_search(response, explain: bool) -> None:
     for note in response.notes:
-        click.echo(f"note: {note}")
+        click.echo(f"note: {safe_text(note)}")
     if explain:
         for leg, description in response.filters.items():
-            click.echo(f"{leg} leg: {description}")
+            click.echo(f"{leg} leg: {safe_text(description)}")
         if response.fusion:
             click.echo(f"fusion: {response.fusion}")
     if not response.results:
-        click.echo(f"no results for {response.query!r} ({response.mode})")
+        click.echo(f"no results for {safe_text(repr(response.query))} ({response.mode})")
         return
     for number, hit in enumerate(response.results, start=1):
-        title = f" — {hit.title}" if hit.title else ""
-        click.echo(f"{number:>2}. {click.style(hit.path, bold=True)}  {hit.score:.2f}{title}")
+        title = f" — {safe_text(hit.title)}" if hit.title else ""
+        path = click.style(safe_text(hit.path), bold=True)
+        click.echo(f"{number:>2}. {path}  {hit.score:.2f}{title}")
         for passage in hit.passages:
             where = f"L{passage.start_line}-{passage.end_line}"
-            heading = f"{passage.heading}  " if passage.heading else ""
+            heading = f"{safe_text(passage.heading)}  " if passage.heading else ""
             click.echo(f"      {heading}{where}  {passage.score:.2f}")
             click.echo(f"        {_marked(passage.snippet, passage.highlights)}")
             if explain:
@@ -56,42 +64,45 @@ def render_search(response, explain: bool) -> None:
 
 
 def render_related(path: str, neighbours) -> None:
+    path = safe_text(path)
     if not neighbours:
         click.echo(f"no related files for {path}")
         return
     click.echo(f"files related to {path}:")
     for number, other in enumerate(neighbours, start=1):
-        title = f" — {other.title}" if other.title else ""
-        click.echo(f"{number:>2}. {click.style(other.path, bold=True)}  {other.score:.2f}{title}")
+        title = f" — {safe_text(other.title)}" if other.title else ""
+        name = click.style(safe_text(other.path), bold=True)
+        click.echo(f"{number:>2}. {name}  {other.score:.2f}{title}")
         source, match = other.source_passage, other.related_passage
         click.echo(
-            f"      here  L{source.start_line}-{source.end_line} {source.heading}: "
-            f"{source.text[:120]}"
+            f"      here  L{source.start_line}-{source.end_line} {safe_text(source.heading)}: "
+            f"{safe_text(source.text[:120])}"
         )
         click.echo(
-            f"      there L{match.start_line}-{match.end_line} {match.heading}: {match.text[:120]}"
+            f"      there L{match.start_line}-{match.end_line} {safe_text(match.heading)}: "
+            f"{safe_text(match.text[:120])}"
         )
 
 
 def render_status(status) -> None:
-    reasons = ", ".join(f"{n} {r}" for r, n in sorted(status.skip_reasons.items()))
+    reasons = ", ".join(f"{n} {safe_text(r)}" for r, n in sorted(status.skip_reasons.items()))
     when = (
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update))
         if status.last_update
         else "never"
     )
     lines = [
-        f"root        {status.root}",
-        f"index       {status.index_dir} ({status.store_bytes / 1e6:.1f} MB)",
+        f"root        {safe_text(status.root)}",
+        f"index       {safe_text(status.index_dir)} ({status.store_bytes / 1e6:.1f} MB)",
         f"files       {status.indexed} indexed, {status.stale} stale, "
         f"{status.skipped} skipped, {status.failed} failed" + (f" ({reasons})" if reasons else ""),
         f"chunks      {status.chunks} ({status.vectors} with vectors)",
-        f"vectors     {status.vector_store} store at {status.vector_location}"
+        f"vectors     {status.vector_store} store at {safe_text(status.vector_location)}"
         + ("" if status.vectors_available else " — unreachable: counts are from the manifest"),
-        f"model       {status.model}"
+        f"model       {safe_text(status.model)}"
         + (f" ({status.dimension} dimensions)" if status.dimension else ""),
         f"updated     {when}",
         "rebuild     "
-        + (f"needed: {status.rebuild_reason}" if status.needs_rebuild else "not needed"),
+        + (f"needed: {safe_text(status.rebuild_reason)}" if status.needs_rebuild else "not needed"),
     ]
     click.echo("\n".join(lines))

@@ -14,16 +14,20 @@ from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
 from explorer.core.fuzzy import PathMatch, match_paths
+from explorer.safe_text import safe_spans
 
 LIMIT = 50
 
 
 def match_prompt(match: PathMatch) -> Content:
-    """A path with its matched characters marked."""
-    content = Content(match.path)
-    for position in match.positions:
-        content = content.stylize("bold $text-accent underline", position, position + 1)
+    """A path (control characters escaped) with its matched characters marked."""
     folder_end = match.path.rfind("/") + 1
+    spans = [(p, p + 1) for p in match.positions] + [(0, folder_end)]
+    path, spans = safe_spans(match.path, spans)
+    content = Content(path)
+    for start, end in spans[:-1]:
+        content = content.stylize("bold $text-accent underline", start, end)
+    _start, folder_end = spans[-1]
     if folder_end:
         content = content.stylize_before("$text-muted", 0, folder_end)
     return content

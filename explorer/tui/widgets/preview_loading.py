@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from textual.content import Content
 
+from explorer.safe_text import safe_text
 from explorer.tui.widgets.syntax_highlight import highlight_lines
 
 MARKDOWN_WIDGET_LIMIT = 60_000
@@ -55,6 +56,8 @@ def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
     if b"\0" in data[:8192]:
         return LoadedFile(path, "message", note="Binary file: nothing to preview.")
     text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    # The file is untrusted: its control characters are shown escaped, its lines kept.
+    text = safe_text(text, keep_lines=True)
     note = "truncated: the file is larger than the preview shows" if truncated else ""
     suffix = PurePosixPath(path).suffix.lower()
     if suffix in MARKDOWN_SUFFIXES and len(text) <= MARKDOWN_WIDGET_LIMIT:

@@ -11,20 +11,24 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from explorer.safe_text import safe_text
+
 PASSAGE_CHARS = 140
 
 
 def related_prompt(item: Any) -> Content:
     """The row of one :class:`~explorer.core.related.RelatedFile`."""
     passage = item.related_passage
-    text = passage.text
+    text = safe_text(passage.text)
     if len(text) > PASSAGE_CHARS:
         text = text[: PASSAGE_CHARS - 1].rsplit(" ", 1)[0] + "…"
     lines = [
-        Content.assemble((f"{item.score:.2f} ", "$text-muted"), (item.path, "bold $text-primary")),
+        Content.assemble(
+            (f"{item.score:.2f} ", "$text-muted"), (safe_text(item.path), "bold $text-primary")
+        ),
         Content.assemble(
             ("  ", ""),
-            (passage.heading or "(top)", "$text-secondary"),
+            (safe_text(passage.heading) or "(top)", "$text-secondary"),
             (f"  L{passage.start_line}", "$text-muted"),
         ),
         Content.assemble(("  ", ""), (text, "")),
@@ -66,13 +70,13 @@ class RelatedList(OptionList):
             self.source = source
             self.state = "loading"
             self._message("Finding related files…")
-        self.border_subtitle = source.rsplit("/", 1)[-1]
+        self.border_subtitle = Content(safe_text(source.rsplit("/", 1)[-1]))
 
     def show_related(self, source: str, items: list[Any], message: str = "") -> None:
         """Show the neighbours of ``source`` (or ``message`` when there are none)."""
         self.source = source
         self.items = list(items)
-        self.border_subtitle = source.rsplit("/", 1)[-1]
+        self.border_subtitle = Content(safe_text(source.rsplit("/", 1)[-1]))
         if not self.items:
             self.state = "empty"
             self._message(message or "No related files.")
@@ -91,7 +95,7 @@ class RelatedList(OptionList):
 
     def _message(self, text: str) -> None:
         self.items = []
-        self.set_options([Option(Content.styled(text, "$text-muted"), disabled=True)])
+        self.set_options([Option(Content.styled(safe_text(text), "$text-muted"), disabled=True)])
 
     def on_focus(self) -> None:
         """Arriving from the keyboard, the first neighbour is ready for Enter."""

@@ -21,6 +21,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from explorer.safe_text import safe_spans, safe_text
+
 SNIPPET_LINES = 2
 """Most lines of snippet under a file."""
 MATCH_STYLE = "bold $text-accent"
@@ -41,24 +43,25 @@ def hit_lines(hit: Any, width: int) -> list[Content]:
     """The lines of one :class:`~explorer.core.search.FileHit`, cut to ``width`` cells.
 
     Pure and thread-safe: the search worker calls it. Path and score; the best passage's
-    heading, line and the other passages' lines; then its snippet on up to two lines.
+    heading, line and the other passages' lines; then its snippet on up to two lines. Names
+    and passages are shown with their control characters escaped.
     """
     width = max(20, width)
-    lines = [
-        _cut(Content.assemble((f"{hit.score:.2f} ", MUTED_STYLE), (hit.path, PATH_STYLE)), width)
-    ]
+    path = safe_text(hit.path)
+    lines = [_cut(Content.assemble((f"{hit.score:.2f} ", MUTED_STYLE), (path, PATH_STYLE)), width)]
     if not hit.passages:
         return lines
     best = hit.passages[0]
     others = ", ".join(f"L{p.start_line}" for p in hit.passages[1:])
     where = Content.assemble(
         INDENT,
-        (short_heading(best.heading, hit.title) or "(top)", HEADING_STYLE),
+        (safe_text(short_heading(best.heading, hit.title)) or "(top)", HEADING_STYLE),
         (f"  L{best.start_line}", MUTED_STYLE),
         (f"  (also {others})" if others else "", MUTED_STYLE),
     )
     lines.append(_cut(where, width))
-    lines.extend(snippet_lines(best.snippet, best.highlights, width - len(INDENT)))
+    snippet, highlights = safe_spans(best.snippet, best.highlights)
+    lines.extend(snippet_lines(snippet, highlights, width - len(INDENT)))
     return lines
 
 
@@ -217,7 +220,7 @@ class ResultsList(ScrollView, can_focus=True):
     # -- layout -------------------------------------------------------------------------------
     def _show_message(self, text: str) -> None:
         self.hits = []
-        self.message = text
+        self.message = text = safe_text(text)
         width = self.row_width
         self._set_rows([snippet_lines(text, [], width, most=3)], width)
         self.set_reactive(ResultsList.highlighted, None)
