@@ -3,7 +3,8 @@
 Used by the CLI and TUI tests that check nothing from a file reaches the terminal raw: the file
 name sets the terminal title (OSC 0) and clears the screen (CSI 2J), the front matter title and a
 heading carry ESC, an 8-bit CSI and a bidi override, and the body holds an OSC 8 link. The same
-files also carry what must stay: tabs, accented letters and emoji.
+files also carry what must stay: tabs, accented letters and emoji. The shared hostile corpus's
+escape case (``tests/hostile/corpus.py``) is written alongside.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import write_files
+from tests.hostile.corpus import add_escape_sequences
 
 ESC = "\x1b"
 TITLE_OSC = f"{ESC}]0;PWNED\x07"
@@ -52,9 +54,18 @@ RAW_CONTROLS = (ESC, "\x07", "\x9b", RLO, "\u202c")
 """Characters that must never be written raw."""
 
 
+CORPUS_WORD = "escapeturnip"
+"""The word of the shared corpus's escape case."""
+CORPUS_NAME_SHOWN = r"esc\x1b]0;pwned\x07name.md"
+"""How that case's file name must show."""
+
+
 def write_hostile(root: Path) -> Path:
     """Write the hostile folder under ``root`` and return ``root``."""
-    return write_files(root, FILES)
+    write_files(root, FILES)
+    _path, word = add_escape_sequences(root)
+    assert word == CORPUS_WORD
+    return root
 
 
 def assert_no_raw_controls(text: str) -> None:

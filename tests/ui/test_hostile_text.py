@@ -9,6 +9,7 @@ from textual.widgets import Markdown
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
 from explorer.tui.widgets.preview import TextView
 from tests.escapes import (
+    CORPUS_NAME_SHOWN,
     EVIL_CODE_PATH,
     EVIL_PATH,
     KEPT,
@@ -16,6 +17,7 @@ from tests.escapes import (
     assert_no_raw_controls,
     write_hostile,
 )
+from tests.hostile.corpus import ESCAPE_NAME
 from tests.ui.conftest import _build, _copy, type_query, wait_for, wait_settled
 
 SIZE = (140, 45)
@@ -46,6 +48,7 @@ async def test_escape_sequences_show_escaped_in_every_widget(hostile_copy, app_f
         # The file tree: the name is spelled out, not obeyed.
         label = screen.tree._files[EVIL_PATH].label.plain
         assert label == SHOWN_NAME
+        assert screen.tree._files[ESCAPE_NAME].label.plain == CORPUS_NAME_SHOWN
         # The results: path, heading and snippet.
         await type_query(pilot, WORD)
         rows = {

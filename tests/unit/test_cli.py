@@ -441,6 +441,13 @@ def test_text_output_shows_escape_sequences_escaped(runner, hostile):
     ).stdout
     assert_no_raw_controls(related)
     assert r"notes/evil\x1b]0;PWNED" in related
+    # The shared hostile corpus's case: a title-setting name, a screen clear in the title.
+    from tests.escapes import CORPUS_NAME_SHOWN, CORPUS_WORD
+
+    out = ok(invoke(runner, "search", CORPUS_WORD, root, "--index-dir", index_dir)).stdout
+    assert_no_raw_controls(out)
+    assert CORPUS_NAME_SHOWN in out and r"Title \x1b[2J\x1b[H cleared" in out
+    assert r"\x1b]8;;http://evil.example\x1b\this link" in out
     # An error naming the file escapes it too.
     missing = root / f"gone{EVIL_PATH[5:]}"
     error = invoke(runner, "related", missing, "--root", root, "--index-dir", index_dir)
