@@ -12,7 +12,6 @@ seconds) when the writer's ``vectors_epoch`` counter in SQLite has moved.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import time
@@ -24,6 +23,7 @@ from explorer.core.chroma_server import parse_server_url
 from explorer.core.embedder import Embedder, load_embedder
 from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, VECTORS_EPOCH, KeywordIndex
 from explorer.core.vectors import VectorStore, VectorStoreUnavailable
+from explorer.core.write_lock import LockBusy, WriteLock
 
 DATABASE_NAME = "index.sqlite"
 CHROMA_DIR_NAME = "chroma"
@@ -105,7 +105,7 @@ class Index:
         self._embedder = embedder
         self._vectors_lock = threading.Lock()
         self._embedder_lock = threading.Lock()
-        self._lock_file = None
+        self._write_lock = WriteLock(settings.index_dir / LOCK_NAME)
         self._vectors_epoch: str | None = None
         self._vectors_opened_at = 0.0
 
@@ -143,7 +143,7 @@ class Index:
                 else:
                     self._vectors = VectorStore(self.settings.index_dir / CHROMA_DIR_NAME)
                 self._vectors_epoch, self._vectors_opened_at = epoch, time.monotonic()
-            elif self._lock_file is None and not self._vectors.shared:
+            elif not self._write_lock.held and not self._vectors.shared:
                 self._refresh_reader()
             return self._vectors
 
@@ -172,15 +172,12 @@ class Index:
         ``holder`` names this process to another that finds the index busy. A vector store
         opened before the lock is reopened: another writer may have changed it meanwhile.
         """
-        if self._lock_file is not None:
+        if self._write_lock.held:
             return
-        path = self.settings.index_dir / LOCK_NAME
-        handle = open(path, "a+")  # noqa: SIM115 - held until release
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            other = _read_holder(handle)
-            handle.close()
+            self._write_lock.acquire(f"{holder} (pid {os.getpid()})")
+        except LockBusy as busy:
+            other = busy.holder
             advice = (
                 "it keeps the index up to date while it runs"
                 if other.startswith(LIVE_WRITER)
@@ -189,20 +186,13 @@ class Index:
             raise IndexBusy(
                 f"the index of {self.settings.root} is being written by {other}; {advice}"
             ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{holder} (pid {os.getpid()})")
-        handle.flush()
-        self._lock_file = handle
         with self._vectors_lock:
             if self._vectors is not None and not self._vectors.shared:
                 self._vectors.reopen()
 
     def release_write_lock(self) -> None:
-        if self._lock_file is not None:
-            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
-            self._lock_file.close()
-            self._lock_file = None
+        """Let another process write; the lock file goes with the lock."""
+        self._write_lock.release()
 
     # -- status -------------------------------------------------------------------------------
     def status(self, count_vectors: bool = True) -> Status:
@@ -254,17 +244,6 @@ class Index:
                 self._vectors.close()
                 self._vectors = None
         self.keywords.close()
-
-
-def _read_holder(handle) -> str:
-    """Who holds the lock, as it wrote in the lock file (it writes just after locking)."""
-    for _attempt in range(10):
-        handle.seek(0)
-        text = handle.read().strip()
-        if text:
-            return text
-        time.sleep(0.01)
-    return "another process"
 
 
 def _directory_size(directory: Path) -> int:
