@@ -86,7 +86,7 @@ def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: b
     index.acquire_write_lock()
     try:
         index.keywords.set_meta(ROOT_META, str(settings.root))
-        with _ProgressDisplay(enabled=not as_json and sys.stderr.isatty()) as display:
+        with _ProgressDisplay(enabled=not as_json and _stderr_is_terminal()) as display:
             report = Indexer(index).sync(progress=display.update, embed=not keywords_only)
     except VectorStoreUnavailable as error:  # the server went away during the run
         counts = index.keywords.counts()
@@ -127,13 +127,26 @@ def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: b
         click.echo(f"repaired: removed {report.orphans_removed} vectors left by an interrupted run")
 
 
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+KEYWORDS_READY = (
+    "keyword search works now (explorer search --mode keyword QUERY); "
+    "search by meaning follows once the embedding is done"
+)
+"""Said once the keyword index is written and a (long) embedding starts."""
+
+
 class _ProgressDisplay:
-    """A rich progress bar on a terminal; silent otherwise."""
+    """A rich progress bar on a terminal (elapsed and remaining time labelled); silent
+    otherwise. Says once when keyword search already works while the embedding goes on."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self._progress = None
         self._tasks: dict[str, int] = {}
+        self._said_keywords_ready = False
 
     def __enter__(self) -> _ProgressDisplay:
         if self.enabled:
@@ -142,6 +155,7 @@ class _ProgressDisplay:
                 MofNCompleteColumn,
                 Progress,
                 TextColumn,
+                TimeElapsedColumn,
                 TimeRemainingColumn,
             )
 
@@ -149,6 +163,9 @@ class _ProgressDisplay:
                 TextColumn("{task.description:<9}"),
                 BarColumn(),
                 MofNCompleteColumn(),
+                TextColumn("[progress.elapsed]elapsed"),
+                TimeElapsedColumn(),
+                TextColumn("[progress.remaining]left"),
                 TimeRemainingColumn(),
                 transient=True,
                 console=_stderr_console(),
@@ -159,6 +176,9 @@ class _ProgressDisplay:
     def update(self, progress) -> None:
         if self._progress is None:
             return
+        if progress.phase in ("model", "embed") and not self._said_keywords_ready:
+            self._said_keywords_ready = True
+            self._progress.console.print(KEYWORDS_READY, style="green", highlight=False)
         if progress.phase == "model":
             self._tasks["model"] = self._progress.add_task("model", total=None)
             return

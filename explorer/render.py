@@ -6,20 +6,40 @@ goes through :func:`explorer.safe_text.safe_text` so no control character reache
 
 from __future__ import annotations
 
+import re
 import time
 
 import click
 
 from explorer.safe_text import safe_spans, safe_text
 
+URL = re.compile(
+    r"\]\(([^)\s]+)"  # a Markdown link's target: [text](target)
+    r"|\]:[ \t]*(\S+)"  # a reference definition: [name]: target
+    r"|<([a-zA-Z][a-zA-Z0-9+.-]*:[^>\s]*)>"  # an autolink: <scheme:...>
+    r"|([a-zA-Z][a-zA-Z0-9+.-]*://\S+)"  # a bare URL
+)
+"""Where link targets are in a snippet: matched words inside them are not marked."""
+
+
+def url_spans(text: str) -> list[tuple[int, int]]:
+    """The character ranges of the link targets and URLs in ``text``."""
+    spans = []
+    for match in URL.finditer(text):
+        group = next(g for g in range(1, 5) if match.group(g) is not None)
+        spans.append(match.span(group))
+    return spans
+
 
 def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
-    """The snippet with matched words in bold on a terminal, or **like this** in a pipe."""
+    """The snippet with matched words in bold on a terminal, or **like this** in a pipe;
+    never inside a URL (a marker there would break the link for whoever copies it)."""
     styled = click.get_text_stream("stdout").isatty()
     snippet, spans = safe_spans(snippet, spans)
+    urls = url_spans(snippet)
     out, last = [], 0
     for start, end in sorted(spans):
-        if start < last:
+        if start < last or any(start < u_end and end > u_start for u_start, u_end in urls):
             continue
         word = snippet[start:end]
         out.append(snippet[last:start])

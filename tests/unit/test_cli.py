@@ -500,3 +500,48 @@ def test_a_terminal_gets_escaped_text_with_its_own_styles(hostile):
     plain = styles.sub("", out)
     assert "\x1b" not in plain and "\x9b" not in plain and "\u202e" not in plain, plain
     assert r"notes/evil\x1b]0;PWNED\x07\x1b[2J.md" in plain
+
+
+# -- on a terminal, `explorer index` shows its progress -------------------------------------------
+def test_index_progress_labels_its_times_and_says_when_keywords_work(
+    runner, root, index_dir, monkeypatch
+):
+    import io
+
+    from rich.console import Console
+
+    from explorer.commands import KEYWORDS_READY
+
+    screen = io.StringIO()
+    monkeypatch.setattr("explorer.commands._stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(
+        "explorer.commands._stderr_console",
+        lambda: Console(file=screen, force_terminal=True, width=140),
+    )
+    ok(invoke(runner, "index", root, "--index-dir", index_dir))
+    shown = screen.getvalue()
+    assert "elapsed" in shown and "left" in shown  # the two time columns say what they are
+    assert shown.count(KEYWORDS_READY) == 1  # said once, when the embedding starts
+    assert shown.index("files") < shown.index(KEYWORDS_READY) < shown.index("embedding")
+    # A second run has nothing to embed: nothing to announce.
+    screen.truncate(0)
+    ok(invoke(runner, "index", root, "--index-dir", index_dir))
+    assert KEYWORDS_READY not in screen.getvalue()
+
+
+def test_piped_marks_stay_out_of_link_targets(runner, tmp_path):
+    root = write_files(
+        tmp_path / "links",
+        {
+            "guide.md": "# Guide\n\nRead the [backup guide](https://example.com/backup/guide.md)"
+            " or <https://example.com/backup> before any backup.\n"
+        },
+    )
+    index_dir = tmp_path / "links-index"
+    ok(invoke(runner, "index", root, "--index-dir", index_dir))
+    out = ok(
+        invoke(runner, "search", "backup", root, "--index-dir", index_dir, "--mode", "keyword")
+    ).stdout
+    assert "[**backup** guide](https://example.com/backup/guide.md)" in out
+    assert "<https://example.com/backup>" in out
+    assert "any **backup**." in out
