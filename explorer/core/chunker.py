@@ -23,10 +23,18 @@ from explorer.core.chunk_markup import (
 )
 from explorer.core.chunk_windows import Chunker, Section, TokenSpans
 from explorer.core.documents import ChunkedFile
+from explorer.core.references import FileReference, extract_references
 
 MARKDOWN_EXTENSIONS = frozenset({"md", "markdown", "mdx"})
 PYTHON_EXTENSIONS = frozenset({"py", "pyi"})
 _FRONT_MATTER_EXTENSIONS = MARKDOWN_EXTENSIONS | {"html", "htm"}
+
+
+def file_references(rel_path: str, text: str) -> list[FileReference]:
+    """The references of a file without chunking it (for an index made before links)."""
+    ext = PurePosixPath(rel_path).suffix.lower().lstrip(".")
+    body = parse_front_matter(text)[1] if ext in _FRONT_MATTER_EXTENSIONS else 0
+    return extract_references(rel_path, text, body)
 
 
 def chunk_file(
@@ -41,6 +49,7 @@ def chunk_file(
     The kind of split follows the extension of ``rel_path``; windows of a long section overlap by
     ``overlap_tokens`` tokens (at most half a window). Chunks come in file order, hold
     ``text[start_char:end_char]`` and never include front matter (its fields are the metadata).
+    The references the file makes to others (links, path mentions) come along.
     """
     if max_tokens < 1:
         raise ValueError("max_tokens must be at least 1")
@@ -64,4 +73,5 @@ def chunk_file(
                 break
     for section in sections or [Section(body, len(text), "")]:
         chunker.add(section)
-    return ChunkedFile(chunks=chunker.chunks, metadata=metadata)
+    references = extract_references(rel_path, text, body)
+    return ChunkedFile(chunks=chunker.chunks, metadata=metadata, references=references)

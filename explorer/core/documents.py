@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from explorer.core.references import FileReference
+
 
 @dataclass(frozen=True)
 class ScannedFile:
@@ -62,3 +64,5 @@ class ChunkedFile:
     chunks: list[Chunk]
     metadata: dict[str, str] = field(default_factory=dict)
     """Front matter ``title``, ``description``, ``tags`` (comma-joined), ``version``."""
+    references: list[FileReference] = field(default_factory=list)
+    """Links and path mentions to other files, in file order."""

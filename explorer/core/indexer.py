@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from explorer.core.chunker import chunk_file
+from explorer.core.chunker import chunk_file, file_references
 from explorer.core.documents import ScannedFile
 from explorer.core.index import Index
 from explorer.core.index_report import IndexReport, Progress, ProgressCallback, chunk_id
@@ -81,6 +81,8 @@ class Indexer(VectorPhase):
             self._update_file(scanned, known.get(scanned.rel_path), report)
             if done % 25 == 0 or done == total:
                 notify(Progress("keywords", files_done=done, files_total=total))
+        if not report.cancelled and not self.index.keywords.facts.links_complete():
+            self._extract_missing_links(cancel)
         report.keyword_seconds = time.perf_counter() - started
         # Chroma is opened only now: the keyword phase never waits for it. Reconciling removes
         # the vectors of every chunk the keyword phase replaced, and any an earlier run left.
@@ -255,6 +257,7 @@ class Indexer(VectorPhase):
             chunks,
             chunked.metadata,
             title,
+            chunked.references,
         )
         self._drop_vectors(old_ids, keep={cid for cid, _ in chunks})
         self._forget_file_vector(scanned.rel_path, record)
@@ -263,6 +266,19 @@ class Indexer(VectorPhase):
         else:
             report.updated += 1
         report.chunks_written += len(chunks)
+
+    def _extract_missing_links(self, cancel: threading.Event | None) -> None:
+        """An index made before references were stored: extract every file's once."""
+        keywords = self.index.keywords
+        for path, record in keywords.files().items():
+            if cancel is not None and cancel.is_set():
+                return
+            if record.state not in (FRESH, PENDING):
+                continue
+            loaded = load_text(self.index.settings.root / path)
+            if isinstance(loaded, str):
+                keywords.replace_links(path, file_references(path, loaded))
+        keywords.facts.set_links_complete()
 
     def _remove(self, paths: list[str], report: IndexReport) -> None:
         for path in paths:

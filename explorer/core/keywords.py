@@ -17,14 +17,17 @@ from pathlib import Path
 
 from explorer.core.documents import Chunk
 from explorer.core.embedding_ledger import VECTORS_EPOCH, EmbeddingLedger
+from explorer.core.file_facts import FileFacts, metadata_tags
 from explorer.core.manifest_records import (
     FAILED,
     FRESH,
     PENDING,
     SKIPPED,
     FileRecord,
+    FileSummary,
     StoredChunk,
 )
+from explorer.core.references import FileReference
 
 __all__ = [
     "FAILED",
@@ -96,6 +99,9 @@ class KeywordIndex(EmbeddingLedger):
             self._db.executescript(_SCHEMA)
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             self._db.commit()
+            self.facts = FileFacts(self._db, self._lock)
+            """Front-matter fields and references, replaced with each file's chunks."""
+            self.facts.create()
 
     def _use_wal(self) -> None:
         """Switch to WAL (once per database). Two processes creating the database at the same
@@ -172,6 +178,18 @@ class KeywordIndex(EmbeddingLedger):
             ).fetchall()
         return dict(rows)
 
+    def file_summaries(self, paths: Sequence[str]) -> dict[str, FileSummary]:
+        """Title, description and tags of those ``paths`` that the manifest holds."""
+        rows = self._rows_by_id(
+            "SELECT path, title, metadata FROM files WHERE path IN ({})", list(paths)
+        )
+        summaries = {}
+        for path, title, metadata in rows:
+            fields = json.loads(metadata)
+            description = str(fields.get("description") or "")
+            summaries[path] = FileSummary(title, description, metadata_tags(fields))
+        return summaries
+
     def file_metadata(self, path: str) -> dict[str, str]:
         with self._lock:
             row = self._db.execute("SELECT metadata FROM files WHERE path = ?", (path,)).fetchone()
@@ -186,8 +204,10 @@ class KeywordIndex(EmbeddingLedger):
         chunks: Sequence[tuple[str, Chunk]],
         metadata: dict[str, str],
         title: str,
+        references: Sequence[FileReference] = (),
     ) -> list[str]:
-        """Swap a file's chunks for new ones (state pending); returns the old chunk ids."""
+        """Swap a file's chunks, fields and references for new ones (state pending); returns
+        the old chunk ids."""
         now = time.time()
         with self._lock, self._db:
             old_ids = self._delete_chunks_of(path)
@@ -226,7 +246,13 @@ class KeywordIndex(EmbeddingLedger):
                     now,
                 ),
             )
+            self.facts.replace(path, metadata, references)
         return old_ids
+
+    def replace_links(self, path: str, references: Sequence[FileReference]) -> None:
+        """Swap just the references of ``path`` (its chunks stay)."""
+        with self._lock, self._db:
+            self.facts.write_links(path, references)
 
     def mark_skipped(
         self, path: str, size: int, mtime_ns: int, state: str, reason: str
@@ -234,6 +260,7 @@ class KeywordIndex(EmbeddingLedger):
         """Record a file that is skipped or failed (no chunks); returns its old chunk ids."""
         with self._lock, self._db:
             old_ids = self._delete_chunks_of(path)
+            self.facts.delete(path)
             self._db.execute(
                 "INSERT OR REPLACE INTO files(path, size, mtime_ns, state, reason, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -245,6 +272,7 @@ class KeywordIndex(EmbeddingLedger):
         """Forget a file; returns its old chunk ids."""
         with self._lock, self._db:
             old_ids = self._delete_chunks_of(path)
+            self.facts.delete(path)
             self._db.execute("DELETE FROM files WHERE path = ?", (path,))
         return old_ids
 
