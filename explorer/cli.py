@@ -251,6 +251,20 @@ def index(
     metavar="GLOB",
     help="Only files under this prefix or matching this glob (repeatable).",
 )
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    metavar="TAG",
+    help="Only files whose front matter has this tag (repeatable: any of them).",
+)
+@click.option(
+    "--version",
+    "versions",
+    multiple=True,
+    metavar="V",
+    help="Only files whose front matter version is V (repeatable: any of them).",
+)
 @click.option("--limit", type=int, default=10, show_default=True, help="Files to show.")
 @click.option("--per-file", type=int, default=3, show_default=True, help="Passages per file.")
 @click.option(
@@ -272,13 +286,18 @@ def search(
     chroma_url: str | None,
     mode: str,
     paths: tuple[str, ...],
+    tags: tuple[str, ...],
+    versions: tuple[str, ...],
     limit: int,
     per_file: int,
     min_score: float,
     explain: bool,
     as_json: bool,
 ) -> None:
-    """Search the index of ROOT for QUERY."""
+    """Search the index of ROOT for QUERY.
+
+    QUERY may hold filter words too: path:GLOB, tag:TAG, version:V (as in the TUI).
+    """
     from explorer.commands import IndexOptions, run_search
 
     run_search(
@@ -292,6 +311,8 @@ def search(
         min_score,
         explain,
         as_json,
+        tags=tags,
+        versions=versions,
     )
 
 

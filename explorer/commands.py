@@ -229,21 +229,36 @@ def _open_vectors(index) -> None:
 
 
 def run_search(
-    query, root, options, mode, paths, limit, per_file, min_score, explain, as_json
+    query,
+    root,
+    options,
+    mode,
+    paths,
+    limit,
+    per_file,
+    min_score,
+    explain,
+    as_json,
+    tags: tuple[str, ...] = (),
+    versions: tuple[str, ...] = (),
 ) -> None:
+    from explorer.core.file_filter import parse_filter_words
     from explorer.core.search import SearchRequest, search
 
+    parsed = parse_filter_words(query)  # path:, tag:, version: words, as in the TUI
     settings = settings_for(root, options)
     if mode != "keyword":
         require_server(settings)
     index, warm = _open_for_reading(settings, vectors=mode != "keyword")
     request = SearchRequest(
-        query=query,
+        query=parsed.query.strip(),
         mode=mode,
-        paths=tuple(paths),
+        paths=tuple(dict.fromkeys((*paths, *parsed.filter.paths))),
         limit=limit,
         per_file=per_file,
         min_score=min_score,
+        tags=tuple(dict.fromkeys((*tags, *parsed.filter.tags))),
+        versions=tuple(dict.fromkeys((*versions, *parsed.filter.versions))),
     )
     try:
         if mode != "keyword":

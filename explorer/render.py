@@ -64,6 +64,10 @@ def render_search(response, explain: bool) -> None:
         title = f" — {safe_text(hit.title)}" if hit.title else ""
         path = click.style(safe_text(hit.path), bold=True)
         click.echo(f"{number:>2}. {path}  {hit.score:.2f}{title}")
+        if hit.description:
+            click.echo(f"      {safe_text(hit.description)}")
+        if hit.tags:
+            click.echo(f"      tags: {safe_text(', '.join(hit.tags))}")
         for passage in hit.passages:
             where = f"L{passage.start_line}-{passage.end_line}"
             heading = f"{safe_text(passage.heading)}  " if passage.heading else ""

@@ -1,8 +1,9 @@
 """Hybrid search: a keyword leg (SQLite FTS5, BM25) and a vector leg (Chroma), fused.
 
-The path filter is resolved first, to the set of indexed files it matches, and both legs search
-only that set, so a filter never shrinks a global top-k after the fact. Results are grouped by
-file, best file first and each file's best passages first.
+The filters (path globs, front-matter tags and versions) are resolved first, to the set of
+indexed files they allow, and both legs search only that set, so a filter never shrinks a
+global top-k after the fact. Results are grouped by file, best file first and each file's best
+passages first.
 
 Scores shown (0–1), by mode:
 
@@ -19,8 +20,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from explorer.core.file_filter import FileFilter
 from explorer.core.index import Index
-from explorer.core.query import PathFilter, QueryError, fts_expression, make_snippet, query_terms
+from explorer.core.manifest_records import FileSummary
+from explorer.core.query import QueryError, fts_expression, make_snippet, query_terms
 from explorer.core.vectors import VectorStoreUnavailable
 
 MODES = ("hybrid", "semantic", "keyword")
@@ -54,6 +57,10 @@ class FileHit:
     title: str
     score: float
     passages: list[Passage]
+    description: str = ""
+    """The front matter's ``description``, if any."""
+    tags: list[str] = field(default_factory=list)
+    """The front matter's ``tags``, as written."""
 
 
 @dataclass
@@ -97,6 +104,14 @@ class SearchRequest:
     min_score: float = 0.0
     prefix_last: bool = False
     """Treat the last word as a prefix (results while typing)."""
+    tags: tuple[str, ...] = ()
+    """Only files whose front matter carries any of these tags."""
+    versions: tuple[str, ...] = ()
+    """Only files whose front matter ``version`` is one of these."""
+
+    @property
+    def file_filter(self) -> FileFilter:
+        return FileFilter(self.paths, self.tags, self.versions)
 
 
 def search(index: Index, request: SearchRequest) -> SearchResponse:
@@ -111,16 +126,16 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
         raise QueryError("--limit and --per-file must be at least 1")
     if not 0.0 <= request.min_score <= 1.0:
         raise QueryError("--min-score must be between 0 and 1")
-    path_filter = PathFilter(request.paths)
-    allowed = path_filter.select(index.keywords.paths()) if path_filter.active else None
+    file_filter = request.file_filter
+    allowed = file_filter.select(index.keywords)
     response = SearchResponse(query=request.query, mode=request.mode, results=[])
     scope = (
-        f"{len(allowed)} files matching {path_filter.describe()}"
+        f"{len(allowed)} files matching {file_filter.describe()}"
         if allowed is not None
         else "all files"
     )
     if allowed is not None and not allowed:
-        response.notes.append(f"no indexed file matches {path_filter.describe()}")
+        response.notes.append(f"no indexed file matches {file_filter.describe()}")
         return response
 
     settings = index.settings
@@ -270,7 +285,7 @@ def _group(
     ranked = sorted(by_file, key=lambda path: (-file_scores[path], path))[: request.limit]
     shown = {path: by_file[path][: request.per_file] for path in ranked}
     chunks = index.keywords.chunks_by_id([c.chunk_id for group in shown.values() for c in group])
-    titles = index.keywords.titles(ranked)
+    summaries = index.keywords.file_summaries(ranked)
     terms = query_terms(request.query)
     hits = []
     for path in ranked:
@@ -282,7 +297,17 @@ def _group(
             snippet, highlights = make_snippet(chunk.text, terms)
             passages.append(_passage(candidate, chunk, snippet, highlights))
         if passages:
-            hits.append(FileHit(path, titles.get(path, ""), round(file_scores[path], 4), passages))
+            summary = summaries.get(path) or FileSummary("")
+            hits.append(
+                FileHit(
+                    path,
+                    summary.title,
+                    round(file_scores[path], 4),
+                    passages,
+                    summary.description,
+                    list(summary.tags),
+                )
+            )
     return hits
 
 

@@ -274,6 +274,30 @@ async def test_mode_toggle_and_path_filter_from_the_keyboard(sample_copy, app_fo
         assert screen.status.filters == ("guides/",)
 
 
+async def test_tag_and_version_words_filter_the_results(sample_copy, app_for):
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await type_query(pilot, "snapshot tag:backup")
+        assert set(result_paths(screen)) == {
+            "guides/backups.md",
+            "runbooks/restore-from-backup.md",
+            "runbooks/failed-backups.md",
+            "notes/2026/01/2026-01-27-incident-review-backup-gap.md",
+        }
+        assert screen.status.filters == ("tag:backup",)
+        await type_query(pilot, " version:1.5 path:runbooks/")
+        assert set(result_paths(screen)) == {
+            "runbooks/restore-from-backup.md",
+            "runbooks/failed-backups.md",
+        }
+        assert screen.status.filters == ("runbooks/", "tag:backup", "version:1.5")
+        screen.action_clear_filter()
+        await wait_for(pilot, lambda: screen.status.filters == (), what="filters cleared")
+        assert screen.search_box.text == "snapshot"
+
+
 async def test_fuzzy_jump_opens_a_file(sample_copy, app_for):
     app = app_for(sample_copy)
     async with app.run_test(size=SIZE) as pilot:

@@ -47,7 +47,11 @@ class ActionsMixin(MessagePump):
 
     def action_clear_filter(self) -> None:
         self.search_box.set_filter("")
-        text = " ".join(w for w in self.search_box.text.split() if not w.startswith("path:"))
+        text = " ".join(
+            w
+            for w in self.search_box.text.split()
+            if not w.startswith(("path:", "tag:", "version:"))
+        )
         self.search_box.set_text(text)
 
     def action_fuzzy_jump(self) -> None:
@@ -133,7 +137,7 @@ class ActionsMixin(MessagePump):
             "Path filter", "Focus the path filter field (ctrl+f)", self.action_focus_filter
         )
         yield SystemCommand(
-            "Clear path filter", "Search every file again", self.action_clear_filter
+            "Clear filters", "Drop path, tag and version filters", self.action_clear_filter
         )
         yield SystemCommand(
             "Go to file", "Open a file by name, fuzzy (ctrl+p)", self.action_fuzzy_jump

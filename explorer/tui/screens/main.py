@@ -26,6 +26,7 @@ from textual.timer import Timer
 from textual.widgets import Footer
 
 from explorer.config import Settings
+from explorer.core.file_filter import FileFilter
 from explorer.tui import messages
 from explorer.tui.bridge import IndexBridge
 from explorer.tui.screens.actions_mixin import ActionsMixin
@@ -78,6 +79,7 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
         self._text = ""
         self._query = ""
         self._paths: tuple[str, ...] = ()
+        self._filter = FileFilter()
         self._mode = "hybrid"
         self._generation = 0
         self._last_keystroke = 0.0
