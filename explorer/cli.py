@@ -20,6 +20,8 @@ from explorer.locations import INDEX_DIR_ENV
 from explorer.safe_text import safe_json, safe_text
 
 EXIT_USAGE = 2
+EXIT_MISSING_REFERENCES = 1
+"""``check-refs`` found a reference to a file that does not exist."""
 
 
 class OneLineUsageError(click.UsageError):
@@ -141,6 +143,7 @@ def _describe(error: Exception) -> str:
         "ServerUnreachable",
         "ServerUrlError",
         "ConfigError",
+        "LinksUnavailable",
     }
     if type(error).__name__ in known:
         return str(error)
@@ -365,6 +368,62 @@ def status(
     from explorer.commands import IndexOptions, run_status
 
     run_status(root, IndexOptions(index_dir, model, chroma_url), as_json)
+
+
+@main.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@index_dir_option
+@model_option
+@chroma_url_option
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The indexed folder FILE belongs to (default: found from FILE).",
+)
+@json_option
+@one_shot
+@friendly_errors
+def links(
+    file: Path,
+    index_dir: Path | None,
+    model: str | None,
+    chroma_url: str | None,
+    root: Path | None,
+    as_json: bool,
+) -> None:
+    """Show what FILE links to and what links to it, with lines and whether targets exist.
+
+    FILE may be a file that no longer exists: its backlinks are then the links to fix.
+    """
+    from explorer.commands import IndexOptions, run_links
+
+    run_links(file, IndexOptions(index_dir, model, chroma_url), root, as_json)
+
+
+@main.command("check-refs")
+@click.argument("root", type=click.Path(path_type=Path), required=False)
+@index_dir_option
+@model_option
+@chroma_url_option
+@json_option
+@friendly_errors
+def check_refs(
+    root: Path | None,
+    index_dir: Path | None,
+    model: str | None,
+    chroma_url: str | None,
+    as_json: bool,
+) -> None:
+    """List every reference to a file that does not exist; exit 1 if there is any, else 0.
+
+    The keyword index of ROOT is brought up to date first (no model is loaded), so this works
+    in a git hook or CI without a prior `explorer index`.
+    """
+    from explorer.commands import IndexOptions, run_check_refs
+
+    if run_check_refs(root, IndexOptions(index_dir, model, chroma_url), as_json):
+        sys.exit(EXIT_MISSING_REFERENCES)
 
 
 def print_json(data: object) -> None:

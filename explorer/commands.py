@@ -329,3 +329,66 @@ def run_status(root, options: IndexOptions, as_json) -> None:
     from explorer.render import render_status
 
     render_status(status)
+
+
+def run_links(file: Path, options: IndexOptions, root, as_json: bool) -> None:
+    """``explorer links FILE``: the file's links and backlinks."""
+    from explorer.core.links import file_links
+
+    if file.is_dir():
+        raise RootError(f"not a file: {file}")
+    absolute = file.absolute().resolve()
+    if root is None and options.index_dir is not None:
+        root = _stored_root(options.index_dir)
+    if root is None:
+        root = _find_indexed_root(absolute)
+    settings = settings_for(root, options)
+    try:
+        rel_path = absolute.relative_to(settings.root).as_posix()
+    except ValueError:
+        raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
+    index, _warm = _open_for_reading(settings, vectors=False)
+    try:
+        found = file_links(index, rel_path)
+    finally:
+        index.close()
+    if not found.exists and not found.backlinks:
+        raise RootError(f"no such file: {file} (and nothing links to it)")
+    if as_json:
+        print_json(found.as_json())
+        return
+    from explorer.render import render_links
+
+    render_links(found)
+
+
+def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> bool:
+    """``explorer check-refs``: report references to missing files; True when there are any.
+
+    The keyword phase of a sync runs first when the write lock is free; when another process
+    writes the index (the TUI keeps it current), what it holds is checked as it is.
+    """
+    from explorer.core.index import Index, IndexBusy
+    from explorer.core.indexer import Indexer
+    from explorer.core.links import missing_references
+
+    settings = settings_for(root, options)
+    index = Index(settings)
+    try:
+        try:
+            index.acquire_write_lock("explorer check-refs")
+        except IndexBusy as busy:
+            click.echo(f"note: {safe_text(str(busy))}; checking the index as it is", err=True)
+        else:
+            index.keywords.set_meta(ROOT_META, str(settings.root))
+            Indexer(index).sync(embed=False)
+        check = missing_references(index)
+    finally:
+        index.close()
+    if as_json:
+        print_json({"root": str(settings.root), **check.as_json()})
+    else:
+        from explorer.render import render_missing_references
+
+        render_missing_references(check)
+    return bool(check.missing)

@@ -130,3 +130,45 @@ def render_status(status) -> None:
         + (f"needed: {safe_text(status.rebuild_reason)}" if status.needs_rebuild else "not needed"),
     ]
     click.echo("\n".join(lines))
+
+
+def _link_line(where: str, link) -> str:
+    """``where`` (a path and line) and the target as written, marked when it is missing."""
+    mark = "" if link.exists else click.style("  missing", fg="red", bold=True)
+    kind = "" if link.kind == "link" else f"  ({link.kind})"
+    return f"  {safe_text(where)}  {safe_text(link.raw)}{kind}{mark}"
+
+
+def render_links(found) -> None:
+    """``explorer links``: outgoing links, then backlinks, with lines."""
+    path = safe_text(found.path)
+    if not found.exists:
+        click.echo(f"note: {path} does not exist; these files link to it")
+    click.echo(f"{path} links to {len(found.outgoing)}:")
+    for link in found.outgoing:
+        click.echo(_link_line(f"L{link.line} → {link.target}", link))
+    click.echo(f"linked from {len(found.backlinks)}:")
+    for link in found.backlinks:
+        click.echo(_link_line(f"{link.source}:{link.line}", link))
+
+
+def render_missing_references(check) -> None:
+    """``explorer check-refs``: one ``file:line: missing target`` line per broken reference."""
+    for link in check.missing:
+        kind = "" if link.kind == "link" else f" ({link.kind})"
+        click.echo(
+            f"{safe_text(link.source)}:{link.line}: missing {safe_text(link.raw)}{kind}"
+            + (f" → {safe_text(link.target)}" if link.raw != link.target else "")
+        )
+    if check.missing:
+        files = len({link.source for link in check.missing})
+        click.echo(
+            f"{len(check.missing)} missing reference{'s' if len(check.missing) != 1 else ''}"
+            f" in {files} file{'s' if files != 1 else ''}",
+            err=True,
+        )
+    else:
+        click.echo(
+            f"no missing references ({check.references} checked in {check.files} files)",
+            err=True,
+        )

@@ -198,13 +198,6 @@ class FileFacts:
         for row in rows:
             yield row[0], _reference(row[1:])
 
-    def link_count(self) -> tuple[int, int]:
-        """(references, files that make any)."""
-        with self._lock:
-            row = self._db.execute("SELECT COUNT(*), COUNT(DISTINCT source) FROM links")
-            count, sources = row.fetchone()
-        return int(count), int(sources)
-
 
 def _reference(row: tuple) -> FileReference:
     line, kind, raw, target, alternative = row

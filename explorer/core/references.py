@@ -63,8 +63,11 @@ class FileReference:
     """For a mention only: the path read from the root, when it differs from ``target``."""
 
 
-_PATH_MENTION = re.compile(r"(?:\.{1,2}/|/)?(?:[\w.@+-]+/)+[\w.@+-]*\w\.[A-Za-z][A-Za-z0-9]{0,9}")
-"""Inline code that is a path with at least one folder and an extension (``src/app.py``)."""
+_PATH_MENTION = re.compile(
+    r"(?:/|(?:\.{1,2}/)*)(?:(?!\.{1,2}/)[\w.@+-]+/)+[\w.@+-]*\w\.[A-Za-z][A-Za-z0-9]{0,9}"
+)
+"""Inline code that is a path with at least one named folder and an extension (``src/app.py``,
+``../guides/install.md``; not ``./tern.toml``, which is as likely a file of the reader's)."""
 _BACKTICK_SPAN = re.compile(r"(?<!`)(`{1,2})([^`\n]+?)\1(?!`)")
 """A backtick span in text that is not Markdown (comments, docstrings, reStructuredText)."""
 

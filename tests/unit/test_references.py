@@ -95,10 +95,14 @@ def test_markdown_links_definitions_and_images_with_their_lines():
 def test_backtick_paths_are_mentions_with_both_readings():
     text = (
         "See `src/app.py`, `./notes/b.md` and `/etc/nginx/nginx.conf`.\n"
-        "Not paths: `tern.toml`, `a.b`, `https://x.org/a.md`, `some code()`, `dir/`.\n"
+        "Not paths: `tern.toml`, `./tern.toml`, `../up.md`, `a.b`, `https://x.org/a.md`,"
+        " `some code()`, `dir/`, `~/.config/x.toml`.\n"
         "```\n`src/in_code.py`\n```\n"
     )
     found = extract_references("docs/a.md", text)
+    assert extract_references("a.md", "`.github/workflows/ci.yml`")[0].target == (
+        ".github/workflows/ci.yml"
+    )
     assert found == [
         FileReference(1, MENTION, "./notes/b.md", "docs/notes/b.md", ""),
         FileReference(1, MENTION, "/etc/nginx/nginx.conf", "etc/nginx/nginx.conf", ""),
