@@ -15,6 +15,7 @@ from textual.message_pump import MessagePump
 from textual.widgets import Input
 
 from explorer.tui.widgets.file_tree import FileTree
+from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.related import RelatedList
 from explorer.tui.widgets.results import ResultsList
 from explorer.tui.widgets.search_box import MODES
@@ -71,7 +72,8 @@ class ActionsMixin(MessagePump):
         self.app.push_screen(HelpScreen())
 
     def action_toggle_related(self) -> None:
-        self.related.display = not self.related.display
+        sidebar = self.query_one("#sidebar")
+        sidebar.display = not sidebar.display
 
     def action_focus(self, target: str) -> None:
         {
@@ -79,6 +81,7 @@ class ActionsMixin(MessagePump):
             "results": self.results.focus,
             "preview": self.preview.focus_content,
             "related": self.related.focus,
+            "links": self.links.focus,
         }[target]()
 
     def selected_path(self) -> tuple[str | None, int | None]:
@@ -91,6 +94,8 @@ class ActionsMixin(MessagePump):
             node = focused.cursor_node
             if node is not None and node.data is not None and not node.data.is_dir:
                 return node.data.path, None
+        if isinstance(focused, LinksList) and focused.selected is not None:
+            return focused.selected.path, focused.selected.line
         if isinstance(focused, RelatedList) and focused.items and focused.highlighted is not None:
             item = focused.items[focused.highlighted]
             return item.path, item.related_passage.start_line
@@ -153,10 +158,10 @@ class ActionsMixin(MessagePump):
         )
         yield SystemCommand(
             "Toggle related sidebar",
-            "Show or hide related files (ctrl+r)",
+            "Show or hide the links and related files (ctrl+r)",
             self.action_toggle_related,
         )
-        for target in ("tree", "results", "preview", "related"):
+        for target in ("tree", "results", "preview", "links", "related"):
             yield SystemCommand(
                 f"Focus {target}",
                 f"Move the focus to the {target}",

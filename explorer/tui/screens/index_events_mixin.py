@@ -29,6 +29,8 @@ class IndexEventsMixin(MessagePump):
         self._warm_query_model(self.index)
         if self._query.strip():
             self._start_search()
+        if self.current_path is not None:
+            self.links.load(self.index, self.current_path)
 
     def on_index_progress(self, message: messages.IndexProgress) -> None:
         self.progress = message
@@ -41,6 +43,8 @@ class IndexEventsMixin(MessagePump):
         if self._query.strip():
             self._start_search()
         current = self.current_path
+        if current is not None:  # its backlinks may come from any changed file
+            self.links.load(self.index, current)
         if current is not None and _touches(message.paths, current):
             self.preview.reload(self.settings.root / current)
             self._load_related_for(current)

@@ -34,6 +34,7 @@ from explorer.tui.screens.index_events_mixin import IndexEventsMixin
 from explorer.tui.screens.loading_workers_mixin import LoadingWorkersMixin
 from explorer.tui.screens.search_mixin import SearchMixin
 from explorer.tui.widgets.file_tree import FileTree
+from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.preview import Preview
 from explorer.tui.widgets.related import RelatedList
 from explorer.tui.widgets.results import ResultsList
@@ -42,7 +43,7 @@ from explorer.tui.widgets.status import StatusBar
 
 
 class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixin, Screen):
-    """Tree, search box, results, preview, related sidebar and status bar."""
+    """Tree, search box, results, preview, sidebar (links and related files), status bar."""
 
     BINDINGS = [
         # A priority binding runs when the app receives the key, before it hands the next key
@@ -97,7 +98,9 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
             with Vertical(id="centre"):
                 yield ResultsList(id="results")
                 yield Preview(id="preview")
-            yield RelatedList(id="related")
+            with Vertical(id="sidebar"):
+                yield LinksList(id="links")
+                yield RelatedList(id="related")
         yield StatusBar(id="status")
         yield Footer()
 
@@ -116,6 +119,10 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
     @property
     def related(self) -> RelatedList:
         return self.query_one(RelatedList)
+
+    @property
+    def links(self) -> LinksList:
+        return self.query_one(LinksList)
 
     @property
     def tree(self) -> FileTree:
@@ -143,10 +150,11 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
     def open_file(
         self, path: str, passages: list[tuple[int, int]] | None = None, index: int = 0
     ) -> None:
-        """Show ``path`` in the preview at ``passages[index]`` and load its related files."""
+        """Show ``path`` in the preview at ``passages[index]``; load its links and related files."""
         self.current_path = path
         self.preview.open_file(path, self.settings.root / path, passages, index)
         self.tree.reveal(path)
+        self.links.load(self.index, path)
         self._load_related_for(path)
 
     @on(FileTree.Opened)
@@ -161,6 +169,15 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
     @on(RelatedList.Opened)
     def _related_opened(self, event: RelatedList.Opened) -> None:
         self.open_file(event.path, [(event.start, event.end)])
+
+    @on(LinksList.Opened)
+    def _links_opened(self, event: LinksList.Opened) -> None:
+        if not (self.settings.root / event.path).is_file():
+            self.notify(f"no such file in this folder: {event.path}", severity="warning")
+        elif event.line is None:
+            self.open_file(event.path)
+        else:
+            self.open_file(event.path, [(event.line, event.line)])
 
     @on(Preview.LinkOpened)
     def _link_opened(self, event: Preview.LinkOpened) -> None:
