@@ -31,6 +31,9 @@ class Settings:
     """Extra gitignore-style patterns to leave out, relative to the root."""
     max_file_bytes: int = 2_000_000
     """Files larger than this are skipped (and reported by ``status``)."""
+    allow_outside_links: bool = False
+    """Read symbolic links to files outside the root (off: they are skipped as
+    ``outside-root``). On for the roots listed in the config file's ``allow_links_outside``."""
     chunk_tokens: int = 230
     """Most model tokens in a chunk's body; leaves room for heading context and [CLS]/[SEP]."""
     chunk_overlap: int = 32
@@ -79,6 +82,9 @@ class Settings:
             )
         if "max_file_bytes" in config:
             from_config["max_file_bytes"] = config["max_file_bytes"]
+        if "allow_links_outside" in config:
+            allowed = {Path(p).expanduser().resolve() for p in config["allow_links_outside"]}
+            from_config["allow_outside_links"] = root_path in allowed
         settings = cls(
             root=root_path,
             index_dir=resolve_index_dir(root_path, index_dir),

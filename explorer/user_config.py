@@ -8,6 +8,7 @@ it. Known keys (all optional)::
     exclude = ["drafts/", "*.log"]                # gitignore-style patterns to leave out
     extensions = ["md", "txt", "py"]              # file extensions to index
     max_file_bytes = 2000000                      # larger files are skipped
+    allow_links_outside = ["~/notes"]             # roots whose links may lead out of them
 
 An unknown key, a wrong type or a file that is not TOML is a one-line error naming the file.
 """
@@ -28,6 +29,7 @@ _KINDS: dict[str, type] = {
     "exclude": list,
     "extensions": list,
     "max_file_bytes": int,
+    "allow_links_outside": list,
 }
 
 
