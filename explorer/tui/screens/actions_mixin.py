@@ -111,7 +111,10 @@ class ActionsMixin(MessagePump):
         command = shlex.split(editor)
         if line and Path(command[0]).name in EDITORS_WITH_LINE:
             command.append(f"+{line}")
-        command.append(str(self.settings.root / path))
+        absolute = self.file_on_disk(path)
+        if absolute is None:
+            return
+        command.append(str(absolute))
         try:
             with self.app.suspend():
                 subprocess.run(command, check=False)
@@ -124,7 +127,7 @@ class ActionsMixin(MessagePump):
             )
             return
         if path == self.current_path:
-            self.preview.reload(self.settings.root / path)
+            self.preview.reload(absolute)
 
     def system_commands(self) -> Iterable[SystemCommand]:
         """The screen's actions, for the command palette."""

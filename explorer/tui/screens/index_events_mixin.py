@@ -46,7 +46,9 @@ class IndexEventsMixin(MessagePump):
         if current is not None:  # its backlinks may come from any changed file
             self.links.load(self.index, current)
         if current is not None and _touches(message.paths, current):
-            self.preview.reload(self.settings.root / current)
+            absolute = self.file_on_disk(current)
+            if absolute is not None:
+                self.preview.reload(absolute)
             self._load_related_for(current)
         elif self.related.items and any(
             _touches(message.paths, item.path) for item in self.related.items

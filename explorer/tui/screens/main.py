@@ -15,6 +15,7 @@ opening files. The mixins derive from ``MessagePump`` so that its metaclass regi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual import on
@@ -27,6 +28,8 @@ from textual.widgets import Footer
 
 from explorer.config import Settings
 from explorer.core.file_filter import FileFilter
+from explorer.core.root_paths import OutsideRoot, resolve_inside_root
+from explorer.safe_text import safe_text
 from explorer.tui import messages
 from explorer.tui.bridge import IndexBridge
 from explorer.tui.screens.actions_mixin import ActionsMixin
@@ -151,11 +154,25 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
         self, path: str, passages: list[tuple[int, int]] | None = None, index: int = 0
     ) -> None:
         """Show ``path`` in the preview at ``passages[index]``; load its links and related files."""
+        absolute = self.file_on_disk(path)
+        if absolute is None:
+            return
         self.current_path = path
-        self.preview.open_file(path, self.settings.root / path, passages, index)
+        self.preview.open_file(path, absolute, passages, index)
         self.tree.reveal(path)
         self.links.load(self.index, path)
         self._load_related_for(path)
+
+    def file_on_disk(self, path: str) -> Path | None:
+        """The file the root-relative ``path`` names, or None (and a warning) when it leads
+        outside the root and the settings do not allow that."""
+        try:
+            return resolve_inside_root(
+                self.settings.root, path, allow_outside_links=self.settings.allow_outside_links
+            )
+        except OutsideRoot as error:
+            self.notify(safe_text(f"not shown: {error}"), severity="warning")
+            return None
 
     @on(FileTree.Opened)
     def _tree_opened(self, event: FileTree.Opened) -> None:

@@ -24,7 +24,6 @@ from textual.worker import get_current_worker
 
 from explorer.safe_text import safe_text
 from explorer.tui.widgets.preview_loading import (
-    FRONT_MATTER,
     HIGHLIGHT_LATER_BYTES,
     MARKDOWN_SUFFIXES,
     MARKDOWN_WIDGET_LIMIT,
@@ -37,7 +36,6 @@ from explorer.tui.widgets.syntax_highlight import MAX_HIGHLIGHT_CHARS, highlight
 from explorer.tui.widgets.text_view import TextView
 
 __all__ = [  # the names this module held before its loading, highlighting and view moved out
-    "FRONT_MATTER",
     "HIGHLIGHT_LATER_BYTES",
     "MARKDOWN_SUFFIXES",
     "MARKDOWN_WIDGET_LIMIT",
