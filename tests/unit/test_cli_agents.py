@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.commands import SearchOptions
+from explorer.config import Settings
 from explorer.core.agent_context import ContextOptions, shape_answer
 from explorer.core.index import Index
 from explorer.core.search import SearchRequest, search

@@ -228,7 +228,7 @@ def test_related_status_and_links(corpus):
     error, data = links
     assert not error, data
     assert data["file"] == "notes/stars.md" and data["exists"] is True
-    assert [(b["source"], b["line"]) for b in data["backlinks"]] == [("notes/sky.md", 6)]
+    assert [(b["source"], b["line"]) for b in data["backlinks"]] == [("notes/sky.md", 7)]
 
 
 def test_front_matter_filters_and_links_of_a_missing_target(corpus):
