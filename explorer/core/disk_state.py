@@ -23,6 +23,7 @@ def scan_rules(settings: Settings) -> ScanRules:
         extensions=settings.extensions or DEFAULT_EXTENSIONS,
         exclude=settings.exclude,
         extra_ignored_dirs=(settings.index_dir,),
+        allow_outside_links=settings.allow_outside_links,
     )
 
 

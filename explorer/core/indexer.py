@@ -19,12 +19,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from explorer.core.chunker import chunk_file, file_references
+from explorer.core.disk_state import scan_rules
 from explorer.core.documents import ScannedFile, SkippedFile
 from explorer.core.index import Index
 from explorer.core.index_report import IndexReport, Progress, ProgressCallback, chunk_id
 from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED
 from explorer.core.root_paths import disk_path, path_key
-from explorer.core.scanner import DEFAULT_EXTENSIONS, ScanRules, load_text, scan, scan_path
+from explorer.core.scanner import load_text, scan, scan_path
 from explorer.core.vector_phase import VectorPhase
 from explorer.core.vectors import VectorStoreUnavailable, file_vector_id
 
@@ -39,14 +40,7 @@ class Indexer(VectorPhase):
 
     def __init__(self, index: Index) -> None:
         self.index = index
-        settings = index.settings
-        self.rules = ScanRules(
-            settings.root,
-            extensions=settings.extensions or DEFAULT_EXTENSIONS,
-            exclude=settings.exclude,
-            extra_ignored_dirs=(settings.index_dir,),
-            allow_outside_links=settings.allow_outside_links,
-        )
+        self.rules = scan_rules(index.settings)
         self._stale_vector_ids: list[str] = []
         self._stale_file_vectors: list[str] = []
 

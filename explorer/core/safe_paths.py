@@ -1,9 +1,9 @@
-"""Paths a caller names, resolved inside a root or refused.
+"""Paths a caller names (an agent through the MCP server), resolved inside a root or refused.
 
-Anything that takes a path from outside (an agent through the MCP server, a script) goes through
-:func:`resolve_inside`: absolute paths and ``..`` are refused as written, and a path whose
-symbolic links lead out of the root is refused once resolved, so nothing outside the root is
-ever read.
+:func:`resolve_inside` checks what the caller wrote first, to say plainly why a path is refused
+(absolute, ``..``), then leaves the link check to the core's one boundary test,
+:func:`explorer.core.root_paths.resolve_inside_root`: a path whose symbolic links lead out of
+the root is refused, whatever the settings allow the index, so nothing outside is ever read.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from explorer.core.root_paths import OutsideRoot, resolve_inside_root
 
-class PathOutsideRoot(ValueError):
+
+class PathOutsideRoot(OutsideRoot):
     """A path that names (or leads to) something outside the root; the message says why."""
 
 
@@ -41,8 +43,11 @@ def resolve_inside(root: Path, requested: str) -> InsidePath:
     parts = [part for part in text.replace(os.sep, "/").split("/") if part not in ("", ".")]
     if ".." in parts:
         raise PathOutsideRoot(f"{requested}: '..' is refused; paths stay inside the root")
-    real_root = Path(root).resolve()
-    real = real_root.joinpath(*parts).resolve()
-    if real != real_root and real_root not in real.parents:
-        raise PathOutsideRoot(f"{requested}: it is a symbolic link that leads outside the root")
-    return InsidePath("/".join(parts), real)
+    rel_path = "/".join(parts)
+    try:
+        real = resolve_inside_root(root, rel_path, allow_outside_links=False)
+    except OutsideRoot:
+        raise PathOutsideRoot(
+            f"{requested}: it is a symbolic link that leads outside the root"
+        ) from None
+    return InsidePath(rel_path, real)
