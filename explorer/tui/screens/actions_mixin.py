@@ -39,6 +39,12 @@ class ActionsMixin(MessagePump):
     def action_focus_filter(self) -> None:
         self.search_box.focus_filter()
 
+    def action_next_passage(self) -> None:
+        self.preview.action_next_passage()
+
+    def action_previous_passage(self) -> None:
+        self.preview.action_previous_passage()
+
     def action_cycle_mode(self) -> None:
         mode = self.search_box.cycle_mode()
         self.notify(f"search mode: {mode}", timeout=2)
@@ -59,7 +65,8 @@ class ActionsMixin(MessagePump):
         from explorer.tui.widgets.fuzzy_jump import FuzzyJump  # rapidfuzz: only when asked
 
         paths = self.tree.paths or sorted(self.files)
-        self.app.push_screen(FuzzyJump(paths), self._jumped)
+        titles = {path: record.title for path, record in self.files.items() if record.title}
+        self.app.push_screen(FuzzyJump(paths, titles), self._jumped)
 
     def _jumped(self, path: str | None) -> None:
         if path:

@@ -56,6 +56,10 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
         Binding("ctrl+f", "focus_filter", "Filter", show=False),
         Binding("ctrl+p", "fuzzy_jump", "Go to file"),
         Binding("e", "edit", "Edit"),
+        # The preview's own n/N, from anywhere but a text field: after Enter on a result the
+        # focus stays in the list, and n must still step through that file's passages.
+        Binding("n", "next_passage", "Next passage", show=False),
+        Binding("N", "previous_passage", "Previous passage", show=False),
         Binding("ctrl+r", "toggle_related", "Related", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
     ]

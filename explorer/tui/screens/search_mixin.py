@@ -157,7 +157,12 @@ class SearchMixin(MessagePump):
         if message.generation != self._generation:
             return
         self.results.show_response(
-            message.query, message.answered, message.response, message.rows, message.width
+            message.query,
+            message.answered,
+            message.response,
+            message.rows,
+            message.width,
+            requested=message.mode,
         )
         note = message.note
         if not note and message.response.notes and message.response.results:

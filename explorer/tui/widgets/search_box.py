@@ -23,6 +23,8 @@ from textual.widgets import Input, Label
 from explorer.core.file_filter import FileFilter, parse_filter_words
 
 MODES = ("hybrid", "semantic", "keyword")
+QUERY_PLACEHOLDER = "words or a question · path:guides/ to filter"
+"""What the empty query field says (the "Search" label before it names the box)."""
 
 
 def parse_query(text: str) -> tuple[str, tuple[str, ...]]:
@@ -95,7 +97,7 @@ class SearchBox(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label("Search", id="search-icon")
-        yield OneLineInput(placeholder="Search (path:guides/ to filter)", id="query")
+        yield OneLineInput(placeholder=QUERY_PLACEHOLDER, id="query")
         yield Label(self._mode_label(), id="mode")
         yield OneLineInput(placeholder="path filter", id="path-filter")
 
