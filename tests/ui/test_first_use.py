@@ -109,9 +109,10 @@ def test_paths_wrap_at_slashes_and_shorten_keeping_the_folder():
     assert wrap_path("guides/backups.md", 30) == ["guides/backups.md"]
     assert all(len(line) <= 12 for line in wrap_path("a/very-long-folder-name/x.md", 12))
     assert short_path("guides/index.md", 30) == "guides/index.md"
-    assert short_path("docs/deep/guides/install/index.md", 24) == "…/guides/install/index.md"[
-        :24
-    ] or (short_path("docs/deep/guides/install/index.md", 24) == "…/install/index.md")
+    assert short_path("docs/deep/guides/install/index.md", 24) == "…/install/index.md"
+    assert short_path("notes/2026/03/2026-03-24-plugin-api-review.md", 20) == (
+        "2026-03-2…review.md"
+    )
 
 
 def test_markdown_passages_read_as_plain_text():
