@@ -111,7 +111,7 @@ def test_paths_wrap_at_slashes_and_shorten_keeping_the_folder():
     assert short_path("guides/index.md", 30) == "guides/index.md"
     assert short_path("docs/deep/guides/install/index.md", 24) == "…/install/index.md"
     assert short_path("notes/2026/03/2026-03-24-plugin-api-review.md", 20) == (
-        "2026-03-2…review.md"
+        "2026-03-24…review.md"
     )
 
 

@@ -95,14 +95,14 @@ class LinksList(OptionList):
             self.source = path
             self.found = None
             self._message("Reading links…")
-        self.border_subtitle = safe_text(path.rsplit("/", 1)[-1])
+        self.border_subtitle = Content(safe_text(path.rsplit("/", 1)[-1]))  # text, not markup
         self._load(index, path)
 
     def show_links(self, path: str, found: Any) -> None:
         """Show ``found`` (a :class:`~explorer.core.links.FileLinks`) for ``path``."""
         self.source = path
         self.found = found
-        self.border_subtitle = safe_text(path.rsplit("/", 1)[-1])
+        self.border_subtitle = Content(safe_text(path.rsplit("/", 1)[-1]))  # text, not markup
         previous = self.rows[self.highlighted] if self.highlighted is not None else None
         options: list[Option] = [_header(f"Links to ({len(found.outgoing)})")]
         rows: list[LinkRow | None] = [None]
