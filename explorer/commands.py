@@ -365,7 +365,8 @@ def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None
     index, warm = _open_for_reading(settings)
     try:
         warm.join()
-        neighbours = related_files(index, rel_path, limit)
+        source = _vectors_on_the_spot(index, rel_path, limit)
+        neighbours = related_files(index, rel_path, limit, source)
     finally:
         index.close()
     if as_json:
@@ -374,6 +375,60 @@ def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None
     from explorer.render import render_related
 
     render_related(rel_path, neighbours)
+
+
+RELATED_CANDIDATES = 2
+"""``explorer related`` on a file without vectors embeds it and its keyword-nearest files
+without vectors, this many per neighbour asked for (``--limit``)."""
+
+
+def _vectors_on_the_spot(index, rel_path: str, limit: int) -> dict | None:
+    """Give a file that still awaits its vectors what ``related`` needs; a line on stderr.
+
+    Holding the write lock, it embeds the file and enough candidates to answer: its
+    :data:`RELATED_CANDIDATES` × ``limit`` keyword-nearest files that have no vectors yet
+    (the files already embedded are candidates as they are), stored as ``explorer index``
+    would. If another process writes the index, nothing is written: the file's vectors are
+    computed in memory (returned) and compared with the files embedded so far.
+    """
+    from explorer.core.embed_priority import EmbeddingPriority, Focus, keyword_neighbours
+    from explorer.core.index import IndexBusy
+    from explorer.core.index_report import IndexReport
+    from explorer.core.indexer import Indexer
+    from explorer.core.keywords import PENDING
+
+    record = index.keywords.file(rel_path)
+    if record is None or record.state != PENDING:
+        return None  # fresh, or a file related_files explains (skipped, failed, unknown)
+    if index.keywords.get_meta("model") not in (None, index.settings.model):
+        return None  # another model's index: `explorer index` rebuilds it first
+    try:
+        index.acquire_write_lock("explorer related")
+    except IndexBusy as error:
+        click.echo(
+            f"{rel_path}: vectors pending ({error}); comparing it, embedded in memory,"
+            " with the files embedded so far",
+            err=True,
+        )
+        return Indexer(index).embed_in_memory(rel_path)
+    try:
+        wanted = RELATED_CANDIDATES * limit
+        nearest = keyword_neighbours(index.keywords, rel_path, 4 * wanted)
+        records = index.keywords.files_by_path(nearest)
+        waiting = [p for p in nearest if p in records and records[p].state == PENDING][:wanted]
+        click.echo(
+            f"{rel_path} had no vectors yet: embedding it and {len(waiting)} keyword-nearest"
+            " files without vectors now",
+            err=True,
+        )
+        priority = EmbeddingPriority()
+        priority.set_focus(Focus(open_file=rel_path))
+        Indexer(index, priority).embed_pending(
+            IndexReport(), lambda _progress: None, only={rel_path, *waiting}
+        )
+    finally:
+        index.release_write_lock()
+    return None
 
 
 def _find_indexed_root(file: Path) -> Path:

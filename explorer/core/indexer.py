@@ -21,6 +21,7 @@ from pathlib import Path
 from explorer.core.chunker import chunk_file, file_references
 from explorer.core.disk_state import scan_rules
 from explorer.core.documents import ScannedFile, SkippedFile
+from explorer.core.embed_priority import EmbeddingPriority
 from explorer.core.index import Index
 from explorer.core.index_report import IndexReport, Progress, ProgressCallback, chunk_id
 from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED
@@ -38,8 +39,11 @@ class Indexer(VectorPhase):
     The keyword phase is here; the vector phase is inherited from :class:`VectorPhase`.
     """
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: Index, priority: EmbeddingPriority | None = None) -> None:
+        """``priority``: what the user looks at, embedded first (see
+        :mod:`explorer.core.embed_priority`); without it, the most recently modified first."""
         self.index = index
+        self.priority = priority
         self.rules = scan_rules(index.settings)
         self._stale_vector_ids: list[str] = []
         self._stale_file_vectors: list[str] = []

@@ -94,6 +94,12 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
         self._debounce: Timer | None = None
         self._manifest_due: Timer | None = None
         self._manifest_at = 0.0
+        self._browsed_folder: str | None = None
+        """The folder of the tree's cursor while the user moves it (a hint for embedding)."""
+        self._embedded_since: set[str] = set()
+        """Files made fresh since the screen last followed them (see on_index_files_embedded)."""
+        self._embedded_due: Timer | None = None
+        self._embedded_at = 0.0
 
     # -- composition --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -166,6 +172,27 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
         self.tree.reveal(path)
         self.links.load(self.index, path)
         self._load_related_for(path)
+        self.send_focus()
+
+    def send_focus(self) -> None:
+        """Tell the live index what the user looks at, so it embeds that first (a hint only:
+        its writer thread does the embedding)."""
+        if self.live is None:
+            return
+        from explorer.core.embed_priority import Focus
+
+        results = tuple(hit.path for hit in self.results.hits)
+        self.live.focus(Focus(self.current_path, results, self._browsed_folder))
+
+    @on(FileTree.NodeHighlighted)
+    def _tree_moved(self, event: FileTree.NodeHighlighted) -> None:
+        entry = event.node.data
+        if entry is None or not self.tree.has_focus:
+            return  # the cursor moved for a file opened elsewhere: not browsing
+        folder = entry.path.rstrip("/") if entry.is_dir else entry.path.rpartition("/")[0]
+        if folder != self._browsed_folder:
+            self._browsed_folder = folder
+            self.send_focus()
 
     def file_on_disk(self, path: str) -> Path | None:
         """The file the root-relative ``path`` names, or None (and a warning) when it leads

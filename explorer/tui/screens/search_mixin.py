@@ -164,6 +164,7 @@ class SearchMixin(MessagePump):
             message.width,
             requested=message.mode,
         )
+        self.send_focus()  # the results' files are embedded next
         note = message.note
         if not note and message.response.notes and message.response.results:
             note = message.response.notes[0]
