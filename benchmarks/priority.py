@@ -102,6 +102,9 @@ def main() -> int:
     parser.add_argument("--no-hints", action="store_true", help="ignore the UI's focus")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if not args.corpus.is_dir():
+        print(f"no corpus at {args.corpus}: pass --corpus", file=sys.stderr)
+        return 2
     if args.no_hints:
         disable_hints()
     with tempfile.TemporaryDirectory(prefix="explorer-priority-") as scratch:

@@ -32,10 +32,12 @@ from explorer.core.manifest_records import FileRecord, StoredChunk
 from explorer.core.query import HIGHLIGHT_STOPWORDS
 
 WINDOW_BATCHES = 4
-"""Model batches per window: a window's chunks are sorted longest first (less padding per
-batch), and its files are finished together when it ends."""
+"""Model batches per window when nothing the user looks at waits: a window's chunks are sorted
+longest first (less padding per batch), and its files are finished together when it ends.
+While focused files wait, a window holds one batch's worth, so they finish sooner."""
 BASE_EVERY = 4
-"""Every this-many-th window comes from the base order (newest first), whatever the focus."""
+"""While focused files wait, every this-many-th window comes from the base order (newest
+first): the rest always gets at least one model batch in four."""
 NEIGHBOURS = 20
 """How many keyword neighbours of the open file follow it."""
 NEIGHBOUR_TERMS = 24
@@ -121,9 +123,9 @@ class EmbeddingQueue:
     """Pending chunks handed out a model batch at a time, in the order the focus asks for.
 
     Chunks are grouped by file. A window takes whole files of one tier in priority order until
-    it holds :data:`WINDOW_BATCHES` batches of chunks (the open file always makes a window of
-    its own), and hands them out longest first. A new focus drops the rest of the window: its chunks
-    go back and the order is worked out again.
+    it holds a batch of chunks (:data:`WINDOW_BATCHES` batches once no focused file waits; the
+    open file always makes a window of its own), and hands them out longest first. A new focus
+    drops the rest of the window: its chunks go back and the order is worked out again.
     """
 
     def __init__(
@@ -214,24 +216,28 @@ class EmbeddingQueue:
         return self._neighbours_of[1]
 
     def _fill_window(self) -> list[StoredChunk]:
-        self._windows += 1
-        from_base = not self._tiers or self._windows % BASE_EVERY == 0
-        if from_base:
-            order = [p for p in self._base if p in self._by_path]
+        focused_left = any(path in self._by_path for path in self._tiers)
+        if focused_left:
+            self._windows += 1
+        if not focused_left or self._windows % BASE_EVERY == 0:
+            order, tier = [p for p in self._base if p in self._by_path], None
         else:
             base_rank = {p: i for i, p in enumerate(self._base)}
             order = sorted(
                 self._by_path,
                 key=lambda p: (*self._tiers.get(p, (Tier.REST, base_rank[p])), base_rank[p]),
             )
+            tier = self.tier_of(order[0])
+        # While files the user looks at wait, a window is one batch's worth of whole files, so
+        # each of them finishes within a batch or two and the base order gets one batch in
+        # BASE_EVERY; otherwise windows are longer and better packed.
+        size = self._batch if focused_left else WINDOW_BATCHES * self._batch
         window: list[StoredChunk] = []
-        size = WINDOW_BATCHES * self._batch
-        tier = None if from_base else self.tier_of(order[0])
         for path in order:
             if tier is not None and self.tier_of(path) != tier:
                 break  # one tier per window: sorting by length must not put the rest first
             window.extend(self._by_path[path].values())
             if tier == Tier.OPEN or len(window) >= size:
-                break  # the open file alone: its vector is the one awaited
+                break  # the open file makes a window of its own: its vector is awaited
         window.sort(key=lambda c: self._lengths.get(c.id, 0), reverse=True)
         return window
