@@ -128,3 +128,27 @@ async def test_results_gain_semantic_scores_in_place_while_the_rest_waits(tmp_pa
             embedder.release()
     finally:
         embedder.release()
+
+
+async def test_the_screen_tells_the_live_index_what_the_user_looks_at(sample_copy, app_for):
+    from tests.ui.conftest import wait_settled
+
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        priority = screen.live.priority
+        await type_query(pilot, "backup")
+        hits = tuple(hit.path for hit in screen.results.hits)
+        assert hits and priority.focus.results == hits
+        screen.open_file("guides/getting-started.md")
+        assert priority.focus.open_file == "guides/getting-started.md"
+        # Browsing the tree: the folder under the cursor is the hint, not files opened elsewhere.
+        screen.tree.focus()
+        await pilot.press("home")
+        await wait_for(pilot, lambda: priority.focus.folder is not None, what="a folder hint")
+        node = screen.tree.cursor_node
+        entry = node.data
+        expected = entry.path.rstrip("/") if entry.is_dir else entry.path.rpartition("/")[0]
+        assert priority.focus.folder == expected
+        assert priority.focus.open_file == "guides/getting-started.md"
