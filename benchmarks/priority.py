@@ -55,6 +55,15 @@ def disable_hints() -> None:
     EmbeddingPriority.set_focus = lambda self, focus: None  # type: ignore[method-assign]
 
 
+def embedding_order(no_hints: bool) -> str:
+    """Which order the checkout embeds in: the user's hints, the base order, or the old one."""
+    try:
+        import explorer.core.embed_priority  # noqa: F401
+    except ImportError:
+        return "before issue 13 (the index's own order)"
+    return "base order only (--no-hints)" if no_hints else "user's hints first"
+
+
 async def measure(corpus: Path, index_dir: Path, target: str, open_after: float, limit: float):
     from explorer.tui.app import make_app
 
@@ -117,7 +126,7 @@ def main() -> int:
             measure(corpus, Path(scratch) / "index", args.target, args.open_after, args.limit)
         )
     result["files"] = len(files)
-    result["hints"] = not args.no_hints
+    result["order"] = embedding_order(args.no_hints)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
