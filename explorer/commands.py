@@ -337,7 +337,7 @@ def run_search(query, root, options: IndexOptions, search_options, context, expl
         return
     if output == "paths":
         for line in answer.path_lines():
-            click.echo(line)
+            click.echo(safe_text(line))  # a name's control characters escaped, its tab kept
         return
     from explorer.render import render_search
 

@@ -455,6 +455,16 @@ def test_text_output_shows_escape_sequences_escaped(runner, hostile):
     assert_one_line_error(error, r"gone/evil\x1b]0;PWNED")
 
 
+def test_paths_output_escapes_names(runner, hostile):
+    from tests.escapes import WORD, assert_no_raw_controls
+
+    root, index_dir = hostile
+    args = ("search", WORD, root, "--index-dir", index_dir, "--format", "paths")
+    out = ok(invoke(runner, *args)).stdout
+    assert_no_raw_controls(out)
+    assert "notes/evil\\x1b]0;PWNED\\x07\\x1b[2J.md\t" in out
+
+
 def test_json_output_escapes_every_control_character(runner, hostile):
     from tests.escapes import EVIL_PATH, WORD, assert_no_raw_controls
 
