@@ -146,6 +146,10 @@ def _describe(error: Exception) -> str:
         "LinksUnavailable",
         "PathOutsideRoot",
         "RebuildCancelled",
+        "KeywordIndexDamaged",
+        "VectorStoreDamaged",
+        "RootMismatch",
+        "PathPatternError",
     }
     if type(error).__name__ in known:
         return str(error)

@@ -5,19 +5,35 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from explorer.cli import print_json
 from explorer.config import Settings
+from explorer.core.keywords import KeywordIndex, KeywordIndexDamaged
 from explorer.locations import default_index_dir
 from explorer.safe_text import safe_text
+
+if TYPE_CHECKING:
+    from explorer.core.damaged_store import Repair
 
 
 class RootError(ValueError):
     """A folder or file argument that cannot be used."""
+
+
+class RootMismatch(RootError):
+    """ROOT is not the folder the index directory was built for."""
+
+    def __init__(self, index_dir: Path, indexed: Path, given: Path) -> None:
+        super().__init__(
+            f"the index at {index_dir} belongs to {indexed}, not to {given}: leave ROOT out "
+            f"to use {indexed}, or pass another --index-dir for {given}"
+        )
 
 
 ROOT_META = "root"
@@ -42,15 +58,26 @@ class IndexOptions:
 
 
 def settings_for(root: Path | None, options: IndexOptions) -> Settings:
-    """Settings for a command: ROOT if given, else the root stored in --index-dir, else cwd."""
+    """Settings for a command: ROOT if given, else the root stored in --index-dir, else cwd.
+
+    Raises :class:`RootMismatch` when the index directory belongs to another folder that
+    still exists (a folder that was moved may take its old index along).
+    """
     if root is None and options.index_dir is not None:
         root = _stored_root(options.index_dir)
-    return Settings.for_root(
+    settings = Settings.for_root(
         check_root(root or Path(".")),
         options.index_dir,
         model=options.model,
         chroma_url=options.chroma_url,
     )
+    try:
+        indexed = _stored_root(settings.index_dir)
+    except KeywordIndexDamaged:
+        return settings  # `index` repairs it; a reader's open says what to do
+    if indexed is not None and indexed != settings.root and indexed.is_dir():
+        raise RootMismatch(settings.index_dir, indexed, settings.root)
+    return settings
 
 
 def require_server(settings: Settings) -> None:
@@ -62,12 +89,13 @@ def require_server(settings: Settings) -> None:
 
 
 def _stored_root(index_dir: Path) -> Path | None:
-    from explorer.core.keywords import KeywordIndex
-
+    """The folder the index in ``index_dir`` was built for, if it records one."""
     database = index_dir / "index.sqlite"
     if not database.exists():
         return None
-    keywords = KeywordIndex(database)
+    keywords = KeywordIndex(
+        database, read_only=True, repair_command=f"explorer index FOLDER --index-dir {index_dir}"
+    )
     try:
         stored = keywords.get_meta(ROOT_META)
     finally:
@@ -104,8 +132,7 @@ def run_index(
         _print_index_report(settings, report, as_json, keywords_only, "rebuilt from scratch: ")
         return
     rel_paths = _paths_inside(settings.root, only) if only is not None else None
-    index = Index(settings)
-    index.acquire_write_lock()
+    index = Index.open_for_writing(settings)
     try:
         index.keywords.set_meta(ROOT_META, str(settings.root))
         with _ProgressDisplay(enabled=not as_json and _stderr_is_terminal()) as display:
@@ -125,7 +152,7 @@ def run_index(
         ) from None
     finally:
         index.close()
-    _print_index_report(settings, report, as_json, keywords_only)
+    _print_index_report(settings, report, as_json, keywords_only, repairs=index.repairs)
 
 
 def _paths_inside(root: Path, paths: tuple[Path, ...]) -> list[str]:
@@ -146,10 +173,14 @@ def _paths_inside(root: Path, paths: tuple[Path, ...]) -> list[str]:
     return rel_paths
 
 
-def _print_index_report(settings, report, as_json, keywords_only, lead: str = "") -> None:
+def _print_index_report(
+    settings, report, as_json, keywords_only, lead: str = "", repairs: Sequence[Repair] = ()
+) -> None:
     if as_json:
-        print_json(report.as_json())
+        print_json({**report.as_json(), "repairs": [r.as_json() for r in repairs]})
         return
+    for repair in repairs:
+        click.echo(safe_text(repair.describe()))
     skipped = sum(report.skipped.values())
     reasons = ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items()))
     click.echo(
@@ -316,8 +347,13 @@ class SearchOptions:
 def run_search(query, root, options: IndexOptions, search_options, context, explain, output):
     """``explorer search``: ``output`` is ``text``, ``json`` or ``paths``."""
     from explorer.core.agent_context import shape_answer
+    from explorer.core.query import PathFilter, PathPatternError, QueryError
     from explorer.core.search import search
 
+    try:
+        PathFilter(search_options.paths)
+    except PathPatternError as error:
+        raise QueryError(f"--path {error.pattern!r}: {error.problem}") from None
     settings = settings_for(root, options)
     context.check()
     request = search_options.request(query, settings)
@@ -444,6 +480,7 @@ def run_status(root, options: IndexOptions, as_json) -> None:
     settings = settings_for(root, options)
     index = Index.open_existing(settings)
     try:
+        index.keywords.check()
         status = index.status(check_disk=True)
     finally:
         index.close()

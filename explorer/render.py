@@ -151,7 +151,12 @@ def render_status(status) -> None:
         *_stale_lines(status),
         f"chunks      {status.chunks} ({status.vectors} with vectors)",
         f"vectors     {status.vector_store} store at {safe_text(status.vector_location)}"
-        + ("" if status.vectors_available else " — unreachable: counts are from the manifest"),
+        + (
+            ""
+            if status.vectors_available
+            else " — unavailable, counts are from the manifest: "
+            + safe_text(status.vectors_problem)
+        ),
         f"model       {safe_text(status.model)}"
         + (f" ({status.dimension} dimensions)" if status.dimension else ""),
         f"updated     {when}",

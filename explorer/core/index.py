@@ -8,6 +8,10 @@ whole transactions. A local Chroma client, though, caches the HNSW graph it load
 no vector written by another process afterwards — and, worse, would write its stale graph back.
 Hence: taking the write lock reopens the client, and a reader reopens it (at most every few
 seconds) when the writer's ``vectors_epoch`` counter in SQLite has moved.
+
+Readers (:meth:`Index.open_existing`) open both stores read-only, so a read-only index directory
+can be searched. A writer (:meth:`Index.open_for_writing`) checks both stores as it opens them;
+a damaged one is set aside (see :mod:`explorer.core.damaged_store`) and rebuilt from the other.
 """
 
 from __future__ import annotations
@@ -20,10 +24,25 @@ from pathlib import Path
 
 from explorer.config import Settings
 from explorer.core.chroma_server import parse_server_url
+from explorer.core.damaged_store import Repair, Store, set_aside
 from explorer.core.embedder import Embedder, load_embedder
-from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, VECTORS_EPOCH, KeywordIndex
-from explorer.core.vectors import VectorStore, VectorStoreUnavailable
+from explorer.core.keywords import (
+    FAILED,
+    FRESH,
+    PENDING,
+    SKIPPED,
+    VECTORS_EPOCH,
+    KeywordIndex,
+    KeywordIndexDamaged,
+)
+from explorer.core.vectors import (
+    VectorStore,
+    VectorStoreDamaged,
+    VectorStoreUnavailable,
+    check_database,
+)
 from explorer.core.write_lock import LockBusy, WriteLock
+from explorer.locations import resolve_index_dir
 
 DATABASE_NAME = "index.sqlite"
 CHROMA_DIR_NAME = "chroma"
@@ -62,6 +81,8 @@ class Status:
     """The Chroma directory or server URL."""
     vectors_available: bool
     """False when the server does not answer; ``vectors`` then counts what SQLite recorded."""
+    vectors_problem: str
+    """Why the vectors are not available (unreachable, damaged), else empty."""
     dimension: int | None
     store_bytes: int
     last_update: float | None
@@ -96,6 +117,7 @@ class Status:
                 "kind": self.vector_store,
                 "location": self.vector_location,
                 "available": self.vectors_available,
+                "problem": self.vectors_problem,
             },
             "dimension": self.dimension,
             "store_bytes": self.store_bytes,
@@ -115,26 +137,120 @@ class Status:
 class Index:
     """The stores and the model of one root, opened lazily."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        read_only: bool = False,
+        write_lock: WriteLock | None = None,
+    ) -> None:
+        """Open the keyword index at once (Chroma and the model on first use).
+
+        ``read_only`` never writes either store. With a held ``write_lock`` (see
+        :meth:`open_for_writing`) a damaged keyword index is set aside and rebuilt.
+        """
         self.settings = settings
-        self.keywords = KeywordIndex(settings.index_dir / DATABASE_NAME)
+        self.read_only = read_only
+        self.repairs: list[Repair] = []
+        """Damaged stores this writer set aside and replaced, oldest first."""
+        self._write_lock = write_lock or WriteLock(settings.index_dir / LOCK_NAME)
         self._vectors: VectorStore | None = None
+        self._vectors_damage: VectorStoreDamaged | None = None
         self._embedder = embedder
         self._vectors_lock = threading.Lock()
         self._embedder_lock = threading.Lock()
-        self._write_lock = WriteLock(settings.index_dir / LOCK_NAME)
         self._vectors_epoch: str | None = None
         self._vectors_opened_at = 0.0
+        self.keywords = self._open_keywords()
 
     @classmethod
     def open_existing(cls, settings: Settings, embedder: Embedder | None = None) -> Index:
-        """Open an index that must already exist (for search, related and status)."""
+        """Open an index that must already exist, read-only (for search, related, status)."""
         if not (settings.index_dir / DATABASE_NAME).exists():
             raise NoIndex(
                 f"{settings.root} has no index at {settings.index_dir}; "
                 f"run: explorer index {settings.root}"
             )
-        return cls(settings, embedder)
+        return cls(settings, embedder, read_only=True)
+
+    @classmethod
+    def open_for_writing(
+        cls, settings: Settings, embedder: Embedder | None = None, holder: str = "explorer index"
+    ) -> Index:
+        """Take the write lock (or raise :class:`IndexBusy`), then open the stores, checking
+        each: a damaged one is set aside and rebuilt (listed in :attr:`repairs`)."""
+        settings.index_dir.mkdir(parents=True, exist_ok=True)
+        lock = WriteLock(settings.index_dir / LOCK_NAME)
+        _take(lock, settings, holder)
+        try:
+            return cls(settings, embedder, write_lock=lock)
+        except BaseException:
+            lock.release()
+            raise
+
+    @property
+    def repair_command(self) -> str:
+        """The command that repairs this index, as a damage message tells the user."""
+        command = f"explorer index {self.settings.root}"
+        if self.settings.index_dir != resolve_index_dir(self.settings.root):
+            command += f" --index-dir {self.settings.index_dir}"
+        return command
+
+    def _open_keywords(self) -> KeywordIndex:
+        path = self.settings.index_dir / DATABASE_NAME
+        if not self._write_lock.held:
+            return KeywordIndex(path, self.read_only, self.repair_command)
+        try:
+            keywords = KeywordIndex(path, repair_command=self.repair_command)
+            try:
+                keywords.check()
+            except BaseException:
+                keywords.close()
+                raise
+            return keywords
+        except KeywordIndexDamaged as damage:
+            self._set_aside_keywords(damage)
+            return KeywordIndex(path, repair_command=self.repair_command)
+
+    def _set_aside_keywords(self, damage: KeywordIndexDamaged) -> None:
+        path = self.settings.index_dir / DATABASE_NAME
+        files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+        self.repairs.append(
+            set_aside(self.settings.index_dir, files, Store.KEYWORDS, damage.reason)
+        )
+
+    def repair(self, damage: KeywordIndexDamaged | VectorStoreDamaged) -> None:
+        """Set the damaged store aside and open a fresh one in its place (write lock held).
+
+        A fresh keyword index is filled by the next sync, which reuses every vector whose
+        chunk id it writes again; a fresh vector store makes every chunk wait for a vector.
+        """
+        if not self._write_lock.held:
+            raise damage
+        if isinstance(damage, KeywordIndexDamaged):
+            self.keywords.close()
+            self._set_aside_keywords(damage)
+            self.keywords = KeywordIndex(
+                self.settings.index_dir / DATABASE_NAME, repair_command=self.repair_command
+            )
+            return
+        with self._vectors_lock:
+            self._replace_vectors(damage)
+
+    def _replace_vectors(self, damage: VectorStoreDamaged) -> VectorStore:
+        """Set the damaged local store aside, open an empty one, and mark every chunk as
+        waiting for its vector (``_vectors_lock`` held)."""
+        if self._vectors is not None:
+            self._vectors.close()
+            self._vectors = None
+        directory = self.settings.index_dir / CHROMA_DIR_NAME
+        self.repairs.append(
+            set_aside(self.settings.index_dir, [directory], Store.VECTORS, damage.reason)
+        )
+        self.keywords.reset_embedded()
+        self._vectors_damage = None
+        self._vectors = VectorStore(directory, repair_command=self.repair_command)
+        return self._vectors
 
     @property
     def shared_vectors(self) -> bool:
@@ -150,19 +266,44 @@ class Index:
     @property
     def vectors(self) -> VectorStore:
         """The vector store, opened on first use (raises VectorStoreUnavailable if a server
-        does not answer; the next use tries again)."""
+        does not answer; the next use tries again).
+
+        A damaged local store raises :class:`VectorStoreDamaged` for a reader (every time,
+        without opening it again); a writer sets it aside and opens an empty one.
+        """
         with self._vectors_lock:
+            if self._vectors_damage is not None:
+                raise self._vectors_damage
             if self._vectors is None:
                 epoch = self.keywords.get_meta(VECTORS_EPOCH)
                 if self.settings.chroma_url:
                     address = parse_server_url(self.settings.chroma_url)
                     self._vectors = VectorStore(address=address, model=self.settings.model)
                 else:
-                    self._vectors = VectorStore(self.settings.index_dir / CHROMA_DIR_NAME)
+                    self._vectors = self._open_local_vectors()
                 self._vectors_epoch, self._vectors_opened_at = epoch, time.monotonic()
             elif not self._write_lock.held and not self._vectors.shared:
                 self._refresh_reader()
             return self._vectors
+
+    def _open_local_vectors(self) -> VectorStore:
+        """The local store; a writer checks it first and replaces a damaged one."""
+        directory = self.settings.index_dir / CHROMA_DIR_NAME
+        writer = self._write_lock.held
+        try:
+            if writer:
+                check_database(directory, self.repair_command)
+            store = VectorStore(
+                directory, read_only=self.read_only, repair_command=self.repair_command
+            )
+            if writer:
+                store.count_chunks()  # loads the vector segments: damage there shows now
+            return store
+        except VectorStoreDamaged as damage:
+            if not writer:
+                self._vectors_damage = damage
+                raise
+            return self._replace_vectors(damage)
 
     def _refresh_reader(self) -> None:
         """Reopen a local client another process has written to since it was opened."""
@@ -183,6 +324,10 @@ class Index:
             return self._embedder
 
     # -- the write lock -----------------------------------------------------------------------
+    @property
+    def holds_write_lock(self) -> bool:
+        return self._write_lock.held
+
     def acquire_write_lock(self, holder: str = "explorer index") -> None:
         """Take the one-writer lock, or raise :class:`IndexBusy` at once.
 
@@ -191,18 +336,7 @@ class Index:
         """
         if self._write_lock.held:
             return
-        try:
-            self._write_lock.acquire(f"{holder} (pid {os.getpid()})")
-        except LockBusy as busy:
-            other = busy.holder
-            advice = (
-                "it keeps the index up to date while it runs"
-                if other.startswith(LIVE_WRITER)
-                else "wait for it to finish"
-            )
-            raise IndexBusy(
-                f"the index of {self.settings.root} is being written by {other}; {advice}"
-            ) from None
+        _take(self._write_lock, self.settings, holder)
         with self._vectors_lock:
             if self._vectors is not None and not self._vectors.shared:
                 self._vectors.reopen()
@@ -235,15 +369,17 @@ class Index:
             needs_rebuild = True
             reason = f"model changed from {stored_model} to {self.settings.model}"
         last = self.keywords.get_meta("last_update")
-        vectors, available = counts["embedded"], True
+        vectors, available, problem = counts["embedded"], True, ""
         if count_vectors:
             try:
                 if self.shared_vectors:  # the server's count is every checkout's: ask for ours
                     vectors = len(self.vectors.existing_chunk_ids(self.keywords.chunk_ids()))
                 elif (self.settings.index_dir / CHROMA_DIR_NAME).exists():
                     vectors = self.vectors.count_chunks()
-            except VectorStoreUnavailable:
-                available = False
+            except (VectorStoreUnavailable, VectorStoreDamaged) as error:
+                available, problem = False, str(error)
+                if isinstance(error, VectorStoreDamaged):
+                    needs_rebuild, reason = True, str(error)
         return Status(
             root=str(self.settings.root),
             index_dir=str(self.settings.index_dir),
@@ -258,6 +394,7 @@ class Index:
             vector_store="server" if self.shared_vectors else "local",
             vector_location=self.vector_location,
             vectors_available=available,
+            vectors_problem=problem,
             dimension=int(stored_dimension) if stored_dimension else None,
             store_bytes=_directory_size(self.settings.index_dir),
             last_update=float(last) if last else None,
@@ -280,6 +417,22 @@ class Index:
                 self._vectors.close()
                 self._vectors = None
         self.keywords.close()
+
+
+def _take(lock: WriteLock, settings: Settings, holder: str) -> None:
+    """Acquire ``lock`` for ``holder``, or raise :class:`IndexBusy` naming who holds it."""
+    try:
+        lock.acquire(f"{holder} (pid {os.getpid()})")
+    except LockBusy as busy:
+        other = busy.holder
+        advice = (
+            "it keeps the index up to date while it runs"
+            if other.startswith(LIVE_WRITER)
+            else "wait for it to finish"
+        )
+        raise IndexBusy(
+            f"the index of {settings.root} is being written by {other}; {advice}"
+        ) from None
 
 
 def _directory_size(directory: Path) -> int:

@@ -24,11 +24,11 @@ from explorer.core.documents import ScannedFile, SkippedFile
 from explorer.core.embed_priority import EmbeddingPriority
 from explorer.core.index import Index
 from explorer.core.index_report import IndexReport, Progress, ProgressCallback, chunk_id
-from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED
+from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, KeywordIndexDamaged
 from explorer.core.root_paths import disk_path, path_key
 from explorer.core.scanner import load_text, scan, scan_path
 from explorer.core.vector_phase import VectorPhase
-from explorer.core.vectors import VectorStoreUnavailable, file_vector_id
+from explorer.core.vectors import VectorStoreDamaged, VectorStoreUnavailable, file_vector_id
 
 __all__ = ["Indexer", "IndexReport", "Progress", "ProgressCallback", "chunk_id"]
 
@@ -55,8 +55,26 @@ class Indexer(VectorPhase):
         cancel: threading.Event | None = None,
         embed: bool = True,
     ) -> IndexReport:
-        """Bring the whole root up to date: scan, keywords, then (optionally) vectors."""
+        """Bring the whole root up to date: scan, keywords, then (optionally) vectors.
+
+        A writer that finds a store damaged on the way sets it aside, opens a fresh one and
+        runs the sync once more (see :meth:`Index.repair`); a reader raises the damage.
+        """
+        try:
+            return self._sync(progress, cancel, embed)
+        except (KeywordIndexDamaged, VectorStoreDamaged) as damage:
+            self.index.repair(damage)
+            return self._sync(progress, cancel, embed)
+
+    def _sync(
+        self,
+        progress: ProgressCallback | None,
+        cancel: threading.Event | None,
+        embed: bool,
+    ) -> IndexReport:
         report = IndexReport()
+        self._stale_vector_ids.clear()
+        self._stale_file_vectors.clear()
         notify = progress or (lambda _p: None)
         notify(Progress("scan"))
         started = time.perf_counter()
@@ -83,9 +101,8 @@ class Indexer(VectorPhase):
             self._extract_missing_links(cancel)
         report.keyword_seconds = time.perf_counter() - started
         # Chroma is opened only now: the keyword phase never waits for it. Reconciling removes
-        # the vectors of every chunk the keyword phase replaced, and any an earlier run left.
-        self._stale_vector_ids.clear()
-        self._stale_file_vectors.clear()
+        # the vectors of every chunk the keyword phase replaced (or removed), and any an
+        # earlier run left; only the latter count as repaired.
         try:
             self.reconcile_vectors(report)
         except VectorStoreUnavailable as error:

@@ -24,7 +24,7 @@ from explorer.core.file_filter import FileFilter
 from explorer.core.index import Index
 from explorer.core.manifest_records import FileSummary
 from explorer.core.query import QueryError, fts_expression, make_snippet, query_terms
-from explorer.core.vectors import VectorStoreUnavailable
+from explorer.core.vectors import VectorStoreDamaged, VectorStoreUnavailable
 
 MODES = ("hybrid", "semantic", "keyword")
 
@@ -163,7 +163,7 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
                 vector = index.embedder.embed_query(request.query)
             try:
                 vector_hits = index.vectors.query_chunks(vector, k, allowed)
-            except VectorStoreUnavailable as error:
+            except (VectorStoreUnavailable, VectorStoreDamaged) as error:
                 if request.mode == "semantic":
                     raise
                 vectors_lost = str(error)  # hybrid goes on with its keyword leg alone

@@ -69,7 +69,11 @@ class VectorPhase:
             in_store = vectors.chunk_ids()
             orphans = sorted(in_store - in_sqlite)
             vectors.delete_chunks(orphans)
-            report.orphans_removed = len(orphans)
+            # The keyword phase noted the vectors of chunks it replaced or removed: deleting
+            # those is this sync's own work, not a repair of what an interrupted run left.
+            report.orphans_removed = len(set(orphans) - set(self._stale_vector_ids))
+        self._stale_vector_ids.clear()
+        self._stale_file_vectors.clear()
         keywords.mark_missing_vectors(in_sqlite - in_store)
         reusable = sorted(keywords.unembedded_ids() & in_store)
         keywords.mark_embedded(reusable)
