@@ -221,7 +221,8 @@ class VectorStore:
         """Open the local store in ``directory``, or the server at ``address`` for ``model``.
 
         ``read_only`` (local): never write ``directory``; when it is missing or cannot be
-        written, a private copy is opened instead. ``repair_command`` is what a
+        written, a private copy is opened instead (and a panic of Chroma's Rust core while
+        opening prints nothing, see :func:`_panic_output_held`). ``repair_command`` is what a
         :class:`VectorStoreDamaged` message tells the user to run.
         """
         if (directory is None) == (address is None):
@@ -287,7 +288,11 @@ class VectorStore:
         if self.address is None:
             directory = self._opened_directory()
             directory.mkdir(parents=True, exist_ok=True)
-            with _panic_output_held():  # opening reads the store: where damage panics
+            # Opening reads the store: where damage panics. Only a reader (a one-shot command)
+            # holds file descriptor 2 meanwhile: the TUI draws its screen there. A writer runs
+            # check_database first, which finds such damage before Chroma does.
+            holding = _panic_output_held() if self.read_only else contextlib.nullcontext()
+            with holding:
                 self._client = chromadb.PersistentClient(path=str(directory), settings=settings)
                 self._open_collections()
         else:
