@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import stat
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXPLORER_PROCESS, run_explorer
+from tests.hostile.damage import Damage, damage_file
 
 pytestmark = pytest.mark.e2e
 
@@ -76,8 +76,7 @@ def assert_both_legs_answer(root: Path, index_dir: Path, env: dict) -> None:
 def test_index_sqlite_cut_in_half_is_rebuilt_without_embedding_again(copy):
     root, index_dir, env, chunks = copy
     database = index_dir / "index.sqlite"
-    os.truncate(database, database.stat().st_size // 2)
-    damaged = database.read_bytes()
+    damaged = damage_file(database, Damage.HALF)
 
     for args in (("status",), ("search", QUERY)):
         done = explorer(*args, root, "--index-dir", index_dir, env=env, code=2)
@@ -96,7 +95,7 @@ def test_index_sqlite_cut_in_half_is_rebuilt_without_embedding_again(copy):
 def test_garbage_in_chroma_sqlite3_degrades_search_then_index_embeds_again(copy):
     root, index_dir, env, chunks = copy
     chroma = index_dir / "chroma" / "chroma.sqlite3"
-    chroma.write_bytes(random.Random(9).randbytes(chroma.stat().st_size))
+    damage_file(chroma, Damage.GARBAGE)
 
     done = explorer("search", QUERY, root, "--index-dir", index_dir, "--json", env=env)
     data = json.loads(done.stdout)

@@ -9,7 +9,6 @@ when only SQLite was lost), and leave an index that answers both legs.
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from explorer.core.search import SearchRequest, search
 from explorer.core.vectors import CHROMA_DATABASE, VectorStore, VectorStoreDamaged
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
+from tests.hostile.damage import Damage, damage_file
 
 CORPUS = {
     f"notes/note{n}.md": f"# Note {n}\n\nTelescope mirrors, lens number w{n}x.\n\n"
@@ -35,18 +35,7 @@ CORPUS = {
 
 
 def damage_sqlite(path: Path, kind: str) -> None:
-    """Damage an SQLite file: cut it in half, replace it by garbage, or overwrite some pages."""
-    size = path.stat().st_size
-    rng = random.Random(kind)
-    if kind == "half":
-        os.truncate(path, size // 2)
-    elif kind == "garbage":
-        path.write_bytes(rng.randbytes(size))
-    else:  # pages: the header stays, a few b-tree pages become noise
-        first, count = (3, 4) if kind == "pages" else (10, 8)
-        with path.open("r+b") as handle:
-            handle.seek(first * 4096)
-            handle.write(rng.randbytes(count * 4096))
+    damage_file(path, Damage(kind))
 
 
 @pytest.fixture
