@@ -156,6 +156,8 @@ class Index:
         self._write_lock = write_lock or WriteLock(settings.index_dir / LOCK_NAME)
         self._vectors: VectorStore | None = None
         self._vectors_damage: VectorStoreDamaged | None = None
+        self._damage_epoch: str | None = None
+        """The writer's vectors epoch when the damage was found: a repair moves it."""
         self._embedder = embedder
         self._vectors_lock = threading.Lock()
         self._embedder_lock = threading.Lock()
@@ -268,12 +270,15 @@ class Index:
         """The vector store, opened on first use (raises VectorStoreUnavailable if a server
         does not answer; the next use tries again).
 
-        A damaged local store raises :class:`VectorStoreDamaged` for a reader (every time,
-        without opening it again); a writer sets it aside and opens an empty one.
+        A damaged local store raises :class:`VectorStoreDamaged` for a reader (again without
+        opening it, until a writer has written vectors since); a writer sets it aside and
+        opens an empty one.
         """
         with self._vectors_lock:
             if self._vectors_damage is not None:
-                raise self._vectors_damage
+                if self.keywords.get_meta(VECTORS_EPOCH) == self._damage_epoch:
+                    raise self._vectors_damage
+                self._vectors_damage = None  # repaired meanwhile: open it again
             if self._vectors is None:
                 epoch = self.keywords.get_meta(VECTORS_EPOCH)
                 if self.settings.chroma_url:
@@ -302,6 +307,7 @@ class Index:
         except VectorStoreDamaged as damage:
             if not writer:
                 self._vectors_damage = damage
+                self._damage_epoch = self.keywords.get_meta(VECTORS_EPOCH)
                 raise
             return self._replace_vectors(damage)
 

@@ -248,10 +248,9 @@ class VectorStore:
         reason = _damage_reason(error)
         if reason is None:
             return
-        opened = self._opened_directory()
         if self._client is None:  # it failed to open: Chroma keeps the broken system cached
-            _forget_system(opened)
-        self.close()  # a damaged store is not used again
+            _forget_system(self._opened_directory())
+            self.close()  # removes a private copy; the caller never gets this store
         raise VectorStoreDamaged(self.directory, reason, self.repair_command) from None
 
     def _opened_directory(self) -> Path:

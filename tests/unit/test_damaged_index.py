@@ -239,3 +239,24 @@ def test_status_and_search_on_a_damaged_keyword_index_are_one_line(built, cli):
         [line] = result.stderr.splitlines()
         assert line.startswith("explorer: error: the keyword index ")
         assert str(settings.index_dir / DATABASE_NAME) in line and "explorer index" in line
+
+
+def test_a_long_running_reader_finds_the_vectors_again_after_a_repair(built):
+    """An MCP server or a TUI that only reads keeps its Index open: once a writer has
+    repaired the store, the reader's next search answers by meaning again."""
+    settings, embedder, _chunks = built
+    damage_sqlite(settings.index_dir / CHROMA_DIR_NAME / CHROMA_DATABASE, "garbage")
+    reader = Index.open_existing(settings, embedder)
+    try:
+        response = search(reader, SearchRequest("telescope w3x", limit=1))
+        assert response.notes and "keyword results only" in response.notes[0]
+        writer = Index.open_for_writing(settings, embedder)
+        try:
+            Indexer(writer).sync()
+        finally:
+            writer.close()
+        response = search(reader, SearchRequest("telescope w3x", limit=1))
+        assert not response.notes
+        assert response.results[0].passages[0].vector_rank is not None
+    finally:
+        reader.close()
