@@ -4,11 +4,12 @@
     PYTHONPATH=/path/to/older/checkout python benchmarks/priority.py   # the same, before
 
 Copies ``--files`` real nginx docs (all of ``content/nginx/admin-guide``, then the rest of
-``content/nginx`` and other folders in path order) into a temp folder, opens the explorer TUI
+the other files in path order) into a temp folder, opens the explorer TUI
 on it headless (Textual's Pilot, the bundled model, an empty index, no watcher), waits
 ``--open-after`` seconds, opens ``--target`` the way ctrl+p does (the quick-open dialog returns
 the path), and times, from that moment, until the related sidebar lists related files (and
-until it lists a full page of them). It also reports how far the whole folder's embedding was
+until it lists a full page of them), with when the document model was ready and when the
+file's own vectors were in. It also reports how far the whole folder's embedding was
 then. Target: the first related files within 20 s.
 
 The script uses only the app's public behaviour, so the same file run against an older
@@ -80,9 +81,15 @@ async def measure(corpus: Path, index_dir: Path, target: str, open_after: float,
         opened = time.monotonic()
         app.screen.dismiss(target)  # what the dialog does when the user picks the file
         out["opened_at_s"] = round(opened - started, 2)
-        first = full = None
+        first = full = model_ready = embedded = None
         progress_then = ""
+        if screen.document_model == "ready":
+            model_ready = 0.0  # already loaded when the file was opened
         while time.monotonic() - opened < limit:
+            if model_ready is None and screen.document_model == "ready":
+                model_ready = time.monotonic() - opened
+            if embedded is None and screen.tree.state_of(target) == "fresh":
+                embedded = time.monotonic() - opened
             items = screen.related.items if screen.current_path == target else []
             if items and first is None:
                 first = time.monotonic() - opened
@@ -91,6 +98,8 @@ async def measure(corpus: Path, index_dir: Path, target: str, open_after: float,
                 full = time.monotonic() - opened
                 break
             await pilot.pause(0.05)
+        out["model_ready_s"] = round(model_ready, 1) if model_ready is not None else None
+        out["file_embedded_s"] = round(embedded, 1) if embedded is not None else None
         out["first_related_s"] = round(first, 1) if first is not None else None
         out["full_page_s"] = round(full, 1) if full is not None else None
         out["status_at_first_related"] = progress_then

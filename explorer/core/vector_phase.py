@@ -128,11 +128,12 @@ class VectorPhase:
                 report.model_seconds = time.perf_counter() - started
                 started = time.perf_counter()
             self.index.keywords.set_meta("dimension", str(embedder.dimension))
-            texts = {c.id: self._embedding_text(c) for c in pending}
+            # Sorted by the chunk's own length (its heading context adds a few tokens to each);
+            # the text to embed is built per batch, so the first batch starts at once.
             keywords = self.index.keywords
             queue = EmbeddingQueue(
                 pending,
-                {i: len(t) for i, t in texts.items()},
+                {c.id: len(c.text) for c in pending},
                 keywords.files(),
                 self.index.settings.embed_batch,
                 self.priority,
@@ -145,7 +146,7 @@ class VectorPhase:
                     report.cancelled = True
                     break
                 batch = queue.next_batch()
-                vectors = embedder.embed_documents([texts[c.id] for c in batch])
+                vectors = embedder.embed_documents([self._embedding_text(c) for c in batch])
                 ids = [c.id for c in batch]
                 self.index.vectors.upsert_chunks(ids, vectors, [c.path for c in batch])
                 self.index.keywords.mark_embedded(ids)
