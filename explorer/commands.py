@@ -381,8 +381,6 @@ def run_search(query, root, options: IndexOptions, search_options, context, expl
 
 
 def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None:
-    from explorer.core.related import related_files
-
     if not file.exists():
         raise RootError(f"no such file: {file}")
     if not file.is_file():
@@ -398,11 +396,11 @@ def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None
         rel_path = absolute.relative_to(settings.root).as_posix()
     except ValueError:
         raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
-    index, warm = _open_for_reading(settings)
+    from explorer.core.index import Index
+
+    index = Index.open_existing(settings)
     try:
-        warm.join()
-        source = _vectors_on_the_spot(index, rel_path, limit)
-        neighbours = related_files(index, rel_path, limit, source)
+        neighbours = _related_answer(index, rel_path, limit)
     finally:
         index.close()
     if as_json:
@@ -418,53 +416,64 @@ RELATED_CANDIDATES = 2
 without vectors, this many per neighbour asked for (``--limit``)."""
 
 
-def _vectors_on_the_spot(index, rel_path: str, limit: int) -> dict | None:
-    """Give a file that still awaits its vectors what ``related`` needs; a line on stderr.
+def _related_answer(index, rel_path: str, limit: int) -> list:
+    """The related files of ``rel_path``; for a file still waiting for its vectors, embedded
+    on the spot first (one line on stderr says so).
 
-    Holding the write lock, it embeds the file and enough candidates to answer: its
-    :data:`RELATED_CANDIDATES` × ``limit`` keyword-nearest files that have no vectors yet
-    (the files already embedded are candidates as they are), stored as ``explorer index``
-    would. If another process writes the index, nothing is written: the file's vectors are
-    computed in memory (returned) and compared with the files embedded so far.
+    ``index`` is the command's read-only index. If the write lock is free, a writing index
+    embeds the file and enough candidates to answer: its :data:`RELATED_CANDIDATES` × ``limit``
+    keyword-nearest files that have no vectors yet (the files already embedded are candidates
+    as they are), stored as ``explorer index`` would, and answers. If another process writes
+    the index, nothing is written: the file's vectors are computed in memory and compared with
+    the files embedded so far.
     """
     from explorer.core.embed_priority import EmbeddingPriority, Focus, keyword_neighbours
-    from explorer.core.index import IndexBusy
+    from explorer.core.index import Index, IndexBusy
     from explorer.core.index_report import IndexReport
     from explorer.core.indexer import Indexer
     from explorer.core.keywords import PENDING
+    from explorer.core.related import related_files
 
     record = index.keywords.file(rel_path)
-    if record is None or record.state != PENDING:
-        return None  # fresh, or a file related_files explains (skipped, failed, unknown)
-    if index.keywords.get_meta("model") not in (None, index.settings.model):
-        return None  # another model's index: `explorer index` rebuilds it first
+    stored_model = index.keywords.get_meta("model")
+    if (
+        record is None
+        or record.state != PENDING  # fresh, or a state related_files explains
+        or stored_model not in (None, index.settings.model)  # `explorer index` rebuilds first
+    ):
+        return related_files(index, rel_path, limit)
     try:
-        index.acquire_write_lock("explorer related")
+        writer = Index.open_for_writing(index.settings, holder="explorer related")
     except IndexBusy as error:
         click.echo(
-            f"{rel_path}: vectors pending ({error}); comparing it, embedded in memory,"
-            " with the files embedded so far",
+            safe_text(
+                f"{rel_path}: vectors pending ({error}); comparing it, embedded in memory,"
+                " with the files embedded so far"
+            ),
             err=True,
         )
-        return Indexer(index).embed_in_memory(rel_path)
+        source = Indexer(index).embed_in_memory(rel_path)
+        return related_files(index, rel_path, limit, source)
     try:
         wanted = RELATED_CANDIDATES * limit
-        nearest = keyword_neighbours(index.keywords, rel_path, 4 * wanted)
-        records = index.keywords.files_by_path(nearest)
+        nearest = keyword_neighbours(writer.keywords, rel_path, 4 * wanted)
+        records = writer.keywords.files_by_path(nearest)
         waiting = [p for p in nearest if p in records and records[p].state == PENDING][:wanted]
         click.echo(
-            f"{rel_path} had no vectors yet: embedding it and {len(waiting)} keyword-nearest"
-            " files without vectors now",
+            safe_text(
+                f"{rel_path} had no vectors yet: embedding it and {len(waiting)} keyword-nearest"
+                " files without vectors now"
+            ),
             err=True,
         )
         priority = EmbeddingPriority()
         priority.set_focus(Focus(open_file=rel_path))
-        Indexer(index, priority).embed_pending(
+        Indexer(writer, priority).embed_pending(
             IndexReport(), lambda _progress: None, only={rel_path, *waiting}
         )
+        return related_files(writer, rel_path, limit)
     finally:
-        index.release_write_lock()
-    return None
+        writer.close()
 
 
 def _find_indexed_root(file: Path) -> Path:
