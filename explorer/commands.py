@@ -93,9 +93,8 @@ def _stored_root(index_dir: Path) -> Path | None:
     database = index_dir / "index.sqlite"
     if not database.exists():
         return None
-    keywords = KeywordIndex(
-        database, read_only=True, repair_command=f"explorer index FOLDER --index-dir {index_dir}"
-    )
+    command = f"explorer index <the folder it indexes> --index-dir {index_dir}"
+    keywords = KeywordIndex(database, read_only=True, repair_command=command)
     try:
         stored = keywords.get_meta(ROOT_META)
     finally:

@@ -239,6 +239,11 @@ def test_status_and_search_on_a_damaged_keyword_index_are_one_line(built, cli):
         [line] = result.stderr.splitlines()
         assert line.startswith("explorer: error: the keyword index ")
         assert str(settings.index_dir / DATABASE_NAME) in line and "explorer index" in line
+    # Without ROOT the folder is unknown (it is recorded in the damaged file): say so.
+    result = cli("search", "telescope", "--index-dir", settings.index_dir)
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert f"explorer index <the folder it indexes> --index-dir {settings.index_dir}" in line
 
 
 def test_a_long_running_reader_finds_the_vectors_again_after_a_repair(built):
