@@ -240,6 +240,7 @@ def test_status_and_search_on_a_damaged_keyword_index_are_one_line(built, cli):
         assert line.startswith("explorer: error: the keyword index ")
         assert str(settings.index_dir / DATABASE_NAME) in line and "explorer index" in line
     # Without ROOT the folder is unknown (it is recorded in the damaged file): say so.
+    damage_sqlite(settings.index_dir / DATABASE_NAME, "garbage")
     result = cli("search", "telescope", "--index-dir", settings.index_dir)
     assert result.exit_code == 2, result.output
     [line] = result.stderr.splitlines()
