@@ -338,11 +338,23 @@ class Index:
         """Take the one-writer lock, or raise :class:`IndexBusy` at once.
 
         ``holder`` names this process to another that finds the index busy. A vector store
-        opened before the lock is reopened: another writer may have changed it meanwhile.
+        opened before the lock is reopened: another writer may have changed it meanwhile. An
+        index opened read-only reopens both stores for writing.
         """
         if self._write_lock.held:
             return
         _take(self._write_lock, self.settings, holder)
+        if self.read_only:  # a reader that writes after all (`related` embedding a file)
+            self.read_only = False
+            self.keywords.close()
+            self.keywords = KeywordIndex(
+                self.settings.index_dir / DATABASE_NAME, repair_command=self.repair_command
+            )
+            with self._vectors_lock:
+                if self._vectors is not None and not self._vectors.shared:
+                    self._vectors.close()  # opened read-only: the writer opens its own
+                    self._vectors = None
+            return
         with self._vectors_lock:
             if self._vectors is not None and not self._vectors.shared:
                 self._vectors.reopen()
