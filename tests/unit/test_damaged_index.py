@@ -266,3 +266,17 @@ def test_a_long_running_reader_finds_the_vectors_again_after_a_repair(built):
         assert response.results[0].passages[0].vector_rank is not None
     finally:
         reader.close()
+
+
+def test_an_index_opened_read_only_writes_once_it_takes_the_write_lock(built):
+    settings, embedder, _chunks = built
+    write_files(settings.root, {"notes/late.md": "# Late\n\nComets over the lake.\n"})
+    index = Index.open_existing(settings, embedder)
+    try:
+        assert index.vectors.count_chunks() > 0  # a read-only store, opened before the lock
+        index.acquire_write_lock("a test")
+        report = Indexer(index).sync()
+        assert report.added == 1 and report.chunks_embedded > 0
+    finally:
+        index.close()
+    assert_answers_both_legs(settings, embedder)
