@@ -151,12 +151,7 @@ def render_status(status) -> None:
         *_stale_lines(status),
         f"chunks      {status.chunks} ({status.vectors} with vectors)",
         f"vectors     {status.vector_store} store at {safe_text(status.vector_location)}"
-        + (
-            ""
-            if status.vectors_available
-            else " — unavailable, counts are from the manifest: "
-            + safe_text(status.vectors_problem)
-        ),
+        + _vectors_problem(status),
         f"model       {safe_text(status.model)}"
         + (f" ({status.dimension} dimensions)" if status.dimension else ""),
         f"updated     {when}",
@@ -206,3 +201,13 @@ def render_missing_references(check) -> None:
             f"no missing references ({check.references} checked in {check.files} files)",
             err=True,
         )
+
+
+def _vectors_problem(status) -> str:
+    """What keeps the vectors from being counted: a server that does not answer, or a local
+    store that is damaged (its message names the command that repairs it)."""
+    if status.vectors_available:
+        return ""
+    if status.vector_store == "server":
+        return " — unreachable: counts are from the manifest"
+    return f" — unreadable, counts are from the manifest: {safe_text(status.vectors_problem)}"

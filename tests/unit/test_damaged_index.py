@@ -280,3 +280,14 @@ def test_an_index_opened_read_only_writes_once_it_takes_the_write_lock(built):
     finally:
         index.close()
     assert_answers_both_legs(settings, embedder)
+
+
+def test_status_text_on_damaged_vectors_names_the_store_and_the_fix(built, cli):
+    settings, _embedder, _chunks = built
+    damage_sqlite(settings.index_dir / CHROMA_DIR_NAME / CHROMA_DATABASE, "garbage")
+    result = cli("status", settings.root, "--index-dir", settings.index_dir)
+    assert result.exit_code == 0, result.output
+    [line] = [x for x in result.stdout.splitlines() if x.startswith("vectors ")]
+    assert "unreadable, counts are from the manifest" in line
+    assert f"{settings.index_dir / CHROMA_DIR_NAME} is damaged (file is not a database)" in line
+    assert f"run `explorer index {settings.root}" in line
