@@ -363,7 +363,7 @@ def search(
 
     QUERY may hold filter words too: path:GLOB, tag:TAG, version:V (as in the TUI).
     """
-    from explorer.commands import IndexOptions, SearchOptions, run_search
+    from explorer.commands import IndexOptions, OutputFormat, SearchOptions, run_search
     from explorer.core.agent_context import ContextOptions
 
     if as_json and output_format not in (None, "json"):
@@ -384,7 +384,7 @@ def search(
         ),
         ContextOptions(content=content, max_tokens=max_tokens, metadata_only=metadata_only),
         explain,
-        "json" if as_json else (output_format or "text"),
+        OutputFormat.JSON if as_json else OutputFormat(output_format or "text"),
     )
 
 

@@ -7,6 +7,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -308,6 +309,15 @@ def _open_vectors(index) -> None:
         pass
 
 
+class OutputFormat(StrEnum):
+    """How ``explorer search`` prints its answer."""
+
+    TEXT = "text"
+    JSON = "json"
+    PATHS = "paths"
+    """One ``path<TAB>score`` line per file."""
+
+
 @dataclass(frozen=True)
 class SearchOptions:
     """What to search and how many, as the CLI and the MCP server take it.
@@ -343,8 +353,16 @@ class SearchOptions:
         )
 
 
-def run_search(query, root, options: IndexOptions, search_options, context, explain, output):
-    """``explorer search``: ``output`` is ``text``, ``json`` or ``paths``."""
+def run_search(
+    query: str,
+    root: Path | None,
+    options: IndexOptions,
+    search_options: SearchOptions,
+    context,
+    explain: bool,
+    output: OutputFormat,
+) -> None:
+    """``explorer search``: run the search and print it as ``output`` says."""
     from explorer.core.agent_context import shape_answer
     from explorer.core.query import PathFilter, PathPatternError, QueryError
     from explorer.core.search import search
@@ -367,10 +385,10 @@ def run_search(query, root, options: IndexOptions, search_options, context, expl
         answer = shape_answer(index, search(index, request), context)
     finally:
         index.close()
-    if output == "json":
+    if output is OutputFormat.JSON:
         print_json(answer.as_json(explain=explain))
         return
-    if output == "paths":
+    if output is OutputFormat.PATHS:
         for line in answer.path_lines():
             click.echo(safe_text(line))  # a name's control characters escaped, its tab kept
         return
