@@ -1,8 +1,9 @@
-"""End to end for agents: the real model, real Chroma, real files, a real ``explorer mcp``.
+"""End to end for agents and scripts: the real model, real Chroma, real files, real processes.
 
 A copy of sample_docs is indexed by ``python -m explorer index``; the official SDK's client
 then starts ``python -m explorer mcp`` and searches by meaning, reads, and is refused paths
-outside the root. The CLI's token budget is checked against the model's own tokenizer.
+outside the root. The CLI's token budget is checked against the model's own tokenizer, and
+``status`` counts files changed on disk until ``index --only`` takes them in.
 """
 
 from __future__ import annotations
@@ -167,3 +168,47 @@ def test_a_budgeted_search_never_imports_torch(corpus):
     assert done.returncode == 0, done.stderr
     assert "HEAVY []" in done.stdout
     assert "token budget 300" in done.stdout
+
+
+def test_status_sees_edits_on_disk_until_index_only_takes_them_in(corpus):
+    root, env = corpus
+    edited, created, deleted = (
+        root / "guides" / "faq.md",
+        root / "guides" / "walrus.md",
+        root / "runbooks" / "high-latency.md",
+    )
+    saved = {path: path.read_text() for path in (edited, deleted)}
+    try:
+        edited.write_text(saved[edited] + "\n## Walruses\n\nDo walruses use tern? Yes.\n")
+        created.write_text("# Walrus care\n\nTusks, blubber and long naps on the ice.\n")
+        deleted.unlink()
+        status = json.loads(run_explorer("status", str(root), "--json", env=env, check=True).stdout)
+        assert status["stale"] == {
+            "waiting_for_vectors": 0,
+            "edited": 1,
+            "new": 1,
+            "deleted": 1,
+            "disk_checked": True,
+        }
+        assert status["files"]["stale"] == 3
+        text = run_explorer("status", str(root), env=env, check=True).stdout
+        assert "1 edited, 1 new, 1 deleted: run `explorer index" in text
+        done = run_explorer(
+            "index", str(root), "--only", edited, created, deleted, "--json", env=env, check=True
+        )
+        report = json.loads(done.stdout)
+        assert (report["added"], report["updated"], report["removed"]) == (1, 1, 1)
+        status = json.loads(run_explorer("status", str(root), "--json", env=env, check=True).stdout)
+        assert status["files"]["stale"] == 0 and status["chunks"] == status["vectors"]
+        found = search_json_cli(root, env, "where do walruses sleep", "--mode", "semantic")
+        assert found["results"][0]["path"] == "guides/walrus.md"
+    finally:
+        for path, text in saved.items():
+            path.write_text(text)
+        created.unlink(missing_ok=True)
+        run_explorer("index", str(root), "--only", edited, created, deleted, env=env, check=True)
+
+
+def search_json_cli(root: Path, env: dict, query: str, *extra: str) -> dict:
+    done = run_explorer("search", query, str(root), "--json", *extra, env=env, check=True)
+    return json.loads(done.stdout)
