@@ -262,6 +262,8 @@ def index(
         fail("--only needs the paths to update: explorer index ROOT --only PATH...")
     if only and rebuild:
         fail("--only and --rebuild exclude each other")
+    if rebuild and keywords_only:
+        fail("--rebuild swaps in a complete index, vectors included; drop --keywords-only")
     run_index(
         root,
         IndexOptions(index_dir, model, chroma_url),

@@ -290,6 +290,7 @@ def test_index_only_refuses_paths_outside_the_root(runner, indexed, tmp_path):
         (("--only",), "--only needs the paths"),
         (("notes/stars.md",), "--only PATH"),
         (("--only", "--rebuild", "notes/stars.md"), "exclude each other"),
+        (("--rebuild", "--keywords-only"), "drop --keywords-only"),
     ],
 )
 def test_index_only_usage_errors(runner, indexed, args, fragment):
