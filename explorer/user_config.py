@@ -8,11 +8,16 @@ it. Known keys (all optional)::
     exclude = ["drafts/", "*.log"]                # gitignore-style patterns to leave out
     extensions = ["md", "txt", "py"]              # file extensions to index
     max_file_bytes = 2000000                      # larger files are skipped
-    fusion = "calibrated"                         # hybrid fusion: calibrated, convex or rrf
-    semantic_weight = 0.5                         # weight of the vector leg in hybrid search
-    keyword_confidence = 3.0                      # how much keyword coverage sets its weight
-    lookup_weight = 0.2                           # vector weight for identifier-only queries
-    rrf_k = 60                                    # the k of reciprocal rank fusion
+    allow_links_outside = ["~/notes"]             # roots whose links may lead out of them
+
+    # ranking
+    fusion = "calibrated"                         # "calibrated", "convex" or "rrf" (ranks)
+    semantic_weight = 0.5                         # weight of meaning, 0-1
+    keyword_confidence = 3.0                      # keyword weight x coverage^this, 0-10
+    lookup_weight = 0.2                           # weight of meaning for identifier queries
+    rrf_k = 60                                    # rrf: the k of 1 / (k + rank), at least 1
+    limit = 10                                    # files a search shows by default
+    min_score = 0.0                               # passages below this are hidden, 0-1
 
 An unknown key, a wrong type or a file that is not TOML is a one-line error naming the file.
 """
@@ -34,15 +39,29 @@ _KINDS: dict[str, type] = {
     "exclude": list,
     "extensions": list,
     "max_file_bytes": int,
+    "allow_links_outside": list,
     "fusion": str,
     "semantic_weight": float,
     "keyword_confidence": float,
     "lookup_weight": float,
     "rrf_k": int,
+    "limit": int,
+    "min_score": float,
 }
 
+FUSION_RULES = tuple(kind.value for kind in FusionKind)
+"""How hybrid search may fuse its legs."""
 
-FUSION_NAMES = tuple(kind.value for kind in FusionKind)
+_RANGES: dict[str, tuple[float, float | None]] = {
+    "max_file_bytes": (1, None),
+    "semantic_weight": (0.0, 1.0),
+    "keyword_confidence": (0.0, 10.0),
+    "lookup_weight": (0.0, 1.0),
+    "rrf_k": (1, None),
+    "limit": (1, None),
+    "min_score": (0.0, 1.0),
+}
+"""Bounds (inclusive; None: no upper bound) of the numeric settings."""
 
 
 class ConfigError(ValueError):
@@ -71,11 +90,22 @@ def load_user_config(path: Path | None = None) -> dict[str, Any]:
         if kind is None:
             known = ", ".join(sorted(_KINDS))
             raise ConfigError(f"{path}: unknown setting {key!r} (known: {known})")
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = data[key] = float(value)  # `semantic_weight = 1` means 1.0
         if not isinstance(value, kind) or isinstance(value, bool):
             raise ConfigError(f"{path}: {key} must be a {kind.__name__}, not {value!r}")
         if kind is list and not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{path}: {key} must be a list of strings")
-    if "fusion" in data and data["fusion"] not in FUSION_NAMES:
-        choices = ", ".join(FUSION_NAMES)
-        raise ConfigError(f"{path}: fusion must be one of {choices}, not {data['fusion']!r}")
+        _check_value(path, key, value)
     return data
+
+
+def _check_value(path: Path, key: str, value: Any) -> None:
+    """Raise :class:`ConfigError` for a value of the right type that is out of bounds."""
+    if key == "fusion" and value not in FUSION_RULES:
+        raise ConfigError(f"{path}: fusion must be one of {', '.join(FUSION_RULES)}, not {value!r}")
+    if key in _RANGES:
+        low, high = _RANGES[key]
+        if value < low or (high is not None and value > high):
+            bounds = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
+            raise ConfigError(f"{path}: {key} must be {bounds}, not {value!r}")

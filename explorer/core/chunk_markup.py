@@ -1,53 +1,19 @@
-"""Markup documents for the chunker: front matter metadata, and sections at the headings of
-Markdown (ATX headings outside fenced code) and reStructuredText (underlined titles).
+"""Markup documents for the chunker: sections at the headings of Markdown (ATX headings outside
+fenced code) and reStructuredText (underlined titles). Front matter is read by
+:mod:`explorer.core.front_matter`.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
-from functools import partial
-
-import yaml
 
 from explorer.core.chunk_windows import Chunker, Section
 
-_YAML_FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*\r?$\n?", re.M | re.S)
-_TOML_FENCE = re.compile(r"\A\+\+\+[ \t]*\r?\n(.*?)^\+\+\+[ \t]*\r?$\n?", re.M | re.S)
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?$")
 _MD_CANDIDATE = re.compile(r"^ {0,3}(?:#|`{3}|~{3}).*$", re.M)
 _ANCHOR = re.compile(r"\s*\{#[^}]*\}\s*$")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _RST_ADORNMENT = re.compile(r"([=\-~^\"'`#*+:._])\1{2,}[ \t]*\r?$")
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # safe_load, in C when available
-
-
-def parse_front_matter(text: str) -> tuple[dict[str, str], int]:
-    """Metadata from YAML (``---``) or TOML (``+++``) front matter, and where the body starts.
-
-    Keeps ``title``, ``description``, ``tags`` (a list is comma-joined) and ``version`` as
-    strings. Without front matter, or when it does not parse into a mapping, returns ``({}, 0)``
-    and the fenced block counts as body text. Never raises.
-    """
-    yaml_load = partial(yaml.load, Loader=_YAML_LOADER)
-    for fence, load in ((_YAML_FENCE, yaml_load), (_TOML_FENCE, tomllib.loads)):
-        if (match := fence.match(text)) is None:
-            continue
-        try:
-            data = load(match.group(1))
-        except Exception:  # noqa: BLE001 - malformed front matter is just body text
-            return {}, 0
-        if not isinstance(data, dict):
-            return {}, (match.end() if data is None else 0)
-        metadata = {}
-        for key in ("title", "description", "tags", "version"):
-            value = data.get(key)
-            if isinstance(value, (list, tuple)):
-                value = ", ".join(str(item) for item in value if item is not None)
-            if value is not None and str(value).strip():
-                metadata[key] = str(value).strip()
-        return metadata, match.end()
-    return {}, 0
 
 
 def markdown_headings(text: str, body: int) -> list[tuple[int, int, str, int]]:

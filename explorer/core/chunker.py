@@ -15,18 +15,24 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from explorer.core.chunk_code import CODE_FAMILIES, code_sections, python_sections
-from explorer.core.chunk_markup import (
-    heading_sections,
-    markdown_headings,
-    parse_front_matter,
-    rst_headings,
-)
+from explorer.core.chunk_markup import heading_sections, markdown_headings, rst_headings
 from explorer.core.chunk_windows import Chunker, Section, TokenSpans
 from explorer.core.documents import ChunkedFile
+from explorer.core.front_matter import FrontMatter, parse_front_matter, read_front_matter
+from explorer.core.references import FileReference, extract_references
+
+__all__ = ["MARKDOWN_EXTENSIONS", "PYTHON_EXTENSIONS", "chunk_file", "parse_front_matter"]
 
 MARKDOWN_EXTENSIONS = frozenset({"md", "markdown", "mdx"})
 PYTHON_EXTENSIONS = frozenset({"py", "pyi"})
 _FRONT_MATTER_EXTENSIONS = MARKDOWN_EXTENSIONS | {"html", "htm"}
+
+
+def file_references(rel_path: str, text: str) -> list[FileReference]:
+    """The references of a file without chunking it (for an index made before links)."""
+    ext = PurePosixPath(rel_path).suffix.lower().lstrip(".")
+    body = parse_front_matter(text)[1] if ext in _FRONT_MATTER_EXTENSIONS else 0
+    return extract_references(rel_path, text, body)
 
 
 def chunk_file(
@@ -41,12 +47,14 @@ def chunk_file(
     The kind of split follows the extension of ``rel_path``; windows of a long section overlap by
     ``overlap_tokens`` tokens (at most half a window). Chunks come in file order, hold
     ``text[start_char:end_char]`` and never include front matter (its fields are the metadata).
+    The references the file makes to others (links, path mentions) come along.
     """
     if max_tokens < 1:
         raise ValueError("max_tokens must be at least 1")
     overlap = max(0, min(overlap_tokens, max_tokens // 2))
     ext = PurePosixPath(rel_path).suffix.lower().lstrip(".")
-    metadata, body = parse_front_matter(text) if ext in _FRONT_MATTER_EXTENSIONS else ({}, 0)
+    front = read_front_matter(text) if ext in _FRONT_MATTER_EXTENSIONS else FrontMatter()
+    metadata, body = front.metadata, front.body_start
     chunker = Chunker(text, token_spans, max_tokens, overlap)
     sections: list[Section] | None = None
     if ext in MARKDOWN_EXTENSIONS:
@@ -64,4 +72,10 @@ def chunk_file(
                 break
     for section in sections or [Section(body, len(text), "")]:
         chunker.add(section)
-    return ChunkedFile(chunks=chunker.chunks, metadata=metadata)
+    references = extract_references(rel_path, text, body)
+    return ChunkedFile(
+        chunks=chunker.chunks,
+        metadata=metadata,
+        references=references,
+        notes=list(front.notes),
+    )

@@ -7,7 +7,27 @@ behaviour beyond small derived properties, so every core module can import them 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
+
+from explorer.core.references import FileReference
+
+
+class SkipReason(StrEnum):
+    """Why a file under the root is not indexed; ``status`` counts files by these."""
+
+    TOO_LARGE = "too-large"
+    """Larger than ``max_file_bytes``."""
+    BINARY = "binary"
+    """A NUL byte early in the file."""
+    UNDECODABLE = "undecodable"
+    """Neither UTF-8 nor UTF-16/32 with a byte-order mark."""
+    UNREADABLE = "unreadable"
+    """Cannot be opened or read (permissions, a dangling link, gone mid-scan)."""
+    OUTSIDE_ROOT = "outside-root"
+    """A symbolic link to a file outside the root (see the ``allow_links_outside`` setting)."""
+    NOT_REGULAR = "not-regular"
+    """A named pipe, a device or a socket where a file was expected (e.g. a ``.gitignore``)."""
 
 
 @dataclass(frozen=True)
@@ -15,8 +35,10 @@ class ScannedFile:
     """A file under the root that the index should hold."""
 
     rel_path: str
-    """Path relative to the root, always with forward slashes (``guides/install.md``)."""
+    """Path relative to the root, always with forward slashes (``guides/install.md``); a name
+    that is not UTF-8 is spelled with ``\\xNN`` escapes (see :mod:`explorer.core.root_paths`)."""
     abs_path: Path
+    """The file on disk (its real, byte-exact name)."""
     size: int
     mtime_ns: int
 
@@ -26,9 +48,13 @@ class SkippedFile:
     """A file the scanner saw but will not index, with the reason a user can act on."""
 
     rel_path: str
-    reason: str
-    """One of ``too-large``, ``binary``, ``undecodable``, ``unreadable``."""
+    reason: SkipReason
     detail: str = ""
+
+    @property
+    def manifest_reason(self) -> str:
+        """The reason as the manifest stores it: ``reason: detail``."""
+        return f"{self.reason}: {self.detail}" if self.detail else str(self.reason)
 
 
 @dataclass
@@ -37,6 +63,8 @@ class ScanResult:
 
     files: list[ScannedFile] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
+    cancelled: bool = False
+    """True when the walk was stopped early: the lists are then incomplete."""
 
 
 @dataclass(frozen=True)
@@ -62,3 +90,7 @@ class ChunkedFile:
     chunks: list[Chunk]
     metadata: dict[str, str] = field(default_factory=dict)
     """Front matter ``title``, ``description``, ``tags`` (comma-joined), ``version``."""
+    references: list[FileReference] = field(default_factory=list)
+    """Links and path mentions to other files, in file order."""
+    notes: list[str] = field(default_factory=list)
+    """What of the front matter was dropped or cut (an alias bomb, a mapping as a title…)."""

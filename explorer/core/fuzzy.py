@@ -1,20 +1,27 @@
-"""Fuzzy file-name matching for "quick open": rank paths by how well they match a few typed keys.
+"""Fuzzy file-name matching for "quick open": rank files by how well a few typed keys match their
+path or their title.
 
 Matching works the way an editor's quick open does: the typed characters usually appear in order
 in the path (``gsta`` finds ``guides/getting-started.md``), hits in the file name count more than
-hits in the folders, and a small typo still finds the file (rapidfuzz's weighted ratio). Each
-match carries the positions of the matched characters so a UI can mark them.
+hits in the folders, and a small typo still finds the file (rapidfuzz's weighted ratio). A
+file's title counts too (``only database`` finds the ADR titled "SQLite as the only database"):
+the typed words found in the title, or a close fuzzy match of them. Each match carries the
+positions of the matched characters (in the path and in the title) so a UI can mark them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
 TYPO_CUTOFF = 72.0
 """Least rapidfuzz score for a path whose characters do not contain the query in order."""
+TITLE_CUTOFF = 80.0
+"""Least rapidfuzz partial ratio for a title that does not contain every typed word."""
+TITLE_WORDS_BONUS = 15.0
+"""Added (per word, at most three) when every typed word is in the title."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,10 @@ class PathMatch:
     score: float
     positions: tuple[int, ...] = ()
     """Indexes into ``path`` of the characters that matched, for highlighting."""
+    title: str = ""
+    """The file's title (for :func:`match_files`)."""
+    title_positions: tuple[int, ...] = ()
+    """Indexes into ``title`` of the characters that matched."""
 
 
 def match_paths(query: str, paths: Sequence[str], limit: int = 50) -> list[PathMatch]:
@@ -42,6 +53,52 @@ def match_paths(query: str, paths: Sequence[str], limit: int = 50) -> list[PathM
             matches.append(match)
     matches.sort(key=lambda m: (-m.score, len(m.path), m.path))
     return matches[:limit]
+
+
+def match_files(query: str, titles: Mapping[str, str], limit: int = 50) -> list[PathMatch]:
+    """The ``limit`` best matches of ``query`` among files ``{path: title}``, best first; a
+    file matches by its path (as :func:`match_paths`) or by its title, whichever is better."""
+    keys = "".join(query.lower().split())
+    if not keys:
+        return [PathMatch(path, 0.0, title=titles[path]) for path in sorted(titles)[:limit]]
+    matches = []
+    for path, title in titles.items():
+        by_path = _score(keys, path)
+        by_title = _title_score(query, title)
+        if by_path is None and by_title is None:
+            continue
+        score, positions = (by_path.score, by_path.positions) if by_path else (0.0, ())
+        title_positions: tuple[int, ...] = ()
+        if by_title is not None:
+            title_positions = by_title[1]
+            if by_title[0] > score:
+                score, positions = by_title[0], ()
+        matches.append(PathMatch(path, score, positions, title, title_positions))
+    matches.sort(key=lambda m: (-m.score, len(m.path), m.path))
+    return matches[:limit]
+
+
+def _title_score(query: str, title: str) -> tuple[float, tuple[int, ...]] | None:
+    """How well ``query`` matches ``title`` (on the path scores' scale) and where, or None."""
+    words = query.lower().split()
+    lowered = title.lower()
+    if not title or not words:
+        return None
+    found = [lowered.find(word) for word in words]
+    if all(start >= 0 for start in found):
+        positions = sorted(
+            {
+                p
+                for word, start in zip(words, found, strict=True)
+                for p in range(start, start + len(word))
+            }
+        )
+        ratio = fuzz.partial_ratio(" ".join(words), lowered)
+        return round(ratio + TITLE_WORDS_BONUS * min(3, len(words)), 2), tuple(positions)
+    alignment = fuzz.partial_ratio_alignment(" ".join(words), lowered)
+    if alignment is None or alignment.score < TITLE_CUTOFF:
+        return None
+    return round(alignment.score * 0.8, 2), tuple(range(alignment.dest_start, alignment.dest_end))
 
 
 def _score(keys: str, path: str) -> PathMatch | None:

@@ -18,14 +18,17 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from explorer.core.chunker import chunk_file
-from explorer.core.documents import ScannedFile
+from explorer.core.chunker import chunk_file, file_references
+from explorer.core.disk_state import scan_rules
+from explorer.core.documents import ScannedFile, SkippedFile
+from explorer.core.embed_priority import EmbeddingPriority
 from explorer.core.index import Index
 from explorer.core.index_report import IndexReport, Progress, ProgressCallback, chunk_id
-from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED
-from explorer.core.scanner import DEFAULT_EXTENSIONS, ScanRules, load_text, scan
+from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, KeywordIndexDamaged
+from explorer.core.root_paths import disk_path, path_key
+from explorer.core.scanner import load_text, scan, scan_path
 from explorer.core.vector_phase import VectorPhase
-from explorer.core.vectors import VectorStoreUnavailable, file_vector_id
+from explorer.core.vectors import VectorStoreDamaged, VectorStoreUnavailable, file_vector_id
 
 __all__ = ["Indexer", "IndexReport", "Progress", "ProgressCallback", "chunk_id"]
 
@@ -36,15 +39,12 @@ class Indexer(VectorPhase):
     The keyword phase is here; the vector phase is inherited from :class:`VectorPhase`.
     """
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: Index, priority: EmbeddingPriority | None = None) -> None:
+        """``priority``: what the user looks at, embedded first (see
+        :mod:`explorer.core.embed_priority`); without it, the most recently modified first."""
         self.index = index
-        settings = index.settings
-        self.rules = ScanRules(
-            settings.root,
-            extensions=settings.extensions or DEFAULT_EXTENSIONS,
-            exclude=settings.exclude,
-            extra_ignored_dirs=(settings.index_dir,),
-        )
+        self.priority = priority
+        self.rules = scan_rules(index.settings)
         self._stale_vector_ids: list[str] = []
         self._stale_file_vectors: list[str] = []
 
@@ -55,24 +55,40 @@ class Indexer(VectorPhase):
         cancel: threading.Event | None = None,
         embed: bool = True,
     ) -> IndexReport:
-        """Bring the whole root up to date: scan, keywords, then (optionally) vectors."""
+        """Bring the whole root up to date: scan, keywords, then (optionally) vectors.
+
+        A writer that finds a store damaged on the way sets it aside, opens a fresh one and
+        runs the sync once more (see :meth:`Index.repair`); a reader raises the damage.
+        """
+        try:
+            return self._sync(progress, cancel, embed)
+        except (KeywordIndexDamaged, VectorStoreDamaged) as damage:
+            self.index.repair(damage)
+            return self._sync(progress, cancel, embed)
+
+    def _sync(
+        self,
+        progress: ProgressCallback | None,
+        cancel: threading.Event | None,
+        embed: bool,
+    ) -> IndexReport:
         report = IndexReport()
+        self._stale_vector_ids.clear()
+        self._stale_file_vectors.clear()
         notify = progress or (lambda _p: None)
         notify(Progress("scan"))
         started = time.perf_counter()
-        result = scan(self.index.settings.root, self.rules, self.index.settings.max_file_bytes)
+        settings = self.index.settings
+        result = scan(settings.root, self.rules, settings.max_file_bytes, cancel)
+        if result.cancelled:  # an incomplete walk must not remove the files it did not reach
+            report.cancelled = True
+            return report
         known = self.index.keywords.files()
         on_disk = {f.rel_path for f in result.files} | {s.rel_path for s in result.skipped}
         gone = [path for path in known if path not in on_disk]
         self._remove(gone, report)
         for skipped in result.skipped:
-            record = known.get(skipped.rel_path)
-            reason = f"{skipped.reason}: {skipped.detail}" if skipped.detail else skipped.reason
-            if record is None or record.state != SKIPPED or record.reason != reason:
-                self._drop_vectors(
-                    self.index.keywords.mark_skipped(skipped.rel_path, 0, 0, SKIPPED, reason)
-                )
-            report.skipped[skipped.reason] = report.skipped.get(skipped.reason, 0) + 1
+            self._mark_skipped(skipped, known.get(skipped.rel_path), report)
         total = len(result.files)
         for done, scanned in enumerate(result.files, start=1):
             if cancel is not None and cancel.is_set():
@@ -81,11 +97,12 @@ class Indexer(VectorPhase):
             self._update_file(scanned, known.get(scanned.rel_path), report)
             if done % 25 == 0 or done == total:
                 notify(Progress("keywords", files_done=done, files_total=total))
+        if not report.cancelled and not self.index.keywords.facts.links_complete():
+            self._extract_missing_links(cancel)
         report.keyword_seconds = time.perf_counter() - started
         # Chroma is opened only now: the keyword phase never waits for it. Reconciling removes
-        # the vectors of every chunk the keyword phase replaced, and any an earlier run left.
-        self._stale_vector_ids.clear()
-        self._stale_file_vectors.clear()
+        # the vectors of every chunk the keyword phase replaced (or removed), and any an
+        # earlier run left; only the latter count as repaired.
         try:
             self.reconcile_vectors(report)
         except VectorStoreUnavailable as error:
@@ -114,31 +131,25 @@ class Indexer(VectorPhase):
         """
         report = IndexReport()
         notify = progress or (lambda _p: None)
-        root = self.index.settings.root
+        max_bytes = self.index.settings.max_file_bytes
         for rel_path in sorted(self._expand_paths(rel_paths)):
             record = self.index.keywords.file(rel_path)
-            absolute = root / rel_path
-            if not self.rules.accepts(rel_path) or not absolute.is_file():
+            found: ScannedFile | SkippedFile | None
+            folder, _slash, name = rel_path.rpartition("/")
+            if name == ".gitignore":  # a fifo or device one is counted as the full scan does
+                pruned = bool(folder) and self.rules.prunes_dir(folder)
+                found = None if pruned else self.rules.gitignore_problem(folder)
+            else:
+                found = scan_path(self.rules, rel_path, max_bytes)
+            if found is None:
                 if record is not None:
                     self._remove([rel_path], report)
                 continue
-            try:
-                stat = absolute.stat()
-            except OSError:
-                if record is not None:
-                    self._remove([rel_path], report)
+            if isinstance(found, SkippedFile):
+                self._mark_skipped(found, record, report)
                 continue
-            scanned = ScannedFile(rel_path, absolute, stat.st_size, stat.st_mtime_ns)
-            if stat.st_size > self.index.settings.max_file_bytes:
-                self._drop_vectors(
-                    self.index.keywords.mark_skipped(
-                        rel_path, stat.st_size, stat.st_mtime_ns, SKIPPED, "too-large"
-                    )
-                )
-                report.skipped["too-large"] = report.skipped.get("too-large", 0) + 1
-                continue
-            self._update_file(scanned, record, report)
-            if not absolute.exists() and self.index.keywords.file(rel_path) is not None:
+            self._update_file(found, record, report)
+            if not found.abs_path.exists() and self.index.keywords.file(rel_path) is not None:
                 self._remove([rel_path], report)  # deleted while it was being read
         if embed:
             self.embed_pending(report, notify, cancel)
@@ -158,13 +169,13 @@ class Indexer(VectorPhase):
         known: list[str] | None = None
         expanded: set[str] = set()
         for raw in rel_paths:
-            rel = raw.replace(os.sep, "/").strip("/")
+            rel = path_key(raw).replace(os.sep, "/").strip("/")
             while rel.startswith("./"):
                 rel = rel[2:]
             if ".." in rel.split("/"):
                 expanded.add(rel)  # never walk outside the root; the rules reject it
                 continue
-            absolute = root / rel if rel else root
+            absolute = root / disk_path(rel) if rel else root
             is_dir = absolute.is_dir() and not absolute.is_symlink()
             if rel and not is_dir and absolute.exists():
                 expanded.add(rel)  # an existing file: the common case, no manifest lookup
@@ -184,12 +195,14 @@ class Indexer(VectorPhase):
             if rel and self.rules.prunes_dir(rel):
                 continue
             for dirpath, dirnames, filenames in os.walk(absolute):
-                rel_dir = Path(dirpath).relative_to(root).as_posix()
+                rel_dir = path_key(Path(dirpath).relative_to(root).as_posix())
                 rel_dir = "" if rel_dir == "." else rel_dir
                 dirnames[:] = sorted(
-                    d for d in dirnames if not self.rules.prunes_dir(f"{rel_dir}/{d}".lstrip("/"))
+                    d
+                    for d in dirnames
+                    if not self.rules.prunes_dir(f"{rel_dir}/{path_key(d)}".lstrip("/"))
                 )
-                expanded.update(f"{rel_dir}/{name}".lstrip("/") for name in filenames)
+                expanded.update(f"{rel_dir}/{path_key(name)}".lstrip("/") for name in filenames)
         return expanded
 
     # -- phase 1: keywords --------------------------------------------------------------------
@@ -207,7 +220,7 @@ class Indexer(VectorPhase):
             else:
                 report.unchanged += 1
             return
-        loaded = load_text(scanned.abs_path)
+        loaded = load_text(scanned.abs_path, self.index.settings.max_file_bytes)
         if isinstance(loaded, tuple):
             reason, detail = loaded
             self._drop_vectors(
@@ -243,6 +256,9 @@ class Indexer(VectorPhase):
             report.failed += 1
             return
         title = chunked.metadata.get("title") or _title_from_path(scanned.rel_path)
+        metadata = dict(chunked.metadata)
+        if chunked.notes:  # kept with the metadata, so what was dropped can be looked up
+            metadata["notes"] = "; ".join(chunked.notes)
         chunks = [
             (chunk_id(scanned.rel_path, content_hash, ordinal), chunk)
             for ordinal, chunk in enumerate(chunked.chunks)
@@ -253,8 +269,9 @@ class Indexer(VectorPhase):
             scanned.mtime_ns,
             content_hash,
             chunks,
-            chunked.metadata,
+            metadata,
             title,
+            chunked.references,
         )
         self._drop_vectors(old_ids, keep={cid for cid, _ in chunks})
         self._forget_file_vector(scanned.rel_path, record)
@@ -263,6 +280,31 @@ class Indexer(VectorPhase):
         else:
             report.updated += 1
         report.chunks_written += len(chunks)
+
+    def _extract_missing_links(self, cancel: threading.Event | None) -> None:
+        """An index made before references were stored: extract every file's once."""
+        keywords = self.index.keywords
+        root = self.index.settings.root
+        for path, record in keywords.files().items():
+            if cancel is not None and cancel.is_set():
+                return
+            if record.state not in (FRESH, PENDING):
+                continue
+            loaded = load_text(root / disk_path(path), self.index.settings.max_file_bytes)
+            if isinstance(loaded, str):
+                keywords.replace_links(path, file_references(path, loaded))
+        keywords.facts.set_links_complete()
+
+    def _mark_skipped(self, skipped: SkippedFile, record, report: IndexReport) -> None:
+        """Record ``skipped`` in the manifest (unless it is already, for the same reason)."""
+        reason = skipped.manifest_reason
+        if record is None or record.state != SKIPPED or record.reason != reason:
+            self._forget_file_vector(skipped.rel_path, record)
+            self._drop_vectors(
+                self.index.keywords.mark_skipped(skipped.rel_path, 0, 0, SKIPPED, reason)
+            )
+        kind = str(skipped.reason)
+        report.skipped[kind] = report.skipped.get(kind, 0) + 1
 
     def _remove(self, paths: list[str], report: IndexReport) -> None:
         for path in paths:

@@ -4,29 +4,41 @@ The manifest (``files``) is the source of truth for what the index holds: each f
 mtime, content hash and state. ``chunks`` holds every passage with its position, and
 ``chunks_fts`` is an FTS5 table over the same rows (BM25, porter stemming), with the file's
 title beside each chunk's heading and text, and its front-matter description and tags beside its
-first chunk. Both change in
-one transaction per file, so the keyword leg is never out of step with the manifest.
+first chunk. Both change in one transaction per file, so the keyword leg is never out of step
+with the manifest.
+
+A damaged database (a truncated file, garbage, overwritten pages) is reported as
+:class:`KeywordIndexDamaged` wherever SQLite notices it: on opening, in :meth:`KeywordIndex.check`
+or in the middle of any read. Opened ``read_only`` (for search and status), the database is
+never written, and a read-only index directory can still be read.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
+from explorer.core.damaged_store import damage_words
 from explorer.core.documents import Chunk
 from explorer.core.embedding_ledger import VECTORS_EPOCH, EmbeddingLedger
+from explorer.core.file_facts import FileFacts, metadata_tags
 from explorer.core.manifest_records import (
     FAILED,
     FRESH,
     PENDING,
     SKIPPED,
     FileRecord,
+    FileSummary,
     StoredChunk,
 )
+from explorer.core.references import FileReference
 
 __all__ = [
     "FAILED",
@@ -36,6 +48,7 @@ __all__ = [
     "VECTORS_EPOCH",
     "FileRecord",
     "KeywordIndex",
+    "KeywordIndexDamaged",
     "StoredChunk",
 ]
 
@@ -104,21 +117,161 @@ _BM25_SCORE = f"-bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score"
 """A chunk's keyword score, higher is better (FTS5's bm25 is lower-is-better)."""
 
 
+DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+"""SQLite's primary result codes for a damaged file ("malformed", "not a database")."""
+UNREADABLE_IN_PLACE = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN})
+"""Codes a read-only connection meets in a read-only directory: the WAL files cannot be made."""
+
+
+class KeywordIndexDamaged(Exception):
+    """The database file is damaged; the message names it and the command that repairs it."""
+
+    def __init__(self, path: Path, reason: str, repair_command: str) -> None:
+        self.path = path
+        self.reason = damage_words(reason)
+        super().__init__(
+            f"the keyword index {path} is damaged ({self.reason}); "
+            f"run `{repair_command}` to repair it"
+        )
+
+
+def _damage_reason(error: sqlite3.DatabaseError) -> str | None:
+    """SQLite's words when ``error`` says the file is damaged, else None."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    return str(error) if code in DAMAGE_CODES else None
+
+
+class _CheckedCursor(sqlite3.Cursor):
+    """A cursor that reports a damaged file as :class:`KeywordIndexDamaged`, whichever call
+    (execute or a fetch) meets it."""
+
+    connection: _CheckedConnection
+
+    def _checked(self, call: Any, *args: Any) -> Any:
+        try:
+            return call(*args)
+        except sqlite3.DatabaseError as error:
+            self.connection.raise_if_damaged(error)
+            raise
+
+    def execute(self, *args: Any) -> Any:  # type: ignore[override]
+        return self._checked(super().execute, *args)
+
+    def executemany(self, *args: Any) -> Any:  # type: ignore[override]
+        return self._checked(super().executemany, *args)
+
+    def fetchone(self) -> Any:
+        return self._checked(super().fetchone)
+
+    def fetchall(self) -> list[Any]:
+        return self._checked(super().fetchall)
+
+    def fetchmany(self, *args: Any) -> list[Any]:
+        return self._checked(super().fetchmany, *args)
+
+
+class _CheckedConnection(sqlite3.Connection):
+    """A connection whose every statement runs on a :class:`_CheckedCursor`."""
+
+    damage: tuple[Path, str] = (Path(), "explorer index")
+    """The database's path and the command that repairs it, for the error message."""
+
+    def cursor(self, factory: Any = _CheckedCursor) -> Any:  # type: ignore[override]
+        return super().cursor(factory)
+
+    def execute(self, *args: Any) -> Any:  # type: ignore[override]
+        return self.cursor().execute(*args)
+
+    def executemany(self, *args: Any) -> Any:  # type: ignore[override]
+        return self.cursor().executemany(*args)
+
+    def executescript(self, script: str) -> Any:  # type: ignore[override]
+        try:
+            return super().executescript(script)
+        except sqlite3.DatabaseError as error:
+            self.raise_if_damaged(error)
+            raise
+
+    def raise_if_damaged(self, error: sqlite3.DatabaseError) -> None:
+        reason = _damage_reason(error)
+        if reason is not None:
+            path, command = self.damage
+            raise KeywordIndexDamaged(path, reason, command) from error
+
+
 class KeywordIndex(EmbeddingLedger):
     """The SQLite database of one index directory; safe to share between threads."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(
+        self, path: Path, read_only: bool = False, repair_command: str = "explorer index"
+    ) -> None:
+        """Open (or create) the database at ``path``.
+
+        ``read_only`` opens an existing database without ever writing it; ``repair_command``
+        is what a :class:`KeywordIndexDamaged` message tells the user to run.
+        """
         self.path = path
-        self._db = sqlite3.connect(path, check_same_thread=False, timeout=30.0)
+        self.read_only = read_only
         self._lock = threading.RLock()
+        self._repair_command = repair_command
+        if read_only:
+            self._db = self._connect_read_only()
+            self.facts = FileFacts(self._db, self._lock)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = self._connect(str(path), uri=False)
+        try:
+            with self._lock:
+                self._use_wal()
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(_SCHEMA)
+                self._db.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
+                )
+                self._db.commit()
+                self._upgrade_keyword_table()
+                self.facts = FileFacts(self._db, self._lock)
+                """Front-matter fields and references, replaced with each file's chunks."""
+                self.facts.create()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _connect(self, target: str, uri: bool) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            target, check_same_thread=False, timeout=30.0, uri=uri, factory=_CheckedConnection
+        )
+        db.damage = (self.path, self._repair_command)
+        return db
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """Open without writing. A database in WAL mode needs its ``-shm`` and ``-wal`` files;
+        in a read-only directory that lacks them it is read as immutable (no writer can be
+        at work there: a writer must create those files)."""
+        location = "file:" + quote(os.path.abspath(self.path))
+        for query in ("?mode=ro", "?mode=ro&immutable=1"):
+            db = self._connect(location + query, uri=True)
+            try:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError as error:
+                db.close()
+                if getattr(error, "sqlite_errorcode", 0) & 0xFF not in UNREADABLE_IN_PLACE:
+                    raise
+                continue
+            except BaseException:
+                db.close()
+                raise
+            return db
+        raise sqlite3.OperationalError(f"cannot read {self.path}: the directory is read-only")
+
+    def check(self) -> None:
+        """Raise :class:`KeywordIndexDamaged` unless SQLite's ``quick_check`` finds the file
+        sound (it reads every page: about 0.1 s for a 70 MB database)."""
         with self._lock:
-            self._use_wal()
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            self._db.commit()
-            self._upgrade_keyword_table()
+            rows = self._db.execute("PRAGMA quick_check(1)").fetchall()
+        if rows != [("ok",)]:
+            reason = str(rows[0][0]) if rows else "quick_check gave no answer"
+            raise KeywordIndexDamaged(self.path, reason, self._repair_command)
 
     def _use_wal(self) -> None:
         """Switch to WAL (once per database). Two processes creating the database at the same
@@ -218,6 +371,18 @@ class KeywordIndex(EmbeddingLedger):
             ).fetchall()
         return dict(rows)
 
+    def file_summaries(self, paths: Sequence[str]) -> dict[str, FileSummary]:
+        """Title, description and tags of those ``paths`` that the manifest holds."""
+        rows = self._rows_by_id(
+            "SELECT path, title, metadata FROM files WHERE path IN ({})", list(paths)
+        )
+        summaries = {}
+        for path, title, metadata in rows:
+            fields = json.loads(metadata)
+            description = str(fields.get("description") or "")
+            summaries[path] = FileSummary(title, description, metadata_tags(fields))
+        return summaries
+
     def file_metadata(self, path: str) -> dict[str, str]:
         with self._lock:
             row = self._db.execute("SELECT metadata FROM files WHERE path = ?", (path,)).fetchone()
@@ -232,8 +397,10 @@ class KeywordIndex(EmbeddingLedger):
         chunks: Sequence[tuple[str, Chunk]],
         metadata: dict[str, str],
         title: str,
+        references: Sequence[FileReference] = (),
     ) -> list[str]:
-        """Swap a file's chunks for new ones (state pending); returns the old chunk ids."""
+        """Swap a file's chunks, fields and references for new ones (state pending); returns
+        the old chunk ids."""
         now = time.time()
         description, tags = metadata.get("description", ""), metadata.get("tags", "")
         with self._lock, self._db:
@@ -281,7 +448,13 @@ class KeywordIndex(EmbeddingLedger):
                     now,
                 ),
             )
+            self.facts.replace(path, metadata, references)
         return old_ids
+
+    def replace_links(self, path: str, references: Sequence[FileReference]) -> None:
+        """Swap just the references of ``path`` (its chunks stay)."""
+        with self._lock, self._db:
+            self.facts.write_links(path, references)
 
     def mark_skipped(
         self, path: str, size: int, mtime_ns: int, state: str, reason: str
@@ -289,6 +462,7 @@ class KeywordIndex(EmbeddingLedger):
         """Record a file that is skipped or failed (no chunks); returns its old chunk ids."""
         with self._lock, self._db:
             old_ids = self._delete_chunks_of(path)
+            self.facts.delete(path)
             self._db.execute(
                 "INSERT OR REPLACE INTO files(path, size, mtime_ns, state, reason, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -300,6 +474,7 @@ class KeywordIndex(EmbeddingLedger):
         """Forget a file; returns its old chunk ids."""
         with self._lock, self._db:
             old_ids = self._delete_chunks_of(path)
+            self.facts.delete(path)
             self._db.execute("DELETE FROM files WHERE path = ?", (path,))
         return old_ids
 

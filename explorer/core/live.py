@@ -5,13 +5,16 @@ terminal), a ``writer`` event says so, the index serves reads, and the writer tr
 second; once it holds the lock it goes on as usual. It starts the watcher *before* scanning so no
 change is lost (changes made during the initial sync are queued and applied after it), runs the
 keyword phase of a full sync (``files_changed``), embeds (``model_state``, ``progress``,
-``vectors_ready``), then applies the watcher's batches one at a time: keywords first, then their
-embedding. With vectors on a Chroma server, a lost server pauses embedding (``vectors_state``
-unavailable; keyword updates go on), the writer asks the server every few seconds while idle,
-and when it answers again (``vectors_state`` available) the waiting chunks are embedded.
-Embedding yields between model batches as soon as paths are queued, and the model loads on a
-helper thread, so an edit made during a long embedding is keyword-searchable after the debounce
-plus one model batch.
+``files_embedded`` as files become fresh, ``vectors_ready``), then applies the watcher's batches
+one at a time: keywords first, then their embedding. With vectors on a Chroma server, a lost
+server pauses embedding (``vectors_state`` unavailable; keyword updates go on), the writer asks
+the server every few seconds while idle, and when it answers again (``vectors_state`` available)
+the waiting chunks are embedded. Embedding yields between model batches as soon as paths are
+queued, and the model loads on a helper thread, so an edit made during a long embedding is
+keyword-searchable after the debounce plus one model batch. What is embedded first follows
+:meth:`LiveIndex.focus`: the open file, its keyword neighbours, the search results, the browsed
+folder, then the newest files (see :mod:`explorer.core.embed_priority`); a user interface only
+posts the hint, the writer embeds.
 
 ``on_event`` runs on the writer thread and should return quickly (a GUI hands events to its own
 thread); an exception it raises is logged and ignored.
@@ -26,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, replace
 
 from explorer.config import Settings
+from explorer.core.embed_priority import EmbeddingPriority, Focus
 from explorer.core.embedder import Embedder
 from explorer.core.index import LIVE_WRITER, Index, IndexBusy
 from explorer.core.index_report import IndexReport, Progress
@@ -34,6 +38,7 @@ from explorer.core.keywords import PENDING
 from explorer.core.live_events import (
     ErrorEvent,
     FilesChangedEvent,
+    FilesEmbeddedEvent,
     LiveEvent,
     ModelStateEvent,
     ProgressEvent,
@@ -49,6 +54,8 @@ from explorer.core.watcher import IndexWatcher
 __all__ = [
     "ErrorEvent",
     "FilesChangedEvent",
+    "FilesEmbeddedEvent",
+    "Focus",
     "LiveEvent",
     "LiveIndex",
     "ModelStateEvent",
@@ -89,6 +96,8 @@ class LiveIndex(EmbeddingReadiness):
         settings = replace(settings, embed_batch=min(settings.embed_batch, LIVE_EMBED_BATCH))
         self.settings = settings
         self.index = Index(settings, embedder)
+        self.priority = EmbeddingPriority()
+        """What the user looks at: the writer embeds it first."""
         self._on_event = on_event
         self._watch = watch
         self._timing = (debounce_seconds, max_wait_seconds)
@@ -145,6 +154,13 @@ class LiveIndex(EmbeddingReadiness):
                 self._interrupt.set()
                 self._cond.notify_all()
 
+    def focus(self, focus: Focus) -> None:
+        """Embed what ``focus`` names first; safe from any thread, returns at once.
+
+        Only a hint: the writer thread reorders its pending chunks at its next model batch.
+        """
+        self.priority.set_focus(focus)
+
     def wait_idle(self, timeout: float) -> bool:
         """True once nothing is queued and no work runs (changes still in the watcher's
         debounce window are not seen); False if ``timeout`` passes first."""
@@ -180,7 +196,7 @@ class LiveIndex(EmbeddingReadiness):
             self._before = {p: _signature(r) for p, r in self.index.keywords.files().items()}
             if not self._take_write_lock():
                 return
-            indexer = Indexer(self.index)
+            indexer = Indexer(self.index, self.priority)
             if self._watch:
                 watcher = self._start_watcher()
             self._initial_sync(indexer)
@@ -315,7 +331,9 @@ class LiveIndex(EmbeddingReadiness):
             self._interrupt.clear()
         report = IndexReport()
         try:
-            indexer.embed_pending(report, self._progress, cancel=self._interrupt)
+            indexer.embed_pending(
+                report, self._progress, cancel=self._interrupt, finished=self._files_embedded
+            )
         except VectorStoreUnavailable as error:  # the chunks stay pending until it is back
             self._vectors_lost(error)
             return
@@ -329,6 +347,9 @@ class LiveIndex(EmbeddingReadiness):
             if self._awaiting:
                 self._emit(VectorsReadyEvent(frozenset(self._awaiting)))
                 self._awaiting = set()
+
+    def _files_embedded(self, paths: list[str]) -> None:
+        self._emit(FilesEmbeddedEvent(frozenset(paths)))
 
     # -- plumbing -----------------------------------------------------------------------------
     def _progress(self, progress: Progress) -> None:

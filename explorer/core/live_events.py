@@ -48,6 +48,18 @@ class VectorsReadyEvent(LiveEvent):
 
 
 @dataclass(frozen=True)
+class FilesEmbeddedEvent(LiveEvent):
+    """These files just became fresh: their vectors serve search and related files now.
+
+    Sent while embedding goes on, after each model batch that finished a file, so a reader can
+    use what the user looks at (embedded first) without waiting for ``vectors_ready``.
+    """
+
+    kind: ClassVar[str] = "files_embedded"
+    paths: frozenset[str]
+
+
+@dataclass(frozen=True)
 class ModelStateEvent(LiveEvent):
     """The document model: ``loading``, ``ready`` or ``failed`` (then keyword-only)."""
 

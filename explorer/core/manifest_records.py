@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 PENDING, FRESH, SKIPPED, FAILED = "pending", "fresh", "skipped", "failed"
 """A file's state: keyword-searchable and awaiting vectors, complete, left out, or failed."""
@@ -37,3 +37,12 @@ class StoredChunk:
     end_char: int
     text: str
     title: str = ""
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    """What a result shows about its file besides passages: front-matter title and more."""
+
+    title: str
+    description: str = ""
+    tags: list[str] = field(default_factory=list)

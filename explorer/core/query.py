@@ -23,6 +23,15 @@ class QueryError(ValueError):
     """A query that cannot be run; the message is meant for the user."""
 
 
+class PathPatternError(QueryError):
+    """A path filter that is not a valid glob; names the pattern and what is wrong with it."""
+
+    def __init__(self, pattern: str, problem: str) -> None:
+        self.pattern = pattern
+        self.problem = problem
+        super().__init__(f"path filter {pattern!r}: {problem}")
+
+
 def query_terms(text: str) -> list[str]:
     """The distinct lowercase words of a query, in order."""
     seen: dict[str, None] = {}
@@ -158,8 +167,36 @@ def coverage(text: str, matchers: Sequence[re.Pattern[str]]) -> float:
 
 
 # -- path filters -----------------------------------------------------------------------------
+def _glob_class(pattern: str, body: str) -> str:
+    """The regex of a glob's ``[...]`` class: its characters taken literally (so nothing in it
+    is read as regex syntax), ``a-z`` ranges checked, a leading ``!`` or ``^`` negating (a
+    negated class matches no ``/``, as ``*`` does not)."""
+    if "[:" in body or "[=" in body or "[." in body:
+        raise PathPatternError(
+            pattern, "POSIX classes such as [:alpha:] are not supported; use ranges like [a-z]"
+        )
+    negate = body[:1] in ("!", "^")
+    if negate:
+        body = body[1:]
+    out, i = [], 0
+    while i < len(body):
+        if i + 2 < len(body) and body[i + 1] == "-":
+            low, high = body[i], body[i + 2]
+            if low > high:
+                raise PathPatternError(pattern, f"bad character range {low}-{high}")
+            out.append(f"{re.escape(low)}-{re.escape(high)}")
+            i += 3
+        else:
+            out.append(re.escape(body[i]))
+            i += 1
+    if not out:
+        raise PathPatternError(pattern, "empty character class []")
+    return f"[^/{''.join(out)}]" if negate else f"[{''.join(out)}]"  # never across folders
+
+
 def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a path glob: ``*`` and ``?`` stay within a folder, ``**`` crosses folders."""
+    """Translate a path glob: ``*`` and ``?`` stay within a folder, ``**`` crosses folders,
+    ``[...]`` is a character class (a ``]`` right after the ``[`` or ``[!`` is literal)."""
     out, i = [], 0
     while i < len(pattern):
         char = pattern[i]
@@ -176,14 +213,16 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
         elif char == "?":
             out.append("[^/]")
         elif char == "[":
-            end = pattern.find("]", i + 1)
+            start = i + 1
+            if pattern[start : start + 1] in ("!", "^"):
+                start += 1
+            if pattern[start : start + 1] == "]":
+                start += 1
+            end = pattern.find("]", start)
             if end == -1:
                 out.append(re.escape(char))
             else:
-                body = pattern[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
+                out.append(_glob_class(pattern, pattern[i + 1 : end]))
                 i = end
         else:
             out.append(re.escape(char))

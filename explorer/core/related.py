@@ -46,23 +46,33 @@ class RelatedFile:
         return asdict(self)
 
 
-def related_files(index: Index, path: str, limit: int = 10) -> list[RelatedFile]:
-    """The ``limit`` nearest other files of ``path`` (relative to the root)."""
+def related_files(
+    index: Index, path: str, limit: int = 10, source_vectors: dict | None = None
+) -> list[RelatedFile]:
+    """The ``limit`` nearest other files of ``path`` (relative to the root).
+
+    ``source_vectors`` ({chunk id: vector}) stand in for the stored vectors of ``path``: a
+    reader computes them in memory for a file whose vectors are still pending.
+    """
     if limit < 1:
         raise RelatedError("--limit must be at least 1")
     record = index.keywords.file(path)
     if record is None:
         raise RelatedError(f"{path} is not in the index of {index.settings.root}")
-    vector = index.vectors.file_vector(file_vector_id(path, record.hash))
-    if vector is None or record.state != FRESH:
+    if source_vectors:
+        mean = np.mean(np.asarray(list(source_vectors.values()), dtype=np.float32), axis=0)
+        vector = mean / (float(np.linalg.norm(mean)) or 1.0)
+    else:
+        vector = index.vectors.file_vector(file_vector_id(path, record.hash))
+    if vector is None or (record.state != FRESH and not source_vectors):
         raise RelatedError(
             f"{path} has no vector yet ({record.state}"
             + (f": {record.reason}" if record.reason else "")
             + "); run explorer index to finish embedding"
         )
     neighbours = _own_neighbours(index, vector, path, limit)
-    source_ids = index.keywords.chunk_ids(path)
-    source_vectors = index.vectors.chunk_vectors(source_ids)
+    if not source_vectors:
+        source_vectors = index.vectors.chunk_vectors(index.keywords.chunk_ids(path))
     titles = index.keywords.titles([p for p, _ in neighbours])
     results = []
     for other, similarity in neighbours:

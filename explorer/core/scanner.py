@@ -3,8 +3,14 @@
 :class:`ScanRules` decides, for one path at a time, whether the index wants it: the extension must
 be known, the path must not be hidden, and neither the built-in excludes, the user's ``exclude``
 patterns nor any ``.gitignore`` on the way down may ignore it. :func:`scan` walks a root with those
-rules and reports every file it would index plus those it must skip (too large, unreadable).
-:func:`load_text` reads one file and tells binary or non-UTF-8 content apart from text.
+rules and reports every file it would index plus those it must skip (too large, unreadable, a
+link out of the root); :func:`scan_path` does the same for one path. :func:`load_text` reads one
+file and tells binary or undecodable content apart from text.
+
+The root is a boundary: a symbolic link to a file outside it is skipped (``outside-root``) unless
+the rules allow links out, and links to folders are never followed. Only regular files are ever
+opened (a ``.gitignore`` included), never more than a cap. Paths are index keys
+(:func:`~explorer.core.root_paths.path_key`): a name that is not UTF-8 is indexed too.
 
 The scan only stats files; reading their content is left to :func:`load_text`, so that an
 unchanged tree can be checked against the index quickly.
@@ -12,15 +18,41 @@ unchanged tree can be checked against the index quickly.
 
 from __future__ import annotations
 
-import codecs
 import os
 import stat
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pathspec
 
-from explorer.core.documents import ScannedFile, ScanResult, SkippedFile
+from explorer.core.documents import ScannedFile, ScanResult, SkippedFile, SkipReason
+from explorer.core.file_reading import (
+    FileRefused,
+    decode_text,
+    describe_mode,
+    human_size,
+    read_regular_file,
+)
+from explorer.core.root_paths import (
+    OutsideRoot,
+    disk_path,
+    is_inside,
+    path_key,
+    resolve_inside_root,
+)
+
+__all__ = [
+    "DEFAULT_EXCLUDES",
+    "DEFAULT_EXTENSIONS",
+    "DEFAULT_NAMES",
+    "OutsideRoot",
+    "ScanRules",
+    "load_text",
+    "resolve_inside_root",
+    "scan",
+    "scan_path",
+]
 
 DEFAULT_EXTENSIONS: frozenset[str] = frozenset(
     "md markdown mdx txt rst adoc org py pyi js jsx ts tsx mjs go rs java kt c h cpp hpp cs rb php "
@@ -48,7 +80,10 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 """Gitignore-style patterns that are always applied, whatever the settings say."""
 
 _ALLOWED_HIDDEN_DIRS = frozenset({".github"})
-_BINARY_PROBE_BYTES = 8192
+GITIGNORE_MAX_BYTES = 1_000_000
+"""A ``.gitignore`` larger than this is not read (its folder is then scanned without it)."""
+LOAD_TEXT_MAX_BYTES = 2_000_000
+"""The default cap of :func:`load_text` (the indexer passes its ``max_file_bytes``)."""
 
 
 def _compile(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
@@ -89,14 +124,20 @@ class ScanRules:
         exclude: Sequence[str] = (),
         extra_ignored_dirs: Sequence[Path] = (),
         names: Iterable[str] = DEFAULT_NAMES,
+        allow_outside_links: bool = False,
     ) -> None:
         """Rules for ``root``.
 
         ``exclude`` holds gitignore-style patterns relative to the root; ``extra_ignored_dirs``
         are absolute folders (such as the index's own folder) that are never entered; ``names``
-        are extension-less file names to index as well.
+        are extension-less file names to index as well. ``allow_outside_links`` lets symbolic
+        links to files outside the root be read (by default they are skipped).
         """
         self.root = Path(root)
+        self.allow_outside_links = allow_outside_links
+        self.real_root = os.path.realpath(self.root)
+        self.problems: dict[str, SkippedFile] = {}
+        """``.gitignore`` files that could not be used, by folder (cleared by each scan)."""
         self.extensions = frozenset(ext.lower().lstrip(".") for ext in extensions)
         self.names = frozenset(name.lower() for name in names)
         self._always = _compile([*DEFAULT_EXCLUDES, *exclude])
@@ -184,88 +225,163 @@ class ScanRules:
             cached = self._specs.get(rel_dir)
             return cached[1] if cached else None
         self._checked.add(rel_dir)
-        path = os.path.join(self._root_str, rel_dir, ".gitignore")
+        path = os.path.join(self._root_str, disk_path(rel_dir), ".gitignore")
+        rel_file = f"{rel_dir}/.gitignore" if rel_dir else ".gitignore"
         try:
             info = os.stat(path)
             key = (info.st_mtime_ns, info.st_size)
             cached = self._specs.get(rel_dir)
             if cached is not None and cached[0] == key:
                 return cached[1]
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                lines = handle.read().splitlines()
-        except OSError:
+            if not stat.S_ISREG(info.st_mode):  # checked again on the open descriptor
+                raise FileRefused(SkipReason.NOT_REGULAR, describe_mode(info.st_mode))
+            if not self.allow_outside_links and not is_inside(
+                self.real_root, os.path.realpath(path)
+            ):
+                raise FileRefused(SkipReason.OUTSIDE_ROOT, "a link to a file outside the root")
+            data = read_regular_file(path, GITIGNORE_MAX_BYTES)  # never a fifo or a device
+        except FileRefused as refused:
+            self.problems[rel_dir] = SkippedFile(rel_file, refused.reason, refused.detail)
             self._specs.pop(rel_dir, None)
             return None
-        spec = _compile(lines)
+        except OSError:
+            self.problems.pop(rel_dir, None)
+            self._specs.pop(rel_dir, None)
+            return None
+        self.problems.pop(rel_dir, None)
+        spec = _compile(data.decode("utf-8", errors="replace").splitlines())
         self._specs[rel_dir] = (key, spec)
         return spec
 
+    def gitignore_problem(self, rel_dir: str) -> SkippedFile | None:
+        """Why the ``.gitignore`` of folder ``rel_dir`` cannot be used (checked now), or None."""
+        self._gitignore(_normalise(rel_dir))
+        return self.problems.get(_normalise(rel_dir))
 
-def _human_size(size: float) -> str:
-    """``2100000`` -> ``2.1 MB`` (decimal units)."""
-    if size < 1000:
-        return f"{int(size)} B"
-    for unit in ("KB", "MB", "GB"):
-        size /= 1000
-        if size < 999.95 or unit == "GB":
-            return f"{size:.1f} {unit}"
-    raise AssertionError("unreachable")
+
+def _classify(
+    rel: str,
+    path: str,
+    is_link: bool,
+    info: os.stat_result,
+    rules: ScanRules,
+    max_bytes: int,
+) -> ScannedFile | SkippedFile | None:
+    """A file the rules accept, with the stat of its target: indexable, skipped, or None when
+    it is no regular file (a fifo, a device, a link to a folder: never opened)."""
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    if is_link and not rules.allow_outside_links:
+        target = os.path.realpath(path)
+        if not is_inside(rules.real_root, target):
+            return SkippedFile(rel, SkipReason.OUTSIDE_ROOT, f"a link to {path_key(target)}")
+    if info.st_size > max_bytes:
+        detail = f"{human_size(info.st_size)} > {human_size(max_bytes)} cap"
+        return SkippedFile(rel, SkipReason.TOO_LARGE, detail)
+    if not os.access(path, os.R_OK):
+        return SkippedFile(rel, SkipReason.UNREADABLE, "permission denied")
+    return ScannedFile(rel, Path(path), info.st_size, info.st_mtime_ns)
 
 
 def _visit_file(
-    entry: os.DirEntry[str], rel: str, root: Path, max_bytes: int, out: ScanResult
+    entry: os.DirEntry[str], rel: str, rules: ScanRules, max_bytes: int, out: ScanResult
 ) -> None:
     """Add one accepted directory entry to ``out`` as a scanned or skipped file."""
     try:
         info = entry.stat()  # follows a symlink to its target
     except FileNotFoundError:
         detail = "broken symbolic link" if entry.is_symlink() else "vanished during the scan"
-        out.skipped.append(SkippedFile(rel, "unreadable", detail))
+        out.skipped.append(SkippedFile(rel, SkipReason.UNREADABLE, detail))
         return
     except OSError as error:
-        out.skipped.append(SkippedFile(rel, "unreadable", str(error)))
+        out.skipped.append(SkippedFile(rel, SkipReason.UNREADABLE, str(error)))
         return
-    if not stat.S_ISREG(info.st_mode):
-        return  # a symlink to a folder, a socket, a fifo...
-    if info.st_size > max_bytes:
-        detail = f"{_human_size(info.st_size)} > {_human_size(max_bytes)} cap"
-        out.skipped.append(SkippedFile(rel, "too-large", detail))
-        return
-    if not os.access(entry.path, os.R_OK):
-        out.skipped.append(SkippedFile(rel, "unreadable", "permission denied"))
-        return
-    out.files.append(ScannedFile(rel, root / rel, info.st_size, info.st_mtime_ns))
+    found = _classify(rel, entry.path, entry.is_symlink(), info, rules, max_bytes)
+    if isinstance(found, ScannedFile):
+        out.files.append(found)
+    elif found is not None:
+        out.skipped.append(found)
 
 
-def scan(root: Path, rules: ScanRules, max_file_bytes: int) -> ScanResult:
+def scan_path(
+    rules: ScanRules, rel_path: str, max_file_bytes: int
+) -> ScannedFile | SkippedFile | None:
+    """What a full :func:`scan` would make of the one file ``rel_path`` (an index key).
+
+    None when the rules do not want it, it does not exist, it is no regular file, or it lies
+    in a folder reached through a symbolic link (a walk never enters one).
+    """
+    rel = _normalise(rel_path)
+    if not rules.accepts(rel):
+        return None
+    path = os.path.join(rules._root_str, disk_path(rel))
+    parent_rel = os.path.dirname(disk_path(rel))
+    expected_parent = os.path.join(rules.real_root, parent_rel) if parent_rel else rules.real_root
+    try:
+        if os.path.realpath(os.path.dirname(path)) != os.path.normpath(expected_parent):
+            return None  # under a linked folder
+        link = os.lstat(path)
+    except OSError:
+        return None
+    is_link = stat.S_ISLNK(link.st_mode)
+    try:
+        info = os.stat(path) if is_link else link
+    except FileNotFoundError:
+        return SkippedFile(rel, SkipReason.UNREADABLE, "broken symbolic link")
+    except OSError as error:
+        return SkippedFile(rel, SkipReason.UNREADABLE, str(error))
+    return _classify(rel, path, is_link, info, rules, max_file_bytes)
+
+
+def scan(
+    root: Path,
+    rules: ScanRules,
+    max_file_bytes: int,
+    cancel: threading.Event | None = None,
+) -> ScanResult:
     """Walk ``root`` and sort every file the rules accept into indexable and skipped ones.
 
     The walk is deterministic (entries in name order, results sorted by path), never follows
-    symbolic links to folders, and never raises for a problem with a single file or sub-folder:
-    files larger than ``max_file_bytes`` are skipped as ``too-large``, files that cannot be
-    stat'ed or read (or vanish mid-walk, or are dangling links) as ``unreadable``. Sub-folders
-    that cannot be listed are left out. Only a root that cannot be listed raises ``OSError``.
+    symbolic links to folders, never opens anything but a regular ``.gitignore``, and never
+    raises for a problem with a single file or sub-folder: files larger than
+    ``max_file_bytes`` are skipped as ``too-large``, links to files outside the root as
+    ``outside-root``, files that cannot be stat'ed or read (or vanish mid-walk, or are dangling
+    links) as ``unreadable``, a ``.gitignore`` that is a fifo or a device as ``not-regular``.
+    Sub-folders that cannot be listed are left out. Only a root that cannot be listed raises
+    ``OSError``. When ``cancel`` is set the walk stops at the next folder and the result says
+    ``cancelled`` (its lists are then incomplete).
     """
     root = Path(root).absolute()
     result = ScanResult()
     rules._checked.clear()
+    rules.problems.clear()
     rules._walking = True
     try:
-        _walk(root, rules, max_file_bytes, result)
+        _walk(root, rules, max_file_bytes, result, cancel)
     finally:
         rules._walking = False
+    result.skipped.extend(rules.problems.values())
     result.files.sort(key=lambda scanned: scanned.rel_path)
     result.skipped.sort(key=lambda skipped: skipped.rel_path)
     return result
 
 
-def _walk(root: Path, rules: ScanRules, max_file_bytes: int, result: ScanResult) -> None:
+def _walk(
+    root: Path,
+    rules: ScanRules,
+    max_file_bytes: int,
+    result: ScanResult,
+    cancel: threading.Event | None,
+) -> None:
     """Depth-first walk in name order, adding accepted files to ``result``."""
-    pending = [""]
+    pending = [("", str(root))]  # (index key, path on disk) of each folder to list
     while pending:
-        rel_dir = pending.pop()
+        if cancel is not None and cancel.is_set():
+            result.cancelled = True
+            return
+        rel_dir, directory = pending.pop()
         try:
-            with os.scandir(root / rel_dir if rel_dir else root) as listing:
+            with os.scandir(directory) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
         except OSError:
             if not rel_dir:
@@ -273,35 +389,32 @@ def _walk(root: Path, rules: ScanRules, max_file_bytes: int, result: ScanResult)
             continue
         subdirs = []
         for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            name = path_key(entry.name)
+            rel = f"{rel_dir}/{name}" if rel_dir else name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 is_dir = False
             if is_dir:
                 if not rules._dir_blocked(rel):
-                    subdirs.append(rel)
+                    subdirs.append((rel, entry.path))
             elif rules._file_wanted(rel):
-                _visit_file(entry, rel, root, max_file_bytes, result)
+                _visit_file(entry, rel, rules, max_file_bytes, result)
         pending.extend(reversed(subdirs))
 
 
-def load_text(path: Path) -> str | tuple[str, str]:
+def load_text(path: Path, max_bytes: int = LOAD_TEXT_MAX_BYTES) -> str | tuple[str, str]:
     """The text of the file at ``path``, or ``(reason, detail)`` when it is not indexable text.
 
-    Reasons: ``binary`` (a NUL byte in the first 8 KiB), ``undecodable`` (not UTF-8) and
-    ``unreadable`` (any ``OSError``). A UTF-8 byte-order mark is dropped; nothing else is changed
-    (line endings stay as on disk), so character offsets match the file as an editor shows it.
+    Reasons: ``binary`` (a NUL byte in the first 8 KiB), ``undecodable`` (neither UTF-8 nor
+    UTF-16/32 with a byte-order mark), ``not-regular`` (a fifo, a device: never opened for
+    long), ``too-large`` (more than ``max_bytes``, even if it grew after the scan) and
+    ``unreadable`` (any ``OSError``). A byte-order mark is dropped; nothing else is changed (line
+    endings stay as on disk), so character offsets match the file as an editor shows it.
     """
     try:
-        data = Path(path).read_bytes()
+        return decode_text(read_regular_file(path, max_bytes))
+    except FileRefused as refused:
+        return (refused.reason, refused.detail)
     except OSError as error:
-        return ("unreadable", str(error))
-    nul = data.find(b"\0", 0, _BINARY_PROBE_BYTES)
-    if nul >= 0:
-        return ("binary", f"NUL byte at offset {nul}")
-    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    try:
-        return data[skip:].decode("utf-8")
-    except UnicodeDecodeError as error:
-        return ("undecodable", f"not UTF-8 at byte {error.start + skip}")
+        return (SkipReason.UNREADABLE, str(error))

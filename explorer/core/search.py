@@ -1,8 +1,9 @@
 """Hybrid search: a keyword leg (SQLite FTS5, BM25) and a vector leg (Chroma), fused.
 
-The path filter is resolved first, to the set of indexed files it matches, and both legs search
-only that set, so a filter never shrinks a global top-k after the fact. Results are grouped by
-file, best file first and each file's best passages first.
+The filters (path globs, front-matter tags and versions) are resolved first, to the set of
+indexed files they allow, and both legs search only that set, so a filter never shrinks a
+global top-k after the fact. Results are grouped by file, best file first and each file's best
+passages first.
 
 Scores shown (0–1), by mode:
 
@@ -23,10 +24,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from explorer.core.file_filter import FileFilter
 from explorer.core.fusion import FusionKind, FusionRule, LegScores, fuse
 from explorer.core.index import Index
+from explorer.core.manifest_records import FileSummary
 from explorer.core.query import (
-    PathFilter,
     QueryError,
     coverage,
     coverage_matchers,
@@ -37,7 +39,7 @@ from explorer.core.query import (
     query_terms,
     topic_pieces,
 )
-from explorer.core.vectors import VectorStoreUnavailable
+from explorer.core.vectors import VectorStoreDamaged, VectorStoreUnavailable
 
 MODES = ("hybrid", "semantic", "keyword")
 MEASURED = 100
@@ -74,6 +76,10 @@ class FileHit:
     title: str
     score: float
     passages: list[Passage]
+    description: str = ""
+    """The front matter's ``description``, if any."""
+    tags: list[str] = field(default_factory=list)
+    """The front matter's ``tags``, as written."""
 
 
 @dataclass
@@ -115,8 +121,18 @@ class SearchRequest:
     limit: int = 10
     per_file: int = 3
     min_score: float = 0.0
+    offset: int = 0
+    """Files to pass over before the ``limit`` shown ones (paging)."""
     prefix_last: bool = False
     """Treat the last word as a prefix (results while typing)."""
+    tags: tuple[str, ...] = ()
+    """Only files whose front matter carries any of these tags."""
+    versions: tuple[str, ...] = ()
+    """Only files whose front matter ``version`` is one of these."""
+
+    @property
+    def file_filter(self) -> FileFilter:
+        return FileFilter(self.paths, self.tags, self.versions)
 
 
 def search(index: Index, request: SearchRequest) -> SearchResponse:
@@ -129,18 +145,20 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
         raise QueryError("the query has no words to match (only punctuation?)")
     if request.limit < 1 or request.per_file < 1:
         raise QueryError("--limit and --per-file must be at least 1")
+    if request.offset < 0:
+        raise QueryError("--offset must be 0 or more")
     if not 0.0 <= request.min_score <= 1.0:
         raise QueryError("--min-score must be between 0 and 1")
-    path_filter = PathFilter(request.paths)
-    allowed = path_filter.select(index.keywords.paths()) if path_filter.active else None
+    file_filter = request.file_filter
+    allowed = file_filter.select(index.keywords)
     response = SearchResponse(query=request.query, mode=request.mode, results=[])
     scope = (
-        f"{len(allowed)} files matching {path_filter.describe()}"
+        f"{len(allowed)} files matching {file_filter.describe()}"
         if allowed is not None
         else "all files"
     )
     if allowed is not None and not allowed:
-        response.notes.append(f"no indexed file matches {path_filter.describe()}")
+        response.notes.append(f"no indexed file matches {file_filter.describe()}")
         return response
 
     settings = index.settings
@@ -153,7 +171,7 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
             vector = index.embedder.embed_query(request.query)
         try:
             legs = _gather(index, request, k, allowed, None if vectors_lost else vector)
-        except VectorStoreUnavailable as error:
+        except (VectorStoreUnavailable, VectorStoreDamaged) as error:
             if request.mode == "semantic":
                 raise
             vectors_lost = str(error)  # hybrid goes on with its keyword leg alone
@@ -168,7 +186,8 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
             response.fusion = description
         files = {candidate.path for candidate in candidates}
         exhausted = len(keyword_hits) < k and len(legs.returned_vectors) < k
-        if len(files) >= request.limit or exhausted or k >= 8 * settings.candidates:
+        wanted = request.offset + request.limit
+        if len(files) >= wanted or exhausted or k >= 8 * settings.candidates:
             break
         k *= 4
 
@@ -276,7 +295,7 @@ def _measure(index: Index, vector, keyword_hits, seen: set[str]) -> dict[str, fl
         return {}
     try:
         stored = index.vectors.chunk_vectors(missing)
-    except VectorStoreUnavailable:
+    except (VectorStoreUnavailable, VectorStoreDamaged):
         return {}
     query = np.asarray(vector, dtype=np.float32)
     return {cid: float(np.dot(np.asarray(v, dtype=np.float32), query)) for cid, v in stored.items()}
@@ -363,10 +382,11 @@ def _group(
     by_file: dict[str, list[_Candidate]] = {}
     for candidate in candidates:
         by_file.setdefault(candidate.path, []).append(candidate)
-    ranked = sorted(by_file, key=lambda path: (-file_scores[path], path))[: request.limit]
+    ranked = sorted(by_file, key=lambda path: (-file_scores[path], path))
+    ranked = ranked[request.offset : request.offset + request.limit]
     shown = {path: by_file[path][: request.per_file] for path in ranked}
     chunks = index.keywords.chunks_by_id([c.chunk_id for group in shown.values() for c in group])
-    titles = index.keywords.titles(ranked)
+    summaries = index.keywords.file_summaries(ranked)
     terms = query_terms(request.query)
     hits = []
     for path in ranked:
@@ -378,7 +398,17 @@ def _group(
             snippet, highlights = make_snippet(chunk.text, terms)
             passages.append(_passage(candidate, chunk, snippet, highlights))
         if passages:
-            hits.append(FileHit(path, titles.get(path, ""), round(file_scores[path], 4), passages))
+            summary = summaries.get(path) or FileSummary("")
+            hits.append(
+                FileHit(
+                    path,
+                    summary.title,
+                    round(file_scores[path], 4),
+                    passages,
+                    summary.description,
+                    list(summary.tags),
+                )
+            )
     return hits
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Collection
 
 import numpy as np
 
+from explorer.core.embed_priority import EmbeddingPriority, EmbeddingQueue, keyword_neighbours
 from explorer.core.index import Index
 from explorer.core.index_report import IndexReport, Progress, ProgressCallback
 from explorer.core.keywords import FRESH, StoredChunk
@@ -26,6 +28,7 @@ class VectorPhase:
     ``index`` and notes in the ``_stale_*`` lists the vectors its keyword phase made obsolete."""
 
     index: Index
+    priority: EmbeddingPriority | None
     _stale_vector_ids: list[str]
     _stale_file_vectors: list[str]
 
@@ -66,7 +69,11 @@ class VectorPhase:
             in_store = vectors.chunk_ids()
             orphans = sorted(in_store - in_sqlite)
             vectors.delete_chunks(orphans)
-            report.orphans_removed = len(orphans)
+            # The keyword phase noted the vectors of chunks it replaced or removed: deleting
+            # those is this sync's own work, not a repair of what an interrupted run left.
+            report.orphans_removed = len(set(orphans) - set(self._stale_vector_ids))
+        self._stale_vector_ids.clear()
+        self._stale_file_vectors.clear()
         keywords.mark_missing_vectors(in_sqlite - in_store)
         reusable = sorted(keywords.unembedded_ids() & in_store)
         keywords.mark_embedded(reusable)
@@ -90,12 +97,28 @@ class VectorPhase:
         report: IndexReport,
         notify: ProgressCallback,
         cancel: threading.Event | None = None,
+        only: Collection[str] | None = None,
+        finished: Callable[[list[str]], None] | None = None,
     ) -> None:
-        """Embed every chunk not yet in Chroma, longest-first batches, then finish files."""
+        """Embed every chunk not yet in Chroma (of the files ``only`` names, if given), then
+        finish files.
+
+        The order is the indexer's :class:`~explorer.core.embed_priority.EmbeddingPriority`
+        (most recently modified files first without one). ``finished`` hears the paths made
+        fresh after each model batch, so a reader can use them before the whole run ends.
+        """
         self._flush_deletions()
         pending = self.index.keywords.pending_chunks()
+        if only is not None:
+            pending = [c for c in pending if c.path in only]
         fresh_vectors: dict[str, np.ndarray] = {}
         started = time.perf_counter()
+
+        def finish() -> None:
+            fresh = self._finish_files(fresh_vectors)
+            if fresh and finished is not None:
+                finished(fresh)
+
         if pending:
             embedder = self.index.embedder
             load = getattr(embedder, "load_document_model", None)
@@ -105,36 +128,57 @@ class VectorPhase:
                 report.model_seconds = time.perf_counter() - started
                 started = time.perf_counter()
             self.index.keywords.set_meta("dimension", str(embedder.dimension))
-            texts = {c.id: self._embedding_text(c) for c in pending}
-            pending.sort(key=lambda c: len(texts[c.id]), reverse=True)
-            batch_size = self.index.settings.embed_batch
-            total = len(pending)
+            # Sorted by the chunk's own length (its heading context adds a few tokens to each);
+            # the text to embed is built per batch, so the first batch starts at once.
+            keywords = self.index.keywords
+            queue = EmbeddingQueue(
+                pending,
+                {c.id: len(c.text) for c in pending},
+                keywords.files(),
+                self.index.settings.embed_batch,
+                self.priority,
+                lambda path: keyword_neighbours(keywords, path),
+            )
+            total, done = len(pending), 0
             notify(Progress("embed", chunks_done=0, chunks_total=total))
-            for start in range(0, total, batch_size):
+            while queue.remaining:
                 if cancel is not None and cancel.is_set():
                     report.cancelled = True
                     break
-                batch = pending[start : start + batch_size]
-                vectors = embedder.embed_documents([texts[c.id] for c in batch])
+                batch = queue.next_batch()
+                vectors = embedder.embed_documents([self._embedding_text(c) for c in batch])
                 ids = [c.id for c in batch]
                 self.index.vectors.upsert_chunks(ids, vectors, [c.path for c in batch])
                 self.index.keywords.mark_embedded(ids)
                 fresh_vectors.update(zip(ids, vectors, strict=True))
                 report.chunks_embedded += len(batch)
-                notify(Progress("embed", chunks_done=start + len(batch), chunks_total=total))
-                self._finish_files(fresh_vectors)
-        self._finish_files(fresh_vectors)
+                done += len(batch)
+                notify(Progress("embed", chunks_done=done, chunks_total=total))
+                finish()
+        finish()
         report.embed_seconds = time.perf_counter() - started
 
-    def _finish_files(self, known_vectors: dict[str, np.ndarray]) -> None:
-        """Give every fully embedded pending file its file vector and mark it fresh.
+    def embed_in_memory(self, path: str) -> dict[str, np.ndarray]:
+        """The vectors of ``path``'s chunks ({chunk id: vector}), computed and not stored: a
+        reader's stand-in while another process holds the write lock."""
+        chunks = self.index.keywords.chunks_by_id(self.index.keywords.chunk_ids(path))
+        if not chunks:
+            return {}
+        ids = list(chunks)
+        texts = [self._embedding_text(chunks[i]) for i in ids]
+        vectors = self.index.embedder.embed_documents(texts)
+        return dict(zip(ids, vectors, strict=True))
+
+    def _finish_files(self, known_vectors: dict[str, np.ndarray]) -> list[str]:
+        """Give every fully embedded pending file its file vector and mark it fresh; the paths
+        so finished.
 
         A file vector the store already holds (same path and content) is kept as it is.
         """
         keywords, store = self.index.keywords, self.index.vectors
         ready = keywords.files_ready_to_finish()
         if not ready:
-            return
+            return []
         file_ids = {}
         for path in ready:
             record = keywords.file(path)
@@ -152,6 +196,7 @@ class VectorPhase:
                     norm = float(np.linalg.norm(mean))
                     store.upsert_file(file_ids[path], path, mean / norm if norm else mean)
             keywords.mark_fresh(path)
+        return ready
 
     def _embedding_text(self, chunk: StoredChunk) -> str:
         """The chunk's text with its title and heading path before it, cut to a few tokens."""

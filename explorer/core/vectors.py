@@ -10,19 +10,32 @@ machine still uses would vanish under it.
 Chroma is imported only when a store is opened (it takes most of a second). Every call holds the
 store's lock, so :meth:`VectorStore.reopen` can swap the client while other threads use it. A
 server that stops answering raises :class:`VectorStoreUnavailable` from any call.
+
+A damaged local store (garbage in ``chroma.sqlite3``, a broken HNSW segment) raises
+:class:`VectorStoreDamaged` from any call, opening included. Chroma reports such damage as its
+``InternalError`` or, from its Rust core, as a ``PanicException`` (a ``BaseException``); both are
+recognised in :func:`_guarded`, where every call passes. Chroma has no read-only client, so a
+reader of a read-only index directory opens a private copy of the store instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import os
 import re
+import shutil
+import sqlite3
+import sys
+import tempfile
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.core.chroma_server import ServerAddress, unreachable_message
+from explorer.core.damaged_store import damage_words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,6 +54,109 @@ class VectorStoreUnavailable(VectorStoreError):
     """The Chroma server does not answer (now); keyword search still works."""
 
 
+class VectorStoreDamaged(VectorStoreError):
+    """The local Chroma store is damaged; keyword search still works, ``explorer index``
+    sets the store aside and embeds again."""
+
+    def __init__(self, directory: Path, reason: str, repair_command: str) -> None:
+        self.directory = directory
+        self.reason = damage_words(reason)
+        super().__init__(
+            f"the vector store {directory} is damaged ({self.reason}); "
+            f"run `{repair_command}` to repair it"
+        )
+
+
+CHROMA_DATABASE = "chroma.sqlite3"
+DAMAGED_SQLITE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+DAMAGED_SEGMENT_WORDS = ("hnsw", "pickle", "error finding id")
+"""What Chroma says (lowercase) when a vector segment on disk cannot be read."""
+
+
+def _damage_reason(error: BaseException) -> str | None:
+    """Chroma's words when ``error`` (its InternalError or a Rust panic) says the local store
+    is damaged; None for anything else (a read-only file, a lock, a bug)."""
+    text = " ".join(str(error).split())
+    code = re.search(r"code: (\d+)", text)
+    if code is not None:
+        return text if int(code.group(1)) & 0xFF in DAMAGED_SQLITE_CODES else None
+    lowered = text.lower()
+    return text if any(word in lowered for word in DAMAGED_SEGMENT_WORDS) else None
+
+
+@contextlib.contextmanager
+def _panic_output_held() -> Iterator[None]:
+    """Keep what is written to file descriptor 2 meanwhile, and let it out unless Chroma's Rust
+    core panicked: a panic prints its message (and with ``RUST_BACKTRACE`` a backtrace) there
+    before Python sees the exception, which then becomes one line."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no file descriptor 2: nothing to keep
+        yield
+        return
+    held = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
+    panicked = False
+    os.dup2(held.fileno(), 2)
+    try:
+        yield
+    except BaseException as error:
+        panicked = type(error).__name__ == "PanicException"
+        raise
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        if not panicked:
+            held.seek(0)
+            if written := held.read():
+                os.write(2, written)
+        held.close()
+
+
+def _is_chroma_failure(error: BaseException) -> bool:
+    """Chroma's InternalError, or a panic of its Rust core (pyo3's PanicException derives from
+    BaseException and cannot be imported by name)."""
+    from chromadb.errors import InternalError
+
+    return isinstance(error, InternalError) or type(error).__name__ == "PanicException"
+
+
+def _forget_system(directory: Path) -> None:
+    """Drop Chroma's cached client system for ``directory``.
+
+    Chroma caches one system per path even when starting it failed, so every later client of
+    that path would get the broken one (``'RustBindingsAPI' object has no attribute
+    'bindings'``). Private API: ``test_a_damaged_store_fails_the_same_way_twice`` fails loudly
+    if a chromadb release moves it.
+    """
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    SharedSystemClient._identifier_to_system.pop(str(directory), None)
+    SharedSystemClient._identifier_to_refcount.pop(str(directory), None)
+
+
+def check_database(directory: Path, repair_command: str) -> None:
+    """Raise :class:`VectorStoreDamaged` if SQLite's ``quick_check`` finds Chroma's database
+    in ``directory`` damaged (Chroma itself may open it and fail only later, or panic)."""
+    database = directory / CHROMA_DATABASE
+    if not database.exists():
+        return
+    try:
+        db = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return  # unreadable is not damaged: Chroma's own open will say why
+    try:
+        rows = db.execute("PRAGMA quick_check(1)").fetchall()
+    except sqlite3.DatabaseError as error:
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF not in DAMAGED_SQLITE_CODES:
+            return
+        raise VectorStoreDamaged(directory, str(error), repair_command) from None
+    finally:
+        db.close()
+    if rows != [("ok",)]:
+        raise VectorStoreDamaged(directory, str(rows[0][0]) if rows else "?", repair_command)
+
+
 def file_vector_id(path: str, content_hash: str) -> str:
     """A file vector's id: the same path and content give the same id on any machine."""
     return hashlib.sha256(f"file\0{path}\0{content_hash}".encode()).hexdigest()[:32]
@@ -55,7 +171,8 @@ def server_collection_names(model: str) -> tuple[str, str]:
 
 
 def _guarded(method: Callable) -> Callable:
-    """Hold the store's lock and turn a lost connection into VectorStoreUnavailable."""
+    """Hold the store's lock; turn a lost connection into VectorStoreUnavailable and a
+    damaged local store into VectorStoreDamaged."""
 
     @functools.wraps(method)
     def wrapper(self: VectorStore, *args: Any, **kwargs: Any) -> Any:
@@ -69,6 +186,10 @@ def _guarded(method: Callable) -> Callable:
                     raise VectorStoreUnavailable(
                         unreachable_message(self.address, _reason(error))
                     ) from error
+                self._raise_if_damaged(error)
+                raise
+            except BaseException as error:  # a panic of Chroma's Rust core is no Exception
+                self._raise_if_damaged(error)
                 raise
 
     return wrapper
@@ -94,8 +215,16 @@ class VectorStore:
         directory: Path | None = None,
         address: ServerAddress | None = None,
         model: str = "",
+        read_only: bool = False,
+        repair_command: str = "explorer index",
     ) -> None:
-        """Open the local store in ``directory``, or the server at ``address`` for ``model``."""
+        """Open the local store in ``directory``, or the server at ``address`` for ``model``.
+
+        ``read_only`` (local): never write ``directory``; when it is missing or cannot be
+        written, a private copy is opened instead (and a panic of Chroma's Rust core while
+        opening prints nothing, see :func:`_panic_output_held`). ``repair_command`` is what a
+        :class:`VectorStoreDamaged` message tells the user to run.
+        """
         if (directory is None) == (address is None):
             raise ValueError("give a directory or a server address")
         self.directory = directory
@@ -103,10 +232,49 @@ class VectorStore:
         self.shared = address is not None
         """True on a server: vectors may belong to other checkouts, so none is deleted."""
         self.location = address.url if address is not None else str(directory)
+        self.read_only = read_only
+        self.repair_command = repair_command
         self._names = server_collection_names(model) if address is not None else (CHUNKS, FILES)
         self._lock = threading.RLock()
         self._client: Any = None
+        self._copy: Path | None = None
+        """The private copy a read-only store opened (removed on close)."""
         self._connect()
+
+    def _raise_if_damaged(self, error: BaseException) -> None:
+        """Raise VectorStoreDamaged if ``error`` is Chroma saying the local store is damaged."""
+        if self.directory is None or not _is_chroma_failure(error):
+            return
+        reason = _damage_reason(error)
+        if reason is None:
+            return
+        if self._client is None:  # it failed to open: Chroma keeps the broken system cached
+            _forget_system(self._opened_directory())
+            self.close()  # removes a private copy; the caller never gets this store
+        raise VectorStoreDamaged(self.directory, reason, self.repair_command) from None
+
+    def _opened_directory(self) -> Path:
+        """The directory Chroma opens: the store's own, or a read-only store's private copy."""
+        assert self.directory is not None
+        if not self.read_only:
+            return self.directory
+        if self._copy is None:
+            writable = self.directory.is_dir() and all(
+                os.access(path, os.W_OK)
+                for path in (self.directory, self.directory / CHROMA_DATABASE)
+                if path.exists()
+            )
+            if writable:
+                return self.directory
+            copy = Path(tempfile.mkdtemp(prefix="explorer-vectors-"))
+            if self.directory.is_dir():  # plain copies: the originals' read-only modes stay
+                shutil.copytree(
+                    self.directory, copy, copy_function=shutil.copyfile, dirs_exist_ok=True
+                )
+                for folder, _dirs, _files in os.walk(copy):
+                    os.chmod(folder, 0o700)
+            self._copy = copy
+        return self._copy
 
     @_guarded
     def _connect(self) -> None:
@@ -117,9 +285,15 @@ class VectorStore:
             raise VectorStoreError("chromadb is not installed") from error
         settings = ChromaSettings(anonymized_telemetry=False)
         if self.address is None:
-            assert self.directory is not None
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._client = chromadb.PersistentClient(path=str(self.directory), settings=settings)
+            directory = self._opened_directory()
+            directory.mkdir(parents=True, exist_ok=True)
+            # Opening reads the store: where damage panics. Only a reader (a one-shot command)
+            # holds file descriptor 2 meanwhile: the TUI draws its screen there. A writer runs
+            # check_database first, which finds such damage before Chroma does.
+            holding = _panic_output_held() if self.read_only else contextlib.nullcontext()
+            with holding:
+                self._client = chromadb.PersistentClient(path=str(directory), settings=settings)
+                self._open_collections()
         else:
             self._client = chromadb.HttpClient(
                 host=self.address.host,
@@ -128,7 +302,7 @@ class VectorStore:
                 settings=settings,
             )
             _bound_request_time(self._client)
-        self._open_collections()
+            self._open_collections()
         self._batch = max(1, int(self._client.get_max_batch_size()))
 
     def _open_collections(self) -> None:
@@ -157,6 +331,9 @@ class VectorStore:
                     close()
                 except Exception:  # noqa: BLE001 - closing a dead connection may fail; fine
                     pass
+            if self._copy is not None:
+                shutil.rmtree(self._copy, ignore_errors=True)
+                self._copy = None
 
     @_guarded
     def heartbeat(self) -> None:

@@ -13,6 +13,9 @@ Folder *modified* events are dropped: they only say that an entry of the folder 
 entry has its own event. Events under ``.git/`` and under ``ignored_dirs`` (such as an index
 folder kept inside the root) are dropped too.
 
+Paths are index keys (:func:`~explorer.core.root_paths.path_key`): a file name that is not
+UTF-8 arrives escaped, never as a string that cannot be encoded.
+
 The watcher knows nothing about the index: deciding which paths matter is the consumer's job.
 """
 
@@ -28,6 +31,8 @@ from pathlib import Path
 from watchdog import events as wd_events
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+
+from explorer.core.root_paths import path_key
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +180,7 @@ class IndexWatcher:
                 break
         else:
             return None
-        rel = rel.replace(os.sep, "/").strip("/")
+        rel = path_key(rel.replace(os.sep, "/").strip("/"))  # a name that is not UTF-8 too
         if not rel:
             return None
         parts = rel.split("/")

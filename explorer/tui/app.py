@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App, SystemCommand
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 
 from explorer.config import Settings
+from explorer.safe_text import safe_text
 from explorer.tui import themes
 from explorer.tui.screens.main import MainScreen
 
@@ -76,6 +78,26 @@ class ExplorerApp(App[None]):
         Path(os.environ[FIRST_FRAME_ENV]).write_text(repr(time.time()))
         if os.environ.get(EXIT_AFTER_FIRST_FRAME_ENV):
             self.exit()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notification passes here: its text (error messages name files) is shown with
+        control characters escaped and, unless asked, not parsed as markup."""
+        kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        super().notify(
+            safe_text(message, keep_lines=True),
+            title=safe_text(title),
+            severity=severity,
+            markup=markup,
+            **kwargs,
+        )
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

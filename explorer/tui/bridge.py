@@ -92,6 +92,8 @@ class IndexBridge:
             )
         elif kind == "vectors_ready":
             message = messages.IndexVectorsReady(frozenset(event.paths))
+        elif kind == "files_embedded":
+            message = messages.IndexFilesEmbedded(frozenset(event.paths))
         elif kind == "model_state":
             message = messages.IndexModelState(event.state, getattr(event, "message", ""))
         elif kind == "writer":

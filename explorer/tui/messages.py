@@ -54,6 +54,13 @@ class IndexVectorsReady(Message):
 
 
 @dataclass
+class IndexFilesEmbedded(Message):
+    """These files just became fresh while embedding goes on (what the user looks at first)."""
+
+    paths: frozenset[str]
+
+
+@dataclass
 class IndexModelState(Message):
     """The document model: ``loading``, ``ready`` or ``failed``."""
 

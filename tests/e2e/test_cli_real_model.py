@@ -162,9 +162,11 @@ def test_status_reports_counts_model_and_store(corpus):
             "kind": "server",
             "location": env["EXPLORER_CHROMA_URL"],
             "available": True,
+            "problem": "",
         }
     else:
         assert store["kind"] == "local" and store["location"].startswith(env["EXPLORER_INDEX_DIR"])
+        assert store["problem"] == ""
 
 
 def test_rename_and_delete_leave_no_chunk_behind(corpus, tmp_path):

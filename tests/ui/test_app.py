@@ -158,6 +158,71 @@ async def test_related_sidebar_follows_the_open_file(sample_copy, app_for):
         await wait_for(pilot, lambda: screen.related.source == first.path, what="re-related")
 
 
+def link_rows(links) -> list[tuple[str, int | None, bool]]:
+    return [(row.path, row.line, row.exists) for row in links.rows if row is not None]
+
+
+async def test_links_section_shows_links_and_backlinks_and_opens_them(sample_copy, app_for):
+    docs, _index = sample_copy
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.open_file("runbooks/failed-backups.md")
+        links = screen.links
+        await wait_for(pilot, lambda: links.found is not None, what="the links")
+        assert links.source == "runbooks/failed-backups.md"
+        assert links.parent is screen.related.parent  # both in the sidebar, separate lists
+        outgoing = [link.target for link in links.found.outgoing]
+        assert "guides/backups.md" in outgoing
+        backlinks = [(link.source, link.line) for link in links.found.backlinks]
+        assert ("guides/backups.md", 18) in backlinks
+        # The rows show both sections under their own headers.
+        prompts = [str(links.get_option_at_index(i).prompt) for i in range(links.option_count)]
+        assert prompts[0] == f"Links to ({len(outgoing)})"
+        assert f"Linked from ({len(backlinks)})" in prompts
+        # Enter on a backlink opens the linking file at the link's line.
+        links.focus()
+        await pilot.pause()
+        row = link_rows(links).index(("guides/backups.md", 18, True)) + 2  # after two headers
+        links.highlighted = row
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.preview.path == "guides/backups.md", what="backlink")
+        assert screen.preview.passage == (18, 18)
+        await wait_for(pilot, lambda: links.source == "guides/backups.md", what="its links")
+        # Enter on an outgoing link opens its target.
+        await wait_for(pilot, lambda: links.found is not None, what="the links")
+        links.focus()
+        links.highlighted = 1
+        target = links.rows[1].path
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.preview.path == target, what="the link target")
+        # A file that starts linking here shows among the backlinks with no key pressed, and a
+        # link to a file that does not exist is marked missing.
+        screen.open_file("guides/backups.md")
+        await wait_for(pilot, lambda: links.source == "guides/backups.md", what="links again")
+        (docs / "notes" / "see-backups.md").write_text(
+            "# See\n\nRead [backups](../guides/backups.md) and [gone](../guides/gone.md).\n"
+        )
+        await wait_for(
+            pilot,
+            lambda: ("notes/see-backups.md", 3, True) in link_rows(links),
+            10,
+            "the new backlink",
+        )
+        screen.open_file("notes/see-backups.md")
+        await wait_for(
+            pilot,
+            lambda: ("guides/gone.md", None, False) in link_rows(links),
+            what="the missing link",
+        )
+        links.focus()
+        links.highlighted = 2
+        await pilot.press("enter")  # a missing target: a warning, nothing opened
+        await pilot.pause()
+        assert screen.preview.path == "notes/see-backups.md"
+
+
 async def test_tabbing_into_the_related_list_lets_enter_open_the_first_neighbour(
     sample_copy, app_for
 ):
@@ -272,6 +337,30 @@ async def test_mode_toggle_and_path_filter_from_the_keyboard(sample_copy, app_fo
             what="filtered results",
         )
         assert screen.status.filters == ("guides/",)
+
+
+async def test_tag_and_version_words_filter_the_results(sample_copy, app_for):
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await type_query(pilot, "snapshot tag:backup")
+        assert set(result_paths(screen)) == {
+            "guides/backups.md",
+            "runbooks/restore-from-backup.md",
+            "runbooks/failed-backups.md",
+            "notes/2026/01/2026-01-27-incident-review-backup-gap.md",
+        }
+        assert screen.status.filters == ("tag:backup",)
+        await type_query(pilot, " version:1.5 path:runbooks/")
+        assert set(result_paths(screen)) == {
+            "runbooks/restore-from-backup.md",
+            "runbooks/failed-backups.md",
+        }
+        assert screen.status.filters == ("runbooks/", "tag:backup", "version:1.5")
+        screen.action_clear_filter()
+        await wait_for(pilot, lambda: screen.status.filters == (), what="filters cleared")
+        assert screen.search_box.text == "snapshot"
 
 
 async def test_fuzzy_jump_opens_a_file(sample_copy, app_for):

@@ -44,6 +44,7 @@ def test_search_and_open_result(snap_compare, snapshot_copy, app_for):
         await pilot.press("enter")  # opens the best result and focuses the list
         await wait_for(pilot, lambda: screen.preview.loaded)
         await wait_for(pilot, lambda: screen.related.state == "ready")
+        await wait_for(pilot, lambda: screen.links.found is not None)
         await pilot.pause(0.1)
 
     assert snap_compare(app_for(snapshot_copy), terminal_size=SIZE, run_before=run_before)
@@ -57,6 +58,7 @@ def test_code_preview_with_a_user_theme(snap_compare, snapshot_copy, app_for):
         screen.open_file("src/app.py", [(11, 13)])
         await wait_for(pilot, lambda: screen.preview.loaded)
         await wait_for(pilot, lambda: screen.related.state == "ready")
+        await wait_for(pilot, lambda: screen.links.found is not None)
         screen.preview.focus_content()
         await pilot.pause(0.1)
 

@@ -404,3 +404,154 @@ def test_a_process_whose_reader_leaves_early_stops_quietly(shared):
     reader.wait()
     assert "Traceback" not in writer.stderr
     assert writer.returncode in (0, 141)
+
+
+# -- untrusted text never reaches the terminal raw ------------------------------------------------
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """A folder whose file name, title and text carry escape sequences, indexed once."""
+    from tests.escapes import write_hostile
+
+    base = tmp_path_factory.mktemp("hostile")
+    root, index_dir = write_hostile(base / "root"), base / "index"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+        ok(CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)]))
+    return root, index_dir
+
+
+def test_text_output_shows_escape_sequences_escaped(runner, hostile):
+    from tests.escapes import EVIL_PATH, KEPT, WORD, assert_no_raw_controls
+
+    root, index_dir = hostile
+    out = ok(invoke(runner, "search", WORD, root, "--index-dir", index_dir)).stdout
+    assert_no_raw_controls(out)
+    # The file is there, its name readable with the sequences spelled out.
+    assert r"notes/evil\x1b]0;PWNED\x07\x1b[2J.md" in out
+    assert r"Evil \x1b]0;PWNED\x07 title \x9b31m \u202egnp.exe" in out  # the title
+    assert r"Heading \x1b]0;PWNED\x07\u202etxt.exe" in out  # a heading
+    assert r"\x1b]8;;http://evil.example/" in out  # the OSC 8 link in a snippet
+    assert "**zebracorn** \\x1b[2Jgrazes" in out  # marks land on the word, not inside escapes
+    for kept in KEPT:
+        assert kept in out
+    related = ok(
+        invoke(
+            runner, "related", root / "guides/backup.md", "--root", root, "--index-dir", index_dir
+        )
+    ).stdout
+    assert_no_raw_controls(related)
+    assert r"notes/evil\x1b]0;PWNED" in related
+    # The shared hostile corpus's case: a title-setting name, a screen clear in the title.
+    from tests.escapes import CORPUS_NAME_SHOWN, CORPUS_WORD
+
+    out = ok(invoke(runner, "search", CORPUS_WORD, root, "--index-dir", index_dir)).stdout
+    assert_no_raw_controls(out)
+    assert CORPUS_NAME_SHOWN in out and r"Title \x1b[2J\x1b[H cleared" in out
+    assert r"\x1b]8;;http://evil.example\x1b\this link" in out
+    # An error naming the file escapes it too.
+    missing = root / f"gone{EVIL_PATH[5:]}"
+    error = invoke(runner, "related", missing, "--root", root, "--index-dir", index_dir)
+    assert_no_raw_controls(error.stderr)
+    assert_one_line_error(error, r"gone/evil\x1b]0;PWNED")
+
+
+def test_paths_output_escapes_names(runner, hostile):
+    from tests.escapes import WORD, assert_no_raw_controls
+
+    root, index_dir = hostile
+    args = ("search", WORD, root, "--index-dir", index_dir, "--format", "paths")
+    out = ok(invoke(runner, *args)).stdout
+    assert_no_raw_controls(out)
+    assert "notes/evil\\x1b]0;PWNED\\x07\\x1b[2J.md\t" in out
+
+
+def test_json_output_escapes_every_control_character(runner, hostile):
+    from tests.escapes import EVIL_PATH, WORD, assert_no_raw_controls
+
+    root, index_dir = hostile
+    result = ok(invoke(runner, "search", WORD, root, "--index-dir", index_dir, "--json"))
+    assert_no_raw_controls(result.stdout)
+    assert "\\u009b" in result.stdout and "\\u202e" in result.stdout  # json leaves these raw
+    data = json.loads(result.stdout)  # ...and the values are still exactly the file's
+    hit = next(hit for hit in data["results"] if hit["path"] == EVIL_PATH)
+    assert hit["title"] == "Evil \x1b]0;PWNED\x07 title \x9b31m \u202egnp.exe"
+    assert "café 🦓" in hit["passages"][-1]["snippet"]
+
+
+def test_a_terminal_gets_escaped_text_with_its_own_styles(hostile):
+    """On a terminal the matched words are styled (ANSI), and nothing else is an escape."""
+    import os
+    import pty
+    import re
+
+    from tests.escapes import WORD
+
+    root, index_dir = hostile
+    leader, follower = pty.openpty()
+    args = ["search", WORD, str(root), "--mode", "keyword", "--index-dir", str(index_dir)]
+    done = subprocess.run(
+        [*EXPLORER_PROCESS, *args], stdout=follower, stderr=subprocess.PIPE, timeout=120
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    out = b"".join(chunks).decode()
+    assert done.returncode == 0, done.stderr
+    styles = re.compile(r"\x1b\[[0-9;]*m")  # click.style's bold and colour
+    assert styles.search(out), "no styling on a terminal"
+    plain = styles.sub("", out)
+    assert "\x1b" not in plain and "\x9b" not in plain and "\u202e" not in plain, plain
+    assert r"notes/evil\x1b]0;PWNED\x07\x1b[2J.md" in plain
+
+
+# -- on a terminal, `explorer index` shows its progress -------------------------------------------
+def test_index_progress_labels_its_times_and_says_when_keywords_work(
+    runner, root, index_dir, monkeypatch
+):
+    import io
+
+    from rich.console import Console
+
+    from explorer.commands import KEYWORDS_READY
+
+    screen = io.StringIO()
+    monkeypatch.setattr("explorer.commands._stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(
+        "explorer.commands._stderr_console",
+        lambda: Console(file=screen, force_terminal=True, width=140),
+    )
+    ok(invoke(runner, "index", root, "--index-dir", index_dir))
+    shown = screen.getvalue()
+    assert "elapsed" in shown and "left" in shown  # the two time columns say what they are
+    assert shown.count(KEYWORDS_READY) == 1  # said once, when the embedding starts
+    assert shown.index("files") < shown.index(KEYWORDS_READY) < shown.index("embedding")
+    # A second run has nothing to embed: nothing to announce.
+    screen.truncate(0)
+    ok(invoke(runner, "index", root, "--index-dir", index_dir))
+    assert KEYWORDS_READY not in screen.getvalue()
+
+
+def test_piped_marks_stay_out_of_link_targets(runner, tmp_path):
+    root = write_files(
+        tmp_path / "links",
+        {
+            "guide.md": "# Guide\n\nRead the [backup guide](https://example.com/backup/guide.md)"
+            " or <https://example.com/backup> before any backup.\n"
+        },
+    )
+    index_dir = tmp_path / "links-index"
+    ok(invoke(runner, "index", root, "--index-dir", index_dir))
+    out = ok(
+        invoke(runner, "search", "backup", root, "--index-dir", index_dir, "--mode", "keyword")
+    ).stdout
+    assert "[**backup** guide](https://example.com/backup/guide.md)" in out
+    assert "<https://example.com/backup>" in out
+    assert "any **backup**." in out

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from explorer.config import Settings
+from explorer.core.embed_priority import EmbeddingPriority, Focus
 from explorer.core.index import Index
 from explorer.core.indexer import Indexer
 from explorer.core.keywords import FRESH, KeywordIndex
@@ -305,3 +306,62 @@ def test_sigkill_at_random_moments_then_sync_repairs(tmp_path):
 
     settings = Settings.for_root(root, index_dir, model=FakeEmbedder.name)
     repair(settings, FakeEmbedder(), corpus)
+
+
+class FocusHopper(FakeEmbedder):
+    """A fake model whose every batch moves the user's focus to another file, as if they were
+    opening files while it embeds."""
+
+    def __init__(self, priority: EmbeddingPriority, root: Path) -> None:
+        super().__init__()
+        self.priority = priority
+        self.root = root
+        self.hops = 0
+
+    def embed_documents(self, texts):
+        paths = sorted(p.relative_to(self.root).as_posix() for p in self.root.rglob("*.md"))
+        self.hops += 1
+        if paths:
+            self.priority.set_focus(
+                Focus(open_file=paths[(7 * self.hops) % len(paths)], results=tuple(paths[:2]))
+            )
+        return super().embed_documents(texts)
+
+
+PRIORITY_FAULTS = [
+    (KeywordIndex, "mark_embedded", 3, "after"),
+    (VectorStore, "upsert_chunks", 2, "before"),
+    (VectorStore, "upsert_file", 2, "after"),
+    (KeywordIndex, "mark_fresh", 2, "after"),
+]
+
+
+@pytest.mark.parametrize(
+    ("owner", "name", "nth", "when"),
+    PRIORITY_FAULTS,
+    ids=[f"{owner.__name__}.{name}-{nth}-{when}" for owner, name, nth, when in PRIORITY_FAULTS],
+)
+def test_a_sync_that_follows_a_moving_focus_recovers_too(
+    tmp_path, monkeypatch, owner, name, nth, when
+):
+    """Embedding in the user's order (refocused at every batch) keeps the same guarantees."""
+    settings = Settings.for_root(
+        tmp_path / "root", tmp_path / "index", model=FakeEmbedder.name, embed_batch=2
+    )
+    corpus = Corpus(tmp_path / "root", files=8)
+    priority = EmbeddingPriority()
+    embedder = FocusHopper(priority, corpus.root)
+    fired = 0
+    for _round in range(2):
+        with failing(monkeypatch, owner, name, nth, when) as state:
+            index = Index(settings, embedder=embedder)
+            try:
+                Indexer(index, priority).sync()
+            except Crash:
+                pass
+            finally:
+                index.close()
+        fired += state["fired"]
+        corpus.mutate(random.Random(f"{name}-{nth}"))
+    assert fired >= 1 and embedder.hops > 2
+    repair(settings, embedder, corpus)

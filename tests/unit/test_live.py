@@ -331,9 +331,9 @@ def test_update_paths_handles_folders_and_vanishing_files(corpus, settings_for, 
         assert all(p.startswith("manual/") for p in index.keywords.files())
         real_load = indexer_module.load_text
 
-        def vanish_then_load(path):
+        def vanish_then_load(path, *cap):
             Path(path).unlink()
-            return real_load(path)
+            return real_load(path, *cap)
 
         monkeypatch.setattr(indexer_module, "load_text", vanish_then_load)
         (corpus / "notes" / "todo.txt").write_text("changed\n")

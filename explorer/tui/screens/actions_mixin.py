@@ -15,6 +15,7 @@ from textual.message_pump import MessagePump
 from textual.widgets import Input
 
 from explorer.tui.widgets.file_tree import FileTree
+from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.related import RelatedList
 from explorer.tui.widgets.results import ResultsList
 from explorer.tui.widgets.search_box import MODES
@@ -38,6 +39,12 @@ class ActionsMixin(MessagePump):
     def action_focus_filter(self) -> None:
         self.search_box.focus_filter()
 
+    def action_next_passage(self) -> None:
+        self.preview.action_next_passage()
+
+    def action_previous_passage(self) -> None:
+        self.preview.action_previous_passage()
+
     def action_cycle_mode(self) -> None:
         mode = self.search_box.cycle_mode()
         self.notify(f"search mode: {mode}", timeout=2)
@@ -47,14 +54,19 @@ class ActionsMixin(MessagePump):
 
     def action_clear_filter(self) -> None:
         self.search_box.set_filter("")
-        text = " ".join(w for w in self.search_box.text.split() if not w.startswith("path:"))
+        text = " ".join(
+            w
+            for w in self.search_box.text.split()
+            if not w.startswith(("path:", "tag:", "version:"))
+        )
         self.search_box.set_text(text)
 
     def action_fuzzy_jump(self) -> None:
         from explorer.tui.widgets.fuzzy_jump import FuzzyJump  # rapidfuzz: only when asked
 
         paths = self.tree.paths or sorted(self.files)
-        self.app.push_screen(FuzzyJump(paths), self._jumped)
+        titles = {path: record.title for path, record in self.files.items() if record.title}
+        self.app.push_screen(FuzzyJump(paths, titles), self._jumped)
 
     def _jumped(self, path: str | None) -> None:
         if path:
@@ -67,7 +79,8 @@ class ActionsMixin(MessagePump):
         self.app.push_screen(HelpScreen())
 
     def action_toggle_related(self) -> None:
-        self.related.display = not self.related.display
+        sidebar = self.query_one("#sidebar")
+        sidebar.display = not sidebar.display
 
     def action_focus(self, target: str) -> None:
         {
@@ -75,6 +88,7 @@ class ActionsMixin(MessagePump):
             "results": self.results.focus,
             "preview": self.preview.focus_content,
             "related": self.related.focus,
+            "links": self.links.focus,
         }[target]()
 
     def selected_path(self) -> tuple[str | None, int | None]:
@@ -87,6 +101,8 @@ class ActionsMixin(MessagePump):
             node = focused.cursor_node
             if node is not None and node.data is not None and not node.data.is_dir:
                 return node.data.path, None
+        if isinstance(focused, LinksList) and focused.selected is not None:
+            return focused.selected.path, focused.selected.line
         if isinstance(focused, RelatedList) and focused.items and focused.highlighted is not None:
             item = focused.items[focused.highlighted]
             return item.path, item.related_passage.start_line
@@ -102,7 +118,10 @@ class ActionsMixin(MessagePump):
         command = shlex.split(editor)
         if line and Path(command[0]).name in EDITORS_WITH_LINE:
             command.append(f"+{line}")
-        command.append(str(self.settings.root / path))
+        absolute = self.file_on_disk(path)
+        if absolute is None:
+            return
+        command.append(str(absolute))
         try:
             with self.app.suspend():
                 subprocess.run(command, check=False)
@@ -115,7 +134,7 @@ class ActionsMixin(MessagePump):
             )
             return
         if path == self.current_path:
-            self.preview.reload(self.settings.root / path)
+            self.preview.reload(absolute)
 
     def system_commands(self) -> Iterable[SystemCommand]:
         """The screen's actions, for the command palette."""
@@ -133,7 +152,7 @@ class ActionsMixin(MessagePump):
             "Path filter", "Focus the path filter field (ctrl+f)", self.action_focus_filter
         )
         yield SystemCommand(
-            "Clear path filter", "Search every file again", self.action_clear_filter
+            "Clear filters", "Drop path, tag and version filters", self.action_clear_filter
         )
         yield SystemCommand(
             "Go to file", "Open a file by name, fuzzy (ctrl+p)", self.action_fuzzy_jump
@@ -149,10 +168,10 @@ class ActionsMixin(MessagePump):
         )
         yield SystemCommand(
             "Toggle related sidebar",
-            "Show or hide related files (ctrl+r)",
+            "Show or hide the links and related files (ctrl+r)",
             self.action_toggle_related,
         )
-        for target in ("tree", "results", "preview", "related"):
+        for target in ("tree", "results", "preview", "links", "related"):
             yield SystemCommand(
                 f"Focus {target}",
                 f"Move the focus to the {target}",

@@ -4,11 +4,16 @@ status bar's index and model text they keep up to date.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
 from textual.message_pump import MessagePump
 
 from explorer.tui import messages
+from explorer.tui.screens.loading_workers_mixin import RELATED_FILES
+
+FOLLOW_EMBEDDED_INTERVAL = 1.0
+"""Least seconds between two refreshes (related files, search) for files embedded meanwhile."""
 
 
 class IndexEventsMixin(MessagePump):
@@ -23,12 +28,15 @@ class IndexEventsMixin(MessagePump):
         self.index = message.index
         self.live = message.live
         self.status.set_index("scanning…")
+        self.send_focus()
         self._load_manifest()
         self.status.set_model("loading")
         self.query_model = "loading"
         self._warm_query_model(self.index)
         if self._query.strip():
             self._start_search()
+        if self.current_path is not None:
+            self.links.load(self.index, self.current_path)
 
     def on_index_progress(self, message: messages.IndexProgress) -> None:
         self.progress = message
@@ -41,8 +49,12 @@ class IndexEventsMixin(MessagePump):
         if self._query.strip():
             self._start_search()
         current = self.current_path
+        if current is not None:  # its backlinks may come from any changed file
+            self.links.load(self.index, current)
         if current is not None and _touches(message.paths, current):
-            self.preview.reload(self.settings.root / current)
+            absolute = self.file_on_disk(current)
+            if absolute is not None:
+                self.preview.reload(absolute)
             self._load_related_for(current)
         elif self.related.items and any(
             _touches(message.paths, item.path) for item in self.related.items
@@ -54,6 +66,42 @@ class IndexEventsMixin(MessagePump):
         if self.semantic_ready:
             self._count_vectors()
         self._follow_new_vectors()
+
+    def on_index_files_embedded(self, message: messages.IndexFilesEmbedded) -> None:
+        """Files became fresh while embedding goes on: the open file's related list and the
+        results' semantic scores follow, at most every :data:`FOLLOW_EMBEDDED_INTERVAL`."""
+        self._embedded_since |= message.paths
+        wait = self._embedded_at + FOLLOW_EMBEDDED_INTERVAL - time.monotonic()
+        if wait <= 0:
+            self._follow_embedded()
+        elif self._embedded_due is None:
+            self._embedded_due = self.set_timer(wait, self._follow_embedded)
+
+    def _follow_embedded(self) -> None:
+        self._embedded_due = None
+        self._embedded_at = time.monotonic()
+        paths, self._embedded_since = self._embedded_since, set()
+        if not paths:
+            return
+        self._request_manifest()
+        current = self.current_path
+        if current is not None and (
+            current in paths
+            or self.related.state != "ready"
+            or any(item.path in paths for item in self.related.items)
+            or len(self.related.items) < RELATED_FILES
+        ):
+            self._load_related_for(current, refresh=True)
+        if (
+            self._query.strip()
+            and self._mode != "keyword"
+            and self.semantic_ready
+            and (
+                self.results.shown_mode == "keyword"
+                or any(hit.path in paths for hit in self.results.hits)
+            )
+        ):
+            self._start_search()  # the list refines in place; the highlight stays on its file
 
     def _follow_new_vectors(self) -> None:
         """More vectors, or the query model, are ready: search by meaning again (a keyword-only

@@ -16,6 +16,9 @@ from explorer.tui import messages
 MANIFEST_INTERVAL = 0.4
 """Least seconds between two reads of the manifest while files change."""
 RELATED_FILES = 8
+PENDING_FILE = "Embedding this file first… its related files appear once its vectors are ready."
+"""The related sidebar while the open file waits for its vectors and the live index embeds."""
+PENDING_NEIGHBOURS = "No other file has vectors yet: embedding its likely neighbours next…"
 
 
 class LoadingWorkersMixin(MessagePump):
@@ -86,7 +89,9 @@ class LoadingWorkersMixin(MessagePump):
             self.post_message(messages.ManifestLoaded(files, counts))
 
     # -- related files ------------------------------------------------------------------------
-    def _load_related_for(self, path: str | None) -> None:
+    def _load_related_for(self, path: str | None, refresh: bool = False) -> None:
+        """Load the related files of ``path``; ``refresh``: the same file again, so what the
+        sidebar shows stays until the new answer comes."""
         if path is None:
             return
         if self.index is None or not self.semantic_ready:
@@ -97,22 +102,40 @@ class LoadingWorkersMixin(MessagePump):
             )
             self.related.show_related(path, [], note)
             return
-        self.related.show_loading(path)
-        self._related(self.index, path)
+        if not (refresh and self.related.source == path):
+            self.related.show_loading(path)
+        self._related(self.index, path, self._embedding_here())
+
+    def _embedding_here(self) -> bool:
+        """Whether this screen's live index is embedding (so a missing vector is coming)."""
+        return (
+            self.live is not None
+            and not self.read_only
+            and self.document_model != "failed"
+            and self.live.vectors_available
+        )
 
     @work(thread=True, exclusive=True, group="related", exit_on_error=False)
-    def _related(self, index: Any, path: str) -> None:
+    def _related(self, index: Any, path: str, embedding: bool) -> None:
         from explorer.core.related import RelatedError, related_files
 
         worker = get_current_worker()
         try:
             items = related_files(index, path, RELATED_FILES)
-            message = "" if items else "No other file has vectors yet."
+            message = (
+                ""
+                if items
+                else (PENDING_NEIGHBOURS if embedding else "No other file has vectors yet.")
+            )
         except RelatedError as error:
             items = []
             text = str(error)
             if "no vector yet" in text:
-                message = "No vectors yet for this file: embedding is in progress."
+                message = (
+                    PENDING_FILE
+                    if embedding
+                    else "No vectors yet for this file: embedding is in progress."
+                )
             elif "not in the index" in text:
                 message = "This file is not in the index."
             else:

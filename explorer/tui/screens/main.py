@@ -15,6 +15,7 @@ opening files. The mixins derive from ``MessagePump`` so that its metaclass regi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual import on
@@ -26,6 +27,9 @@ from textual.timer import Timer
 from textual.widgets import Footer
 
 from explorer.config import Settings
+from explorer.core.file_filter import FileFilter
+from explorer.core.root_paths import OutsideRoot, resolve_inside_root
+from explorer.safe_text import safe_text
 from explorer.tui import messages
 from explorer.tui.bridge import IndexBridge
 from explorer.tui.screens.actions_mixin import ActionsMixin
@@ -33,6 +37,7 @@ from explorer.tui.screens.index_events_mixin import IndexEventsMixin
 from explorer.tui.screens.loading_workers_mixin import LoadingWorkersMixin
 from explorer.tui.screens.search_mixin import SearchMixin
 from explorer.tui.widgets.file_tree import FileTree
+from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.preview import Preview
 from explorer.tui.widgets.related import RelatedList
 from explorer.tui.widgets.results import ResultsList
@@ -41,7 +46,7 @@ from explorer.tui.widgets.status import StatusBar
 
 
 class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixin, Screen):
-    """Tree, search box, results, preview, related sidebar and status bar."""
+    """Tree, search box, results, preview, sidebar (links and related files), status bar."""
 
     BINDINGS = [
         # A priority binding runs when the app receives the key, before it hands the next key
@@ -51,6 +56,10 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
         Binding("ctrl+f", "focus_filter", "Filter", show=False),
         Binding("ctrl+p", "fuzzy_jump", "Go to file"),
         Binding("e", "edit", "Edit"),
+        # The preview's own n/N, from anywhere but a text field: after Enter on a result the
+        # focus stays in the list, and n must still step through that file's passages.
+        Binding("n", "next_passage", "Next passage", show=False),
+        Binding("N", "previous_passage", "Previous passage", show=False),
         Binding("ctrl+r", "toggle_related", "Related", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
     ]
@@ -78,12 +87,19 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
         self._text = ""
         self._query = ""
         self._paths: tuple[str, ...] = ()
+        self._filter = FileFilter()
         self._mode = "hybrid"
         self._generation = 0
         self._last_keystroke = 0.0
         self._debounce: Timer | None = None
         self._manifest_due: Timer | None = None
         self._manifest_at = 0.0
+        self._browsed_folder: str | None = None
+        """The folder of the tree's cursor while the user moves it (a hint for embedding)."""
+        self._embedded_since: set[str] = set()
+        """Files made fresh since the screen last followed them (see on_index_files_embedded)."""
+        self._embedded_due: Timer | None = None
+        self._embedded_at = 0.0
 
     # -- composition --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -95,7 +111,9 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
             with Vertical(id="centre"):
                 yield ResultsList(id="results")
                 yield Preview(id="preview")
-            yield RelatedList(id="related")
+            with Vertical(id="sidebar"):
+                yield LinksList(id="links")
+                yield RelatedList(id="related")
         yield StatusBar(id="status")
         yield Footer()
 
@@ -114,6 +132,10 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
     @property
     def related(self) -> RelatedList:
         return self.query_one(RelatedList)
+
+    @property
+    def links(self) -> LinksList:
+        return self.query_one(LinksList)
 
     @property
     def tree(self) -> FileTree:
@@ -141,11 +163,47 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
     def open_file(
         self, path: str, passages: list[tuple[int, int]] | None = None, index: int = 0
     ) -> None:
-        """Show ``path`` in the preview at ``passages[index]`` and load its related files."""
+        """Show ``path`` in the preview at ``passages[index]``; load its links and related files."""
+        absolute = self.file_on_disk(path)
+        if absolute is None:
+            return
         self.current_path = path
-        self.preview.open_file(path, self.settings.root / path, passages, index)
+        self.preview.open_file(path, absolute, passages, index)
         self.tree.reveal(path)
+        self.links.load(self.index, path)
         self._load_related_for(path)
+        self.send_focus()
+
+    def send_focus(self) -> None:
+        """Tell the live index what the user looks at, so it embeds that first (a hint only:
+        its writer thread does the embedding)."""
+        if self.live is None:
+            return
+        from explorer.core.embed_priority import Focus
+
+        results = tuple(hit.path for hit in self.results.hits)
+        self.live.focus(Focus(self.current_path, results, self._browsed_folder))
+
+    @on(FileTree.NodeHighlighted)
+    def _tree_moved(self, event: FileTree.NodeHighlighted) -> None:
+        entry = event.node.data
+        if entry is None or not self.tree.has_focus:
+            return  # the cursor moved for a file opened elsewhere: not browsing
+        folder = entry.path.rstrip("/") if entry.is_dir else entry.path.rpartition("/")[0]
+        if folder != self._browsed_folder:
+            self._browsed_folder = folder
+            self.send_focus()
+
+    def file_on_disk(self, path: str) -> Path | None:
+        """The file the root-relative ``path`` names, or None (and a warning) when it leads
+        outside the root and the settings do not allow that."""
+        try:
+            return resolve_inside_root(
+                self.settings.root, path, allow_outside_links=self.settings.allow_outside_links
+            )
+        except OutsideRoot as error:
+            self.notify(safe_text(f"not shown: {error}"), severity="warning")
+            return None
 
     @on(FileTree.Opened)
     def _tree_opened(self, event: FileTree.Opened) -> None:
@@ -159,6 +217,15 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
     @on(RelatedList.Opened)
     def _related_opened(self, event: RelatedList.Opened) -> None:
         self.open_file(event.path, [(event.start, event.end)])
+
+    @on(LinksList.Opened)
+    def _links_opened(self, event: LinksList.Opened) -> None:
+        if not (self.settings.root / event.path).is_file():
+            self.notify(f"no such file in this folder: {event.path}", severity="warning")
+        elif event.line is None:
+            self.open_file(event.path)
+        else:
+            self.open_file(event.path, [(event.line, event.line)])
 
     @on(Preview.LinkOpened)
     def _link_opened(self, event: Preview.LinkOpened) -> None:

@@ -34,8 +34,9 @@ class SearchMixin(MessagePump):
         self._text = event.text
         self._query = event.query
         self._paths = event.paths
+        self._filter = event.filter
         self._mode = event.mode
-        self.status.set_filters(event.paths)
+        self.status.set_filters(event.filter.words())
         self._schedule_search()
 
     def _schedule_search(self) -> None:
@@ -59,7 +60,7 @@ class SearchMixin(MessagePump):
         self._generation += 1
         if not self._query.strip():
             self.results.show_message(
-                "Type to search." if not self._paths else "Type some words to search for."
+                "Type to search." if not self._filter.active else "Type some words to search for."
             )
             self.status.clear_search()
             return
@@ -71,7 +72,7 @@ class SearchMixin(MessagePump):
             self._generation,
             self._text,
             self._query,
-            self._paths,
+            self._filter,
             self._mode,
             self.semantic_ready,
             self.results.row_width,
@@ -84,7 +85,7 @@ class SearchMixin(MessagePump):
         generation: int,
         text: str,
         query: str,
-        paths: tuple[str, ...],
+        file_filter: Any,
         mode: str,
         semantic_ready: bool,
         width: int,
@@ -109,10 +110,12 @@ class SearchMixin(MessagePump):
             request = SearchRequest(
                 query,
                 answered,
-                paths,
+                file_filter.paths,
                 limit=RESULT_FILES,
                 per_file=PASSAGES_PER_FILE,
                 prefix_last=prefix,
+                tags=file_filter.tags,
+                versions=file_filter.versions,
             )
             try:
                 response = search(index, request)  # hybrid answers by keyword, with a note
@@ -126,12 +129,7 @@ class SearchMixin(MessagePump):
             elif answered == "semantic" and not response.results and self.vector_count == 0:
                 if worker.is_cancelled:
                     return
-                response = search(
-                    index,
-                    SearchRequest(
-                        query, "keyword", paths, RESULT_FILES, PASSAGES_PER_FILE, prefix_last=prefix
-                    ),
-                )
+                response = search(index, replace(request, mode="keyword"))
                 answered, note = "keyword", "no vectors yet: keyword results"
         except QueryError as error:
             if not worker.is_cancelled:
@@ -159,8 +157,14 @@ class SearchMixin(MessagePump):
         if message.generation != self._generation:
             return
         self.results.show_response(
-            message.query, message.answered, message.response, message.rows, message.width
+            message.query,
+            message.answered,
+            message.response,
+            message.rows,
+            message.width,
+            requested=message.mode,
         )
+        self.send_focus()  # the results' files are embedded next
         note = message.note
         if not note and message.response.notes and message.response.results:
             note = message.response.notes[0]

@@ -17,6 +17,8 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from explorer.safe_text import safe_text
+
 MARKS = {
     "fresh": ("●", "file-tree--fresh"),
     "pending": ("◌", "file-tree--pending"),
@@ -143,7 +145,8 @@ class FileTree(Tree[Entry]):
             if child.data is not None and _sort_key(child.data) > key:
                 before = index
                 break
-        name = entry.path.rstrip("/").rsplit("/", 1)[-1]
+        # A file name is untrusted text: shown escaped, and never parsed as markup.
+        name = Text(safe_text(entry.path.rstrip("/").rsplit("/", 1)[-1]))
         if entry.is_dir:
             return parent.add(name, entry, before=before)
         return parent.add_leaf(name, entry, before=before)

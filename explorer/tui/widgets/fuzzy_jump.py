@@ -1,4 +1,4 @@
-"""Quick open (ctrl+p): type a few letters of a file name, Enter opens the best match."""
+"""Quick open (ctrl+p): type a few letters of a file name or title, Enter opens the best match."""
 
 from __future__ import annotations
 
@@ -13,24 +13,48 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
-from explorer.core.fuzzy import PathMatch, match_paths
+from explorer.core.fuzzy import PathMatch, match_files
+from explorer.safe_text import safe_spans
 
 LIMIT = 50
+MATCH_STYLE = "bold $text-accent underline"
+TITLE_GAP = "  "
 
 
-def match_prompt(match: PathMatch) -> Content:
-    """A path with its matched characters marked."""
-    content = Content(match.path)
-    for position in match.positions:
-        content = content.stylize("bold $text-accent underline", position, position + 1)
+def match_prompt(match: PathMatch, width: int | None = None) -> Content:
+    """A path and, beside it, the file's title (control characters escaped), the matched
+    characters marked; the title is cut to keep the row within ``width`` cells."""
     folder_end = match.path.rfind("/") + 1
+    spans = [(p, p + 1) for p in match.positions] + [(0, folder_end)]
+    path, spans = safe_spans(match.path, spans)
+    content = Content(path)
+    for start, end in spans[:-1]:
+        content = content.stylize(MATCH_STYLE, start, end)
+    _start, folder_end = spans[-1]
     if folder_end:
         content = content.stylize_before("$text-muted", 0, folder_end)
+    if _shows_title(match):
+        title, title_spans = safe_spans(match.title, [(p, p + 1) for p in match.title_positions])
+        shown = Content.styled(title, "italic $text-secondary")
+        for start, end in title_spans:
+            shown = shown.stylize(MATCH_STYLE, start, end)
+        content = content + TITLE_GAP + shown
+    if width is not None and content.cell_length > width:
+        content = content.truncate(width, ellipsis=True)
     return content
 
 
+def _shows_title(match: PathMatch) -> bool:
+    """A title worth showing: one that says more than the file name already does."""
+    if not match.title:
+        return False
+    stem = match.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return match.title.strip().lower() != stem.lower()
+
+
 class FuzzyJump(ModalScreen[str | None]):
-    """A quick-open dialog over the given paths; dismisses with the chosen path (or None)."""
+    """A quick-open dialog over the given paths (and their titles, ``{path: title}``);
+    dismisses with the chosen path (or None)."""
 
     BINDINGS = [
         Binding("escape", "cancel", "Close", show=False),
@@ -38,9 +62,13 @@ class FuzzyJump(ModalScreen[str | None]):
         Binding("up", "move(-1)", "Up", show=False),
     ]
 
-    def __init__(self, paths: list[str], **kwargs: Any) -> None:
+    def __init__(
+        self, paths: list[str], titles: dict[str, str] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.paths = paths
+        titles = titles or {}
+        self.titles = {path: titles.get(path, "") for path in paths}
         self.matches: list[PathMatch] = []
 
     def compose(self) -> ComposeResult:
@@ -70,10 +98,13 @@ class FuzzyJump(ModalScreen[str | None]):
             self.dismiss(self.matches[event.option_index].path)
 
     def _refresh_matches(self, text: str) -> None:
-        self.matches = match_paths(text, self.paths, LIMIT)
+        self.matches = match_files(text, self.titles, LIMIT)
         options = self.query_one("#fuzzy-list", OptionList)
+        width = options.scrollable_content_region.width - 1
+        if width < 10:  # not laid out yet: the dialog's width from the stylesheet
+            width = int(min(80, self.app.size.width * 0.9)) - 4
         if self.matches:
-            options.set_options([Option(match_prompt(m), id=m.path) for m in self.matches])
+            options.set_options([Option(match_prompt(m, width), id=m.path) for m in self.matches])
             options.highlighted = 0
         else:
             options.set_options(

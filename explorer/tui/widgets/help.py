@@ -11,8 +11,8 @@ HELP = """\
 # explorer
 
 Search a folder of docs, notes and code by **keyword** (BM25) and by **meaning** (embeddings),
-and see related files. The index follows the folder live: edit, add, move or delete files and
-the tree, the results and the related list follow.
+and see each file's links, backlinks and related files. The index follows the folder live:
+edit, add, move or delete files and the tree, the results and the sidebar follow.
 
 ## Keys
 
@@ -26,7 +26,7 @@ the tree, the results and the related list follow.
 | `Enter` | Open the highlighted file or result |
 | `n` / `N` | Next / previous matched passage in the preview |
 | `e` | Edit the open file in `$EDITOR` |
-| `ctrl+r` | Show or hide the related sidebar |
+| `ctrl+r` | Show or hide the sidebar (links and related files) |
 | `Tab` / `shift+Tab` | Move between panes |
 | `F1` | Command palette (every action, themes) |
 | `?` | This help |
@@ -37,6 +37,7 @@ the tree, the results and the related list follow.
 - Type to search; results follow every keystroke.
 - `path:guides/` in the query (or the filter field) keeps only files under `guides/`;
   globs work too: `path:**/*.py`.
+- `tag:backup` and `version:1.5` keep only files whose front matter says so.
 - While the model loads, keyword results show first; hybrid results replace them when it is
   ready. The status bar says which mode answered.
 

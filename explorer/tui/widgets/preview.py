@@ -17,12 +17,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from explorer.safe_text import safe_text
 from explorer.tui.widgets.preview_loading import (
-    FRONT_MATTER,
     HIGHLIGHT_LATER_BYTES,
     MARKDOWN_SUFFIXES,
     MARKDOWN_WIDGET_LIMIT,
@@ -35,7 +36,6 @@ from explorer.tui.widgets.syntax_highlight import MAX_HIGHLIGHT_CHARS, highlight
 from explorer.tui.widgets.text_view import TextView
 
 __all__ = [  # the names this module held before its loading, highlighting and view moved out
-    "FRONT_MATTER",
     "HIGHLIGHT_LATER_BYTES",
     "MARKDOWN_SUFFIXES",
     "MARKDOWN_WIDGET_LIMIT",
@@ -128,7 +128,7 @@ class Preview(Vertical):
         self.passages = list(passages or [])
         self.passage_index = min(index, max(0, len(self.passages) - 1))
         self.loaded = False
-        self.border_title = path
+        self.border_title = Content(safe_text(path))  # a name is text, not markup
         self.border_subtitle = "loading…"
         self._load(self._token, path, absolute)
 
@@ -144,7 +144,7 @@ class Preview(Vertical):
         self.loaded = False
         self.border_title = "Preview"
         self.border_subtitle = ""
-        self.query_one("#preview-message", Static).update(text)
+        self.query_one("#preview-message", Static).update(Content(safe_text(text)))
         self._show("message")
 
     def focus_content(self) -> None:
@@ -226,7 +226,7 @@ class Preview(Vertical):
             return
         self.kind = loaded.kind
         if loaded.kind == "message":
-            self.query_one("#preview-message", Static).update(loaded.note)
+            self.query_one("#preview-message", Static).update(Content(safe_text(loaded.note)))
             self._show("message")
             self.border_subtitle = ""
             self.loaded = True

@@ -1,15 +1,26 @@
 """Reading a file for the preview (on a worker thread): size limits, binary detection, front
 matter, and the choice between the Markdown widget, highlighted code and plain text.
+
+Only regular files are opened (a named pipe would block the worker, and with it quitting), never
+more than :data:`MAX_PREVIEW_BYTES`; text is decoded by its byte-order mark as the index does.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from textual.content import Content
 
+from explorer.core.file_reading import (
+    BINARY_PROBE_BYTES,
+    FileRefused,
+    bom_encoding,
+    decode_leniently,
+    read_head,
+)
+from explorer.core.front_matter import front_matter_end
+from explorer.safe_text import safe_text
 from explorer.tui.widgets.syntax_highlight import highlight_lines
 
 MARKDOWN_WIDGET_LIMIT = 60_000
@@ -20,7 +31,6 @@ HIGHLIGHT_LATER_BYTES = 48_000
 """Larger files show plain first and are coloured by the worker afterwards."""
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdown", ".mkd"}
 PLAIN_SUFFIXES = {".txt", ".text", ".log", ".csv", ".tsv", ""}
-FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
 @dataclass
@@ -44,25 +54,26 @@ def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
     With ``highlight=False`` code comes back as plain lines (fast); call again to colour it.
     """
     try:
-        with absolute.open("rb") as handle:
-            data = handle.read(MAX_PREVIEW_BYTES + 1)
+        data = read_head(absolute, MAX_PREVIEW_BYTES + 1)
     except FileNotFoundError:
         return LoadedFile(path, "message", note="This file no longer exists.")
+    except FileRefused as refused:
+        return LoadedFile(path, "message", note=f"Not a regular file ({refused.detail}).")
     except OSError as error:
         return LoadedFile(path, "message", note=f"Cannot read this file: {error.strerror}")
     truncated = len(data) > MAX_PREVIEW_BYTES
     data = data[:MAX_PREVIEW_BYTES]
-    if b"\0" in data[:8192]:
+    if bom_encoding(data) is None and b"\0" in data[:BINARY_PROBE_BYTES]:
         return LoadedFile(path, "message", note="Binary file: nothing to preview.")
-    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    text = decode_leniently(data).replace("\r\n", "\n")
+    # The file is untrusted: its control characters are shown escaped, its lines kept.
+    text = safe_text(text, keep_lines=True)
     note = "truncated: the file is larger than the preview shows" if truncated else ""
     suffix = PurePosixPath(path).suffix.lower()
     if suffix in MARKDOWN_SUFFIXES and len(text) <= MARKDOWN_WIDGET_LIMIT:
-        offset = 0
-        match = FRONT_MATTER.match(text)
-        if match:
-            offset = text.count("\n", 0, match.end())
-            text = text[match.end() :]
+        end = front_matter_end(text)
+        offset = text.count("\n", 0, end)
+        text = text[end:]
         return LoadedFile(path, "markdown", text=text, line_offset=offset, note=note)
     language = _language(path, suffix, text)
     if language is None or not highlight:

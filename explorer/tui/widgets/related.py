@@ -3,28 +3,115 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
-from textual import on
+from rich.cells import cell_len
+from textual import events, on
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from explorer.safe_text import safe_text
+
 PASSAGE_CHARS = 140
+SCORE_CELLS = 5
+"""The width of the score in front of a path ("0.83 ")."""
+DEFAULT_WIDTH = 34
+"""The width rows are laid out for before the list has a size."""
+MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdown", ".mkd"}
 
 
-def related_prompt(item: Any) -> Content:
-    """The row of one :class:`~explorer.core.related.RelatedFile`."""
+def fit_name(name: str, width: int) -> str:
+    """``name`` cut in the middle (``2026-03-…review.md``) to at most ``width`` cells."""
+    if cell_len(name) <= width or width < 3:
+        return name
+    keep = width - 1
+    head, tail = name[: (keep + 1) // 2], name[len(name) - keep // 2 :]
+    while cell_len(head) + cell_len(tail) + 1 > width and (head or tail):
+        head, tail = (head[:-1], tail) if len(head) >= len(tail) else (head, tail[1:])
+    return f"{head}…{tail}"
+
+
+def wrap_path(path: str, width: int) -> list[str]:
+    """``path`` on lines of at most ``width`` cells, broken only after a ``/``; a folder or
+    name too long for a line of its own is cut in the middle."""
+    parts = [part + "/" for part in path.split("/")[:-1]] + [path.rsplit("/", 1)[-1]]
+    lines: list[str] = []
+    line = ""
+    for part in parts:
+        part = fit_name(part, width)
+        if line and cell_len(line + part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    lines.append(line)
+    return lines
+
+
+def short_path(path: str, width: int) -> str:
+    """``path`` in at most ``width`` cells, keeping the file name and as many of the folders
+    next to it as fit (``…/guides/index.md``)."""
+    if cell_len(path) <= width:
+        return path
+    parts = path.split("/")
+    shown = parts[-1]
+    for folder in reversed(parts[:-1]):
+        if cell_len(f"…/{folder}/{shown}") > width:
+            break
+        shown = f"{folder}/{shown}"
+    if cell_len(f"…/{shown}") <= width:
+        return f"…/{shown}"
+    return fit_name(shown, width)
+
+
+def plain_passage(text: str, path: str) -> str:
+    """A passage as plain words: Markdown (for a Markdown file) is rendered to its text, so
+    ``**bold**``, ``[links](url)`` and ``#`` marks do not show; code is kept as is."""
+    if PurePosixPath(path).suffix.lower() in MARKDOWN_SUFFIXES:
+        text = _markdown_text(text)
+    return " ".join(text.split())
+
+
+def _markdown_text(text: str) -> str:
+    from markdown_it import MarkdownIt  # comes with Textual; imported on first use
+
+    words: list[str] = []
+    for token in MarkdownIt("commonmark").parse(text):
+        if token.type == "inline":
+            for child in token.children or []:
+                if child.type in ("text", "code_inline"):
+                    words.append(child.content)
+                elif child.type in ("softbreak", "hardbreak"):
+                    words.append(" ")
+                elif child.type == "image":
+                    words.append(child.content)  # its alt text
+        elif token.type in ("fence", "code_block"):
+            words.append(f" {token.content} ")
+        elif token.block and token.nesting <= 0:
+            words.append(" ")
+    return "".join(words)
+
+
+def related_prompt(item: Any, width: int = DEFAULT_WIDTH) -> Content:
+    """The row of one :class:`~explorer.core.related.RelatedFile`, laid out for ``width``
+    cells: the path broken at ``/`` (never inside a name), the explaining passage's heading
+    and line, and the passage as plain text."""
     passage = item.related_passage
-    text = passage.text
+    text = safe_text(plain_passage(passage.text, item.path))
     if len(text) > PASSAGE_CHARS:
         text = text[: PASSAGE_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    lines = [
-        Content.assemble((f"{item.score:.2f} ", "$text-muted"), (item.path, "bold $text-primary")),
+    path_lines = wrap_path(safe_text(item.path), max(8, width - SCORE_CELLS))
+    path_style = "bold $text-primary"
+    lines = [Content.assemble((f"{item.score:.2f} ", "$text-muted"), (path_lines[0], path_style))]
+    lines.extend(
+        Content.assemble((" " * SCORE_CELLS, ""), (line, path_style)) for line in path_lines[1:]
+    )
+    lines += [
         Content.assemble(
             ("  ", ""),
-            (passage.heading or "(top)", "$text-secondary"),
+            (safe_text(passage.heading) or "(top)", "$text-secondary"),
             (f"  L{passage.start_line}", "$text-muted"),
         ),
         Content.assemble(("  ", ""), (text, "")),
@@ -57,6 +144,8 @@ class RelatedList(OptionList):
         self.items: list[Any] = []
         self.state = "idle"
         """``idle``, ``loading``, ``ready`` or ``empty`` (with a message)."""
+        self._rows_width = 0
+        """The width the rows on show were laid out for."""
 
     def on_mount(self) -> None:
         self.show_message("Open a file to see the files related to it.")
@@ -66,22 +155,44 @@ class RelatedList(OptionList):
             self.source = source
             self.state = "loading"
             self._message("Finding related files…")
-        self.border_subtitle = source.rsplit("/", 1)[-1]
+        self._show_source(source)
 
     def show_related(self, source: str, items: list[Any], message: str = "") -> None:
         """Show the neighbours of ``source`` (or ``message`` when there are none)."""
         self.source = source
         self.items = list(items)
-        self.border_subtitle = source.rsplit("/", 1)[-1]
+        self._show_source(source)
         if not self.items:
             self.state = "empty"
             self._message(message or "No related files.")
             return
         self.state = "ready"
+        self._show_rows()
+
+    def _show_rows(self) -> None:
         previous = self.highlighted_option.id if self.highlighted_option else None
-        self.set_options([Option(related_prompt(item), id=item.path) for item in self.items])
+        width = self._row_width()
+        self._rows_width = width
+        self.set_options([Option(related_prompt(item, width), id=item.path) for item in self.items])
         ids = [item.path for item in self.items]
         self.highlighted = ids.index(previous) if previous in ids else None
+
+    def _row_width(self) -> int:
+        """The cells a row may use (a cell is kept for the scrollbar)."""
+        width = self.scrollable_content_region.width
+        return width - 1 if width > 10 else DEFAULT_WIDTH
+
+    def _show_source(self, source: str) -> None:
+        """Name the open file in the border, with its folder (``guides/index.md``)."""
+        width = self.outer_size.width
+        room = width - 6 if width > 16 else DEFAULT_WIDTH
+        self.border_subtitle = Content(safe_text(short_path(source, room)))
+
+    def on_resize(self, _event: events.Resize) -> None:
+        if self.state == "ready" and self._row_width() != self._rows_width:
+            self._show_rows()
+        if self.source is not None:
+            self._show_source(self.source)
 
     def show_message(self, text: str) -> None:
         self.source = None
@@ -91,7 +202,7 @@ class RelatedList(OptionList):
 
     def _message(self, text: str) -> None:
         self.items = []
-        self.set_options([Option(Content.styled(text, "$text-muted"), disabled=True)])
+        self.set_options([Option(Content.styled(safe_text(text), "$text-muted"), disabled=True)])
 
     def on_focus(self) -> None:
         """Arriving from the keyboard, the first neighbour is ready for Enter."""

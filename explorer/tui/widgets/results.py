@@ -21,6 +21,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from explorer.safe_text import safe_spans, safe_text
+
 SNIPPET_LINES = 2
 """Most lines of snippet under a file."""
 MATCH_STYLE = "bold $text-accent"
@@ -40,25 +42,28 @@ def short_heading(heading: str, title: str) -> str:
 def hit_lines(hit: Any, width: int) -> list[Content]:
     """The lines of one :class:`~explorer.core.search.FileHit`, cut to ``width`` cells.
 
-    Pure and thread-safe: the search worker calls it. Path and score; the best passage's
-    heading, line and the other passages' lines; then its snippet on up to two lines.
+    Pure and thread-safe: the search worker calls it. Score and path, followed on the same
+    line when they fit there (else on the next) by the best passage's heading and line and the
+    other passages' lines; then its snippet on up to two lines. Names and passages are shown
+    with their control characters escaped.
     """
     width = max(20, width)
-    lines = [
-        _cut(Content.assemble((f"{hit.score:.2f} ", MUTED_STYLE), (hit.path, PATH_STYLE)), width)
-    ]
+    path = Content.assemble((f"{hit.score:.2f} ", MUTED_STYLE), (safe_text(hit.path), PATH_STYLE))
     if not hit.passages:
-        return lines
+        return [_cut(path, width)]
     best = hit.passages[0]
     others = ", ".join(f"L{p.start_line}" for p in hit.passages[1:])
-    where = Content.assemble(
-        INDENT,
-        (short_heading(best.heading, hit.title) or "(top)", HEADING_STYLE),
+    heading = Content.assemble(
+        (safe_text(short_heading(best.heading, hit.title)) or "(top)", HEADING_STYLE),
         (f"  L{best.start_line}", MUTED_STYLE),
-        (f"  (also {others})" if others else "", MUTED_STYLE),
     )
-    lines.append(_cut(where, width))
-    lines.extend(snippet_lines(best.snippet, best.highlights, width - len(INDENT)))
+    where = heading + Content.styled(f"  (also {others})" if others else "", MUTED_STYLE)
+    if path.cell_length + len(INDENT) + heading.cell_length <= width:
+        lines = [_cut(path + INDENT + where, width)]
+    else:
+        lines = [_cut(path, width), _cut(INDENT + where, width)]
+    snippet, highlights = safe_spans(best.snippet, best.highlights)
+    lines.extend(snippet_lines(snippet, highlights, width - len(INDENT)))
     return lines
 
 
@@ -150,11 +155,13 @@ class ResultsList(ScrollView, can_focus=True):
         """The query text whose results are on screen (None: a message is shown)."""
         self.shown_mode: str | None = None
         """The mode that answered the shown results."""
+        self.shown_request: str | None = None
+        """The mode the user asked for when the shown results were searched."""
         self.message = ""
         """The explanation shown instead of results (empty when results are shown)."""
         self._rows: list[list[Content]] = []
         self._lines: list[tuple[int, int]] = []
-        """(hit number, line of that hit) per line; line -1 is the gap after a hit."""
+        """(hit number, line of that hit) per line."""
         self._first_line: list[int] = []
         self._rows_width = 0
         self._cache: LRUCache[tuple, Strip] = LRUCache(256)
@@ -172,12 +179,17 @@ class ResultsList(ScrollView, can_focus=True):
         response: Any,
         rows: list[list[Content]] | None = None,
         width: int | None = None,
+        requested: str | None = None,
     ) -> None:
-        """Show the hits of ``response`` (the answer to ``query``, by mode ``answered``).
+        """Show the hits of ``response`` (the answer to ``query``, by mode ``answered``; the
+        user asked for ``requested``, by default the same).
 
         ``rows`` are the hits' lines already laid out for ``width`` (by the search worker).
+        The same question answered again (files changed, vectors arrived) keeps the highlighted
+        file; a new query or a new mode starts at the top, on the best result.
         """
-        same_query = query == self.shown_query
+        requested = requested or answered
+        same_query = query == self.shown_query and requested == self.shown_request
         previous = (
             self.hits[self.highlighted].path
             if same_query and self.highlighted is not None and self.highlighted < len(self.hits)
@@ -186,6 +198,7 @@ class ResultsList(ScrollView, can_focus=True):
         self.hits = list(response.results)
         self.shown_query = query
         self.shown_mode = answered
+        self.shown_request = requested
         if not self.hits:
             note = "; ".join(response.notes) if response.notes else ""
             text = f"No results for “{query.strip()}”" + (f" ({note})" if note else "")
@@ -208,6 +221,7 @@ class ResultsList(ScrollView, can_focus=True):
         self.hits = []
         self.shown_query = None
         self.shown_mode = None
+        self.shown_request = None
         self._show_message(text)
 
     def open_highlighted(self) -> None:
@@ -217,7 +231,7 @@ class ResultsList(ScrollView, can_focus=True):
     # -- layout -------------------------------------------------------------------------------
     def _show_message(self, text: str) -> None:
         self.hits = []
-        self.message = text
+        self.message = text = safe_text(text)
         width = self.row_width
         self._set_rows([snippet_lines(text, [], width, most=3)], width)
         self.set_reactive(ResultsList.highlighted, None)
@@ -225,6 +239,8 @@ class ResultsList(ScrollView, can_focus=True):
         self.border_subtitle = ""
 
     def _set_rows(self, rows: list[list[Content]], width: int) -> None:
+        """Lay the rows one under the other: no blank line between them (the bold path line
+        starts each), so a tall list shows as many results as it can."""
         self._rows = rows
         self._rows_width = width
         self._lines = []
@@ -232,7 +248,6 @@ class ResultsList(ScrollView, can_focus=True):
         for number, row in enumerate(rows):
             self._first_line.append(len(self._lines))
             self._lines.extend((number, line) for line in range(len(row)))
-            self._lines.append((number, -1))
         self._cache.clear()
         self._set_virtual_size(Size(width, len(self._lines)))
         self.refresh()
@@ -276,15 +291,12 @@ class ResultsList(ScrollView, can_focus=True):
         if cached is not None:
             return cached
         style = self.get_visual_style("results-list--cursor") if marked else self.get_visual_style()
-        if line < 0:
-            strip = Strip.blank(width, self.rich_style)
-        else:
-            # One styled line, no wrapping or alignment: segments straight from the content,
-            # five times cheaper than the general Visual.to_strips (measured: 0.03 against
-            # 0.16 ms a line), and every visible line is drawn again on each keystroke.
-            content = self._rows[number][line]
-            strip = Strip(content.render_segments(style)).crop(0, width)
-            strip = strip.extend_cell_length(width, style.rich_style)
+        # One styled line, no wrapping or alignment: segments straight from the content,
+        # five times cheaper than the general Visual.to_strips (measured: 0.03 against
+        # 0.16 ms a line), and every visible line is drawn again on each keystroke.
+        content = self._rows[number][line]
+        strip = Strip(content.render_segments(style)).crop(0, width)
+        strip = strip.extend_cell_length(width, style.rich_style)
         self._cache[key] = strip
         return strip
 

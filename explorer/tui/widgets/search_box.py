@@ -1,7 +1,8 @@
 """The search box: the query, the search mode, and a path filter.
 
 Path filters come from ``path:PREFIX`` (or ``path:GLOB``) words typed in the query, and from
-the filter field next to it (space- or comma-separated). The box only reports what the user
+the filter field next to it (space- or comma-separated); ``tag:TAG`` and ``version:V`` words
+filter by front matter. The box only reports what the user
 asked for (:class:`SearchBox.Changed`); running the search is the screen's job.
 """
 
@@ -19,17 +20,18 @@ from textual.message import Message
 from textual.reactive import Reactive, reactive
 from textual.widgets import Input, Label
 
+from explorer.core.file_filter import FileFilter, parse_filter_words
+
 MODES = ("hybrid", "semantic", "keyword")
-PATH_WORD = re.compile(r"(?:^|\s)path:(\S*)")
+QUERY_PLACEHOLDER = "words or a question · path:guides/ to filter"
+"""What the empty query field says (the "Search" label before it names the box)."""
 
 
 def parse_query(text: str) -> tuple[str, tuple[str, ...]]:
-    """Split typed text into the words to search for and the ``path:`` filters in it."""
-    paths = tuple(p for p in PATH_WORD.findall(text) if p)
-    query = PATH_WORD.sub(" ", text)
-    # Keep a trailing space (it ends the last word for prefix matching), fold the rest.
-    trailing = " " if query[-1:].isspace() and query.strip() else ""
-    return " ".join(query.split()) + trailing, paths
+    """Split typed text into the words to search for and the ``path:`` filters in it
+    (``tag:`` and ``version:`` words are taken out too; :meth:`SearchBox.filter` has them)."""
+    parsed = parse_filter_words(text)
+    return parsed.query, parsed.filter.paths
 
 
 def split_filter(text: str) -> tuple[str, ...]:
@@ -67,9 +69,15 @@ class SearchBox(Horizontal):
         text: str
         """The query field exactly as typed."""
         query: str
-        """The words to search for (``path:`` words removed)."""
+        """The words to search for (``path:``, ``tag:`` and ``version:`` words removed)."""
         paths: tuple[str, ...]
         mode: str
+        tags: tuple[str, ...] = ()
+        versions: tuple[str, ...] = ()
+
+        @property
+        def filter(self) -> FileFilter:
+            return FileFilter(self.paths, self.tags, self.versions)
 
         @property
         def control(self) -> SearchBox:
@@ -89,7 +97,7 @@ class SearchBox(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label("Search", id="search-icon")
-        yield OneLineInput(placeholder="Search (path:guides/ to filter)", id="query")
+        yield OneLineInput(placeholder=QUERY_PLACEHOLDER, id="query")
         yield Label(self._mode_label(), id="mode")
         yield OneLineInput(placeholder="path filter", id="path-filter")
 
@@ -101,9 +109,14 @@ class SearchBox(Horizontal):
     @property
     def paths(self) -> tuple[str, ...]:
         """Every active path filter (typed ``path:`` words and the filter field)."""
-        _query, typed = parse_query(self.text)
+        return self.filter.paths
+
+    @property
+    def filter(self) -> FileFilter:
+        """Every active filter: typed ``path:``, ``tag:``, ``version:`` words and the field."""
+        typed = parse_filter_words(self.text).filter
         field = split_filter(self.query_one("#path-filter", Input).value)
-        return tuple(dict.fromkeys((*typed, *field)))
+        return FileFilter(tuple(dict.fromkeys((*typed.paths, *field))), typed.tags, typed.versions)
 
     def set_text(self, text: str) -> None:
         """Replace the query text (posts :class:`Changed`)."""
@@ -149,7 +162,12 @@ class SearchBox(Horizontal):
 
     def _post_changed(self) -> None:
         query, _typed = parse_query(self.text)
-        self.post_message(self.Changed(self, self.text, query, self.paths, self.mode))
+        active = self.filter
+        self.post_message(
+            self.Changed(
+                self, self.text, query, active.paths, self.mode, active.tags, active.versions
+            )
+        )
 
     @on(Input.Changed)
     def _input_changed(self, event: Input.Changed) -> None:

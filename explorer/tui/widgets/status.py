@@ -7,6 +7,8 @@ from typing import Any
 from textual.content import Content
 from textual.widget import Widget
 
+from explorer.safe_text import safe_text
+
 
 class StatusBar(Widget):
     """One line of state; the screen feeds it through the ``set_*`` methods.
@@ -84,7 +86,7 @@ class StatusBar(Widget):
         return self.render_status()
 
     def render_status(self) -> Content:
-        parts: list[Content] = [Content.styled(self.index_text, "")]
+        parts: list[Content] = [Content.styled(safe_text(self.index_text), "")]
         model_styles = {
             "ready": "$text-success",
             "loading": "$text-warning",
@@ -110,8 +112,10 @@ class StatusBar(Widget):
             parts.append(mode)
         if self.filters:
             parts.append(
-                Content.assemble(("filter ", "$text-muted"), (" ".join(self.filters), "bold"))
+                Content.assemble(
+                    ("filter ", "$text-muted"), (safe_text(" ".join(self.filters)), "bold")
+                )
             )
         if self.note:
-            parts.append(Content.styled(self.note, "$text-warning"))
+            parts.append(Content.styled(safe_text(self.note), "$text-warning"))
         return Content(" │ ").join(parts)

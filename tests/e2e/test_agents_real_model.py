@@ -1,0 +1,214 @@
+"""End to end for agents and scripts: the real model, real Chroma, real files, real processes.
+
+A copy of sample_docs is indexed by ``python -m explorer index``; the official SDK's client
+then starts ``python -m explorer mcp`` and searches by meaning, reads, and is refused paths
+outside the root. The CLI's token budget is checked against the model's own tokenizer, and
+``status`` counts files changed on disk until ``index --only`` takes them in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.conftest import run_explorer
+
+mcp = pytest.importorskip("mcp")
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_DOCS = REPO / "sample_docs"
+EXPECTATIONS = json.loads((REPO / "tests" / "sample_docs_expectations.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    base = tmp_path_factory.mktemp("e2e-mcp")
+    root = base / "docs"
+    shutil.copytree(SAMPLE_DOCS, root)
+    outside = base / "outside.md"
+    outside.write_text("# Outside\n\nnever to be read\n")
+    env = {
+        **os.environ,
+        "EXPLORER_INDEX_DIR": str(base / "index"),
+        "EXPLORER_DATA_DIR": str(base / "data"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    for name in ("EXPLORER_MODEL", "EXPLORER_CHROMA_URL"):
+        env.pop(name, None)
+    run_explorer("index", str(root), env=env, check=True)
+    (root / "notes" / "escape.md").symlink_to(outside)  # made after indexing: read must refuse
+    return root, env
+
+
+def session_answers(root: Path, env: dict, calls: list[tuple[str, dict]]) -> list:
+    """Start ``explorer mcp ROOT``; return (is_error, structured result or error text) per call."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "explorer", "mcp", str(root)], env=env
+    )
+
+    async def run():
+        with anyio.fail_after(300):
+            async with stdio_client(params) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    tools = await session.list_tools()
+                    answers = [sorted(tool.name for tool in tools.tools)]
+                    for name, arguments in calls:
+                        result = await session.call_tool(name, arguments)
+                        answers.append(
+                            (True, result.content[0].text)
+                            if result.is_error
+                            else (False, result.structured_content)
+                        )
+                    return answers
+
+    return anyio.run(run)
+
+
+def test_an_agent_searches_by_meaning_reads_and_is_refused_outside_paths(corpus):
+    root, env = corpus
+    cases = EXPECTATIONS["semantic_queries"]
+    calls = [("search", {"query": case["query"], "mode": "semantic", "limit": 3}) for case in cases]
+    calls += [
+        ("read", {"path": cases[0]["best"], "start_line": 1, "end_line": 5}),
+        ("read", {"path": "../../etc/passwd"}),
+        ("read", {"path": "/etc/passwd"}),
+        ("read", {"path": "notes/escape.md"}),
+        ("related", {"path": EXPECTATIONS["related_pairs"][0][0], "limit": 3}),
+        ("search", {"query": cases[0]["query"], "content": True, "max_tokens": 200}),
+    ]
+    tools, *answers = session_answers(root, env, calls)
+    assert tools == ["links", "read", "related", "search", "status"]
+    for case, (error, data) in zip(cases, answers, strict=False):
+        assert not error, data
+        assert case["best"] in [hit["path"] for hit in data["results"]], case["query"]
+    read, dotdot, absolute, escape, related, budget = answers[len(cases) :]
+    error, data = read
+    assert not error
+    lines = (root / cases[0]["best"]).read_text().splitlines(keepends=True)
+    assert data["text"] == "".join(lines[:5])
+    for refused, fragment in (
+        (dotdot, "'..' is refused"),
+        (absolute, "absolute paths are refused"),
+        (escape, "leads outside the root"),
+    ):
+        assert refused[0] is True and fragment in refused[1]
+        assert "never to be read" not in refused[1]
+    error, data = related
+    assert not error
+    assert EXPECTATIONS["related_pairs"][0][1] in [item["path"] for item in data["related"]]
+    error, data = budget
+    assert not error
+    assert data["budget"]["used"] <= 200
+    assert all("text" in p for hit in data["results"] for p in hit["passages"])
+
+
+def test_the_token_budget_counts_with_the_models_tokenizer(corpus):
+    from tokenizers import Tokenizer
+
+    from explorer.core.embedder import resolve_model_dir
+
+    root, env = corpus
+    done = run_explorer(
+        "search",
+        "restore a backup",
+        str(root),
+        "--content",
+        "--max-tokens",
+        "300",
+        "--json",
+        env=env,
+        check=True,
+    )
+    data = json.loads(done.stdout)
+    tokenizer = Tokenizer.from_file(str(resolve_model_dir("all-MiniLM-L6-v2") / "tokenizer.json"))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+
+    def count(text: str) -> int:
+        return len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+    used = 0
+    for hit in data["results"]:
+        used += count(f"{hit['path']} {hit['title']}")
+        for passage in hit["passages"]:
+            body = (
+                f"{passage['heading']}\n{passage['text']}"
+                if passage["heading"]
+                else passage["text"]
+            )
+            used += count(body)
+    assert used == data["budget"]["used"] <= 300
+    assert data["budget"]["passages_cut"] > 0
+
+
+def test_a_budgeted_search_never_imports_torch(corpus):
+    root, env = corpus
+    probe = (
+        "import sys; from explorer.cli import main\n"
+        f"sys.argv = ['explorer', 'search', 'restore a backup', {str(root)!r},"
+        " '--content', '--max-tokens', '300']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY []" in done.stdout
+    assert "token budget 300" in done.stdout
+
+
+def test_status_sees_edits_on_disk_until_index_only_takes_them_in(corpus):
+    root, env = corpus
+    edited, created, deleted = (
+        root / "guides" / "faq.md",
+        root / "guides" / "walrus.md",
+        root / "runbooks" / "high-latency.md",
+    )
+    saved = {path: path.read_text() for path in (edited, deleted)}
+    try:
+        edited.write_text(saved[edited] + "\n## Walruses\n\nDo walruses use tern? Yes.\n")
+        created.write_text("# Walrus care\n\nTusks, blubber and long naps on the ice.\n")
+        deleted.unlink()
+        status = json.loads(run_explorer("status", str(root), "--json", env=env, check=True).stdout)
+        assert status["stale"] == {
+            "waiting_for_vectors": 0,
+            "edited": 1,
+            "new": 1,
+            "deleted": 1,
+            "disk_checked": True,
+        }
+        assert status["files"]["stale"] == 3
+        text = run_explorer("status", str(root), env=env, check=True).stdout
+        assert "1 edited, 1 new, 1 deleted: run `explorer index" in text
+        done = run_explorer(
+            "index", str(root), "--only", edited, created, deleted, "--json", env=env, check=True
+        )
+        report = json.loads(done.stdout)
+        assert (report["added"], report["updated"], report["removed"]) == (1, 1, 1)
+        status = json.loads(run_explorer("status", str(root), "--json", env=env, check=True).stdout)
+        assert status["files"]["stale"] == 0 and status["chunks"] == status["vectors"]
+        found = search_json_cli(root, env, "where do walruses sleep", "--mode", "semantic")
+        assert found["results"][0]["path"] == "guides/walrus.md"
+    finally:
+        for path, text in saved.items():
+            path.write_text(text)
+        created.unlink(missing_ok=True)
+        run_explorer("index", str(root), "--only", edited, created, deleted, env=env, check=True)
+
+
+def search_json_cli(root: Path, env: dict, query: str, *extra: str) -> dict:
+    done = run_explorer("search", query, str(root), "--json", *extra, env=env, check=True)
+    return json.loads(done.stdout)

@@ -1,0 +1,150 @@
+"""End to end, damaged and read-only indexes: the real model, real Chroma, the CLI as processes.
+
+The issue's standard: after cutting ``index.sqlite`` in half or overwriting ``chroma.sqlite3``
+with garbage, ``explorer index`` exits 0 and ``explorer search`` answers again, by keyword and
+by meaning; before the repair, search and status answer in one line and never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXPLORER_PROCESS, run_explorer
+from tests.hostile.damage import Damage, damage_file
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "sample_docs" / "runbooks"
+QUERY = "restore a backup after a failed deploy"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """sample_docs/runbooks indexed once with the real model: (root, index dir, report)."""
+    base = tmp_path_factory.mktemp("damaged-real")
+    root = base / "docs"
+    shutil.copytree(SAMPLE, root)
+    index_dir = base / "index"
+    done = run_explorer("index", root, "--index-dir", index_dir, "--json", env=_env(base))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["chunks_embedded"] > 0
+    return root, index_dir, report
+
+
+def _env(base: Path) -> dict:
+    env = {**os.environ, "EXPLORER_DATA_DIR": str(base / "data"), "HF_HUB_OFFLINE": "1"}
+    env["TMPDIR"] = str(base)
+    for name in ("EXPLORER_MODEL", "EXPLORER_CHROMA_URL", "EXPLORER_INDEX_DIR"):
+        env.pop(name, None)
+    return env
+
+
+@pytest.fixture
+def copy(built, tmp_path):
+    """A private copy of the built index (same root): (root, index dir, env, chunk count)."""
+    root, index_dir, report = built
+    mine = tmp_path / "index"
+    shutil.copytree(index_dir, mine)
+    return root, mine, _env(tmp_path), report["chunks_embedded"]
+
+
+def explorer(*args, env, code: int = 0) -> subprocess.CompletedProcess:
+    done = run_explorer(*args, env=env, timeout=300)
+    assert done.returncode == code, (args, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "panicked" not in done.stderr, done.stderr
+    return done
+
+
+def assert_both_legs_answer(root: Path, index_dir: Path, env: dict) -> None:
+    done = explorer("search", QUERY, root, "--index-dir", index_dir, "--json", "--explain", env=env)
+    data = json.loads(done.stdout)
+    assert data["results"] and not data["notes"], data["notes"]
+    passages = [p for hit in data["results"] for p in hit["passages"]]
+    assert any(p["vector_rank"] is not None for p in passages)
+    assert any(p["keyword_rank"] is not None for p in passages)
+
+
+def test_index_sqlite_cut_in_half_is_rebuilt_without_embedding_again(copy):
+    root, index_dir, env, chunks = copy
+    database = index_dir / "index.sqlite"
+    damaged = damage_file(database, Damage.HALF)
+
+    for args in (("status",), ("search", QUERY)):
+        done = explorer(*args, root, "--index-dir", index_dir, env=env, code=2)
+        [line] = done.stderr.splitlines()
+        assert str(database) in line and f"explorer index {root}" in line
+
+    done = explorer("index", root, "--index-dir", index_dir, "--json", env=env)
+    report = json.loads(done.stdout)
+    assert report["chunks_embedded"] == 0 and report["chunks_reused"] == chunks
+    [repair] = report["repairs"]
+    assert repair["store"] == "keyword index"
+    assert Path(repair["kept_in"], "index.sqlite").read_bytes() == damaged
+    assert_both_legs_answer(root, index_dir, env)
+
+
+def test_garbage_in_chroma_sqlite3_degrades_search_then_index_embeds_again(copy):
+    root, index_dir, env, chunks = copy
+    chroma = index_dir / "chroma" / "chroma.sqlite3"
+    damage_file(chroma, Damage.GARBAGE)
+
+    done = explorer("search", QUERY, root, "--index-dir", index_dir, "--json", env=env)
+    data = json.loads(done.stdout)
+    assert data["results"], "keyword results still come"
+    [note] = data["notes"]
+    assert "keyword results only" in note and str(index_dir / "chroma") in note
+    status = json.loads(
+        explorer("status", root, "--index-dir", index_dir, "--json", env=env).stdout
+    )
+    assert status["vector_store"]["available"] is False and status["needs_rebuild"] is True
+    explorer("search", QUERY, root, "--index-dir", index_dir, "--mode", "semantic", env=env, code=2)
+
+    done = explorer("index", root, "--index-dir", index_dir, env=env)
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("repaired: the vector store was damaged (file is not a database)")
+    assert f"embedded {chunks} chunks" in done.stdout
+    assert_both_legs_answer(root, index_dir, env)
+
+
+def test_a_read_only_index_directory_answers_hybrid_search_and_status(copy):
+    root, index_dir, env, chunks = copy
+    prefix: list[str] = []
+    if os.geteuid() == 0:  # root ignores file modes unless it drops CAP_DAC_OVERRIDE
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: file modes would not be enforced")
+        prefix = [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
+    for folder, _dirs, files in os.walk(index_dir):
+        for name in files:
+            Path(folder, name).chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        Path(folder).chmod(0o555)
+    try:
+
+        def run(*args: str) -> subprocess.CompletedProcess:
+            command = [*prefix, *EXPLORER_PROCESS, *args, "--index-dir", str(index_dir)]
+            return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+
+        denied = subprocess.run([*prefix, "touch", str(index_dir / "x")], capture_output=True)
+        assert denied.returncode != 0, "the directory is writable: the test would prove nothing"
+        status = run("status", str(root), "--json")
+        assert status.returncode == 0, status.stderr
+        data = json.loads(status.stdout)
+        assert data["vectors"] == data["chunks"] == chunks
+        found = run("search", QUERY, str(root), "--json", "--explain")
+        assert found.returncode == 0, found.stderr
+        passages = [p for hit in json.loads(found.stdout)["results"] for p in hit["passages"]]
+        assert any(p["vector_rank"] is not None for p in passages)
+    finally:
+        for folder, _dirs, files in os.walk(index_dir):
+            Path(folder).chmod(0o755)
+            for name in files:
+                Path(folder, name).chmod(0o644)

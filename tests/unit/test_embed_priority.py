@@ -1,0 +1,398 @@
+"""What is embedded first: the queue's order, the indexer and live index following the user's
+focus, the rest still progressing, and ``explorer related`` on a file without vectors."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from explorer.cli import main
+from explorer.config import Settings
+from explorer.core.embed_priority import (
+    BASE_EVERY,
+    WINDOW_BATCHES,
+    EmbeddingPriority,
+    EmbeddingQueue,
+    Focus,
+    Tier,
+    keyword_neighbours,
+)
+from explorer.core.index import Index
+from explorer.core.index_report import IndexReport
+from explorer.core.indexer import Indexer
+from explorer.core.keywords import FRESH, PENDING
+from explorer.core.live import FilesEmbeddedEvent, LiveIndex, VectorsReadyEvent
+from explorer.core.manifest_records import FileRecord, StoredChunk
+from tests.conftest import wait_until, write_files
+from tests.fakes import FakeEmbedder
+
+BATCH = 2
+
+
+def chunks_of(files: dict[str, int]) -> list[StoredChunk]:
+    """``{path: number of chunks}`` as stored chunks (chunk i of a file is i+1 words long)."""
+    return [
+        StoredChunk(f"{path}#{i}", path, i, "", 1, 1, 0, 1, "word " * (i + 1))
+        for path, count in files.items()
+        for i in range(count)
+    ]
+
+
+def records_of(mtimes: dict[str, int]) -> dict[str, FileRecord]:
+    return {p: FileRecord(p, 1, m, "h", PENDING, "", "", 1, 0.0) for p, m in mtimes.items()}
+
+
+def drain(queue: EmbeddingQueue, after_batch=None) -> list[list[StoredChunk]]:
+    batches = []
+    while queue.remaining:
+        batch = queue.next_batch()
+        assert batch, "a queue with chunks left handed out an empty batch"
+        batches.append(batch)
+        if after_batch is not None:
+            after_batch(len(batches))
+    return batches
+
+
+def completion_order(batches: list[list[StoredChunk]], files: dict[str, int]) -> list[str]:
+    """The files in the order their last chunk was handed out."""
+    left = dict(files)
+    done = []
+    for batch in batches:
+        for chunk in batch:
+            left[chunk.path] -= 1
+            if left[chunk.path] == 0:
+                done.append(chunk.path)
+    return done
+
+
+def make_queue(files, mtimes=None, priority=None, neighbours=None) -> EmbeddingQueue:
+    chunks = chunks_of(files)
+    lengths = {c.id: len(c.text) for c in chunks}
+    mtimes = mtimes or dict.fromkeys(files, 0)
+    return EmbeddingQueue(chunks, lengths, records_of(mtimes), BATCH, priority, neighbours)
+
+
+# -- the queue ------------------------------------------------------------------------------------
+def test_without_a_focus_the_newest_files_come_first_and_every_chunk_once():
+    files = {f"f{n}.md": 3 for n in range(8)}
+    mtimes = {f"f{n}.md": n for n in range(8)}  # f7 is the newest
+    batches = drain(make_queue(files, mtimes))
+    handed = [c.id for batch in batches for c in batch]
+    assert sorted(handed) == sorted(c.id for c in chunks_of(files))
+    assert all(len(batch) <= BATCH for batch in batches)
+    order = completion_order(batches, files)
+    # Windows of whole files, newest first: a window never finishes an older file before a
+    # newer one of an earlier window.
+    window_files = (WINDOW_BATCHES * BATCH + 2) // 3
+    assert set(order[:window_files]) == {f"f{n}.md" for n in range(7, 7 - window_files, -1)}
+    assert order.index("f7.md") < order.index("f0.md")
+
+
+def test_focus_orders_open_file_neighbours_results_folder_then_rest():
+    files = {
+        "rest/old.md": 2,
+        "rest/new.md": 2,
+        "docs/a.md": 2,
+        "docs/b.md": 2,
+        "hit.md": 2,
+        "near.md": 2,
+        "open.md": 5,
+    }
+    mtimes = {p: 0 for p in files} | {"rest/new.md": 10}
+    priority = EmbeddingPriority()
+    priority.set_focus(Focus(open_file="open.md", results=("hit.md",), folder="docs"))
+    queue = make_queue(files, mtimes, priority, neighbours=lambda path: ["near.md"])
+    first = queue.next_batch()
+    assert {c.path for c in first} == {"open.md"}
+    assert queue.tier_of("open.md") == Tier.OPEN
+    assert queue.tier_of("near.md") == Tier.NEIGHBOUR
+    assert queue.tier_of("hit.md") == Tier.RESULT
+    assert queue.tier_of("docs/a.md") == Tier.FOLDER
+    assert queue.tier_of("rest/old.md") == Tier.REST
+    batches = [first, *drain(queue)]
+    # The open file makes a window of its own: it is complete before any other chunk goes.
+    assert [c.path for b in batches[:3] for c in b] == ["open.md"] * 5
+    order = completion_order(batches, files)
+    assert order[0] == "open.md"
+    assert order.index("near.md") < order.index("rest/new.md")
+    assert order.index("hit.md") < order.index("rest/old.md")
+
+
+def test_a_new_focus_takes_over_at_the_next_batch():
+    files = {f"f{n:02d}.md": 4 for n in range(12)}
+    priority = EmbeddingPriority()
+    queue = make_queue(files, priority=priority)
+    queue.next_batch()
+    priority.set_focus(Focus(open_file="f09.md"))
+    assert {c.path for c in queue.next_batch()} == {"f09.md"}
+    assert {c.path for c in queue.next_batch()} == {"f09.md"}
+    priority.set_focus(Focus(open_file="f03.md"))
+    assert {c.path for c in queue.next_batch()} == {"f03.md"}
+    rest = drain(queue)
+    handed = [c.id for b in rest for c in b]
+    assert len(handed) == len(set(handed)) == sum(files.values()) - 4 * BATCH
+
+
+def test_a_focus_that_never_ends_does_not_starve_the_rest():
+    # Forty focused files (the results) and two newer files outside the focus: the base order
+    # (newest first) gets every BASE_EVERY-th window, so the two are done long before the focus.
+    results = tuple(f"hit{n:02d}.md" for n in range(40))
+    files = dict.fromkeys(results, 4) | {"other1.md": 4, "other2.md": 4}
+    mtimes = dict.fromkeys(results, 0) | {"other1.md": 5, "other2.md": 6}
+    priority = EmbeddingPriority()
+    priority.set_focus(Focus(results=results))
+    batches = drain(make_queue(files, mtimes, priority))
+    order = completion_order(batches, files)
+    # While the focus waits, a window is one batch's worth (here one file): three focused
+    # windows, then one from the base order.
+    assert order[: BASE_EVERY - 1] == ["hit00.md", "hit01.md", "hit02.md"]
+    assert order.index("other2.md") == BASE_EVERY - 1
+    assert order.index("other1.md") == 2 * BASE_EVERY - 1
+
+
+def test_the_root_folder_is_no_hint():
+    files = {"a.md": 2, "b.md": 2}
+    priority = EmbeddingPriority()
+    priority.set_focus(Focus(folder=""))
+    queue = make_queue(files, {"a.md": 0, "b.md": 1}, priority)
+    assert queue.tier_of("a.md") == Tier.REST
+    assert completion_order(drain(queue), files)[0] == "b.md"
+
+
+def test_set_focus_is_safe_from_many_threads():
+    priority = EmbeddingPriority()
+    threads = [
+        threading.Thread(
+            target=lambda n=n: [priority.set_focus(Focus(open_file=f"{n}-{i}")) for i in range(200)]
+        )
+        for n in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    generation, focus = priority.snapshot()
+    assert generation >= 200 and focus.open_file.endswith("-199")
+
+
+# -- with real stores -----------------------------------------------------------------------------
+CORPUS = {
+    "astro/telescope.md": "# Telescope\n\nTelescope lenses, mirrors and eyepieces for stars.\n",
+    "astro/stars.md": "# Stars\n\nStars seen through a telescope with good lenses at night.\n",
+    "astro/planets.md": "# Planets\n\nPlanets and their moons through a small telescope.\n",
+    "kitchen/bread.md": "# Bread\n\nFlour, water, salt and yeast make bread dough.\n",
+    "kitchen/soup.md": "# Soup\n\nA soup of leeks and potatoes, with salt.\n",
+    "garden/roses.md": "# Roses\n\nPrune roses in spring; water them at dawn.\n",
+    "garden/tulips.md": "# Tulips\n\nPlant tulip bulbs in autumn.\n",
+    "notes/todo.md": "# Todo\n\nBuy flour and a new telescope eyepiece.\n",
+}
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = write_files(tmp_path / "root", CORPUS)
+    for age, rel in enumerate(sorted(CORPUS)):  # astro/planets.md oldest ... notes/todo newest
+        stamp = 1_700_000_000 + age * 100
+        os.utime(root / rel, (stamp, stamp))
+    return root
+
+
+def keywords_only(settings: Settings) -> None:
+    index = Index(settings, FakeEmbedder())
+    index.acquire_write_lock()
+    try:
+        Indexer(index).sync(embed=False)
+    finally:
+        index.close()
+
+
+def test_keyword_neighbours_share_words(root, settings_for):
+    settings = settings_for(root)
+    keywords_only(settings)
+    index = Index(settings, FakeEmbedder())
+    try:
+        near = keyword_neighbours(index.keywords, "astro/telescope.md", 3)
+        assert "astro/telescope.md" not in near
+        assert near[0] == "astro/stars.md"
+        assert "astro/planets.md" in near and "kitchen/soup.md" not in near
+        assert keyword_neighbours(index.keywords, "no/such.md") == []
+    finally:
+        index.close()
+
+
+def test_index_embeds_the_newest_files_first(root, settings_for):
+    settings = settings_for(root, embed_batch=1)
+    index = Index(settings, FakeEmbedder())
+    index.acquire_write_lock()
+    finished: list[str] = []
+    try:
+        indexer = Indexer(index)
+        indexer.sync(embed=False)
+        indexer.embed_pending(IndexReport(), lambda _p: None, finished=finished.extend)
+        newest_first = sorted(CORPUS, key=lambda p: -(root / p).stat().st_mtime_ns)
+        assert sorted(finished) == sorted(CORPUS)
+        # Whole files per window, newest first: the newest window is done before the oldest.
+        assert finished.index(newest_first[0]) < finished.index(newest_first[-1])
+        assert set(finished[:4]) == set(newest_first[:4])
+        assert all(r.state == FRESH for r in index.keywords.files().values())
+    finally:
+        index.close()
+
+
+def test_indexer_embeds_the_focused_file_and_its_neighbours_first(root, settings_for):
+    settings = settings_for(root, embed_batch=1)
+    keywords_only(settings)
+    index = Index(settings, FakeEmbedder())
+    index.acquire_write_lock()
+    finished: list[str] = []
+    try:
+        priority = EmbeddingPriority()
+        priority.set_focus(Focus(open_file="astro/telescope.md"))
+        Indexer(index, priority).embed_pending(
+            IndexReport(), lambda _p: None, finished=finished.extend
+        )
+        assert finished[0] == "astro/telescope.md"
+        # The oldest files, yet the keyword neighbours come right after the open file.
+        assert {"astro/stars.md", "astro/planets.md"} <= set(finished[1:5])
+        assert sorted(finished) == sorted(CORPUS)  # and the rest still gets its vectors
+    finally:
+        index.close()
+
+
+class GatedEmbedder(FakeEmbedder):
+    """Embeds one model batch per ``step`` call (a slow model that the test paces)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.turn = threading.Semaphore(0)
+
+    def embed_documents(self, texts):
+        if not self.turn.acquire(timeout=20):
+            raise TimeoutError("the test stopped pacing the model")
+        return super().embed_documents(texts)
+
+
+def test_live_index_follows_the_focus_and_reports_files_as_they_are_embedded(root, settings_for):
+    events: list = []
+    embedder = GatedEmbedder()
+    live = LiveIndex(settings_for(root, embed_batch=1), events.append, embedder=embedder)
+    live.start()
+    try:
+        assert wait_until(lambda: live.index.keywords.counts()["chunks"] > 0, 10)
+        live.focus(Focus(open_file="garden/tulips.md"))
+        embedder.turn.release(2)  # the first batch may have been picked before the focus
+
+        def fresh(path: str) -> bool:
+            return any(isinstance(e, FilesEmbeddedEvent) and path in e.paths for e in events)
+
+        assert wait_until(lambda: fresh("garden/tulips.md"), 10)
+        assert not any(isinstance(e, VectorsReadyEvent) for e in events)
+        embedded = set().union(*(e.paths for e in events if isinstance(e, FilesEmbeddedEvent)))
+        assert len(embedded) <= 2, embedded
+        record = live.index.keywords.file("garden/tulips.md")
+        assert record is not None and record.state == FRESH
+        # The rest still progresses once the user's file is done.
+        embedder.turn.release(1000)
+        assert wait_until(lambda: any(isinstance(e, VectorsReadyEvent) for e in events), 20)
+        assert all(r.state == FRESH for r in live.index.keywords.files().values())
+    finally:
+        embedder.turn.release(1000)
+        live.stop()
+
+
+# -- explorer related on a file without vectors ---------------------------------------------------
+@pytest.fixture
+def cli_fake_model(monkeypatch):
+    monkeypatch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+
+
+def related_json(root: Path, index_dir: Path, rel: str, *extra: str):
+    result = CliRunner().invoke(
+        main,
+        ["related", str(root / rel), "--root", str(root), "--index-dir", str(index_dir), "--json"]
+        + list(extra),
+        catch_exceptions=True,
+    )
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return json.loads(result.stdout), result.stderr
+
+
+def test_related_embeds_a_file_without_vectors_and_its_candidates(root, tmp_path, cli_fake_model):
+    index_dir = tmp_path / "cli-index"
+    settings = Settings.for_root(root, index_dir)
+    keywords_only(settings)
+    data, stderr = related_json(root, index_dir, "astro/telescope.md", "--limit", "1")
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and "astro/telescope.md had no vectors yet: embedding it" in lines[0]
+    assert [item["path"] for item in data["related"]] == ["astro/stars.md"]
+    index = Index(settings, FakeEmbedder())
+    try:
+        states = {p: r.state for p, r in index.keywords.files().items()}
+        assert states["astro/telescope.md"] == FRESH
+        # Enough to answer, not the whole folder: the file and 2 x limit candidates.
+        assert sum(state == FRESH for state in states.values()) == 3
+    finally:
+        index.close()
+    # The second time it has its vectors: nothing on stderr, the same answer.
+    again, stderr = related_json(root, index_dir, "astro/telescope.md", "--limit", "1")
+    assert stderr == "" and again == data
+
+
+def test_related_while_another_process_writes_computes_in_memory_and_writes_nothing(
+    root, tmp_path, cli_fake_model
+):
+    index_dir = tmp_path / "cli-index"
+    settings = Settings.for_root(root, index_dir)
+    keywords_only(settings)
+    holder = Index(settings, FakeEmbedder())
+    priority = EmbeddingPriority()
+    priority.set_focus(Focus(open_file="astro/stars.md"))
+    holder.acquire_write_lock("explorer index")
+    try:
+        Indexer(holder, priority).embed_pending(
+            IndexReport(), lambda _p: None, only={"astro/stars.md", "kitchen/bread.md"}
+        )
+        data, stderr = related_json(root, index_dir, "astro/telescope.md")
+        lines = stderr.splitlines()
+        assert len(lines) == 1 and "astro/telescope.md: vectors pending" in lines[0]
+        assert "being written by explorer index" in lines[0]
+        paths = [item["path"] for item in data["related"]]
+        assert paths[0] == "astro/stars.md" and set(paths) == {"astro/stars.md", "kitchen/bread.md"}
+        assert holder.keywords.file("astro/telescope.md").state == PENDING
+        counts = holder.keywords.counts()
+        assert counts[FRESH] == 2 and counts["embedded"] == 2
+    finally:
+        holder.close()
+
+
+def test_live_focus_is_only_a_hint_from_any_thread(root, settings_for):
+    """Many threads post focus while the writer embeds: every file still ends fresh."""
+    live = LiveIndex(settings_for(root, embed_batch=1), lambda _e: None, embedder=FakeEmbedder())
+    live.start()
+    stop = time.monotonic() + 1.0
+
+    def spam(n: int) -> None:
+        paths = sorted(CORPUS)
+        i = 0
+        while time.monotonic() < stop:
+            live.focus(Focus(open_file=paths[(i + n) % len(paths)], results=tuple(paths[:n])))
+            i += 1
+
+    threads = [threading.Thread(target=spam, args=(n,)) for n in range(3)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert live.wait_idle(20)
+        assert all(r.state == FRESH for r in live.index.keywords.files().values())
+        index = live.index
+        assert set(index.keywords.chunk_ids()) == index.vectors.chunk_ids()
+    finally:
+        live.stop()

@@ -1,0 +1,132 @@
+"""Extracting references from files: Markdown links, definitions, images, backtick paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.core.chunker import chunk_file
+from explorer.core.references import (
+    FileReference,
+    ReferenceKind,
+    extract_references,
+    resolve_target,
+)
+from tests.fakes import FakeEmbedder
+
+LINK, IMAGE, DEFINITION, MENTION = (
+    ReferenceKind.LINK,
+    ReferenceKind.IMAGE,
+    ReferenceKind.DEFINITION,
+    ReferenceKind.MENTION,
+)
+
+
+def refs(rel_path: str, text: str) -> list[tuple[int, str, str, str]]:
+    return [(r.line, r.kind, r.raw, r.target) for r in extract_references(rel_path, text)]
+
+
+@pytest.mark.parametrize(
+    ("source", "raw", "target"),
+    [
+        ("docs/a.md", "b.md", "docs/b.md"),
+        ("docs/a.md", "./b.md", "docs/b.md"),
+        ("docs/a.md", "../guides/b.md", "guides/b.md"),
+        ("docs/deep/a.md", "../../b.md", "b.md"),
+        ("docs/a.md", "/guides/b.md", "guides/b.md"),  # absolute: from the root
+        ("a.md", "guides/", "guides"),
+        ("docs/a.md", "b.md#section", "docs/b.md"),
+        ("docs/a.md", "b.md?plain=1#L3", "docs/b.md"),
+        ("docs/a.md", "my%20notes.md", "docs/my notes.md"),
+        ("docs/a.md", "sub/./../b.md", "docs/b.md"),
+    ],
+)
+def test_targets_resolve_relative_to_the_file_or_from_the_root(source, raw, target):
+    assert resolve_target(source, raw) == target
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "https://example.org/a.md",
+        "http://x",
+        "mailto:someone@example.org",
+        "ftp://host/file.txt",
+        "//cdn.example.org/x.js",
+        "#just-an-anchor",
+        "?query-only",
+        "",
+        "../../outside.md",  # leaves the root
+        "/../outside.md",
+    ],
+)
+def test_urls_anchors_and_paths_outside_the_root_are_not_file_references(raw):
+    assert resolve_target("docs/a.md", raw) is None
+
+
+def test_markdown_links_definitions_and_images_with_their_lines():
+    text = (
+        "---\ntitle: T\ntags: [x]\n---\n"  # lines 1-4: front matter
+        "# Heading with [a link](../up.md)\n"  # 5
+        "\n"
+        "A paragraph with [one](other.md#part) and\n"  # 7
+        "on its second line [two](/from/root.md).\n"  # 8
+        "![a picture](img/pic.png) and [by label][ref], <https://example.org>,\n"  # 9
+        "[mail](mailto:a@b.c), [anchor](#top).\n"  # 10
+        "\n"
+        "[ref]: defs/target.md 'A title'\n"  # 12
+        "\n"
+        "```\n[not a link](code.md)\n```\n"  # 14-16
+        "    [indented code](code2.md)\n"  # 17
+        "\n"
+        "| a | b |\n|---|---|\n| [in a cell](cell.md) | x |\n"  # 19-21
+    )
+    body = text.index("# Heading")
+    found = [(r.line, r.kind, r.raw, r.target) for r in extract_references("docs/a.md", text, body)]
+    assert found == [
+        (5, LINK, "../up.md", "up.md"),
+        (7, LINK, "other.md#part", "docs/other.md"),
+        (8, LINK, "/from/root.md", "from/root.md"),
+        (9, IMAGE, "img/pic.png", "docs/img/pic.png"),
+        (12, DEFINITION, "defs/target.md", "docs/defs/target.md"),  # once, where it is defined
+        (21, LINK, "cell.md", "docs/cell.md"),
+    ]
+
+
+def test_backtick_paths_are_mentions_with_both_readings():
+    text = (
+        "See `src/app.py`, `./notes/b.md` and `/etc/nginx/nginx.conf`.\n"
+        "Not paths: `tern.toml`, `./tern.toml`, `../up.md`, `a.b`, `https://x.org/a.md`,"
+        " `some code()`, `dir/`, `~/.config/x.toml`.\n"
+        "```\n`src/in_code.py`\n```\n"
+    )
+    found = extract_references("docs/a.md", text)
+    assert extract_references("a.md", "`.github/workflows/ci.yml`")[0].target == (
+        ".github/workflows/ci.yml"
+    )
+    assert found == [
+        FileReference(1, MENTION, "./notes/b.md", "docs/notes/b.md", ""),
+        FileReference(1, MENTION, "/etc/nginx/nginx.conf", "etc/nginx/nginx.conf", ""),
+        FileReference(1, MENTION, "src/app.py", "docs/src/app.py", "src/app.py"),
+    ]
+
+
+def test_backtick_paths_in_code_and_plain_text_files():
+    source = (
+        '"""Backups.\n\nSee `guides/backups.md` and ``docs/restore.rst``.\n"""\n'
+        "x = '`not/closed.md'\n"
+        "# also `runbooks/failed.md`\n"
+    )
+    found = refs("src/tern/backup.py", source)
+    assert found == [
+        (3, MENTION, "docs/restore.rst", "src/tern/docs/restore.rst"),
+        (3, MENTION, "guides/backups.md", "src/tern/guides/backups.md"),
+        (6, MENTION, "runbooks/failed.md", "src/tern/runbooks/failed.md"),
+    ]
+    assert extract_references("src/tern/backup.py", source)[1].alternative == "guides/backups.md"
+
+
+def test_the_chunker_returns_the_references_with_the_chunks():
+    text = "---\ntitle: T\n---\n# A\n\nSee [b](b.md).\n"
+    chunked = chunk_file("docs/a.md", text, FakeEmbedder().token_spans)
+    assert chunked.references == [FileReference(6, LINK, "b.md", "docs/b.md")]
+    assert chunked.chunks and chunked.metadata["title"] == "T"
