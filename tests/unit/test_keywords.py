@@ -259,3 +259,14 @@ def test_an_index_made_before_the_tag_columns_is_upgraded_in_place(tmp_path):
         assert paths_for(again, "okapi") == ["a.md"]
     finally:
         again.close()
+
+
+def test_description_and_tags_go_with_the_first_chunk_only(keywords):
+    """BM25 normalises by the whole row, so fields repeated on every chunk would lower every
+    passage of a described file; they are searched with its first passage alone."""
+    chunks = [("two#0", chunk("Opening words.")), ("two#1", chunk("Later words.", line=5))]
+    keywords.replace_file("two.md", 100, 1, "h", chunks, {"tags": "okapi"}, "Two")
+    for i in range(4):
+        add(keywords, f"filler{i}.md", [f"Unrelated notes, part {i}."])
+    hits = keywords.search(fts_expression("okapi"), 10)
+    assert [cid for cid, _path, _score in hits] == ["two#0"]
