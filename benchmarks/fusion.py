@@ -4,7 +4,8 @@
 
 Each query's two candidate lists (top 200 chunks per leg, as search uses) are fetched once; each
 fusion rule then ranks files from them, so many rules are compared on identical inputs. This is
-how the default fusion of ``explorer.core.search`` was chosen; it reports nDCG@10 and Recall@100.
+how the fusion before issue 10 was chosen; it reports nDCG@10 and Recall@100. The default since
+was chosen with ``benchmarks/ranking.py`` (three judged sets, per question type).
 """
 
 from __future__ import annotations

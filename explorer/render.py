@@ -89,11 +89,12 @@ def render_search(answer, explain: bool, first: int = 1) -> None:
                     if passage.keyword_rank
                     else "keyword -"
                 )
-                vector = (
-                    f"vector #{passage.vector_rank} (cos {passage.vector_similarity:.3f})"
-                    if passage.vector_rank
-                    else "vector -"
-                )
+                if passage.vector_rank:
+                    vector = f"vector #{passage.vector_rank} (cos {passage.vector_similarity:.3f})"
+                elif passage.vector_similarity is not None:  # not returned; cosine measured
+                    vector = f"vector - (cos {passage.vector_similarity:.3f}, measured)"
+                else:
+                    vector = "vector -"
                 click.echo(f"        {keyword} · {vector} · fused {passage.fused:.4f}")
 
 

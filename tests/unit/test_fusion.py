@@ -106,3 +106,16 @@ def test_calibrated_is_the_logistic_of_the_weighted_standard_scores():
         1 / (1 + math.exp(-(0.6 * c + 0.4 * 0.5 * b))) for c, b in zip(cosines, bm25, strict=True)
     ]
     assert scores == pytest.approx(expected)
+
+
+def test_explain_text_shows_a_measured_cosine_without_a_rank(capsys):
+    from explorer.core.agent_context import AgentAnswer, ContextOptions
+    from explorer.core.search import FileHit, Passage, SearchResponse
+    from explorer.render import render_search
+
+    passage = Passage("c1", "Intro", 1, 2, 0, 10, 0.7, "some text", [], 1, 9.5, None, 0.123, 0.7)
+    response = SearchResponse("q", "hybrid", [FileHit("a.md", "A", 0.7, [passage])])
+    render_search(AgentAnswer(response, ContextOptions()), explain=True)
+    assert "keyword #1 (bm25 9.50) · vector - (cos 0.123, measured) · fused 0.7000" in (
+        capsys.readouterr().out
+    )
