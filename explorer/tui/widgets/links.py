@@ -50,6 +50,15 @@ class LinksList(OptionList):
     """Links and backlinks of the open file."""
 
     BORDER_TITLE = "Links"
+    DEFAULT_CSS = """
+    LinksList {
+        /* Rows wrap: they are measured for a width the scrollbar never takes back later. */
+        scrollbar-gutter: stable;
+        /* Never shown (overflow-x is hidden), yet a stable gutter adds its height to an
+           auto-height list. */
+        scrollbar-size-horizontal: 0;
+    }
+    """
 
     @dataclass
     class Opened(Message):
@@ -99,7 +108,9 @@ class LinksList(OptionList):
         self._load(index, path)
 
     def show_links(self, path: str, found: Any) -> None:
-        """Show ``found`` (a :class:`~explorer.core.links.FileLinks`) for ``path``."""
+        """Show ``found`` (a :class:`~explorer.core.links.FileLinks`) for ``path``; links read
+        again for the file on show stay where the user scrolled them."""
+        scroll_y = self.scroll_y if self.found is not None and self.source == path else 0
         self.source = path
         self.found = found
         self.border_subtitle = Content(safe_text(path.rsplit("/", 1)[-1]))  # text, not markup
@@ -117,6 +128,7 @@ class LinksList(OptionList):
             rows.append(LinkRow(link.source, link.line, True))
         self.rows = rows
         self.set_options(options)
+        self.scroll_to(y=scroll_y, animate=False, immediate=True)
         self.highlighted = rows.index(previous) if previous in rows else None
 
     def show_message(self, text: str) -> None:

@@ -123,6 +123,13 @@ class RelatedList(OptionList):
     """Neighbours of the open file; Enter opens one at its explaining passage."""
 
     BORDER_TITLE = "Related"
+    DEFAULT_CSS = """
+    RelatedList {
+        /* The rows wrap: a scrollbar that took its cell from them only once it appeared would
+           leave every row measured a cell too wide, and its last line cut off. */
+        scrollbar-gutter: stable;
+    }
+    """
 
     @dataclass
     class Opened(Message):
@@ -158,7 +165,9 @@ class RelatedList(OptionList):
         self._show_source(source)
 
     def show_related(self, source: str, items: list[Any], message: str = "") -> None:
-        """Show the neighbours of ``source`` (or ``message`` when there are none)."""
+        """Show the neighbours of ``source`` (or ``message`` when there are none); a refresh
+        of the neighbours on show stays where the user scrolled it."""
+        refresh = self.source == source and self.state == "ready"
         self.source = source
         self.items = list(items)
         self._show_source(source)
@@ -167,20 +176,24 @@ class RelatedList(OptionList):
             self._message(message or "No related files.")
             return
         self.state = "ready"
-        self._show_rows()
+        self._show_rows(keep_scroll=refresh)
 
-    def _show_rows(self) -> None:
+    def _show_rows(self, keep_scroll: bool) -> None:
+        """Lay the rows out for the list's width; ``keep_scroll``: at the same scroll offset
+        (another file's neighbours start at the top)."""
         previous = self.highlighted_option.id if self.highlighted_option else None
+        scroll_y = self.scroll_y if keep_scroll else 0
         width = self._row_width()
         self._rows_width = width
         self.set_options([Option(related_prompt(item, width), id=item.path) for item in self.items])
+        self.scroll_to(y=scroll_y, animate=False, immediate=True)
         ids = [item.path for item in self.items]
         self.highlighted = ids.index(previous) if previous in ids else None
 
     def _row_width(self) -> int:
-        """The cells a row may use (a cell is kept for the scrollbar)."""
+        """The cells a row may use (the scrollbar's gutter is kept out of them)."""
         width = self.scrollable_content_region.width
-        return width - 1 if width > 10 else DEFAULT_WIDTH
+        return width if width > 10 else DEFAULT_WIDTH
 
     def _show_source(self, source: str) -> None:
         """Name the open file in the border, with its folder (``guides/index.md``)."""
@@ -190,7 +203,7 @@ class RelatedList(OptionList):
 
     def on_resize(self, _event: events.Resize) -> None:
         if self.state == "ready" and self._row_width() != self._rows_width:
-            self._show_rows()
+            self._show_rows(keep_scroll=True)
         if self.source is not None:
             self._show_source(self.source)
 

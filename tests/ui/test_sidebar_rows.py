@@ -1,0 +1,148 @@
+"""Pilot tests of the sidebar lists' rows: every wrapped line of a row stays on screen whatever
+order the links and related workers answer in, and a refreshed related list stays where the user
+scrolled it.
+
+The snapshot corpus's related rows wrap differently with and without the list's scrollbar (the
+heading "Backups > Checking a backup  L18" fits 34 cells, not 33), which is what these tests
+lean on.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from textual.app import App, ComposeResult
+
+from explorer.core import related as core_related
+from explorer.core.links import FileLinks, Link
+from explorer.core.references import ReferenceKind
+from explorer.tui.widgets.links import LinksList
+from tests.ui.conftest import wait_for, wait_settled
+
+SIZE = (120, 40)
+SHORT = (120, 28)
+"""A terminal short enough for the related list to scroll by more than one row."""
+OPENED = "runbooks/restore.md"
+pytestmark = pytest.mark.anyio
+
+
+def visible_lines(widget) -> list[str]:
+    """The text of the lines ``widget`` shows now (what a user reads in it)."""
+    height = widget.scrollable_content_region.height
+    return [widget.render_line(y).text.rstrip() for y in range(height)]
+
+
+def first_visible_line(widget) -> str:
+    return visible_lines(widget)[0]
+
+
+async def _open_with_links_first(pilot, monkeypatch) -> None:
+    """Open :data:`OPENED`, holding its related files back until its links are on screen
+    (the order a loaded machine often gives: the links query is quicker)."""
+    screen = pilot.app.screen
+    links_shown = threading.Event()
+    real = core_related.related_files
+
+    def late_related_files(*args, **kwargs):
+        links_shown.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core_related, "related_files", late_related_files)
+    screen.open_file(OPENED)
+    await wait_for(pilot, lambda: screen.links.found is not None, what="links")
+    await pilot.pause(0.1)  # the links list takes its height; the related list its new size
+    links_shown.set()
+    await wait_for(pilot, lambda: screen.related.state == "ready", what="related files")
+    await pilot.pause(0.1)
+
+
+async def test_related_rows_keep_their_last_line_when_they_arrive_after_the_links(
+    snapshot_copy, app_for, monkeypatch
+):
+    """The rows were measured before the scrollbar narrowed the list, so each row's last
+    wrapped line (here "row counts.") was cut off."""
+    app = app_for(snapshot_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await _open_with_links_first(pilot, monkeypatch)
+        related = screen.related
+        assert related.items[0].path == "guides/backups.md"
+        assert related.show_vertical_scrollbar
+        lines = visible_lines(related)
+        assert "compares the" in lines[6] and lines[7] == "row counts.", lines
+        assert lines[8].startswith("0.49 src/app.py"), lines
+
+
+async def test_a_late_refresh_keeps_the_related_list_where_the_user_scrolled_it(
+    snapshot_copy, app_for, monkeypatch
+):
+    """Files embedded meanwhile refresh the open file's related list (at most once a second);
+    the refresh must not jump the list back to its top under the user's eyes."""
+    app = app_for(snapshot_copy)
+    async with app.run_test(size=SHORT) as pilot:
+        screen = app.screen
+        related = screen.related
+        await wait_settled(pilot)
+        await _open_with_links_first(pilot, monkeypatch)
+        assert first_visible_line(related).startswith("0.51 guides/backups.md")
+        assert related.max_scroll_y >= 8
+        related.scroll_to(y=8, animate=False)
+        await pilot.pause(0.1)
+        scrolled = first_visible_line(related)
+        assert related.scroll_y == 8 and scrolled.startswith("0.49 src/app.py")
+        refreshed = related.items
+        screen._load_related_for(OPENED, refresh=True)  # what a files_embedded event does
+        await wait_for(pilot, lambda: related.items is not refreshed, what="the refresh")
+        await pilot.pause(0.1)
+        assert related.scroll_y == 8
+        assert first_visible_line(related) == scrolled
+        # Another file's neighbours start at their top.
+        screen.open_file("guides/install.md")
+        await wait_for(
+            pilot,
+            lambda: related.source == "guides/install.md" and related.state == "ready",
+            what="install.md's related files",
+        )
+        await pilot.pause(0.1)
+        assert related.scroll_y == 0
+
+
+class LinksApp(App):
+    """The links list alone, the sidebar's width and a few rows high."""
+
+    CSS = "LinksList { width: 38; height: 8; }"
+
+    def compose(self) -> ComposeResult:
+        yield LinksList()
+
+
+def _file_links(path: str, count: int) -> FileLinks:
+    outgoing = [
+        Link(path, line, ReferenceKind.LINK, f"[n]({line}.md)", f"notes/{line}.md", True)
+        for line in range(1, count + 1)
+    ]
+    return FileLinks(path, True, outgoing, [])
+
+
+async def test_links_read_again_stay_where_the_user_scrolled_them():
+    """Any changed file reloads the open file's links (its backlinks may come from it); the
+    list must not jump back to its top, while another file's links start at theirs."""
+    app = LinksApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        links = app.query_one(LinksList)
+        links.show_links("index.md", _file_links("index.md", 20))
+        await pilot.pause()
+        links.scroll_to(y=10, animate=False)
+        await pilot.pause()
+        assert first_visible_line(links).startswith("→ notes/10.md")
+        links.show_links("index.md", _file_links("index.md", 21))
+        await pilot.pause()
+        assert links.scroll_y == 10
+        assert first_visible_line(links).startswith("→ notes/10.md")
+        links.load(None, "other.md")  # another file: its links are read afresh
+        links.show_links("other.md", _file_links("other.md", 20))
+        await pilot.pause()
+        assert links.scroll_y == 0
+        assert first_visible_line(links).startswith("Links to (20)")
