@@ -183,7 +183,7 @@ def cached_legs(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
 
 def fusion_rules() -> dict:
     """The fusion rules compared with ``--rules`` (name → ``FusionRule``)."""
-    from explorer.core.fusion import FusionKind, FusionRule
+    from explorer.core.fusion import AGREEMENT_RAMP, FusionKind, FusionRule
 
     calibrated, convex = FusionKind.CALIBRATED, FusionKind.CONVEX
     rules = {
@@ -207,6 +207,12 @@ def fusion_rules() -> dict:
         for w, p in ((0.7, 2), (0.7, 3), (0.8, 3)):
             rule = FusionRule(convex, w, confidence=p, lookup_weight=lw)
             rules[f"convex w={w} cov^{p} lookup w={lw}"] = rule
+    for ramp in ((0.4, 0.6), AGREEMENT_RAMP, (0.4, 0.8), (0.5, 0.7), (0.35, 0.7)):
+        for w, p in ((0.5, 3), (0.5, 2), (0.6, 3)):
+            rule = FusionRule(calibrated, w, confidence=p, lookup_weight=0.2, agreement=ramp)
+            rules[f"calibrated w={w} cov^{p} agree {ramp[0]:g}-{ramp[1]:g}"] = rule
+    rule = FusionRule(convex, 0.7, confidence=3, lookup_weight=0.2, agreement=AGREEMENT_RAMP)
+    rules["convex w=0.7 cov^3 agree 0.4-0.7"] = rule
     return rules
 
 

@@ -14,7 +14,13 @@ Rules (``FusionKind``):
   0.5 is a passage as good as this query's average candidate, 0.9 one about 2.2 standard
   deviations above it. ``c`` is the keyword leg's coverage of the query (the share of its topic
   words that the keyword leg's best passages hold): a question in everyday words whose words
-  the keyword leg found only here and there weighs little on the keyword side. A query made
+  the keyword leg found only here and there weighs little on the keyword side, unless the two
+  legs agree: with ``agreement``, the keyword side's factor is ``max(c^p, a)``, where ``a``
+  ramps from 0 to 1 as the mean cosine of the keyword leg's 3 best passages goes from
+  ``agreement[0]`` to ``agreement[1]`` times the mean cosine of the vector leg's 3 best. A long
+  claim whose words the keyword leg holds only in part, but whose keyword hits mean what the
+  query means, keeps its keyword weight; hits on incidental words (far from the query's
+  meaning) do not. A query made
   only of identifiers uses ``lookup_weight`` as ``w`` (meaning says little about
   ``proxy_cache_valid``).
 - ``convex``: ``w × cosine + (1 − w) × c^p × BM25 / best BM25`` (the rule before calibration,
@@ -63,23 +69,33 @@ class FusionRule:
     """Exponent of the keyword leg's coverage of the query on its weight (0: fixed weights)."""
     lookup_weight: float | None = None
     """The vector leg's weight for a query that names only identifiers (None: the usual)."""
+    agreement: tuple[float, float] | None = None
+    """Where the legs' agreement (mean cosine of the keyword leg's best passages over the
+    vector leg's) starts and ends lifting the keyword factor to 1 (None: coverage alone)."""
 
-    def describe(self, coverage: float | None = None) -> str:
-        """The rule in words; with ``coverage``, this query's keyword weight too."""
+    def describe(self, coverage: float | None = None, agreement: float | None = None) -> str:
+        """The rule in words; with ``coverage`` (and ``agreement``), this query's keyword
+        weight too."""
         if self.kind is FusionKind.RRF:
             return f"reciprocal rank fusion, k={self.rrf_k}"
         w = self.semantic_weight
         leg = "BM25/best BM25" if self.kind is FusionKind.CONVEX else "z(BM25)"
         keyword = f"{1 - w:g}"
-        if self.confidence:
+        if self.confidence and self.agreement:
+            keyword += f" x max(coverage^{self.confidence:g}, agreement)"
+        elif self.confidence:
             keyword += f" x coverage^{self.confidence:g}"
         if self.kind is FusionKind.CONVEX:
             text = f"{w:g} x cosine + {keyword} x {leg}"
         else:
             text = f"logistic({w:g} x z(cosine) + {keyword} x {leg}), z over the candidates"
         if coverage is not None and self.confidence:
-            weight = (1 - w) * coverage**self.confidence
-            text += f"; this query: coverage {coverage:.2f}, keyword weight {weight:.3g}"
+            factor = coverage**self.confidence
+            numbers = f"coverage {coverage:.2f}"
+            if self.agreement and agreement is not None:
+                factor = max(factor, agreement)
+                numbers += f", agreement {agreement:.2f}"
+            text += f"; this query: {numbers}, keyword weight {(1 - w) * factor:.3g}"
         return text
 
 
@@ -107,17 +123,23 @@ def fuse(
             for c in candidates
         ]
         return scores, rule.describe()
-    described = rule.describe(coverage) + note
     floor = min((c.vector_similarity for c in candidates if c.vector_rank is not None), default=0)
     cosines = [_cosine(c, floor, rule.measured) for c in candidates]
     bm25 = [c.keyword_score or 0.0 for c in candidates]
+    agreement = None
+    if rule.agreement and has_vectors and has_keywords:
+        agreement = _agreement(candidates, cosines, rule.agreement)
+    described = rule.describe(coverage, agreement) + note
     if not has_vectors:  # a leg that found nothing (no vectors yet) does not count
         best = max(bm25) or 1.0
         return [_unit(b / best) for b in bm25], described
     if not has_keywords:
         return [_unit(c) for c in cosines], described
     w = rule.semantic_weight
-    keyword_weight = (1 - w) * coverage**rule.confidence
+    factor = coverage**rule.confidence
+    if agreement is not None:
+        factor = max(factor, agreement)
+    keyword_weight = (1 - w) * factor
     if rule.kind is FusionKind.CONVEX:
         best = max(bm25) or 1.0
         return [
@@ -126,6 +148,35 @@ def fuse(
     z_cos, z_bm25 = _standardise(cosines), _standardise(bm25)
     scores = [_logistic(w * c + keyword_weight * b) for c, b in zip(z_cos, z_bm25, strict=True)]
     return scores, described
+
+
+AGREEMENT_RAMP = (0.4, 0.7)
+"""The default :attr:`FusionRule.agreement`: chosen on the nginx dev set, sample_docs and
+SciFact train (``benchmarks/RESULTS.md``, "Second pass")."""
+
+AGREEMENT_DEPTH = 3
+"""Passages of each leg (its best) whose cosines the legs' agreement compares."""
+
+
+def _agreement(
+    candidates: Sequence[LegScores], cosines: list[float], ramp: tuple[float, float]
+) -> float:
+    """How far the keyword leg's best passages mean what the vector leg's best do: the ratio of
+    their mean cosines, mapped linearly from ``ramp[0]`` (0) to ``ramp[1]`` (1) and clipped."""
+
+    def best_mean(rank_of) -> float:
+        ranked = sorted(
+            (rank, cos) for c, cos in zip(candidates, cosines, strict=True) if (rank := rank_of(c))
+        )
+        top = [cos for _rank, cos in ranked[:AGREEMENT_DEPTH]]
+        return sum(top) / len(top) if top else 0.0
+
+    vector_best = best_mean(lambda c: c.vector_rank)
+    if vector_best <= 0:
+        return 0.0
+    ratio = best_mean(lambda c: c.keyword_rank) / vector_best
+    low, high = ramp
+    return max(0.0, min(1.0, (ratio - low) / (high - low)))
 
 
 def _cosine(candidate: LegScores, floor: float, measured: bool) -> float:

@@ -8,10 +8,12 @@ passages first.
 Scores shown (0–1), by mode:
 
 - ``hybrid``: the fusion of ``explorer.core.fusion`` the settings name (default ``calibrated``:
-  ``1 / (1 + e^-f)``, ``f = 0.5 x z(cosine) + 0.5 x coverage^3 x z(BM25)``, standard scores over
-  this query's candidates; 0.5 is an average candidate). The keyword leg's weight follows its
-  coverage of the query (the share of the query's topic words its best passages hold), and a
-  query made only of identifiers gives the vector leg 0.2. A passage the vector leg did not
+  ``1 / (1 + e^-f)``, ``f = 0.5 x z(cosine) + 0.5 x max(coverage^3, agreement) x z(BM25)``,
+  standard scores over this query's candidates; 0.5 is an average candidate). The keyword leg's
+  weight follows its coverage of the query (the share of the query's topic words its best
+  passages hold), unless the legs agree (the keyword leg's 3 best passages are, by cosine, close
+  to the vector leg's 3 best), and a query made only of identifiers gives the vector leg 0.2.
+  A passage the vector leg did not
   return counts its measured cosine; one the keyword leg did not return counts BM25 0. Chosen
   with benchmarks/ranking.py; ``convex`` and ``rrf`` (k=60) are the alternatives.
 - ``semantic``: the cosine similarity of query and passage (clipped to 0–1).
@@ -25,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from explorer.core.file_filter import FileFilter
-from explorer.core.fusion import FusionKind, FusionRule, LegScores, fuse
+from explorer.core.fusion import AGREEMENT_RAMP, FusionKind, FusionRule, LegScores, fuse
 from explorer.core.index import Index
 from explorer.core.manifest_records import FileSummary
 from explorer.core.query import (
@@ -237,6 +239,7 @@ def fusion_rule(settings) -> FusionRule:
         settings.rrf_k,
         confidence=settings.keyword_confidence,
         lookup_weight=lookup,
+        agreement=AGREEMENT_RAMP,
     )
 
 

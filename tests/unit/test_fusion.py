@@ -119,3 +119,47 @@ def test_explain_text_shows_a_measured_cosine_without_a_rank(capsys):
     assert "keyword #1 (bm25 9.50) · vector - (cos 0.123, measured) · fused 0.7000" in (
         capsys.readouterr().out
     )
+
+
+def partly_covered(keyword_cosine: float) -> list[LegScores]:
+    """The vector leg's best passage (0) holds no query word; the keyword leg's three best
+    (1–3) hold part of the query, and the vector leg rates them ``keyword_cosine``."""
+    candidates = [LegScores(None, None, 1, 0.6)]
+    for i in range(1, 4):
+        candidates.append(LegScores(i, 12.0 - i, None, None, measured_similarity=keyword_cosine))
+    for i in range(4, 60):
+        candidates.append(LegScores(i, 3.0 - i / 40, i - 2, 0.55 - i / 1000))
+    return candidates
+
+
+AGREEING = FusionRule(FusionKind.CALIBRATED, 0.5, confidence=3.0, agreement=(0.4, 0.7))
+
+
+def test_keyword_hits_that_mean_what_the_query_means_keep_their_weight_despite_low_coverage():
+    # Vector leg's 3 best: 0.6, 0.546, 0.545 (mean 0.564); keyword leg's 3 best at 0.5 each:
+    # ratio 0.89, above the ramp's end, so the keyword side counts fully.
+    agreeing, description = fuse(AGREEING, partly_covered(0.5), coverage=0.4)
+    assert best(agreeing) == 1, "the legs agree: the keyword leg's standout wins"
+    assert "agreement 1.00" in description
+    assert description.endswith("keyword weight 0.5")
+    assert "max(coverage^3, agreement)" in description
+    without = FusionRule(FusionKind.CALIBRATED, 0.5, confidence=3.0)
+    assert best(fuse(without, partly_covered(0.5), coverage=0.4)[0]) == 0, "coverage alone"
+
+
+def test_keyword_hits_far_from_the_query_meaning_weigh_by_coverage_only():
+    # Keyword leg's 3 best at cosine 0.1: ratio 0.18, below the ramp's start.
+    scores, description = fuse(AGREEING, partly_covered(0.1), coverage=0.4)
+    assert best(scores) == 0, "incidental words: meaning wins"
+    assert "agreement 0.00" in description
+    assert description.endswith(f"keyword weight {0.5 * 0.4**3:.3g}")
+
+
+def test_agreement_ramps_linearly_between_its_ends():
+    # ratio 0.3164 / 0.564 = 0.56: about halfway up the 0.4–0.7 ramp.
+    candidates = partly_covered(0.3164)
+    vector_best = (0.6 + 0.546 + 0.545) / 3
+    expected = (0.3164 / vector_best - 0.4) / 0.3
+    _, description = fuse(AGREEING, candidates, coverage=0.0)
+    assert f"agreement {expected:.2f}" in description
+    assert description.endswith(f"keyword weight {0.5 * expected:.3g}")

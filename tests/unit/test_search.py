@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -215,13 +216,24 @@ def test_explain_fields(index):
     assert passage["keyword_rank"] >= 1 and passage["vector_rank"] >= 1
     assert passage["fused"] == pytest.approx(passage["score"], abs=1e-3)
     # The rule, with this query's own numbers: how much of the query the keyword leg's best
-    # passages hold, and so its weight.
+    # passages hold, how far the legs agree, and so the keyword leg's weight.
     assert "z(cosine)" in data["fusion"] and "z(BM25)" in data["fusion"]
-    assert "this query: coverage 0.67, keyword weight 0.148" in data["fusion"]  # no "explorer"
+    numbers = re.search(
+        r"this query: coverage 0\.67, agreement ([0-9.]+), keyword weight ([0-9.]+)$",
+        data["fusion"],
+    )  # no "explorer"
+    assert numbers, data["fusion"]
+    agreement, weight = float(numbers[1]), float(numbers[2])
+    assert 0.0 <= agreement <= 1.0
+    assert weight == pytest.approx(0.5 * max((2 / 3) ** 3, agreement), abs=0.01)
     covered = run(index, "pip install explorer").fusion  # one passage holds all three words
-    assert covered.endswith("this query: coverage 1.00, keyword weight 0.5")
+    assert re.search(
+        r"this query: coverage 1\.00, agreement [0-9.]+, keyword weight 0\.5$", covered
+    )
     lookup = run(index, "compute_orbit").fusion
-    assert lookup.startswith("logistic(0.2 x z(cosine) + 0.8 x coverage^3 x z(BM25))")
+    assert lookup.startswith(
+        "logistic(0.2 x z(cosine) + 0.8 x max(coverage^3, agreement) x z(BM25))"
+    )
     assert lookup.endswith("(the query names only identifiers)")
     plain = response.as_json()
     assert "keyword_rank" not in plain["results"][0]["passages"][0]
