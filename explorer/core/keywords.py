@@ -16,7 +16,9 @@ never written, and a read-only index directory can still be read.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -562,6 +564,99 @@ class KeywordIndex(EmbeddingLedger):
                 ).fetchall()
                 self._db.commit()
         return [(row[0], row[1], float(row[2])) for row in rows]
+
+    # -- more like this -----------------------------------------------------------------------
+    def distinctive_terms(self, path: str, limit: int, candidates: int = 64) -> list[str]:
+        """The ``limit`` index terms that best tell ``path`` apart from the rest, best first.
+
+        The file's chunks go into a scratch FTS5 table declared like ``chunks_fts`` (in the
+        connection's temporary schema, so the database file is untouched) to get its terms
+        exactly as the index stems them, with their counts. The ``candidates`` most frequent
+        ones are weighed by tf-idf, ``(1 + ln tf) x ln(N / df)``, with each term's document
+        frequency from an ``fts5vocab`` view of the index. Asking for every term's frequency
+        would walk the longest posting lists in the index; the frequent few hold the words a
+        file is about.
+        """
+        with self._lock:
+            self._more_like_this_tables()
+            db = self._db
+            db.execute("DELETE FROM temp.file_terms")
+            db.execute(
+                "INSERT INTO temp.file_terms(title, heading, body) SELECT f.title, c.heading,"
+                " c.text FROM chunks c JOIN files f ON f.path = c.path WHERE c.path = ?",
+                (path,),
+            )
+            counted = db.execute(
+                "SELECT term, cnt FROM temp.file_terms_vocab"
+                " WHERE length(term) > 2 AND term GLOB '*[a-z]*'"
+                " ORDER BY cnt DESC, length(term) DESC, term LIMIT ?",
+                (candidates,),
+            ).fetchall()
+            db.execute("DELETE FROM temp.file_terms")
+            total = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            weighed = []
+            for term, count in counted:
+                row = db.execute(
+                    "SELECT doc FROM temp.index_terms_vocab WHERE term = ?", (term,)
+                ).fetchone()
+                frequency = row[0] if row else 0
+                if 0 < frequency < total:
+                    weight = (1.0 + math.log(count)) * math.log(total / frequency)
+                    weighed.append((weight, term))
+            db.commit()
+        weighed.sort(key=lambda pair: (-pair[0], pair[1]))
+        return [term for _weight, term in weighed[:limit]]
+
+    def _more_like_this_tables(self) -> None:
+        """Create (once per connection) the temporary tables of :meth:`distinctive_terms`."""
+        declared = self._db.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'chunks_fts'"
+        ).fetchone()[0]
+        scratch = re.sub(
+            r"^CREATE VIRTUAL TABLE\s+chunks_fts\b",
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.file_terms",
+            declared,
+            flags=re.I,
+        )
+        self._db.execute(scratch)
+        self._db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.file_terms_vocab"
+            " USING fts5vocab(temp, file_terms, row)"
+        )
+        self._db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.index_terms_vocab"
+            " USING fts5vocab(main, chunks_fts, row)"
+        )
+
+    def more_like_this(
+        self, terms: Sequence[str], limit: int, exclude_path: str
+    ) -> list[tuple[str, str, float]]:
+        """(chunk id, path, BM25 score) of the chunks that best match any of ``terms`` (index
+        terms, as :meth:`distinctive_terms` gives them), best first, leaving out one file."""
+        if not terms:
+            return []
+        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        with self._lock:
+            # the file's own chunks match best: rank past them rather than join before the sort
+            own = self._db.execute(
+                "SELECT COUNT(*) FROM chunks WHERE path = ?", (exclude_path,)
+            ).fetchone()[0]
+            rows = self._db.execute(
+                f"SELECT c.id, c.path, top.score FROM (SELECT rowid, {_BM25_SCORE}"
+                " FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?) AS top"
+                " JOIN chunks c ON c.rowid = top.rowid WHERE c.path != ?"
+                " ORDER BY top.score DESC, c.rowid",
+                (match, limit + own, exclude_path),
+            ).fetchall()
+        return [(row[0], row[1], float(row[2])) for row in rows[:limit]]
+
+    def text_lengths(self, paths: Sequence[str]) -> dict[str, int]:
+        """Characters of text (front matter aside) in each of ``paths`` that has chunks."""
+        rows = self._rows_by_id(
+            "SELECT path, SUM(end_char - start_char) FROM chunks WHERE path IN ({}) GROUP BY path",
+            paths,
+        )
+        return {row[0]: int(row[1]) for row in rows}
 
     # -- status -------------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

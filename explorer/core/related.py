@@ -1,19 +1,37 @@
-"""Related files: the nearest other files by meaning, each with the passage pair that explains it.
+"""Related files: the other files most alike in content, each with the passage pair explaining it.
 
-Every fresh file has a file vector (the normalised mean of its chunk vectors) in its own Chroma
-collection. The neighbours of a file are the nearest file vectors; the explaining pair is the
-most similar (passage of this file, passage of that file) by cosine similarity.
+Two signals, fused into one 0–1 score per candidate file:
+
+- **Passage pairs** (meaning). Each embedded passage of the source file asks the vector store for
+  its nearest passages, in one batched query. A candidate file's pairs (source passage, its
+  passage, cosine) are matched one to one, strongest first, and the ``pairs`` strongest are
+  averaged, a missing pair counting 0: several strong matches beat one, and a file with a single
+  passage cannot reach the top on that one alone. When the source has fewer passages than
+  ``pairs``, its own count is used, so a short source is not penalised.
+- **More like this** (words). The source file's most distinctive index terms (tf-idf over the
+  keyword index) are OR-ed into one BM25 query; a candidate scores its best chunk's BM25,
+  relative to the best candidate's.
+
+``score = semantic_weight x pairs + (1 - semantic_weight) x keywords``, then multiplied by a
+length factor ``min(1, characters / full_length) ** 0.5``: a one-line stub or a near-empty page
+cannot crowd out real pages. The file's link graph is not used: neighbours are by content.
+
+Passages not embedded yet take no part in the pair signal: a source file with some vectors
+answers from those; a candidate without any can still come in through its words. A source with no
+vectors at all is a :class:`RelatedError` ("run explorer index"). The explaining pair of each
+neighbour is its strongest passage pair; a neighbour found by words alone gets its closest pair
+from its stored vectors, or failing those, the passages that best match the shared terms.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from explorer.core.index import Index
-from explorer.core.keywords import FRESH
-from explorer.core.vectors import file_vector_id
+from explorer.core.keywords import StoredChunk
 
 
 class RelatedError(ValueError):
@@ -37,7 +55,7 @@ class RelatedFile:
     path: str
     title: str
     score: float
-    """Cosine similarity of the two file vectors, clipped to 0–1."""
+    """The fused score, 0–1 (see the module docstring)."""
     source_passage: PassageRef
     """The passage of the source file closest to ``related_passage``."""
     related_passage: PassageRef
@@ -46,46 +64,182 @@ class RelatedFile:
         return asdict(self)
 
 
-def related_files(
-    index: Index, path: str, limit: int = 10, source_vectors: dict | None = None
-) -> list[RelatedFile]:
-    """The ``limit`` nearest other files of ``path`` (relative to the root).
+@dataclass(frozen=True)
+class RelatedTuning:
+    """The knobs of the method; defaults chosen on the nginx docs (benchmarks/related.py)."""
 
-    ``source_vectors`` ({chunk id: vector}) stand in for the stored vectors of ``path``: a
-    reader computes them in memory for a file whose vectors are still pending.
-    """
+    neighbours_per_passage: int = 40
+    """Nearest passages asked of the vector store for each source passage."""
+    max_source_passages: int = 64
+    """A longer source file asks for this many of its passages, spread evenly over the file."""
+    pairs: int = 3
+    """Strongest one-to-one passage pairs averaged into a candidate's pair score."""
+    semantic_weight: float = 0.6
+    """Weight of the pair score; the keyword score has the rest."""
+    terms: int = 24
+    """Distinctive terms in the "more like this" query; 0 turns the keyword signal off."""
+    keyword_chunks: int = 200
+    """Chunks the "more like this" query ranks."""
+    full_length: int = 600
+    """Characters of text from which a file's length no longer lowers its score; 0: no factor."""
+
+
+DEFAULT_TUNING = RelatedTuning()
+
+
+def related_files(
+    index: Index, path: str, limit: int = 10, tuning: RelatedTuning = DEFAULT_TUNING
+) -> list[RelatedFile]:
+    """The ``limit`` other files most related to ``path`` (relative to the root), best first."""
     if limit < 1:
         raise RelatedError("--limit must be at least 1")
-    record = index.keywords.file(path)
+    keywords = index.keywords
+    record = keywords.file(path)
     if record is None:
         raise RelatedError(f"{path} is not in the index of {index.settings.root}")
-    if source_vectors:
-        mean = np.mean(np.asarray(list(source_vectors.values()), dtype=np.float32), axis=0)
-        vector = mean / (float(np.linalg.norm(mean)) or 1.0)
-    else:
-        vector = index.vectors.file_vector(file_vector_id(path, record.hash))
-    if vector is None or (record.state != FRESH and not source_vectors):
+    source_ids = keywords.chunk_ids(path)
+    source_vectors = index.vectors.chunk_vectors(source_ids) if source_ids else {}
+    if not source_vectors:
         raise RelatedError(
             f"{path} has no vector yet ({record.state}"
             + (f": {record.reason}" if record.reason else "")
             + "); run explorer index to finish embedding"
         )
-    neighbours = _own_neighbours(index, vector, path, limit)
-    if not source_vectors:
-        source_vectors = index.vectors.chunk_vectors(index.keywords.chunk_ids(path))
-    titles = index.keywords.titles([p for p, _ in neighbours])
-    results = []
-    for other, similarity in neighbours:
-        other_ids = index.keywords.chunk_ids(other)
-        pair = _closest_pair(source_vectors, index.vectors.chunk_vectors(other_ids))
-        if pair is None:
+    ordered = [cid for cid in source_ids if cid in source_vectors]
+    if len(ordered) > tuning.max_source_passages:
+        step = len(ordered) / tuning.max_source_passages
+        ordered = [ordered[int(i * step)] for i in range(tuning.max_source_passages)]
+    matrix = np.asarray([source_vectors[cid] for cid in ordered], dtype=np.float32)
+
+    pairs = _passage_pairs(index, path, ordered, matrix, len(source_ids), tuning)
+    terms = keywords.distinctive_terms(path, tuning.terms) if tuning.terms else []
+    keyword_hits = keywords.more_like_this(terms, tuning.keyword_chunks, path) if terms else []
+    keyword_best = _best_chunk_per_file(keyword_hits)
+
+    candidates = set(pairs.best) | set(keyword_best)
+    if not candidates:
+        return []
+    lengths = keywords.text_lengths(sorted(candidates))
+    top_bm25 = max((score for _cid, score in keyword_best.values()), default=0.0) or 1.0
+    needed = min(tuning.pairs, len(ordered))
+    scored = []
+    for other in candidates:
+        semantic = pairs.score(other, needed)
+        words = keyword_best[other][1] / top_bm25 if other in keyword_best else 0.0
+        weight = tuning.semantic_weight if keyword_best else 1.0
+        fused = weight * semantic + (1.0 - weight) * words
+        scored.append((fused * _length_factor(lengths.get(other, 0), tuning), other))
+    scored.sort(key=lambda pair: (-pair[0], pair[1]))
+    chosen = scored[:limit]
+    return _explain(index, path, chosen, pairs, keyword_best, source_vectors, terms)
+
+
+class _Pairs:
+    """Passage pairs (source passage, candidate passage, cosine) found per candidate file."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, list[tuple[float, str, str]]] = {}
+        self.best: dict[str, tuple[float, str, str]] = {}
+
+    def add(self, path: str, similarity: float, source_id: str, other_id: str) -> None:
+        self.found.setdefault(path, []).append((similarity, source_id, other_id))
+        if path not in self.best or similarity > self.best[path][0]:
+            self.best[path] = (similarity, source_id, other_id)
+
+    def score(self, path: str, needed: int) -> float:
+        """The mean of the ``needed`` strongest one-to-one pairs, a missing pair counting 0."""
+        if needed < 1:
+            return 0.0
+        used_source: set[str] = set()
+        used_other: set[str] = set()
+        total, taken = 0.0, 0
+        for similarity, source_id, other_id in sorted(self.found.get(path, ()), reverse=True):
+            if source_id in used_source or other_id in used_other:
+                continue
+            used_source.add(source_id)
+            used_other.add(other_id)
+            total += max(0.0, min(1.0, similarity))
+            taken += 1
+            if taken == needed:
+                break
+        return total / needed
+
+
+def _passage_pairs(
+    index: Index, path: str, ordered: list[str], matrix, own_count: int, tuning: RelatedTuning
+) -> _Pairs:
+    """Ask the vector store for each source passage's nearest passages of other files.
+
+    The source's own passages come back among the nearest, so as many more are asked for (up
+    to a bound); ids the keyword index does not hold (another checkout's on a shared server, or
+    replaced a moment ago) are dropped.
+    """
+    k = tuning.neighbours_per_passage + min(own_count, tuning.neighbours_per_passage)
+    answers = index.vectors.query_chunks_many(matrix, k)
+    places = index.keywords.chunk_places(
+        list(dict.fromkeys(cid for answer in answers for cid, _sim in answer))
+    )
+    pairs = _Pairs()
+    for source_id, answer in zip(ordered, answers, strict=True):
+        for other_id, similarity in answer:
+            place = places.get(other_id)
+            if place is not None and place[0] != path:
+                pairs.add(place[0], similarity, source_id, other_id)
+    return pairs
+
+
+def _best_chunk_per_file(hits: list[tuple[str, str, float]]) -> dict[str, tuple[str, float]]:
+    best: dict[str, tuple[str, float]] = {}
+    for chunk_id, other, score in hits:
+        if other not in best:
+            best[other] = (chunk_id, score)
+    return best
+
+
+def _length_factor(characters: int, tuning: RelatedTuning) -> float:
+    if tuning.full_length <= 0:
+        return 1.0
+    return math.sqrt(min(1.0, characters / tuning.full_length))
+
+
+def _explain(
+    index: Index,
+    path: str,
+    chosen: list[tuple[float, str]],
+    pairs: _Pairs,
+    keyword_best: dict[str, tuple[str, float]],
+    source_vectors: dict,
+    terms: list[str],
+) -> list[RelatedFile]:
+    """Give each chosen neighbour its explaining passage pair and build the results."""
+    explained: dict[str, tuple[str, str]] = {}
+    for _score, other in chosen:
+        if other in pairs.best:
+            _sim, source_id, other_id = pairs.best[other]
+            explained[other] = (source_id, other_id)
             continue
-        chunks = index.keywords.chunks_by_id(list(pair))
+        other_vectors = index.vectors.chunk_vectors(index.keywords.chunk_ids(other))
+        pair = _closest_pair(source_vectors, other_vectors)
+        if pair is not None:
+            explained[other] = pair
+        elif other in keyword_best:
+            source_hits = index.keywords.search(
+                " OR ".join(f'"{term}"' for term in terms), 1, [path]
+            )
+            if source_hits:
+                explained[other] = (source_hits[0][0], keyword_best[other][0])
+    chunks = index.keywords.chunks_by_id([cid for pair in explained.values() for cid in pair])
+    titles = index.keywords.titles([other for _s, other in chosen])
+    results = []
+    for score, other in chosen:
+        pair = explained.get(other)
+        if pair is None or pair[0] not in chunks or pair[1] not in chunks:
+            continue  # changed between the reads
         results.append(
             RelatedFile(
                 path=other,
                 title=titles.get(other, ""),
-                score=round(max(0.0, min(1.0, similarity)), 4),
+                score=round(max(0.0, min(1.0, score)), 4),
                 source_passage=_reference(chunks[pair[0]]),
                 related_passage=_reference(chunks[pair[1]]),
             )
@@ -93,30 +247,8 @@ def related_files(
     return results
 
 
-def _own_neighbours(index: Index, vector, path: str, limit: int) -> list[tuple[str, float]]:
-    """(path, similarity) of the nearest fresh files of this index, other than ``path``.
-
-    The file collection may hold vectors this index does not own (a shared server's other
-    checkouts, or a file's previous content a moment after it changed): those are skipped,
-    asking for more neighbours until ``limit`` are found or the collection is exhausted.
-    """
-    k = limit
-    while True:
-        found = index.vectors.query_files(vector, k, exclude_path=path)
-        records = index.keywords.files_by_path(sorted({p for _i, p, _s in found}))
-        own = []
-        for file_id, other, similarity in found:
-            record = records.get(other)
-            if record is None or record.state != FRESH:
-                continue
-            if file_id == file_vector_id(other, record.hash):
-                own.append((other, similarity))
-        if len(own) >= limit or len(found) < k or k >= 16 * limit:
-            return own[:limit]
-        k *= 4
-
-
 def _closest_pair(source: dict, other: dict) -> tuple[str, str] | None:
+    """The (source id, other id) of the most similar pair of passages, by cosine."""
     if not source or not other:
         return None
     source_ids, other_ids = list(source), list(other)
@@ -127,7 +259,7 @@ def _closest_pair(source: dict, other: dict) -> tuple[str, str] | None:
     return source_ids[row], other_ids[column]
 
 
-def _reference(chunk) -> PassageRef:
+def _reference(chunk: StoredChunk) -> PassageRef:
     text = " ".join(chunk.text.split())
     return PassageRef(
         heading=chunk.heading,

@@ -420,6 +420,21 @@ class VectorStore:
         ]
 
     @_guarded
+    def query_chunks_many(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """For each of ``vectors``, (chunk id, cosine similarity) of its ``k`` nearest chunks,
+        best first, in one request. On a shared store answers may hold other checkouts' chunks."""
+        if len(vectors) == 0:
+            return []
+        found = self._chunks.query(query_embeddings=vectors, n_results=k, include=["distances"])
+        return [
+            [
+                (chunk_id, 1.0 - float(distance))
+                for chunk_id, distance in zip(ids, dists, strict=True)
+            ]
+            for ids, dists in zip(found["ids"], found["distances"], strict=True)
+        ]
+
+    @_guarded
     def count_chunks(self) -> int:
         return self._chunks.count()
 

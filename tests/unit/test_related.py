@@ -131,3 +131,161 @@ def test_single_file_has_no_related_files(tmp_path, settings_for, fake_embedder)
         assert related_files(index, "only.md") == []
     finally:
         index.close()
+
+
+# -- the method of issue 10: passage pairs, length, more like this --------------------------------
+CACHE_SECTIONS = {
+    "Keys": "Cache keys combine the request method, host and path; a custom key adds cookies.",
+    "Expiry": "Cached responses expire after max age; stale entries are revalidated with etags.",
+    "Purge": "Purging removes cached entries by key prefix through the admin endpoint.",
+}
+UNRELATED_SECTIONS = [
+    "Log rotation compresses old files nightly and keeps thirty days.",
+    "Worker processes pin to cores; connection limits follow file descriptors.",
+    "TLS certificates renew automatically sixty days before they lapse.",
+    "Health probes mark upstream servers down after three failures.",
+    "Rate limits count requests per client address in a sliding window.",
+    "Access control lists allow or deny networks by prefix.",
+]
+BREAD = "# Bread\n\n## Dough\n\nKnead the dough and let the yeast rise.\n\n## Baking\n\nBake it.\n"
+
+
+def markdown(title: str, sections: list[tuple[str, str]]) -> str:
+    return f"# {title}\n\n" + "\n".join(f"## {head}\n\n{text}\n" for head, text in sections)
+
+
+@pytest.fixture
+def indexed(tmp_path):
+    """Index ``files`` with a wide fake embedder; returns the open index (closed after)."""
+    opened: list[Index] = []
+
+    def build(files: dict[str, str], **settings) -> Index:
+        root = write_files(tmp_path / "root", files)
+        index_settings = Settings.for_root(
+            root, tmp_path / "index", model=FakeEmbedder.name, **settings
+        )
+        index = Index(index_settings, embedder=FakeEmbedder(dimension=1024))
+        opened.append(index)
+        Indexer(index).sync()
+        return index
+
+    yield build
+    for index in opened:
+        index.close()
+
+
+def test_a_one_line_stub_does_not_crowd_out_a_real_page(indexed):
+    # The stub's one line mixes the source's words, so its vector is nearest to the mean of
+    # the source's passages (the old method put it first); the CDN page shares every passage.
+    cdn = [
+        (f"{head} at the edge", text + " Edge nodes apply it.")
+        for head, text in CACHE_SECTIONS.items()
+    ]
+    cdn += [("Regions", UNRELATED_SECTIONS[0]), ("Billing", UNRELATED_SECTIONS[1])]
+    index = indexed(
+        {
+            "caching.md": markdown("Caching", list(CACHE_SECTIONS.items())),
+            "stub.md": "# Caching\n\nCache keys, expiry, purge.\n",
+            "cdn.md": markdown("CDN edge caching", cdn),
+            "bread.md": BREAD,
+        }
+    )
+    related = related_files(index, "caching.md", limit=3)
+    paths = [r.path for r in related]
+    assert paths[0] == "cdn.md"
+    stub = next(r for r in related if r.path == "stub.md")
+    assert stub.score < related[0].score / 2
+
+
+def test_several_strong_passage_matches_beat_one_close_average(indexed):
+    # The handbook holds the source's three sections among six others (its mean vector is far
+    # from the source's); the overview blends the source's words in every passage (its mean
+    # is close, but no passage is). Related pages share passages, not averages.
+    handbook = list(CACHE_SECTIONS.items())
+    handbook += [(f"Topic {n}", text) for n, text in enumerate(UNRELATED_SECTIONS)]
+    overview = [
+        ("In short", "Caching: keys, expiry and purge of cached entries, briefly."),
+        ("Why", "Cache keys and max age decide what is cached; purge when stale."),
+        ("More", "Cached responses, custom keys, etags and the admin endpoint."),
+    ]
+    index = indexed(
+        {
+            "caching.md": markdown("Caching", list(CACHE_SECTIONS.items())),
+            "handbook.md": markdown("Operations handbook", handbook),
+            "overview.md": markdown("Caching overview", overview),
+            "bread.md": BREAD,
+        }
+    )
+    related = related_files(index, "caching.md", limit=3)
+    assert [r.path for r in related][:2] == ["handbook.md", "overview.md"]
+    # the explaining pair is one of the shared sections, found in both files
+    first = related[0]
+    assert first.related_passage.heading.endswith(tuple(CACHE_SECTIONS))
+    assert first.source_passage.heading.endswith(tuple(CACHE_SECTIONS))
+
+
+def test_scores_spread_between_related_and_unrelated_files(index):
+    related = related_files(index, "space/telescopes.md", limit=10)
+    by_path = {r.path: r.score for r in related}
+    space = max(s for p, s in by_path.items() if p.startswith("space/"))
+    kitchen = max(s for p, s in by_path.items() if p.startswith("kitchen/"))
+    assert kitchen <= space / 3
+
+
+def test_a_long_file_still_finds_neighbours_past_its_own_passages(indexed):
+    # 60 near-identical passages of its own come back first from the vector store for each
+    # passage; the neighbours must still be found and the file itself never listed.
+    long_text = markdown(
+        "Mirrors",
+        [
+            (f"Mirror {n}", f"Polished telescope mirror number {n} reflects starlight.")
+            for n in range(60)
+        ],
+    )
+    index = indexed(
+        {
+            "mirrors.md": long_text,
+            "lenses.md": "# Lenses\n\nTelescope lenses and mirrors gather starlight.\n\n"
+            "## Coatings\n\nMirror coatings reflect starlight for the telescope.\n",
+            "bread.md": BREAD,
+        }
+    )
+    related = related_files(index, "mirrors.md", limit=5)
+    assert [r.path for r in related][0] == "lenses.md"
+    assert "mirrors.md" not in {r.path for r in related}
+
+
+def test_passages_without_vectors_yet_take_no_part_and_words_still_count(indexed):
+    index = indexed(
+        {
+            "caching.md": markdown("Caching", list(CACHE_SECTIONS.items())),
+            "cdn.md": markdown("CDN caching", list(CACHE_SECTIONS.items())),
+            "bread.md": BREAD,
+        }
+    )
+    # Half the source's passages and every passage of the CDN page lose their vectors, as if
+    # embedding had not reached them yet.
+    source_ids = index.keywords.chunk_ids("caching.md")
+    index.vectors.delete_chunks(source_ids[: len(source_ids) // 2])
+    index.vectors.delete_chunks(index.keywords.chunk_ids("cdn.md"))
+    related = related_files(index, "caching.md", limit=2)
+    assert related[0].path == "cdn.md"  # found by its words
+    assert related[0].related_passage.text
+    assert related[0].source_passage.text
+
+
+def test_the_keyword_signal_uses_the_files_distinctive_terms(indexed):
+    index = indexed(
+        {
+            "a.md": "# Alpha\n\nThe zorblax widget tunes the frobnicator.\n\nThe widget is blue.\n",
+            "b.md": "# Beta\n\nEvery zorblax needs a frobnicator nearby.\n",
+            "c.md": "# Gamma\n\nThe widget is blue and the widget is round.\n",
+            **{f"more/{n}.md": f"# Note {n}\n\nThe widget is the colour {n}.\n" for n in range(6)},
+        }
+    )
+    terms = index.keywords.distinctive_terms("a.md", 5)
+    assert {"zorblax", "frobnic"} <= set(terms)  # stemmed as the index stems them
+    assert not {"the", "is", "widget"} & set(terms)  # in most chunks: not distinctive
+    hits = index.keywords.more_like_this(terms, 10, exclude_path="a.md")
+    assert hits and hits[0][1] == "b.md"
+    assert "a.md" not in {path for _cid, path, _score in hits}
