@@ -129,16 +129,24 @@ def evaluate(
 
 
 VARIANTS: dict[str, dict] = {
-    "pairs only (no keywords)": {"terms": 0},
+    "raw cosines (no background)": {"background": 0},
+    "raw cosines, 3 pairs": {"background": 0, "pairs": 3},
+    "background 5": {"background": 5},
+    "background 20": {"background": 20},
+    "headroom": {"headroom": True},
+    "2 pairs": {"pairs": 2},
+    "3 pairs": {"pairs": 3},
+    "keywords 0.1": {"semantic_weight": 0.9},
+    "keywords 0.2": {"semantic_weight": 0.8},
+    "keywords 0.4": {"semantic_weight": 0.6},
     "keywords only": {"semantic_weight": 0.0},
-    "best single pair": {"pairs": 1},
+    "keywords 0.2, terms 12": {"semantic_weight": 0.8, "terms": 12},
+    "keywords 0.2, sum of 3 chunks": {"semantic_weight": 0.8, "keyword_file_chunks": 3},
     "no length factor": {"full_length": 0},
-    "pairs=5": {"pairs": 5},
-    "weight 0.4": {"semantic_weight": 0.4},
-    "weight 0.8": {"semantic_weight": 0.8},
-    "terms=12": {"terms": 12},
-    "terms=40": {"terms": 40},
+    "full length 300": {"full_length": 300},
+    "full length 1200": {"full_length": 1200},
     "k=20 per passage": {"neighbours_per_passage": 20},
+    "k=80 per passage": {"neighbours_per_passage": 80},
 }
 
 

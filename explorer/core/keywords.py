@@ -577,7 +577,7 @@ class KeywordIndex(EmbeddingLedger):
         would walk the longest posting lists in the index; the frequent few hold the words a
         file is about.
         """
-        with self._lock:
+        with self._lock, self._db:  # commits (or rolls back) the scratch table's transaction
             self._more_like_this_tables()
             db = self._db
             db.execute("DELETE FROM temp.file_terms")
@@ -586,12 +586,14 @@ class KeywordIndex(EmbeddingLedger):
                 " c.text FROM chunks c JOIN files f ON f.path = c.path WHERE c.path = ?",
                 (path,),
             )
-            counted = db.execute(
-                "SELECT term, cnt FROM temp.file_terms_vocab"
-                " WHERE length(term) > 2 AND term GLOB '*[a-z]*'"
-                " ORDER BY cnt DESC, length(term) DESC, term LIMIT ?",
-                (candidates,),
-            ).fetchall()
+            counted = sorted(
+                (
+                    (term, count)
+                    for term, count in db.execute("SELECT term, cnt FROM temp.file_terms_vocab")
+                    if len(term) > 2 and any(char.isalpha() for char in term)
+                ),
+                key=lambda pair: (-pair[1], -len(pair[0]), pair[0]),
+            )[:candidates]
             db.execute("DELETE FROM temp.file_terms")
             total = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             weighed = []
@@ -603,12 +605,13 @@ class KeywordIndex(EmbeddingLedger):
                 if 0 < frequency < total:
                     weight = (1.0 + math.log(count)) * math.log(total / frequency)
                     weighed.append((weight, term))
-            db.commit()
         weighed.sort(key=lambda pair: (-pair[0], pair[1]))
         return [term for _weight, term in weighed[:limit]]
 
     def _more_like_this_tables(self) -> None:
         """Create (once per connection) the temporary tables of :meth:`distinctive_terms`."""
+        if getattr(self, "_more_like_this_ready", False):
+            return
         declared = self._db.execute(
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'chunks_fts'"
         ).fetchone()[0]
@@ -627,6 +630,7 @@ class KeywordIndex(EmbeddingLedger):
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.index_terms_vocab"
             " USING fts5vocab(main, chunks_fts, row)"
         )
+        self._more_like_this_ready = True
 
     def more_like_this(
         self, terms: Sequence[str], limit: int, exclude_path: str

@@ -70,16 +70,27 @@ class RelatedTuning:
 
     neighbours_per_passage: int = 40
     """Nearest passages asked of the vector store for each source passage."""
+    background: int = 10
+    """A source passage's background is the mean cosine of its this-many nearest passages in
+    other files; a pair counts by how far it stands above that. 0: raw cosines."""
+    score_scale: float = 0.1
+    """The score shown is ``1 - exp(-d / score_scale)`` of the ranking value ``d`` (a pair's
+    distance above its background): 0 for none, 0.63 at ``score_scale``, toward 1 above."""
+    headroom: bool = False
+    """Count a pair as the share of the way from its background to 1 it goes, rather than
+    the plain difference."""
     max_source_passages: int = 64
     """A longer source file asks for this many of its passages, spread evenly over the file."""
-    pairs: int = 3
+    pairs: int = 1
     """Strongest one-to-one passage pairs averaged into a candidate's pair score."""
-    semantic_weight: float = 0.6
+    semantic_weight: float = 1.0
     """Weight of the pair score; the keyword score has the rest."""
     terms: int = 24
     """Distinctive terms in the "more like this" query; 0 turns the keyword signal off."""
     keyword_chunks: int = 200
     """Chunks the "more like this" query ranks."""
+    keyword_file_chunks: int = 1
+    """A candidate's keyword score sums the BM25 of its best this-many chunks."""
     full_length: int = 600
     """Characters of text from which a file's length no longer lowers its score; 0: no factor."""
 
@@ -112,9 +123,10 @@ def related_files(
     matrix = np.asarray([source_vectors[cid] for cid in ordered], dtype=np.float32)
 
     pairs = _passage_pairs(index, path, ordered, matrix, len(source_ids), tuning)
-    terms = keywords.distinctive_terms(path, tuning.terms) if tuning.terms else []
+    use_words = tuning.terms > 0 and tuning.semantic_weight < 1.0
+    terms = keywords.distinctive_terms(path, tuning.terms) if use_words else []
     keyword_hits = keywords.more_like_this(terms, tuning.keyword_chunks, path) if terms else []
-    keyword_best = _best_chunk_per_file(keyword_hits)
+    keyword_best = _best_chunk_per_file(keyword_hits, tuning.keyword_file_chunks)
 
     candidates = set(pairs.best) | set(keyword_best)
     if not candidates:
@@ -122,15 +134,19 @@ def related_files(
     lengths = keywords.text_lengths(sorted(candidates))
     top_bm25 = max((score for _cid, score in keyword_best.values()), default=0.0) or 1.0
     needed = min(tuning.pairs, len(ordered))
+    semantic = {other: pairs.score(other, needed) for other in candidates}
+    top_semantic = max(semantic.values()) or 1.0
     scored = []
     for other in candidates:
-        semantic = pairs.score(other, needed)
         words = keyword_best[other][1] / top_bm25 if other in keyword_best else 0.0
-        weight = tuning.semantic_weight if keyword_best else 1.0
-        fused = weight * semantic + (1.0 - weight) * words
+        if keyword_best:  # both legs relative to their best candidate, then weighed
+            weight = tuning.semantic_weight
+            fused = weight * semantic[other] / top_semantic + (1.0 - weight) * words
+        else:
+            fused = semantic[other]
         scored.append((fused * _length_factor(lengths.get(other, 0), tuning), other))
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
-    chosen = scored[:limit]
+    chosen = [(_shown(value, tuning), other) for value, other in scored[:limit]]
     return _explain(index, path, chosen, pairs, keyword_best, source_vectors, terms)
 
 
@@ -172,7 +188,9 @@ def _passage_pairs(
 
     The source's own passages come back among the nearest, so as many more are asked for (up
     to a bound); ids the keyword index does not hold (another checkout's on a shared server, or
-    replaced a moment ago) are dropped.
+    replaced a moment ago) are dropped. Each pair counts by how far its cosine stands above the
+    source passage's background (see :class:`RelatedTuning`): a boilerplate passage ("Before
+    you begin: install NGINX Plus") is close to dozens of pages and so explains none of them.
     """
     k = tuning.neighbours_per_passage + min(own_count, tuning.neighbours_per_passage)
     answers = index.vectors.query_chunks_many(matrix, k)
@@ -181,19 +199,46 @@ def _passage_pairs(
     )
     pairs = _Pairs()
     for source_id, answer in zip(ordered, answers, strict=True):
-        for other_id, similarity in answer:
-            place = places.get(other_id)
-            if place is not None and place[0] != path:
-                pairs.add(place[0], similarity, source_id, other_id)
+        others = [
+            (place[0], other_id, similarity)
+            for other_id, similarity in answer
+            if (place := places.get(other_id)) is not None and place[0] != path
+        ][: tuning.neighbours_per_passage]
+        if not others:
+            continue
+        background = 0.0
+        if tuning.background > 0:
+            # fewer than that in a small folder: the missing ones count as unrelated (0)
+            nearest = [similarity for _p, _o, similarity in others[: tuning.background]]
+            background = max(0.0, sum(nearest) / tuning.background)
+        for other, other_id, similarity in others:
+            value = max(0.0, similarity - background)
+            if tuning.headroom and background < 1.0:
+                value /= 1.0 - background
+            pairs.add(other, value, source_id, other_id)
     return pairs
 
 
-def _best_chunk_per_file(hits: list[tuple[str, str, float]]) -> dict[str, tuple[str, float]]:
+def _best_chunk_per_file(
+    hits: list[tuple[str, str, float]], per_file: int
+) -> dict[str, tuple[str, float]]:
+    """Each file's best chunk and its keyword score: the BM25 of its ``per_file`` best chunks."""
     best: dict[str, tuple[str, float]] = {}
+    counted: dict[str, int] = {}
     for chunk_id, other, score in hits:
         if other not in best:
-            best[other] = (chunk_id, score)
+            best[other], counted[other] = (chunk_id, score), 1
+        elif counted[other] < per_file:
+            best[other] = (best[other][0], best[other][1] + score)
+            counted[other] += 1
     return best
+
+
+def _shown(value: float, tuning: RelatedTuning) -> float:
+    """The 0–1 score shown for a ranking value (monotonic, so the order is kept)."""
+    if tuning.score_scale <= 0:
+        return value
+    return 1.0 - math.exp(-max(0.0, value) / tuning.score_scale)
 
 
 def _length_factor(characters: int, tuning: RelatedTuning) -> float:

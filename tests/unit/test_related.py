@@ -194,7 +194,7 @@ def test_a_one_line_stub_does_not_crowd_out_a_real_page(indexed):
     paths = [r.path for r in related]
     assert paths[0] == "cdn.md"
     stub = next(r for r in related if r.path == "stub.md")
-    assert stub.score < related[0].score / 2
+    assert stub.score <= related[0].score - 0.25
 
 
 def test_several_strong_passage_matches_beat_one_close_average(indexed):
@@ -224,12 +224,12 @@ def test_several_strong_passage_matches_beat_one_close_average(indexed):
     assert first.source_passage.heading.endswith(tuple(CACHE_SECTIONS))
 
 
-def test_scores_spread_between_related_and_unrelated_files(index):
+def test_scores_spread_over_the_whole_range(index):
+    # the nearest file scores high, files about something else score (next to) nothing
     related = related_files(index, "space/telescopes.md", limit=10)
     by_path = {r.path: r.score for r in related}
-    space = max(s for p, s in by_path.items() if p.startswith("space/"))
-    kitchen = max(s for p, s in by_path.items() if p.startswith("kitchen/"))
-    assert kitchen <= space / 3
+    assert related[0].path.startswith("space/") and related[0].score >= 0.5
+    assert by_path["kitchen/bread.md"] <= 0.1 and by_path["kitchen/pasta.md"] <= 0.1
 
 
 def test_a_long_file_still_finds_neighbours_past_its_own_passages(indexed):
