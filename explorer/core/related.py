@@ -1,20 +1,25 @@
 """Related files: the other files most alike in content, each with the passage pair explaining it.
 
-Two signals, fused into one 0–1 score per candidate file:
+Two signals, added into one ranking value per candidate file:
 
-- **Passage pairs** (meaning). Each embedded passage of the source file asks the vector store for
-  its nearest passages, in one batched query. A candidate file's pairs (source passage, its
-  passage, cosine) are matched one to one, strongest first, and the ``pairs`` strongest are
-  averaged, a missing pair counting 0: several strong matches beat one, and a file with a single
-  passage cannot reach the top on that one alone. When the source has fewer passages than
-  ``pairs``, its own count is used, so a short source is not penalised.
+- **Passage pairs** (meaning). Each embedded passage of the source file (at most 64, spread over
+  the file) asks the vector store for its nearest passages, in one batched query. A pair counts
+  by how far its cosine stands above the source passage's *background*, the mean cosine of that
+  passage's 10 nearest passages in other files: a boilerplate passage ("Before you begin:
+  install NGINX Plus") is close to dozens of pages and so explains none of them, while a
+  passage whose one close match stands out explains that match. A candidate's pairs are
+  matched one to one, strongest first, and the ``pairs`` strongest averaged, a missing pair
+  counting 0: two strong matches beat one, and a one-passage stub cannot win on one line.
 - **More like this** (words). The source file's most distinctive index terms (tf-idf over the
-  keyword index) are OR-ed into one BM25 query; a candidate scores its best chunk's BM25,
-  relative to the best candidate's.
+  keyword index) are OR-ed into one BM25 query; a candidate scores the BM25 of its best chunks
+  relative to the best candidate's, times ``keyword_weight`` (a tie-breaker, and the way in for
+  a file whose passages are not embedded yet).
 
-``score = semantic_weight x pairs + (1 - semantic_weight) x keywords``, then multiplied by a
-length factor ``min(1, characters / full_length) ** 0.5``: a one-line stub or a near-empty page
-cannot crowd out real pages. The file's link graph is not used: neighbours are by content.
+The value is multiplied by a length factor ``min(1, characters / full_length) ** 0.5`` (a
+near-empty page cannot crowd out real ones) and shown as ``1 - exp(-value / 0.1)``: 0 when no
+passage stands above its background, about 0.6 for a typical best neighbour, toward 1 for
+passages nearly alike. The link graph is not used: neighbours are by content. The defaults were
+chosen on the nginx docs, judged by each page's own links (``benchmarks/related.py``).
 
 Passages not embedded yet take no part in the pair signal: a source file with some vectors
 answers from those; a candidate without any can still come in through its words. A source with no
@@ -81,15 +86,17 @@ class RelatedTuning:
     the plain difference."""
     max_source_passages: int = 64
     """A longer source file asks for this many of its passages, spread evenly over the file."""
-    pairs: int = 1
+    pairs: int = 2
     """Strongest one-to-one passage pairs averaged into a candidate's pair score."""
-    semantic_weight: float = 1.0
-    """Weight of the pair score; the keyword score has the rest."""
+    keyword_weight: float = 0.05
+    """Added to the pair score: this times the candidate's BM25 relative to the best
+    candidate's. Pair scores sit around 0.05-0.2, so this is a tie-breaker and a way in for
+    files without vectors yet; 0 turns the keyword signal off."""
     terms: int = 24
     """Distinctive terms in the "more like this" query; 0 turns the keyword signal off."""
     keyword_chunks: int = 200
     """Chunks the "more like this" query ranks."""
-    keyword_file_chunks: int = 1
+    keyword_file_chunks: int = 3
     """A candidate's keyword score sums the BM25 of its best this-many chunks."""
     full_length: int = 600
     """Characters of text from which a file's length no longer lowers its score; 0: no factor."""
@@ -99,9 +106,17 @@ DEFAULT_TUNING = RelatedTuning()
 
 
 def related_files(
-    index: Index, path: str, limit: int = 10, tuning: RelatedTuning = DEFAULT_TUNING
+    index: Index,
+    path: str,
+    limit: int = 10,
+    source_vectors: dict | None = None,
+    tuning: RelatedTuning = DEFAULT_TUNING,
 ) -> list[RelatedFile]:
-    """The ``limit`` other files most related to ``path`` (relative to the root), best first."""
+    """The ``limit`` other files most related to ``path`` (relative to the root), best first.
+
+    ``source_vectors`` ({chunk id: vector}) stand in for the stored vectors of ``path``: a
+    reader computes them in memory for a file whose vectors are still pending.
+    """
     if limit < 1:
         raise RelatedError("--limit must be at least 1")
     keywords = index.keywords
@@ -109,7 +124,8 @@ def related_files(
     if record is None:
         raise RelatedError(f"{path} is not in the index of {index.settings.root}")
     source_ids = keywords.chunk_ids(path)
-    source_vectors = index.vectors.chunk_vectors(source_ids) if source_ids else {}
+    if not source_vectors:
+        source_vectors = index.vectors.chunk_vectors(source_ids) if source_ids else {}
     if not source_vectors:
         raise RelatedError(
             f"{path} has no vector yet ({record.state}"
@@ -123,7 +139,7 @@ def related_files(
     matrix = np.asarray([source_vectors[cid] for cid in ordered], dtype=np.float32)
 
     pairs = _passage_pairs(index, path, ordered, matrix, len(source_ids), tuning)
-    use_words = tuning.terms > 0 and tuning.semantic_weight < 1.0
+    use_words = tuning.terms > 0 and tuning.keyword_weight > 0
     terms = keywords.distinctive_terms(path, tuning.terms) if use_words else []
     keyword_hits = keywords.more_like_this(terms, tuning.keyword_chunks, path) if terms else []
     keyword_best = _best_chunk_per_file(keyword_hits, tuning.keyword_file_chunks)
@@ -134,16 +150,10 @@ def related_files(
     lengths = keywords.text_lengths(sorted(candidates))
     top_bm25 = max((score for _cid, score in keyword_best.values()), default=0.0) or 1.0
     needed = min(tuning.pairs, len(ordered))
-    semantic = {other: pairs.score(other, needed) for other in candidates}
-    top_semantic = max(semantic.values()) or 1.0
     scored = []
     for other in candidates:
         words = keyword_best[other][1] / top_bm25 if other in keyword_best else 0.0
-        if keyword_best:  # both legs relative to their best candidate, then weighed
-            weight = tuning.semantic_weight
-            fused = weight * semantic[other] / top_semantic + (1.0 - weight) * words
-        else:
-            fused = semantic[other]
+        fused = pairs.score(other, needed) + tuning.keyword_weight * words
         scored.append((fused * _length_factor(lengths.get(other, 0), tuning), other))
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
     chosen = [(_shown(value, tuning), other) for value, other in scored[:limit]]

@@ -228,8 +228,8 @@ def test_scores_spread_over_the_whole_range(index):
     # the nearest file scores high, files about something else score (next to) nothing
     related = related_files(index, "space/telescopes.md", limit=10)
     by_path = {r.path: r.score for r in related}
-    assert related[0].path.startswith("space/") and related[0].score >= 0.5
-    assert by_path["kitchen/bread.md"] <= 0.1 and by_path["kitchen/pasta.md"] <= 0.1
+    assert related[0].path.startswith("space/") and related[0].score >= 0.3
+    assert by_path["kitchen/bread.md"] <= 0.05 and by_path["kitchen/pasta.md"] <= 0.05
 
 
 def test_a_long_file_still_finds_neighbours_past_its_own_passages(indexed):
