@@ -12,8 +12,8 @@ Two signals, added into one ranking value per candidate file:
   counting 0: two strong matches beat one, and a one-passage stub cannot win on one line.
 - **More like this** (words). The source file's most distinctive index terms (tf-idf over the
   keyword index) are OR-ed into one BM25 query; a candidate scores the BM25 of its best chunks
-  relative to the best candidate's, times ``keyword_weight`` (a tie-breaker, and the way in for
-  a file whose passages are not embedded yet).
+  relative to the best candidate's, times ``keyword_weight``: a tie-breaker among the files the
+  pairs found (letting in files found by words alone did not help).
 
 The value is multiplied by a length factor ``min(1, characters / full_length) ** 0.5`` (a
 near-empty page cannot crowd out real ones) and shown as ``1 - exp(-value / 0.1)``: 0 when no
@@ -21,11 +21,10 @@ passage stands above its background, about 0.6 for a typical best neighbour, tow
 passages nearly alike. The link graph is not used: neighbours are by content. The defaults were
 chosen on the nginx docs, judged by each page's own links (``benchmarks/related.py``).
 
-Passages not embedded yet take no part in the pair signal: a source file with some vectors
-answers from those; a candidate without any can still come in through its words. A source with no
-vectors at all is a :class:`RelatedError` ("run explorer index"). The explaining pair of each
-neighbour is its strongest passage pair; a neighbour found by words alone gets its closest pair
-from its stored vectors, or failing those, the passages that best match the shared terms.
+Passages not embedded yet take no part: a source file with some vectors answers from those, and a
+file none of whose passages is embedded is not listed until it is. A source with no vectors at all
+is a :class:`RelatedError` ("run explorer index"). The explaining pair of each neighbour is its
+strongest passage pair.
 """
 
 from __future__ import annotations
@@ -90,8 +89,8 @@ class RelatedTuning:
     """Strongest one-to-one passage pairs averaged into a candidate's pair score."""
     keyword_weight: float = 0.05
     """Added to the pair score: this times the candidate's BM25 relative to the best
-    candidate's. Pair scores sit around 0.05-0.2, so this is a tie-breaker and a way in for
-    files without vectors yet; 0 turns the keyword signal off."""
+    candidate's. Pair scores sit around 0.05-0.2, so this is a tie-breaker; 0 turns the
+    keyword signal off."""
     terms: int = 24
     """Distinctive terms in the "more like this" query; 0 turns the keyword signal off."""
     keyword_chunks: int = 200
@@ -144,7 +143,7 @@ def related_files(
     keyword_hits = keywords.more_like_this(terms, tuning.keyword_chunks, path) if terms else []
     keyword_best = _best_chunk_per_file(keyword_hits, tuning.keyword_file_chunks)
 
-    candidates = set(pairs.best) | set(keyword_best)
+    candidates = set(pairs.best)  # words re-rank files with vectors; they add none
     if not candidates:
         return []
     lengths = keywords.text_lengths(sorted(candidates))
@@ -157,7 +156,7 @@ def related_files(
         scored.append((fused * _length_factor(lengths.get(other, 0), tuning), other))
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
     chosen = [(_shown(value, tuning), other) for value, other in scored[:limit]]
-    return _explain(index, path, chosen, pairs, keyword_best, source_vectors, terms)
+    return _explain(index, chosen, pairs)
 
 
 class _Pairs:
@@ -257,32 +256,9 @@ def _length_factor(characters: int, tuning: RelatedTuning) -> float:
     return math.sqrt(min(1.0, characters / tuning.full_length))
 
 
-def _explain(
-    index: Index,
-    path: str,
-    chosen: list[tuple[float, str]],
-    pairs: _Pairs,
-    keyword_best: dict[str, tuple[str, float]],
-    source_vectors: dict,
-    terms: list[str],
-) -> list[RelatedFile]:
-    """Give each chosen neighbour its explaining passage pair and build the results."""
-    explained: dict[str, tuple[str, str]] = {}
-    for _score, other in chosen:
-        if other in pairs.best:
-            _sim, source_id, other_id = pairs.best[other]
-            explained[other] = (source_id, other_id)
-            continue
-        other_vectors = index.vectors.chunk_vectors(index.keywords.chunk_ids(other))
-        pair = _closest_pair(source_vectors, other_vectors)
-        if pair is not None:
-            explained[other] = pair
-        elif other in keyword_best:
-            source_hits = index.keywords.search(
-                " OR ".join(f'"{term}"' for term in terms), 1, [path]
-            )
-            if source_hits:
-                explained[other] = (source_hits[0][0], keyword_best[other][0])
+def _explain(index: Index, chosen: list[tuple[float, str]], pairs: _Pairs) -> list[RelatedFile]:
+    """Give each chosen neighbour its explaining passage pair (its strongest) and build them."""
+    explained = {other: pairs.best[other][1:] for _score, other in chosen}
     chunks = index.keywords.chunks_by_id([cid for pair in explained.values() for cid in pair])
     titles = index.keywords.titles([other for _s, other in chosen])
     results = []
@@ -300,18 +276,6 @@ def _explain(
             )
         )
     return results
-
-
-def _closest_pair(source: dict, other: dict) -> tuple[str, str] | None:
-    """The (source id, other id) of the most similar pair of passages, by cosine."""
-    if not source or not other:
-        return None
-    source_ids, other_ids = list(source), list(other)
-    a = np.asarray([source[i] for i in source_ids], dtype=np.float32)
-    b = np.asarray([other[i] for i in other_ids], dtype=np.float32)
-    similarities = a @ b.T
-    row, column = np.unravel_index(int(np.argmax(similarities)), similarities.shape)
-    return source_ids[row], other_ids[column]
 
 
 def _reference(chunk: StoredChunk) -> PassageRef:

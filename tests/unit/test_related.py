@@ -255,23 +255,28 @@ def test_a_long_file_still_finds_neighbours_past_its_own_passages(indexed):
     assert "mirrors.md" not in {r.path for r in related}
 
 
-def test_passages_without_vectors_yet_take_no_part_and_words_still_count(indexed):
+def test_passages_without_vectors_yet_take_no_part(indexed):
     index = indexed(
         {
             "caching.md": markdown("Caching", list(CACHE_SECTIONS.items())),
             "cdn.md": markdown("CDN caching", list(CACHE_SECTIONS.items())),
+            "proxy.md": markdown("Proxy caching", list(CACHE_SECTIONS.items())[1:]),
             "bread.md": BREAD,
         }
     )
-    # Half the source's passages and every passage of the CDN page lose their vectors, as if
-    # embedding had not reached them yet.
+    # As if embedding had not reached them yet: the source's first passages, and every
+    # passage of the CDN page.
     source_ids = index.keywords.chunk_ids("caching.md")
-    index.vectors.delete_chunks(source_ids[: len(source_ids) // 2])
+    waiting, embedded = source_ids[:2], source_ids[2:]
+    index.vectors.delete_chunks(waiting)
     index.vectors.delete_chunks(index.keywords.chunk_ids("cdn.md"))
-    related = related_files(index, "caching.md", limit=2)
-    assert related[0].path == "cdn.md"  # found by its words
-    assert related[0].related_passage.text
-    assert related[0].source_passage.text
+    related = related_files(index, "caching.md", limit=3)
+    # The source answers from its embedded passages; a file without vectors waits its turn.
+    assert [r.path for r in related][0] == "proxy.md"
+    assert "cdn.md" not in {r.path for r in related}
+    chunks = index.keywords.chunks_by_id(embedded)
+    starts = {chunk.start_line for chunk in chunks.values()}
+    assert all(r.source_passage.start_line in starts for r in related)
 
 
 def test_the_keyword_signal_uses_the_files_distinctive_terms(indexed):
