@@ -160,7 +160,8 @@ def related_files(
 
 
 class _Pairs:
-    """Passage pairs (source passage, candidate passage, cosine) found per candidate file."""
+    """Passage pairs (value, source passage, candidate passage) found per candidate file; the
+    value is the pair's cosine above its source passage's background."""
 
     def __init__(self) -> None:
         self.found: dict[str, list[tuple[float, str, str]]] = {}
