@@ -1,6 +1,6 @@
 """Themes: Textual's built-in themes, theme files (TOML), and the remembered choice.
 
-A theme file is a small TOML document (see ``themes/README.md``)::
+A theme file is a small TOML document (see ``explorer/themes/README.md``)::
 
     name = "tern-dusk"
     dark = true
@@ -10,7 +10,8 @@ A theme file is a small TOML document (see ``themes/README.md``)::
     [variables]
     "footer-key-foreground" = "#7aa2f7"
 
-Theme files are read from the ``themes/`` folder shipped with explorer and from
+Theme files are read from the ``themes`` folder shipped inside the ``explorer`` package (package
+data, found through :mod:`importlib.resources`, so an installed wheel has them) and from
 ``<config dir>/themes``. A file that cannot be read or validated is reported (the app shows a
 notification) and left out; it never stops the app. The chosen theme is kept in
 ``<config dir>/tui.json``.
@@ -21,6 +22,8 @@ from __future__ import annotations
 import json
 import tomllib
 from dataclasses import dataclass, field
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from textual.color import Color, ColorParseError
@@ -45,6 +48,9 @@ COLOR_KEYS = (
 )
 """Colour fields of a theme file; only ``primary`` is required."""
 OTHER_KEYS = ("name", "dark", "luminosity_spread", "text_alpha", "variables")
+SHIPPED_THEMES_PACKAGE = "explorer"
+SHIPPED_THEMES_FOLDER = "themes"
+"""The shipped theme files are ``explorer/themes/*.toml`` (package data)."""
 
 
 class ThemeFileError(ValueError):
@@ -59,9 +65,9 @@ class LoadedThemes:
     problems: list[str] = field(default_factory=list)
 
 
-def shipped_themes_dir() -> Path:
-    """The ``themes/`` folder next to the ``explorer`` package (a source checkout)."""
-    return Path(__file__).resolve().parents[2] / "themes"
+def shipped_themes_dir() -> Traversable:
+    """The ``themes`` folder inside the installed ``explorer`` package."""
+    return files(SHIPPED_THEMES_PACKAGE).joinpath(SHIPPED_THEMES_FOLDER)
 
 
 def user_themes_dir() -> Path:
@@ -69,12 +75,12 @@ def user_themes_dir() -> Path:
     return config_dir() / "themes"
 
 
-def theme_dirs() -> list[Path]:
+def theme_dirs() -> list[Traversable]:
     """Every folder theme files are read from, shipped first (a user file may override)."""
     return [shipped_themes_dir(), user_themes_dir()]
 
 
-def load_theme_file(path: Path) -> Theme:
+def load_theme_file(path: Traversable) -> Theme:
     """Read and validate one theme file; raises :class:`ThemeFileError`."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -112,7 +118,7 @@ def load_theme_file(path: Path) -> Theme:
     return Theme(name=name.strip(), dark=dark, variables=dict(variables), **colors, **numbers)
 
 
-def _color(path: Path, key: str, value: object) -> str:
+def _color(path: Traversable, key: str, value: object) -> str:
     if not isinstance(value, str):
         raise ThemeFileError(f"{path.name}: '{key}' must be a colour string like \"#1e90ff\"")
     try:
@@ -122,13 +128,17 @@ def _color(path: Path, key: str, value: object) -> str:
     return value
 
 
-def load_themes(directories: list[Path] | None = None) -> LoadedThemes:
-    """Every valid theme in ``*.toml`` files of ``directories`` (default :func:`theme_dirs`)."""
+def load_themes(directories: list[Traversable] | None = None) -> LoadedThemes:
+    """Every valid theme in ``*.toml`` files of ``directories`` (default :func:`theme_dirs`).
+
+    A directory is a :class:`~pathlib.Path` or a package resource folder (a ``Traversable``).
+    """
     loaded = LoadedThemes()
     for directory in directories if directories is not None else theme_dirs():
         if not directory.is_dir():
             continue
-        for path in sorted(directory.glob("*.toml")):
+        files_here = (entry for entry in directory.iterdir() if entry.name.endswith(".toml"))
+        for path in sorted(files_here, key=lambda entry: entry.name):
             try:
                 loaded.themes.append(load_theme_file(path))
             except ThemeFileError as error:

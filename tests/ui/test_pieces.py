@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
+
 import pytest
 
+import explorer
 from explorer.core.fuzzy import match_paths
 from explorer.tui.themes import ThemeFileError, load_theme_file, load_themes, shipped_themes_dir
 from explorer.tui.widgets.search_box import parse_query, split_filter
@@ -56,6 +60,26 @@ def test_shipped_theme_files_are_valid():
     loaded = load_themes([shipped_themes_dir()])
     assert loaded.problems == []
     assert {theme.name for theme in loaded.themes} >= {"tern-dusk", "tern-paper"}
+
+
+def test_shipped_themes_are_found_inside_the_package():
+    """The loader reads shipped themes from the ``explorer`` package, not from the source tree."""
+    package_dir = Path(explorer.__file__).resolve().parent
+    shipped = Path(str(shipped_themes_dir())).resolve()
+    assert shipped.is_relative_to(package_dir)
+    names = {entry.name for entry in shipped_themes_dir().iterdir()}
+    assert {"tern-dusk.toml", "tern-paper.toml"} <= names
+
+
+def test_package_data_declares_the_themes_and_the_stylesheet():
+    """A wheel carries every shipped theme file and stylesheet (pyproject's package-data)."""
+    package_dir = Path(explorer.__file__).resolve().parent
+    pyproject = tomllib.loads((package_dir.parent / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["explorer"]
+    declared = {path for pattern in patterns for path in package_dir.glob(pattern)}
+    needed = set(package_dir.glob("themes/*.toml")) | set(package_dir.rglob("*.tcss"))
+    assert needed, "no shipped themes or stylesheets found"
+    assert needed <= declared
 
 
 @pytest.mark.parametrize(
