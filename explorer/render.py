@@ -7,6 +7,7 @@ goes through :func:`explorer.safe_text.safe_text` so no control character reache
 from __future__ import annotations
 
 import re
+import sys
 import textwrap
 import time
 
@@ -35,7 +36,7 @@ def url_spans(text: str) -> list[tuple[int, int]]:
 def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
     """The snippet with matched words in bold on a terminal, or **like this** in a pipe;
     never inside a URL (a marker there would break the link for whoever copies it)."""
-    styled = click.get_text_stream("stdout").isatty()
+    styled = sys.stdout.isatty()  # click.get_text_stream is deprecated (Click 9 removes it)
     snippet, spans = safe_spans(snippet, spans)
     urls = url_spans(snippet)
     out, last = [], 0

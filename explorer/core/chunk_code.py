@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from functools import partial
 
 from explorer.core.chunk_windows import Chunker, Section
@@ -61,7 +62,11 @@ def python_sections(chunker: Chunker, text: str) -> list[Section] | None:
     if re.search(r"\r(?!\n)", text):
         return None  # ast would count lone CRs as line breaks; the line table does not
     try:
-        tree = ast.parse(text)
+        # The file's own problems (e.g. "invalid escape sequence") are not ours to print.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            tree = ast.parse(text)
     except Exception:  # noqa: BLE001 - syntax errors, NUL bytes, too deep nesting...
         return None
     lines = text.split("\n")

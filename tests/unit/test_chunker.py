@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 import time
+import warnings
 
 import pytest
 
@@ -333,6 +334,17 @@ def test_a_long_python_class_is_split_at_methods() -> None:
     assert store[1].text == "    # Opens it.\n    def open(self):\n        return True"
     assert store[2].text.startswith("    @property")
     assert_nothing_lost(PYTHON, result)
+
+
+def test_a_python_file_with_an_invalid_escape_warns_about_nothing() -> None:
+    """Python warns about the file's "\\c"; that is the file's business, not ours to print."""
+    text = 'PATTERN = "C:\\code"\n\n\ndef first():\n    return PATTERN\n'
+    assert "\\c" in text
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = chunk_file("paths.py", text, words)
+    assert [str(w.message) for w in caught] == []
+    assert headings(result) == ["", "def first"]
 
 
 def test_python_syntax_error_falls_back_to_windows() -> None:
