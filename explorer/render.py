@@ -99,6 +99,11 @@ def render_search(answer, explain: bool, first: int = 1) -> None:
                 click.echo(f"        {keyword} · {vector} · fused {passage.fused:.4f}")
 
 
+def _one_line(text: str) -> str:
+    """A passage on one line: each run of white space (newlines too) becomes one space."""
+    return " ".join(text.split())
+
+
 def render_related(path: str, neighbours) -> None:
     path = safe_text(path)
     if not neighbours:
@@ -112,11 +117,11 @@ def render_related(path: str, neighbours) -> None:
         source, match = other.source_passage, other.related_passage
         click.echo(
             f"      here  L{source.start_line}-{source.end_line} {safe_text(source.heading)}: "
-            f"{safe_text(source.text[:120])}"
+            f"{safe_text(_one_line(source.text)[:120])}"
         )
         click.echo(
             f"      there L{match.start_line}-{match.end_line} {safe_text(match.heading)}: "
-            f"{safe_text(match.text[:120])}"
+            f"{safe_text(_one_line(match.text)[:120])}"
         )
 
 

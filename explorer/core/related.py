@@ -102,6 +102,8 @@ class RelatedTuning:
 
 
 DEFAULT_TUNING = RelatedTuning()
+PASSAGE_CHARS = 300
+"""A passage that explains a neighbour is cut (at a word) after this many characters."""
 
 
 def related_files(
@@ -280,10 +282,14 @@ def _explain(index: Index, chosen: list[tuple[float, str]], pairs: _Pairs) -> li
 
 
 def _reference(chunk: StoredChunk) -> PassageRef:
-    text = " ".join(chunk.text.split())
+    """The passage as it stands in the file (its lines kept, so a reader can still tell a code
+    fence or a list from prose), cut at a word after 300 characters."""
+    text = chunk.text.strip()
+    if len(text) > PASSAGE_CHARS:
+        text = text[: PASSAGE_CHARS - 1].rsplit(" ", 1)[0].rstrip() + "…"
     return PassageRef(
         heading=chunk.heading,
         start_line=chunk.start_line,
         end_line=chunk.end_line,
-        text=text if len(text) <= 300 else text[:299].rsplit(" ", 1)[0] + "…",
+        text=text,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
@@ -90,7 +92,8 @@ async def test_related_sidebar_shows_readable_paths_and_plain_passages(sample_co
         width = related.scrollable_content_region.width
         for number, item in enumerate(related.items):
             lines = related.get_option_at_index(number).prompt.plain.split("\n")
-            heading = next(i for i, line in enumerate(lines) if line.startswith("  "))
+            # The path's own continuation lines are indented past the score; the heading by two.
+            heading = next(i for i, line in enumerate(lines) if re.match(r"  \S", line))
             assert all(len(line) <= width for line in lines[:heading]), lines  # never cut
             shown_path = "".join(line.strip() for line in lines[:heading]).split(" ", 1)[1]
             assert shown_path == item.path  # whole, broken only after a "/"
