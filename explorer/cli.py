@@ -126,7 +126,15 @@ def _leave_now() -> None:
 
 
 def run() -> None:
-    """The ``explorer`` console script: the CLI as a process of its own."""
+    """The ``explorer`` console script: the CLI as a process of its own.
+
+    A search is first offered to the index's resident reader (see
+    :mod:`explorer.resident_client`); when it cannot answer, this process runs the command."""
+    from explorer.resident_client import try_resident
+
+    exit_code = try_resident(sys.argv[1:])
+    if exit_code is not None:
+        os._exit(exit_code)
     main(obj={"whole_process": True})
 
 
@@ -517,6 +525,15 @@ def mcp_command(
     from explorer.commands import IndexOptions, run_mcp
 
     run_mcp(root, IndexOptions(index_dir, model, chroma_url))
+
+
+@main.command("_reader", hidden=True)
+@click.argument("index_dir", type=click.Path(file_okay=False, path_type=Path))
+def resident_reader(index_dir: Path) -> None:
+    """Serve one-shot searches of INDEX_DIR (started by `explorer search` itself)."""
+    from explorer.resident_server import serve
+
+    serve(index_dir)
 
 
 def print_json(data: object) -> None:

@@ -37,13 +37,16 @@ def run_explorer(
 
 @pytest.fixture(autouse=True)
 def isolated_locations(tmp_path_factory, monkeypatch):
-    """Every test gets its own data and config dirs, so no test sees a real user's index."""
+    """Every test gets its own data and config dirs, so no test sees a real user's index,
+    and no resident reader (tests/unit/test_resident_reader.py asks for one)."""
     base = tmp_path_factory.mktemp("explorer-home")
     monkeypatch.setenv("EXPLORER_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("EXPLORER_CONFIG_DIR", str(base / "config"))
     monkeypatch.delenv("EXPLORER_INDEX_DIR", raising=False)
     monkeypatch.delenv("EXPLORER_MODEL", raising=False)
     monkeypatch.delenv("EXPLORER_CHROMA_URL", raising=False)
+    # Processes answer by themselves: no test leaves a resident reader behind unless it asks.
+    monkeypatch.setenv("EXPLORER_NO_DAEMON", "1")
     return base
 
 

@@ -173,6 +173,23 @@ class SentenceTransformerEmbedder:
         return spans
 
 
+_kept_embedders: dict[tuple[str, Path | None], SentenceTransformerEmbedder] | None = None
+"""One embedder per model for the whole process, once :func:`keep_loaded_embedders` ran."""
+
+
+def keep_loaded_embedders() -> None:
+    """Have :func:`load_embedder` give the same embedder for the same model from now on, so a
+    long-lived process (the resident reader) loads a model's weights once, not per command."""
+    global _kept_embedders
+    if _kept_embedders is None:
+        _kept_embedders = {}
+
+
 def load_embedder(model: str) -> Embedder:
     """The embedder for a model name or path (load errors: :class:`ModelUnavailable`)."""
-    return SentenceTransformerEmbedder(model)
+    if _kept_embedders is None:
+        return SentenceTransformerEmbedder(model)
+    key = (model, resolve_model_dir(model))
+    if key not in _kept_embedders:
+        _kept_embedders[key] = SentenceTransformerEmbedder(model)
+    return _kept_embedders[key]
