@@ -20,8 +20,10 @@ import base64
 import fcntl
 import json
 import os
+import signal
 import socket
 import sqlite3
+import sys
 from contextlib import suppress
 from pathlib import Path
 
@@ -75,6 +77,7 @@ def serve(index_dir: Path) -> None:
     except OSError:
         os.close(lock)
         return
+    signal.signal(signal.SIGTERM, _leave)  # `kill PID` removes the socket on the way out
     try:
         os.ftruncate(lock, 0)
         os.write(lock, f"{os.getpid()}\n".encode())  # who serves: for `kill`, and for tests
@@ -85,6 +88,10 @@ def serve(index_dir: Path) -> None:
         _listen_and_answer(index_dir, state)
     finally:
         os.close(lock)
+
+
+def _leave(_signal: int, _frame: object) -> None:
+    sys.exit(0)
 
 
 def _warm() -> None:

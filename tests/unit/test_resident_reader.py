@@ -142,6 +142,14 @@ def test_a_killed_reader_leaves_a_socket_the_client_removes(indexed, reader, rea
     assert not (index_dir / SOCKET_NAME).exists()
 
 
+def test_a_terminated_reader_removes_its_socket(indexed, reader):
+    _root, index_dir = indexed
+    assert (index_dir / "reader.lock").read_text().strip() == str(reader.pid)
+    reader.terminate()
+    reader.wait(timeout=10)
+    assert not (index_dir / SOCKET_NAME).exists()
+
+
 def test_a_reader_leaves_when_idle(indexed, reader_env):
     _root, index_dir = indexed
     process = start_reader(index_dir, {**reader_env, "EXPLORER_READER_IDLE": "0.5"})
