@@ -35,18 +35,24 @@ def run_explorer(
     return done
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_resident_reader():
+    """Processes answer by themselves: no test leaves a resident reader behind unless it asks
+    (tests/unit/test_resident_reader.py does). Session-wide, so module fixtures see it too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXPLORER_NO_DAEMON", "1")
+        yield
+
+
 @pytest.fixture(autouse=True)
 def isolated_locations(tmp_path_factory, monkeypatch):
-    """Every test gets its own data and config dirs, so no test sees a real user's index,
-    and no resident reader (tests/unit/test_resident_reader.py asks for one)."""
+    """Every test gets its own data and config dirs, so no test sees a real user's index."""
     base = tmp_path_factory.mktemp("explorer-home")
     monkeypatch.setenv("EXPLORER_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("EXPLORER_CONFIG_DIR", str(base / "config"))
     monkeypatch.delenv("EXPLORER_INDEX_DIR", raising=False)
     monkeypatch.delenv("EXPLORER_MODEL", raising=False)
     monkeypatch.delenv("EXPLORER_CHROMA_URL", raising=False)
-    # Processes answer by themselves: no test leaves a resident reader behind unless it asks.
-    monkeypatch.setenv("EXPLORER_NO_DAEMON", "1")
     return base
 
 
