@@ -397,17 +397,23 @@ def run_search(
     render_search(answer, explain, first=request.offset + 1)
 
 
-def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None:
+def related_settings(file: Path, options: IndexOptions, root: Path | None) -> Settings:
+    """The settings ``explorer related FILE`` uses: of ROOT if given, else of the root stored
+    in --index-dir, else of the nearest folder above FILE that has an index."""
     if not file.exists():
         raise RootError(f"no such file: {file}")
     if not file.is_file():
         raise RootError(f"not a file: {file}")
-    absolute = file.resolve()
     if root is None and options.index_dir is not None:
         root = _stored_root(options.index_dir)
     if root is None:
-        root = _find_indexed_root(absolute)
-    settings = settings_for(root, options)
+        root = _find_indexed_root(file.resolve())
+    return settings_for(root, options)
+
+
+def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None:
+    settings = related_settings(file, options, root)
+    absolute = file.resolve()
     require_server(settings)
     try:
         rel_path = absolute.relative_to(settings.root).as_posix()
@@ -426,6 +432,21 @@ def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None
     from explorer.render import render_related
 
     render_related(rel_path, neighbours)
+
+
+class ReadOnlyProcess(RuntimeError):
+    """A command would write the index (or load the full model) in a process that only reads:
+    the resident reader, whose client then runs the command itself."""
+
+
+_may_embed = True
+"""False in the resident reader: ``related`` on a file without vectors is left to the client."""
+
+
+def forbid_embedding() -> None:
+    """Make this process refuse the commands that would embed (see :class:`ReadOnlyProcess`)."""
+    global _may_embed
+    _may_embed = False
 
 
 RELATED_CANDIDATES = 2
@@ -459,6 +480,8 @@ def _related_answer(index, rel_path: str, limit: int) -> list:
         or stored_model not in (None, index.settings.model)  # `explorer index` rebuilds first
     ):
         return related_files(index, rel_path, limit)
+    if not _may_embed:
+        raise ReadOnlyProcess(f"{rel_path} waits for its vectors; this process only reads")
     try:
         writer = Index.open_for_writing(index.settings, holder="explorer related")
     except IndexBusy as error:

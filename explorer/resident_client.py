@@ -1,4 +1,4 @@
-"""The fast path of a one-shot ``explorer search``: ask the index's resident reader.
+"""The fast path of a one-shot ``explorer search`` or ``related``: ask the index's resident reader.
 
 A process that imports Chroma and opens the store spends about a second before it answers.
 The resident reader (:mod:`explorer.resident_server`) is a process that has done so already and
@@ -30,7 +30,7 @@ DEBUG_ENV = "EXPLORER_READER_DEBUG"
 """Set to have the client say on stderr when the resident reader answered."""
 SOCKET_NAME = "reader.sock"
 LOCK_NAME = "reader.lock"
-SERVED_COMMANDS = frozenset({"search"})
+SERVED_COMMANDS = frozenset({"search", "related"})
 """Subcommands the resident reader answers: read-only ones that never take the write lock."""
 TIMEOUT_SECONDS = 5.0
 """How long the client waits for the reader's answer before answering in-process."""
@@ -98,9 +98,12 @@ def try_resident(argv: list[str]) -> int | None:
 
 def _index_dir(argv: list[str]) -> tuple[Path, bool] | None:
     """The index directory the command would use, found as the command finds it, and whether
-    it searches by keywords only (fast enough in-process: no reader is started for it)."""
+    it searches by keywords only (fast enough in-process: no reader is started for it).
+
+    ``related`` finds its index from FILE (``--root``, the root stored in ``--index-dir``, or
+    the nearest indexed folder above FILE), as the command does."""
     from explorer.cli import main
-    from explorer.commands import IndexOptions, settings_for
+    from explorer.commands import IndexOptions, related_settings, settings_for
 
     command = main.commands[argv[0]]
     try:
@@ -109,7 +112,11 @@ def _index_dir(argv: list[str]) -> tuple[Path, bool] | None:
         options = IndexOptions(
             params.get("index_dir"), params.get("model"), params.get("chroma_url")
         )
-        index_dir = settings_for(params.get("root"), options).index_dir.absolute()
+        if argv[0] == "related":
+            settings = related_settings(params["file"], options, params.get("root"))
+        else:
+            settings = settings_for(params.get("root"), options)
+        index_dir = settings.index_dir.absolute()
     except Exception:  # noqa: BLE001 - whatever fails here fails the same way in-process
         return None
     return index_dir, params.get("mode") == "keyword"

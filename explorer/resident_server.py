@@ -8,10 +8,11 @@ remove a socket a killed reader left. Each request runs the very command code a 
 (click's runner, in the client's environment and working folder), so the output is the same
 byte for byte.
 
-It never takes the write lock. It leaves when idle for ``EXPLORER_READER_IDLE`` seconds
-(default 600), and when the index changed since it started (a writer recorded vectors, updated
-the index, or a rebuild swapped the database): that request is refused, the client answers
-in-process and the next call starts a fresh reader.
+It never takes the write lock (``related`` on a file still waiting for its vectors is refused,
+see :func:`explorer.commands.forbid_embedding`). It leaves when idle for
+``EXPLORER_READER_IDLE`` seconds (default 600), and when the index changed since it started (a
+writer recorded vectors, updated the index, or a rebuild swapped the database): that request is
+refused, the client answers in-process and the next call starts a fresh reader.
 """
 
 from __future__ import annotations
@@ -103,11 +104,14 @@ def _warm() -> None:
     import explorer.core.agent_context  # noqa: F401
     import explorer.core.index  # noqa: F401
     import explorer.core.numpy_encoder  # noqa: F401
+    import explorer.core.related  # noqa: F401
     import explorer.core.search  # noqa: F401
     import explorer.render  # noqa: F401
+    from explorer.commands import forbid_embedding
     from explorer.core.embedder import keep_loaded_embedders
 
     keep_loaded_embedders()
+    forbid_embedding()
 
 
 def _listen_and_answer(index_dir: Path, state: tuple[object, ...]) -> None:

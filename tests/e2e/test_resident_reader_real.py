@@ -39,7 +39,7 @@ def corpus(tmp_path):
             pass
 
 
-def test_later_hybrid_searches_are_served_and_identical(corpus):
+def test_later_searches_and_related_are_served_and_identical(corpus):
     root, index_dir, env = corpus
     debug = {**env, "EXPLORER_READER_DEBUG": "1"}
     alone = {**env, "EXPLORER_NO_DAEMON": "1"}
@@ -48,10 +48,12 @@ def test_later_hybrid_searches_are_served_and_identical(corpus):
     assert first.returncode == 0, first.stderr
     assert first.stderr == ""  # no reader yet: answered in-process, one started
     assert wait_until(lambda: (index_dir / SOCKET_NAME).exists(), timeout=60)
-    for extra in ((), ("--json",), ("--explain", "--mode", "semantic")):
-        served = run_explorer(*query, *extra, env=debug, timeout=120)
+    a_file = next(p for p in sorted(root.rglob("*.md")))
+    related = ("related", a_file, "--index-dir", index_dir)
+    for args in (query, (*query, "--json"), (*query, "--explain", "--mode", "semantic"), related):
+        served = run_explorer(*args, env=debug, timeout=120)
         assert served.stderr == SERVED_NOTE + "\n"
-        expected = run_explorer(*query, *extra, env=alone, timeout=120)
+        expected = run_explorer(*args, env=alone, timeout=120)
         assert expected.returncode == 0, expected.stderr
         assert served.stdout == expected.stdout
         assert served.stdout.strip()

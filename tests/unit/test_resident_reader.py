@@ -201,3 +201,30 @@ def test_a_closed_pipe_ends_a_served_call_quietly(indexed, reader, reader_env):
     head.wait()
     assert b"Traceback" not in writer.stderr
     assert writer.returncode in (0, 141)
+
+
+def test_related_is_served_too(indexed, reader, reader_env):
+    root, index_dir = indexed
+    args = ("related", root / "notes" / "stars.md", "--index-dir", index_dir, "--json")
+    served = run_explorer(*args, env=reader_env, timeout=60)
+    assert served.returncode == 0
+    assert served.stderr == SERVED_NOTE + "\n"
+    assert '"guides/telescope.md"' in served.stdout
+    assert served.stdout == in_process(*args)
+
+
+def test_the_reader_never_embeds_a_file_waiting_for_vectors(tmp_path, monkeypatch):
+    """In the reader, ``related`` on a pending file fails (its client then runs it) instead of
+    taking the write lock to embed it."""
+    root, index_dir = write_files(tmp_path / "root", CORPUS), tmp_path / "index"
+    done = CliRunner().invoke(
+        main, ["index", str(root), "--index-dir", str(index_dir), "--keywords-only"]
+    )
+    assert done.exit_code == 0, done.output
+    monkeypatch.setattr("explorer.commands._may_embed", False)
+    args = ["related", str(root / "notes" / "stars.md"), "--index-dir", str(index_dir)]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2
+    assert "waits for its vectors" in refused.stderr
+    status = CliRunner().invoke(main, ["status", str(root), "--index-dir", str(index_dir)])
+    assert "(0 with vectors)" in status.stdout  # nothing was embedded
