@@ -188,6 +188,12 @@ chroma_url_option = click.option(
     f"{CHROMA_URL_ENV}, or chroma_url in config.toml); default: a local store.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+file_root_option = click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The indexed folder FILE belongs to (default: found from FILE).",
+)
 
 
 @click.group(cls=ExplorerGroup, invoke_without_command=True)
@@ -403,12 +409,7 @@ def search(
 @index_dir_option
 @model_option
 @chroma_url_option
-@click.option(
-    "--root",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="The indexed folder FILE belongs to (default: found from FILE).",
-)
+@file_root_option
 @click.option("--limit", type=int, default=10, show_default=True, help="Files to show.")
 @json_option
 @one_shot
@@ -454,12 +455,7 @@ def status(
 @index_dir_option
 @model_option
 @chroma_url_option
-@click.option(
-    "--root",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="The indexed folder FILE belongs to (default: found from FILE).",
-)
+@file_root_option
 @json_option
 @one_shot
 @friendly_errors
