@@ -30,6 +30,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,10 @@ if TYPE_CHECKING:
 CHUNKS = "chunks"
 FILES = "files"
 CONNECT_TIMEOUT = 3.0
+VECTOR_CACHE = 4096
+"""Most chunk vectors :meth:`VectorStore.chunk_vectors` keeps (about 1.5 kB each at 384
+dimensions): a hybrid search asks for the vectors of up to 100 keyword hits on every keystroke,
+mostly the same ones as the keystroke before."""
 REQUEST_TIMEOUT = 60.0
 
 
@@ -237,6 +242,10 @@ class VectorStore:
         self._names = server_collection_names(model) if address is not None else (CHUNKS, FILES)
         self._lock = threading.RLock()
         self._client: Any = None
+        self._vector_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        """Chunk vectors already fetched, least recently used first. A chunk id names one
+        chunk of one version of a file, so its vector changes only when the model does: the
+        collections are opened again then (see :meth:`_open_collections`)."""
         self._copy: Path | None = None
         """The private copy a read-only store opened (removed on close)."""
         self._connect()
@@ -306,6 +315,7 @@ class VectorStore:
         self._batch = max(1, int(self._client.get_max_batch_size()))
 
     def _open_collections(self) -> None:
+        self._vector_cache.clear()
         space = {"hnsw:space": "cosine"}
         chunks, files = self._names
         self._chunks = self._client.get_or_create_collection(
@@ -359,6 +369,7 @@ class VectorStore:
     # -- chunks -------------------------------------------------------------------------------
     @_guarded
     def upsert_chunks(self, ids: Sequence[str], vectors: np.ndarray, paths: Sequence[str]) -> None:
+        self._forget(ids)
         for start in range(0, len(ids), self._batch):
             end = start + self._batch
             self._chunks.upsert(
@@ -372,6 +383,7 @@ class VectorStore:
         """Delete these chunk vectors; a no-op on a shared store (see the module docstring)."""
         if self.shared:
             return
+        self._forget(ids)
         for start in range(0, len(ids), self._batch):
             self._chunks.delete(ids=list(ids[start : start + self._batch]))
 
@@ -387,13 +399,36 @@ class VectorStore:
 
     @_guarded
     def chunk_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vector of each of ``ids`` the store holds (the others are left out).
+
+        Vectors fetched before come from a cache (see :data:`VECTOR_CACHE`): typing a query
+        asks for mostly the same chunks on every keystroke, and Chroma takes milliseconds.
+        """
+        cache = self._vector_cache
         found: dict[str, np.ndarray] = {}
-        for start in range(0, len(ids), self._batch):
+        missing: list[str] = []
+        for cid in ids:
+            vector = cache.get(cid)
+            if vector is None:
+                missing.append(cid)
+            else:
+                cache.move_to_end(cid)
+                found[cid] = vector
+        for start in range(0, len(missing), self._batch):
             part = self._chunks.get(
-                ids=list(ids[start : start + self._batch]), include=["embeddings"]
+                ids=missing[start : start + self._batch], include=["embeddings"]
             )
-            found.update(zip(part["ids"], part["embeddings"], strict=True))
-        return found
+            for cid, vector in zip(part["ids"], part["embeddings"], strict=True):
+                found[cid] = cache[cid] = vector
+        while len(cache) > VECTOR_CACHE:
+            cache.popitem(last=False)
+        return {cid: found[cid] for cid in ids if cid in found}
+
+    def _forget(self, ids: Iterable[str]) -> None:
+        """Drop ``ids`` from the vector cache (their vectors are being written or deleted)."""
+        with self._lock:
+            for cid in ids:
+                self._vector_cache.pop(cid, None)
 
     @_guarded
     def query_chunks(

@@ -279,6 +279,43 @@ def test_a_passage_the_vector_leg_missed_shows_its_measured_cosine(built):
         assert passage.vector_similarity == pytest.approx(cosine, abs=1e-3)
 
 
+def test_typing_again_measures_from_cached_vectors_with_the_same_results(built):
+    index, _embedder = built
+    few = reopened(index, candidates=3)
+    try:
+        first = run(few, "install explorer on linux", limit=50, per_file=50)
+        asked: list[list[str]] = []
+        chunks = few.vectors._chunks
+        original_get = chunks.get
+
+        def counting_get(*args, **kwargs):
+            asked.append(list(kwargs.get("ids") or []))
+            return original_get(*args, **kwargs)
+
+        chunks.get = counting_get
+        again = run(few, "install explorer on linux", limit=50, per_file=50)
+    finally:
+        few.close()
+    assert again.results == first.results
+    assert not [ids for ids in asked if ids], "the second search fetched vectors again"
+
+
+def test_a_rewritten_chunk_vector_is_not_served_from_the_cache(built):
+    index, _embedder = built
+    response = run(index, "install explorer on linux", limit=5)
+    passage = response.results[0].passages[0]
+    path = response.results[0].path
+    before = np.asarray(index.vectors.chunk_vectors([passage.chunk_id])[passage.chunk_id])
+    changed = -before
+    index.vectors.upsert_chunks([passage.chunk_id], changed[None, :], [path])
+    try:
+        after = index.vectors.chunk_vectors([passage.chunk_id])[passage.chunk_id]
+        assert np.allclose(after, changed, atol=1e-5)
+    finally:
+        index.vectors.upsert_chunks([passage.chunk_id], before[None, :], [path])
+    assert np.allclose(index.vectors.chunk_vectors([passage.chunk_id])[passage.chunk_id], before)
+
+
 def test_an_identifier_puts_the_file_that_holds_it_first(index):
     response = run(index, "compute_orbit")
     assert response.results[0].path == "src/orbit.py"
