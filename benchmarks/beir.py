@@ -2,7 +2,7 @@
 
 The corpus becomes a folder of Markdown files (one per document, the title as its heading), which
 explorer indexes as it would any folder; every query of the split then goes through the real
-search path (``explorer.core.search.search``) in keyword, semantic and hybrid mode.
+search path (``explorer.core.retrieval.search.search``) in keyword, semantic and hybrid mode.
 
     python benchmarks/beir.py --data ../shared/bench/scifact --split train [--json]
 
@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.search import SearchRequest, search
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
 
 MODES = ("keyword", "semantic", "hybrid")
 

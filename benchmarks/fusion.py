@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from beir import ndcg_at, read_jsonl, read_qrels, recall_at  # noqa: E402
 
 from explorer.config import Settings  # noqa: E402
-from explorer.core.index import Index  # noqa: E402
-from explorer.core.query import fts_expression  # noqa: E402
+from explorer.core.retrieval.query import fts_expression  # noqa: E402
+from explorer.core.store.index import Index  # noqa: E402
 
 Hits = list[tuple[str, float]]
 

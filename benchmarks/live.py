@@ -22,8 +22,8 @@ import uuid
 from pathlib import Path
 
 from explorer.config import Settings
-from explorer.core.live import LiveIndex
-from explorer.core.search import SearchRequest, search
+from explorer.core.live.writer import LiveIndex
+from explorer.core.retrieval.search import SearchRequest, search
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -51,7 +51,7 @@ def copy_corpus(source: Path, destination: Path, count: int) -> list[str]:
 
 def disable_hints() -> None:
     """Keep the embedding order of this checkout but ignore every focus the UI posts."""
-    from explorer.core.embed_priority import EmbeddingPriority
+    from explorer.core.indexing.embed_priority import EmbeddingPriority
 
     EmbeddingPriority.set_focus = lambda self, focus: None  # type: ignore[method-assign]
 
@@ -59,7 +59,7 @@ def disable_hints() -> None:
 def embedding_order(no_hints: bool) -> str:
     """Which order the checkout embeds in: the user's hints, the base order, or the old one."""
     try:
-        import explorer.core.embed_priority  # noqa: F401
+        import explorer.core.indexing.embed_priority  # noqa: F401
     except ImportError:
         return "before issue 13 (the index's own order)"
     return "base order only (--no-hints)" if no_hints else "user's hints first"

@@ -11,10 +11,12 @@ Three sets, each optional:
     python benchmarks/ranking.py --sample-index /tmp/sample-index --nginx-index /tmp/nginx-index \\
         --scifact /tmp/scifact [--rules] [--json]
 
-Every query goes through the real search path (:func:`explorer.core.search.search`) in the three
+Every query goes through the real search path (:func:`explorer.core.retrieval.search.search`) in
+the three
 modes. With ``--rules``, each query's two legs are also fetched once
-(:func:`explorer.core.search.gather_legs`, as search does) and every fusion rule of
-``explorer.core.fusion`` ranks files from the same lists, so rules are compared on equal inputs.
+(:func:`explorer.core.retrieval.search.gather_legs`, as search does) and every fusion rule of
+``explorer.core.retrieval.fusion`` ranks files from the same lists, so rules are compared on equal
+inputs.
 Legs are cached (``--cache``) so a second run does not embed or query again.
 """
 
@@ -36,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from beir import read_jsonl, read_qrels  # noqa: E402
 
 from explorer.config import Settings  # noqa: E402
-from explorer.core.index import Index  # noqa: E402
-from explorer.core.search import SearchRequest, search  # noqa: E402
+from explorer.core.retrieval.search import SearchRequest, search  # noqa: E402
+from explorer.core.store.index import Index  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("keyword", "semantic", "hybrid")
@@ -163,7 +165,7 @@ def run_modes(index: Index, qset: QuestionSet) -> tuple[dict, dict]:
 
 def cached_legs(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
     """Each question's two legs, from the cache when this index and query were seen before."""
-    from explorer.core.search import gather_legs
+    from explorer.core.retrieval.search import gather_legs
 
     key = hashlib.sha256(
         json.dumps([str(qset.index_dir), [q.text for q in qset.questions]]).encode()
@@ -183,7 +185,7 @@ def cached_legs(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
 
 def fusion_rules() -> dict:
     """The fusion rules compared with ``--rules`` (name → ``FusionRule``)."""
-    from explorer.core.fusion import AGREEMENT_RAMP, FusionKind, FusionRule
+    from explorer.core.retrieval.fusion import AGREEMENT_RAMP, FusionKind, FusionRule
 
     calibrated, convex = FusionKind.CALIBRATED, FusionKind.CONVEX
     rules = {
@@ -218,7 +220,7 @@ def fusion_rules() -> dict:
 
 def run_rules(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
     """Every rule of :func:`fusion_rules` on the same legs, per question type."""
-    from explorer.core.search import rank_legs
+    from explorer.core.retrieval.search import rank_legs
 
     rules = fusion_rules()
     legs = cached_legs(index, qset, cache)

@@ -15,7 +15,8 @@ neighbours and reports
 
 The methods only see content: the link graph is used to judge, never to rank. ``old`` is the
 method before issue 10 (nearest file vectors: the normalised mean of a file's chunk vectors);
-``new`` is :func:`explorer.core.related.related_files`. ``--variants`` adds settings of the new
+``new`` is :func:`explorer.core.retrieval.related.related_files`. ``--variants`` adds settings of
+the new
 method, to choose its defaults by data. The index is opened read-only in spirit (nothing is
 written), but use a copy: SQLite and Chroma open files for writing.
 """
@@ -36,10 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from related_links import link_graph  # noqa: E402
 
 from explorer.config import Settings  # noqa: E402
-from explorer.core.index import Index  # noqa: E402
-from explorer.core.keywords import FRESH  # noqa: E402
-from explorer.core.related import DEFAULT_TUNING, RelatedTuning, related_files  # noqa: E402
-from explorer.core.vectors import file_vector_id  # noqa: E402
+from explorer.core.retrieval.related import DEFAULT_TUNING, RelatedTuning, related_files  # noqa: E402
+from explorer.core.store.index import Index  # noqa: E402
+from explorer.core.store.keywords import FRESH  # noqa: E402
+from explorer.core.store.vectors import file_vector_id  # noqa: E402
 
 TOP = 5
 STUB_CHARS = 200

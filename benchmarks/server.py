@@ -37,9 +37,9 @@ def copy_vectors(root: Path, index_dir: Path, chroma_url: str) -> dict:
     import numpy as np
 
     from explorer.config import Settings
-    from explorer.core.chroma_server import parse_server_url
-    from explorer.core.index import Index
-    from explorer.core.vectors import VectorStore, file_vector_id
+    from explorer.core.store.chroma_server import parse_server_url
+    from explorer.core.store.index import Index
+    from explorer.core.store.vectors import VectorStore, file_vector_id
 
     started = time.perf_counter()
     index = Index.open_existing(Settings.for_root(root, index_dir))

@@ -86,8 +86,8 @@ def run_index(corpus: Path, index_dir: Path, env: dict, chroma_url: str | None =
 def embedding_texts(corpus: Path, index_dir: Path) -> list[str]:
     """The exact texts the indexer embedded, rebuilt from the index."""
     from explorer.config import Settings
-    from explorer.core.index import Index
-    from explorer.core.indexer import Indexer
+    from explorer.core.indexing.indexer import Indexer
+    from explorer.core.store.index import Index
 
     index = Index(Settings.for_root(corpus, index_dir))
     indexer = Indexer(index)
@@ -95,7 +95,7 @@ def embedding_texts(corpus: Path, index_dir: Path) -> list[str]:
         "SELECT c.id, c.path, c.ord, c.heading, c.start_line, c.end_line, c.start_char,"
         " c.end_char, c.text, f.title FROM chunks c JOIN files f ON f.path = c.path"
     ).fetchall()
-    from explorer.core.keywords import StoredChunk
+    from explorer.core.store.keywords import StoredChunk
 
     texts = [indexer._embedding_text(StoredChunk(*row)) for row in rows]
     index.close()
@@ -133,8 +133,8 @@ def warm_latency(
 ) -> dict:
     """p50/p95 ms per mode over ``rounds`` passes of QUERIES, after a short warm-up."""
     from explorer.config import Settings
-    from explorer.core.index import Index
-    from explorer.core.search import SearchRequest, search
+    from explorer.core.retrieval.search import SearchRequest, search
+    from explorer.core.store.index import Index
 
     index = Index.open_existing(Settings.for_root(corpus, index_dir, chroma_url=chroma_url))
     index.embedder.load_query_path()

@@ -285,8 +285,8 @@ async def keystrokes(
 FAKE_BUILD = """
 import sys
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
+from explorer.core.store.index import Index
+from explorer.core.indexing.indexer import Indexer
 from tests.fakes import FakeEmbedder
 
 embedder = FakeEmbedder(dimension=int(sys.argv[3]))
@@ -300,7 +300,7 @@ index.close()
 def query_encoder_latency(model: str | None = None) -> dict:
     """The real model's query path: load time, then per-query latency (in process)."""
     from explorer.config import DEFAULT_MODEL
-    from explorer.core.embedder import load_embedder
+    from explorer.core.embed.embedder import load_embedder
 
     embedder = load_embedder(model or DEFAULT_MODEL)
     started = time.perf_counter()

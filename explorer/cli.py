@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from explorer.core.chroma_server import CHROMA_URL_ENV
+from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.locations import INDEX_DIR_ENV
 from explorer.safe_text import safe_json, safe_text
 
@@ -380,7 +380,7 @@ def search(
     QUERY may hold filter words too: path:GLOB, tag:TAG, version:V (as in the TUI).
     """
     from explorer.commands import IndexOptions, OutputFormat, SearchOptions, run_search
-    from explorer.core.agent_context import ContextOptions
+    from explorer.core.retrieval.agent_context import ContextOptions
 
     if as_json and output_format not in (None, "json"):
         fail(f"--json and --format {output_format} exclude each other")

@@ -15,12 +15,12 @@ import click
 
 from explorer.cli import print_json
 from explorer.config import Settings
-from explorer.core.keywords import KeywordIndex, KeywordIndexDamaged
+from explorer.core.store.keywords import KeywordIndex, KeywordIndexDamaged
 from explorer.locations import default_index_dir
 from explorer.safe_text import safe_text
 
 if TYPE_CHECKING:
-    from explorer.core.damaged_store import Repair
+    from explorer.core.store.damaged_store import Repair
 
 
 class RootError(ValueError):
@@ -84,7 +84,7 @@ def settings_for(root: Path | None, options: IndexOptions) -> Settings:
 def require_server(settings: Settings) -> None:
     """With a Chroma server configured, fail at once (one line) unless it answers."""
     if settings.chroma_url:
-        from explorer.core.chroma_server import check_server, parse_server_url
+        from explorer.core.store.chroma_server import check_server, parse_server_url
 
         check_server(parse_server_url(settings.chroma_url))
 
@@ -112,15 +112,15 @@ def run_index(
     only: tuple[Path, ...] | None = None,
 ) -> None:
     """``explorer index``: a sync of the whole root, of ``only`` some paths, or a rebuild."""
-    from explorer.core.index import Index
-    from explorer.core.indexer import Indexer
-    from explorer.core.vectors import VectorStoreUnavailable
+    from explorer.core.indexing.indexer import Indexer
+    from explorer.core.store.index import Index
+    from explorer.core.store.vectors import VectorStoreUnavailable
 
     settings = settings_for(root, options)
     if not keywords_only:
         require_server(settings)
     if rebuild:
-        from explorer.core.rebuild import rebuild as rebuild_index
+        from explorer.core.indexing.rebuild import rebuild as rebuild_index
 
         with _ProgressDisplay(enabled=not as_json and _stderr_is_terminal()) as display:
             report = rebuild_index(
@@ -293,7 +293,7 @@ def _open_for_reading(settings: Settings, vectors: bool = True):
     thread, so the query model can load meanwhile."""
     import numpy  # noqa: F401 - before the thread: two threads importing numpy at once race
 
-    from explorer.core.index import Index
+    from explorer.core.store.index import Index
 
     index = Index.open_existing(settings)
     warm = threading.Thread(target=_open_vectors if vectors else None, args=(index,), daemon=True)
@@ -336,8 +336,8 @@ class SearchOptions:
     def request(self, query: str, settings: Settings):
         """The core's search request, with the settings' defaults filled in and the filter
         words of the query (``path:``, ``tag:``, ``version:``, as in the TUI) taken out."""
-        from explorer.core.agent_context import build_request
-        from explorer.core.file_filter import parse_filter_words
+        from explorer.core.retrieval.agent_context import build_request
+        from explorer.core.retrieval.file_filter import parse_filter_words
 
         parsed = parse_filter_words(query)
         return build_request(
@@ -363,9 +363,9 @@ def run_search(
     output: OutputFormat,
 ) -> None:
     """``explorer search``: run the search and print it as ``output`` says."""
-    from explorer.core.agent_context import shape_answer
-    from explorer.core.query import PathFilter, PathPatternError, QueryError
-    from explorer.core.search import search
+    from explorer.core.retrieval.agent_context import shape_answer
+    from explorer.core.retrieval.query import PathFilter, PathPatternError, QueryError
+    from explorer.core.retrieval.search import search
 
     try:
         PathFilter(search_options.paths)
@@ -419,7 +419,7 @@ def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None
         rel_path = absolute.relative_to(settings.root).as_posix()
     except ValueError:
         raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
-    from explorer.core.index import Index
+    from explorer.core.store.index import Index
 
     index = Index.open_existing(settings)
     try:
@@ -465,12 +465,12 @@ def _related_answer(index, rel_path: str, limit: int) -> list:
     the index, nothing is written: the file's vectors are computed in memory and compared with
     the files embedded so far.
     """
-    from explorer.core.embed_priority import EmbeddingPriority, Focus, keyword_neighbours
-    from explorer.core.index import Index, IndexBusy
-    from explorer.core.index_report import IndexReport
-    from explorer.core.indexer import Indexer
-    from explorer.core.keywords import PENDING
-    from explorer.core.related import related_files
+    from explorer.core.indexing.embed_priority import EmbeddingPriority, Focus, keyword_neighbours
+    from explorer.core.indexing.indexer import Indexer
+    from explorer.core.indexing.report import IndexReport
+    from explorer.core.retrieval.related import related_files
+    from explorer.core.store.index import Index, IndexBusy
+    from explorer.core.store.keywords import PENDING
 
     record = index.keywords.file(rel_path)
     stored_model = index.keywords.get_meta("model")
@@ -524,7 +524,7 @@ def _find_indexed_root(file: Path) -> Path:
 
 
 def run_status(root, options: IndexOptions, as_json) -> None:
-    from explorer.core.index import Index
+    from explorer.core.store.index import Index
 
     settings = settings_for(root, options)
     index = Index.open_existing(settings)
@@ -543,7 +543,7 @@ def run_status(root, options: IndexOptions, as_json) -> None:
 
 def run_links(file: Path, options: IndexOptions, root, as_json: bool) -> None:
     """``explorer links FILE``: the file's links and backlinks."""
-    from explorer.core.links import file_links
+    from explorer.core.retrieval.links import file_links
 
     if file.is_dir():
         raise RootError(f"not a file: {file}")
@@ -578,9 +578,9 @@ def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> b
     The keyword phase of a sync runs first when the write lock is free; when another process
     writes the index (the TUI keeps it current), what it holds is checked as it is.
     """
-    from explorer.core.index import Index, IndexBusy
-    from explorer.core.indexer import Indexer
-    from explorer.core.links import missing_references
+    from explorer.core.indexing.indexer import Indexer
+    from explorer.core.retrieval.links import missing_references
+    from explorer.core.store.index import Index, IndexBusy
 
     settings = settings_for(root, options)
     index = Index(settings)

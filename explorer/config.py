@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from explorer.core.chroma_server import CHROMA_URL_ENV
+from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.locations import resolve_index_dir
 from explorer.user_config import load_user_config
 
@@ -54,7 +54,8 @@ class Settings:
     """Chunks handed to the model per call (sorted by length inside the call)."""
     fusion: str = "calibrated"
     """How hybrid search fuses its legs: ``calibrated`` (scores standardised per query),
-    ``convex`` (raw cosine and BM25/best), or ``rrf`` (ranks); see ``explorer.core.fusion``."""
+    ``convex`` (raw cosine and BM25/best), or ``rrf`` (ranks); see
+    ``explorer.core.retrieval.fusion``."""
     semantic_weight: float = 0.5
     """Weight of the vector leg; the keyword leg gets the rest (calibrated and convex fusion)."""
     keyword_confidence: float = 3.0

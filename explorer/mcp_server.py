@@ -6,7 +6,7 @@ fields as the CLI's ``--json``. The server only reads: it never takes the index'
 so it runs beside ``explorer index`` or the TUI, and it follows their writes (and a rebuild's
 swap) as the CLI would.
 
-Every path an agent names is resolved inside the root (:mod:`explorer.core.safe_paths`):
+Every path an agent names is resolved inside the root (:mod:`explorer.core.ingest.safe_paths`):
 absolute paths, ``..`` and symbolic links that leave the root come back as error results and
 are never read. ``read`` also refuses what the index would leave out (hidden, ignored and
 binary files), so ``.env`` or ``.git/config`` stay unreadable through it.
@@ -92,7 +92,7 @@ class ExplorerTools:
 
     # -- the index ----------------------------------------------------------------------------
     def _database_identity(self) -> tuple[int, int] | None:
-        from explorer.core.index import DATABASE_NAME
+        from explorer.core.store.index import DATABASE_NAME
 
         try:
             info = os.stat(self.settings.index_dir / DATABASE_NAME)
@@ -102,7 +102,7 @@ class ExplorerTools:
 
     def index(self):
         """The open index, reopened if a rebuild swapped its database in."""
-        from explorer.core.index import Index
+        from explorer.core.store.index import Index
 
         identity = self._database_identity()
         if self._index is not None and identity != self._identity:
@@ -129,7 +129,7 @@ class ExplorerTools:
                 raise ToolFailure(_describe(error)) from error
 
     def _inside(self, path: str):
-        from explorer.core.safe_paths import resolve_inside
+        from explorer.core.ingest.safe_paths import resolve_inside
 
         return resolve_inside(self.settings.root, path)
 
@@ -151,8 +151,8 @@ class ExplorerTools:
         explain: bool = False,
     ) -> dict:
         from explorer.commands import SearchOptions
-        from explorer.core.agent_context import ContextOptions, shape_answer
-        from explorer.core.search import search
+        from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
+        from explorer.core.retrieval.search import search
 
         if limit is not None and limit > MAX_LIMIT:
             raise ToolFailure(f"limit must be at most {MAX_LIMIT}")
@@ -173,7 +173,7 @@ class ExplorerTools:
         return shape_answer(index, response, context).as_json(explain=explain)
 
     def related(self, path: str, limit: int = 10) -> dict:
-        from explorer.core.related import related_files
+        from explorer.core.retrieval.related import related_files
 
         if limit > MAX_LIMIT:
             raise ToolFailure(f"limit must be at most {MAX_LIMIT}")
@@ -182,7 +182,7 @@ class ExplorerTools:
         return {"file": inside.rel_path, "related": [n.as_json() for n in neighbours]}
 
     def read(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
-        from explorer.core.scanner import load_text
+        from explorer.core.ingest.scanner import load_text
 
         inside = self._inside(path)
         if not self._rules().accepts(inside.rel_path):
@@ -202,7 +202,7 @@ class ExplorerTools:
         return _line_range(inside.rel_path, loaded, start_line, end_line)
 
     def links(self, path: str) -> dict:
-        from explorer.core.links import file_links
+        from explorer.core.retrieval.links import file_links
 
         inside = self._inside(path)
         found = file_links(self.index(), inside.rel_path)
@@ -215,7 +215,7 @@ class ExplorerTools:
         return index.status(check_disk=True).as_json()
 
     def _rules(self):
-        from explorer.core.disk_state import scan_rules
+        from explorer.core.indexing.disk_state import scan_rules
 
         return scan_rules(self.settings)
 

@@ -52,7 +52,8 @@ def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
 
 
 def render_search(answer, explain: bool, first: int = 1) -> None:
-    """An :class:`~explorer.core.agent_context.AgentAnswer` as text: files best first, each
+    """An :class:`~explorer.core.retrieval.agent_context.AgentAnswer` as text: files best first,
+    each
     with its passages (snippets, or full text with ``--content``), or metadata only."""
     response, options = answer.response, answer.options
     for note in response.notes:

@@ -101,14 +101,14 @@ def _warm() -> None:
     import numpy  # noqa: F401
 
     import explorer.commands  # noqa: F401
-    import explorer.core.agent_context  # noqa: F401
-    import explorer.core.index  # noqa: F401
-    import explorer.core.numpy_encoder  # noqa: F401
-    import explorer.core.related  # noqa: F401
-    import explorer.core.search  # noqa: F401
+    import explorer.core.embed.numpy_encoder  # noqa: F401
+    import explorer.core.retrieval.agent_context  # noqa: F401
+    import explorer.core.retrieval.related  # noqa: F401
+    import explorer.core.retrieval.search  # noqa: F401
+    import explorer.core.store.index  # noqa: F401
     import explorer.render  # noqa: F401
     from explorer.commands import forbid_embedding
-    from explorer.core.embedder import keep_loaded_embedders
+    from explorer.core.embed.embedder import keep_loaded_embedders
 
     keep_loaded_embedders()
     forbid_embedding()

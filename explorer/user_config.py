@@ -28,7 +28,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from explorer.core.fusion import FusionKind
+from explorer.core.retrieval.fusion import FusionKind
 from explorer.locations import config_dir
 
 CONFIG_NAME = "config.toml"

@@ -6,10 +6,10 @@
 
 from __future__ import annotations
 
-import explorer.core.index
+import explorer.core.store.index
 from explorer.cli import main
 from tests.fakes import FakeEmbedder
 
 if __name__ == "__main__":
-    explorer.core.index.load_embedder = lambda model: FakeEmbedder()
+    explorer.core.store.index.load_embedder = lambda model: FakeEmbedder()
     main(prog_name="explorer")

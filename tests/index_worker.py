@@ -15,8 +15,8 @@ from pathlib import Path
 import chromadb  # noqa: F401 - the slow import, done before the cue
 
 from explorer.config import Settings
-from explorer.core.index import Index, IndexBusy
-from explorer.core.indexer import Indexer
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.store.index import Index, IndexBusy
 from tests.fakes import FakeEmbedder
 
 BUSY_EXIT = 3

@@ -19,7 +19,8 @@ from explorer.tui import messages
 
 
 class IndexBridge:
-    """Owns the :class:`~explorer.core.live.LiveIndex` of the UI; reports only by messages."""
+    """Owns the :class:`~explorer.core.live.writer.LiveIndex` of the UI; reports only by
+    messages."""
 
     def __init__(
         self,
@@ -56,7 +57,7 @@ class IndexBridge:
 
     def _open(self) -> None:
         try:
-            from explorer.core.live import LiveIndex
+            from explorer.core.live.writer import LiveIndex
 
             live = LiveIndex(
                 self.settings, self._on_event, embedder=self.embedder, watch=self.watch

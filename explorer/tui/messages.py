@@ -18,9 +18,9 @@ class IndexOpened(Message):
     """The live index exists (its SQLite store is open); searches may run on ``index``."""
 
     live: Any
-    """The :class:`explorer.core.live.LiveIndex` (or None when it could not be made)."""
+    """The :class:`explorer.core.live.writer.LiveIndex` (or None when it could not be made)."""
     index: Any
-    """The :class:`explorer.core.index.Index` to search."""
+    """The :class:`explorer.core.store.index.Index` to search."""
     error: str = ""
 
 
@@ -128,7 +128,7 @@ class SearchFinished(Message):
     answered: str
     """The mode that actually produced the results (keyword while the model loads)."""
     response: Any
-    """The :class:`explorer.core.search.SearchResponse`."""
+    """The :class:`explorer.core.retrieval.search.SearchResponse`."""
     seconds: float
     note: str = ""
     rows: list[Any] = field(default_factory=list)

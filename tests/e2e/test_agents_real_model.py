@@ -117,7 +117,7 @@ def test_an_agent_searches_by_meaning_reads_and_is_refused_outside_paths(corpus)
 def test_the_token_budget_counts_with_the_models_tokenizer(corpus):
     from tokenizers import Tokenizer
 
-    from explorer.core.embedder import resolve_model_dir
+    from explorer.core.embed.embedder import resolve_model_dir
 
     root, env = corpus
     done = run_explorer(

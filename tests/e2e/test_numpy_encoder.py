@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.core.numpy_encoder import NumpyBertEncoder, _openblas_threads
+from explorer.core.embed.numpy_encoder import NumpyBertEncoder, _openblas_threads
 
 pytestmark = pytest.mark.e2e
 
@@ -210,7 +210,7 @@ def test_query_path_does_not_import_torch(model_dir: Path) -> None:
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from explorer.core.numpy_encoder import NumpyBertEncoder\n"
+        "from explorer.core.embed.numpy_encoder import NumpyBertEncoder\n"
         f"vector = NumpyBertEncoder(Path({str(model_dir)!r})).encode(['how to install'])\n"
         "assert vector.shape == (1, 384), vector.shape\n"
         "heavy = ('torch', 'sentence_transformers', 'transformers')\n"

@@ -6,8 +6,8 @@ from click.testing import CliRunner
 
 from explorer.cli import main
 from explorer.config import Settings
-from explorer.core.live import LiveIndex, VectorsStateEvent
-from explorer.core.search import SearchRequest, search
+from explorer.core.live.writer import LiveIndex, VectorsStateEvent
+from explorer.core.retrieval.search import SearchRequest, search
 from tests.chroma_server import free_port
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder

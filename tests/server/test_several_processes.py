@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.keywords import FRESH
-from explorer.core.search import SearchRequest, search
-from explorer.core.vectors import VectorStore, file_vector_id
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
+from explorer.core.store.keywords import FRESH
+from explorer.core.store.vectors import VectorStore, file_vector_id
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
 from tests.index_worker import BUSY_EXIT
@@ -113,7 +113,7 @@ def test_two_machines_index_the_same_content_at_once_on_the_server(tmp_path, chr
             assert_whole(index)
         finally:
             index.close()
-    from explorer.core.chroma_server import parse_server_url
+    from explorer.core.store.chroma_server import parse_server_url
 
     shared = VectorStore(address=parse_server_url(chroma_server.url), model=model)
     assert shared.count_chunks() == len(CORPUS)  # identical chunks stored once, not twice
@@ -184,7 +184,7 @@ def test_index_command_next_to_a_live_tui_explains_itself(tmp_path):
     from click.testing import CliRunner
 
     from explorer.cli import main
-    from explorer.core.live import LiveIndex
+    from explorer.core.live.writer import LiveIndex
 
     root = write_files(tmp_path / "docs", dict(list(CORPUS.items())[:5]))
     settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)

@@ -11,12 +11,12 @@ import uuid
 import pytest
 
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.keywords import FRESH
-from explorer.core.related import related_files
-from explorer.core.search import SearchRequest, search
-from explorer.core.vectors import VectorStore, file_vector_id
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.related import related_files
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
+from explorer.core.store.keywords import FRESH
+from explorer.core.store.vectors import VectorStore, file_vector_id
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 
@@ -54,7 +54,7 @@ def checkout(tmp_path, chroma_server, model):
 
 
 def server_store(chroma_server, model) -> VectorStore:
-    from explorer.core.chroma_server import parse_server_url
+    from explorer.core.store.chroma_server import parse_server_url
 
     return VectorStore(address=parse_server_url(chroma_server.url), model=model)
 

@@ -27,8 +27,8 @@ FAKE_MODEL = FakeEmbedder.name
 BUILD_SCRIPT = """
 import sys
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
+from explorer.core.store.index import Index
+from explorer.core.indexing.indexer import Indexer
 from tests.fakes import FakeEmbedder
 
 root, index_dir = sys.argv[1], sys.argv[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import explorer
-from explorer.core.fuzzy import match_paths
+from explorer.core.retrieval.fuzzy import match_paths
 from explorer.tui.themes import ThemeFileError, load_theme_file, load_themes, shipped_themes_dir
 from explorer.tui.widgets.search_box import parse_query, split_filter
 

@@ -15,9 +15,9 @@ import threading
 import pytest
 from textual.app import App, ComposeResult
 
-from explorer.core import related as core_related
-from explorer.core.links import FileLinks, Link
-from explorer.core.references import ReferenceKind
+from explorer.core.ingest.references import ReferenceKind
+from explorer.core.retrieval import related as core_related
+from explorer.core.retrieval.links import FileLinks, Link
 from explorer.tui.widgets.links import LinksList
 from tests.ui.conftest import wait_for, wait_settled
 

@@ -9,8 +9,8 @@ import warnings
 
 import pytest
 
-from explorer.core.chunker import chunk_file, parse_front_matter
-from explorer.core.documents import Chunk, ChunkedFile
+from explorer.core.ingest.chunker import chunk_file, parse_front_matter
+from explorer.core.ingest.documents import Chunk, ChunkedFile
 
 _WORD = re.compile(r"\S+")
 

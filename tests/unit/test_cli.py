@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from explorer.cli import main
 from explorer.config import Settings
-from explorer.core.index import Index
+from explorer.core.store.index import Index
 from tests.conftest import EXPLORER_PROCESS, run_explorer, write_files
 from tests.fakes import FakeEmbedder
 
@@ -26,7 +26,7 @@ CORPUS = {
 @pytest.fixture(autouse=True)
 def fake_model(monkeypatch):
     """Every command gets the fake embedder instead of loading a model."""
-    monkeypatch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def shared(tmp_path_factory):
     base = tmp_path_factory.mktemp("cli")
     root, index_dir = write_files(base / "root", CORPUS), base / "index"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+        patch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
         ok(CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)]))
     return root, index_dir
 
@@ -348,7 +348,7 @@ def test_unexpected_failure_is_one_line_too(runner, shared, monkeypatch):
     def broken(*_args, **_kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("explorer.core.search.search", broken)
+    monkeypatch.setattr("explorer.core.retrieval.search.search", broken)
     result = invoke(runner, "search", "telescope", root, "--index-dir", index_dir)
     assert_one_line_error(result, "RuntimeError: disk on fire", "EXPLORER_DEBUG")
 
@@ -415,7 +415,7 @@ def hostile(tmp_path_factory):
     base = tmp_path_factory.mktemp("hostile")
     root, index_dir = write_hostile(base / "root"), base / "index"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+        patch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
         ok(CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)]))
     return root, index_dir
 

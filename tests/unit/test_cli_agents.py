@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from explorer.cli import main
 from explorer.commands import SearchOptions
 from explorer.config import Settings
-from explorer.core.agent_context import ContextOptions, shape_answer
-from explorer.core.index import Index
-from explorer.core.search import SearchRequest, search
+from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
 from explorer.user_config import ConfigError, load_user_config
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
@@ -36,7 +36,7 @@ CORPUS = {
 
 @pytest.fixture(autouse=True)
 def fake_model(monkeypatch):
-    monkeypatch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def shared(tmp_path_factory):
     base = tmp_path_factory.mktemp("agents")
     root, index_dir = write_files(base / "root", CORPUS), base / "index"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+        patch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
         ok(CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)]))
     return root, index_dir
 
@@ -304,7 +304,7 @@ def test_rebuild_keeps_the_old_index_searchable_until_the_new_one_is_complete(
     root, index_dir = indexed
     write_files(root, {"notes/comet.md": "# Comet\n\nA comet tail.\n"})
     seen_during: list[list[str]] = []
-    import explorer.core.rebuild as rebuild_module
+    import explorer.core.indexing.rebuild as rebuild_module
 
     real_sync = rebuild_module.Indexer.sync
 
@@ -349,7 +349,7 @@ def test_rebuild_refused_while_another_process_writes(runner, indexed):
 
 def test_a_reader_open_across_a_rebuild_sees_the_new_vectors(runner, indexed, monkeypatch):
     root, index_dir = indexed
-    monkeypatch.setattr("explorer.core.index.READER_REFRESH_SECONDS", 0.0)
+    monkeypatch.setattr("explorer.core.store.index.READER_REFRESH_SECONDS", 0.0)
     reader = Index.open_existing(Settings.for_root(root, index_dir), FakeEmbedder())
     try:
         before = search(reader, SearchRequest("comet tail", mode="semantic"))

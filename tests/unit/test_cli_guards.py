@@ -25,10 +25,10 @@ from click.testing import CliRunner
 
 from explorer.cli import main
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.query import PathPatternError
-from explorer.core.search import SearchRequest, search
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.query import PathPatternError
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
 from tests.conftest import EXPLORER_PROCESS, write_files
 from tests.fakes import FakeEmbedder
 
@@ -41,7 +41,7 @@ CORPUS = {
 
 @pytest.fixture(autouse=True)
 def fake_model(monkeypatch):
-    monkeypatch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
 
 
 def invoke(*args):

@@ -25,13 +25,27 @@ def _run(code: str) -> subprocess.CompletedProcess:
 
 def core_modules() -> list[str]:
     return sorted(
-        info.name for info in pkgutil.iter_modules(explorer.core.__path__, prefix="explorer.core.")
+        info.name
+        for info in pkgutil.walk_packages(explorer.core.__path__, prefix="explorer.core.")
+        if not info.ispkg
     )
 
 
 def test_core_has_the_expected_modules():
     modules = set(core_modules())
-    for name in ("keywords", "vectors", "index", "indexer", "query", "search", "related"):
+    for name in (
+        "ingest.scanner",
+        "ingest.chunker",
+        "embed.embedder",
+        "store.keywords",
+        "store.vectors",
+        "store.index",
+        "indexing.indexer",
+        "retrieval.query",
+        "retrieval.search",
+        "retrieval.related",
+        "live.writer",
+    ):
         assert f"explorer.core.{name}" in modules
 
 

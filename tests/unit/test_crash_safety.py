@@ -25,13 +25,13 @@ from pathlib import Path
 import pytest
 
 from explorer.config import Settings
-from explorer.core.embed_priority import EmbeddingPriority, Focus
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.keywords import FRESH, KeywordIndex
-from explorer.core.query import fts_expression
-from explorer.core.search import SearchRequest, search
-from explorer.core.vectors import VectorStore, file_vector_id
+from explorer.core.indexing.embed_priority import EmbeddingPriority, Focus
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.query import fts_expression
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
+from explorer.core.store.keywords import FRESH, KeywordIndex
+from explorer.core.store.vectors import VectorStore, file_vector_id
 from tests.fakes import FakeEmbedder
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,12 +17,12 @@ from click.testing import CliRunner
 
 from explorer.cli import main
 from explorer.config import Settings
-from explorer.core.damaged_store import DAMAGED_PREFIX, Store
-from explorer.core.index import CHROMA_DIR_NAME, DATABASE_NAME, Index
-from explorer.core.indexer import Indexer
-from explorer.core.keywords import KeywordIndexDamaged
-from explorer.core.search import SearchRequest, search
-from explorer.core.vectors import CHROMA_DATABASE, VectorStore, VectorStoreDamaged
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.damaged_store import DAMAGED_PREFIX, Store
+from explorer.core.store.index import CHROMA_DIR_NAME, DATABASE_NAME, Index
+from explorer.core.store.keywords import KeywordIndexDamaged
+from explorer.core.store.vectors import CHROMA_DATABASE, VectorStore, VectorStoreDamaged
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 from tests.hostile.damage import Damage, damage_file
@@ -200,7 +200,7 @@ def test_a_damaged_store_fails_the_same_way_twice_and_a_fresh_one_opens_in_its_p
 # -- the CLI --------------------------------------------------------------------------------------
 @pytest.fixture
 def cli(monkeypatch):
-    monkeypatch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
     runner = CliRunner()
 
     def invoke(*args):

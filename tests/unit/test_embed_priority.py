@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from explorer.cli import main
 from explorer.config import Settings
-from explorer.core.embed_priority import (
+from explorer.core.indexing.embed_priority import (
     BASE_EVERY,
     WINDOW_BATCHES,
     EmbeddingPriority,
@@ -23,12 +23,12 @@ from explorer.core.embed_priority import (
     Tier,
     keyword_neighbours,
 )
-from explorer.core.index import Index
-from explorer.core.index_report import IndexReport
-from explorer.core.indexer import Indexer
-from explorer.core.keywords import FRESH, PENDING
-from explorer.core.live import FilesEmbeddedEvent, LiveIndex, VectorsReadyEvent
-from explorer.core.manifest_records import FileRecord, StoredChunk
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.indexing.report import IndexReport
+from explorer.core.live.writer import FilesEmbeddedEvent, LiveIndex, VectorsReadyEvent
+from explorer.core.store.index import Index
+from explorer.core.store.keywords import FRESH, PENDING
+from explorer.core.store.manifest_records import FileRecord, StoredChunk
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
 
@@ -309,7 +309,7 @@ def test_live_index_follows_the_focus_and_reports_files_as_they_are_embedded(roo
 # -- explorer related on a file without vectors ---------------------------------------------------
 @pytest.fixture
 def cli_fake_model(monkeypatch):
-    monkeypatch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
 
 
 def related_json(root: Path, index_dir: Path, rel: str, *extra: str):

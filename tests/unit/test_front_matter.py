@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from explorer.core.chunker import chunk_file
-from explorer.core.front_matter import (
+from explorer.core.ingest.chunker import chunk_file
+from explorer.core.ingest.front_matter import (
     FIELD_CAPS,
     MAX_FRONT_MATTER_CHARS,
     front_matter_end,
@@ -35,7 +35,7 @@ def test_alias_bomb_costs_milliseconds_and_bounded_memory() -> None:
     assert len(alias_bomb_yaml().encode()) < 400
     code = (
         "import sys, time\n"
-        "from explorer.core.chunker import chunk_file\n"
+        "from explorer.core.ingest.chunker import chunk_file\n"
         "doc = sys.stdin.read()\n"
         "started = time.perf_counter()\n"
         "result = chunk_file('bomb.md', doc, lambda t: [(0, len(t))] if t.strip() else [])\n"

@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 
 from explorer.config import Settings
-from explorer.core.file_filter import FileFilter, parse_filter_words
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.search import SearchRequest, search
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.file_filter import FileFilter, parse_filter_words
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

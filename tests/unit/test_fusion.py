@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from explorer.core.fusion import FusionKind, FusionRule, LegScores, fuse
+from explorer.core.retrieval.fusion import FusionKind, FusionRule, LegScores, fuse
 
 CALIBRATED = FusionRule(FusionKind.CALIBRATED, semantic_weight=0.6, confidence=2.0)
 
@@ -109,8 +109,8 @@ def test_calibrated_is_the_logistic_of_the_weighted_standard_scores():
 
 
 def test_explain_text_shows_a_measured_cosine_without_a_rank(capsys):
-    from explorer.core.agent_context import AgentAnswer, ContextOptions
-    from explorer.core.search import FileHit, Passage, SearchResponse
+    from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
+    from explorer.core.retrieval.search import FileHit, Passage, SearchResponse
     from explorer.render import render_search
 
     passage = Passage("c1", "Intro", 1, 2, 0, 10, 0.7, "some text", [], 1, 9.5, None, 0.123, 0.7)

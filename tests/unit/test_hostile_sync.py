@@ -9,10 +9,10 @@ import threading
 import pytest
 
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.live import LiveIndex
-from explorer.core.search import SearchRequest, search
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.live.writer import LiveIndex
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
 from explorer.user_config import ConfigError, load_user_config
 from tests.conftest import wait_until
 from tests.fakes import FakeEmbedder

@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.keywords import FRESH, PENDING, SKIPPED
-from explorer.core.query import fts_expression
-from explorer.core.search import SearchRequest, search
-from explorer.core.vectors import file_vector_id
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.query import fts_expression
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
+from explorer.core.store.keywords import FRESH, PENDING, SKIPPED
+from explorer.core.store.vectors import file_vector_id
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from explorer.core.documents import Chunk
-from explorer.core.keywords import FAILED, FRESH, PENDING, SKIPPED, KeywordIndex
-from explorer.core.query import fts_expression
+from explorer.core.ingest.documents import Chunk
+from explorer.core.retrieval.query import fts_expression
+from explorer.core.store.keywords import FAILED, FRESH, PENDING, SKIPPED, KeywordIndex
 
 
 @pytest.fixture

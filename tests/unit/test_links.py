@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from explorer.cli import main
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.links import LinksUnavailable, file_links, missing_references
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.links import LinksUnavailable, file_links, missing_references
+from explorer.core.store.index import Index
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 
@@ -161,7 +161,7 @@ def test_an_index_made_before_links_extracts_them_on_the_next_sync(built, tmp_pa
 @pytest.fixture
 def cli(tmp_path, monkeypatch):
     """The CLI on the corpus, with the fake embedder and a private index directory."""
-    monkeypatch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
     root = write_files(tmp_path / "root", CORPUS)
     index_dir = tmp_path / "cli-index"
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.live import (
+from explorer.core.live.writer import (
     ErrorEvent,
     FilesChangedEvent,
     LiveEvent,
@@ -21,7 +20,8 @@ from explorer.core.live import (
     VectorsReadyEvent,
     WriterEvent,
 )
-from explorer.core.search import SearchRequest, search
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
 
@@ -314,8 +314,8 @@ def test_index_inside_root_and_listener_errors(corpus):
 
 
 def test_update_paths_handles_folders_and_vanishing_files(corpus, settings_for, monkeypatch):
-    from explorer.core import indexer as indexer_module
-    from explorer.core.indexer import Indexer
+    from explorer.core.indexing import indexer as indexer_module
+    from explorer.core.indexing.indexer import Indexer
 
     index = Index(settings_for(corpus), FakeEmbedder())
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer.core.numpy_encoder import NumpyBertEncoder, UnsupportedModel, _gelu, _layer_norm
+from explorer.core.embed.numpy_encoder import NumpyBertEncoder, UnsupportedModel, _gelu, _layer_norm
 
 TRANSFORMER = {
     "idx": 0,

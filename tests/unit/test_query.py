@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.query import (
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.query import (
     PathFilter,
     QueryError,
     coverage,
@@ -19,7 +18,8 @@ from explorer.core.query import (
     query_terms,
     topic_pieces,
 )
-from explorer.core.search import SearchRequest, search
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

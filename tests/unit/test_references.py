@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.core.chunker import chunk_file
-from explorer.core.references import (
+from explorer.core.ingest.chunker import chunk_file
+from explorer.core.ingest.references import (
     FileReference,
     ReferenceKind,
     extract_references,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.related import RelatedError, related_files
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.related import RelatedError, related_files
+from explorer.core.store.index import Index
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

@@ -25,7 +25,7 @@ CORPUS = {
 
 @pytest.fixture(autouse=True)
 def fake_model(monkeypatch):
-    monkeypatch.setattr("explorer.core.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.core.root_paths import OutsideRoot, disk_path, path_key
-from explorer.core.scanner import resolve_inside_root
+from explorer.core.ingest.root_paths import OutsideRoot, disk_path, path_key
+from explorer.core.ingest.scanner import resolve_inside_root
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.core.safe_paths import PathOutsideRoot, resolve_inside
+from explorer.core.ingest.safe_paths import PathOutsideRoot, resolve_inside
 from tests.conftest import write_files
 
 

@@ -8,9 +8,9 @@ import threading
 import time
 from pathlib import Path
 
-from explorer.core.documents import SkipReason
-from explorer.core.file_reading import FileRefused, read_head, read_regular_file
-from explorer.core.scanner import ScanRules, load_text, scan, scan_path
+from explorer.core.ingest.documents import SkipReason
+from explorer.core.ingest.file_reading import FileRefused, read_head, read_regular_file
+from explorer.core.ingest.scanner import ScanRules, load_text, scan, scan_path
 from tests.hostile import corpus
 
 CAP = 1_000_000

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.core.scanner import DEFAULT_EXTENSIONS, ScanRules, load_text, scan
+from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS, ScanRules, load_text, scan
 
 CAP = 1_000_000
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from explorer.config import Settings
-from explorer.core.index import Index
-from explorer.core.indexer import Indexer
-from explorer.core.query import QueryError, query_terms
-from explorer.core.search import SearchRequest, search
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.query import QueryError, query_terms
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.core.watcher import IndexWatcher
+from explorer.core.live.watcher import IndexWatcher
 from tests.conftest import wait_until
 
 # watchdog warns (harmlessly) when a new folder's watch is added twice in a race with its walk.

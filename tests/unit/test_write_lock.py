@@ -10,14 +10,14 @@ import time
 import pytest
 
 from explorer.config import Settings
-from explorer.core.index import LOCK_NAME, Index, IndexBusy
-from explorer.core.write_lock import LockBusy, WriteLock
+from explorer.core.store.index import LOCK_NAME, Index, IndexBusy
+from explorer.core.store.write_lock import LockBusy, WriteLock
 from tests.fakes import FakeEmbedder
 
 HOLDER_SCRIPT = """
 import sys
 from pathlib import Path
-from explorer.core.write_lock import WriteLock
+from explorer.core.store.write_lock import WriteLock
 
 lock = WriteLock(Path(sys.argv[1]))
 lock.acquire("the other process")

@@ -27,7 +27,7 @@ class LoadingWorkersMixin(MessagePump):
     @work(thread=True, exclusive=True, group="model", exit_on_error=False)
     def _warm_query_model(self, index: Any) -> None:
         """Open the vector store and warm the query encoder, off the UI thread."""
-        from explorer.core.vectors import VectorStoreUnavailable
+        from explorer.core.store.vectors import VectorStoreUnavailable
 
         try:
             try:
@@ -117,7 +117,7 @@ class LoadingWorkersMixin(MessagePump):
 
     @work(thread=True, exclusive=True, group="related", exit_on_error=False)
     def _related(self, index: Any, path: str, embedding: bool) -> None:
-        from explorer.core.related import RelatedError, related_files
+        from explorer.core.retrieval.related import RelatedError, related_files
 
         worker = get_current_worker()
         try:

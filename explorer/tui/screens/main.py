@@ -27,8 +27,8 @@ from textual.timer import Timer
 from textual.widgets import Footer
 
 from explorer.config import Settings
-from explorer.core.file_filter import FileFilter
-from explorer.core.root_paths import OutsideRoot, resolve_inside_root
+from explorer.core.ingest.root_paths import OutsideRoot, resolve_inside_root
+from explorer.core.retrieval.file_filter import FileFilter
 from explorer.safe_text import safe_text
 from explorer.tui import messages
 from explorer.tui.bridge import IndexBridge
@@ -179,7 +179,7 @@ class MainScreen(IndexEventsMixin, LoadingWorkersMixin, SearchMixin, ActionsMixi
         its writer thread does the embedding)."""
         if self.live is None:
             return
-        from explorer.core.embed_priority import Focus
+        from explorer.core.indexing.embed_priority import Focus
 
         results = tuple(hit.path for hit in self.results.hits)
         self.live.focus(Focus(self.current_path, results, self._browsed_folder))

@@ -90,9 +90,9 @@ class SearchMixin(MessagePump):
         semantic_ready: bool,
         width: int,
     ) -> None:
-        from explorer.core.query import QueryError
-        from explorer.core.search import SearchRequest, search
-        from explorer.core.vectors import VectorStoreUnavailable
+        from explorer.core.retrieval.query import QueryError
+        from explorer.core.retrieval.search import SearchRequest, search
+        from explorer.core.store.vectors import VectorStoreUnavailable
 
         worker = get_current_worker()
         started = time.perf_counter()

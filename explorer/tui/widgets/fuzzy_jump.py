@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
-from explorer.core.fuzzy import PathMatch, match_files
+from explorer.core.retrieval.fuzzy import PathMatch, match_files
 from explorer.safe_text import safe_spans
 
 LIMIT = 50

@@ -86,7 +86,7 @@ class LinksList(OptionList):
         self.source: str | None = None
         """The file whose links are shown (or being loaded)."""
         self.found: Any = None
-        """The :class:`~explorer.core.links.FileLinks` shown, if any."""
+        """The :class:`~explorer.core.retrieval.links.FileLinks` shown, if any."""
         self.rows: list[LinkRow | None] = []
         """Per option: the row Enter opens, or None for a header or message."""
 
@@ -108,7 +108,8 @@ class LinksList(OptionList):
         self._load(index, path)
 
     def show_links(self, path: str, found: Any) -> None:
-        """Show ``found`` (a :class:`~explorer.core.links.FileLinks`) for ``path``; links read
+        """Show ``found`` (a :class:`~explorer.core.retrieval.links.FileLinks`) for ``path``; links
+        read
         again for the file on show stay where the user scrolled them."""
         scroll_y = self.scroll_y if self.found is not None and self.source == path else 0
         self.source = path
@@ -151,7 +152,7 @@ class LinksList(OptionList):
 
     @work(thread=True, exclusive=True, group="links", exit_on_error=False)
     def _load(self, index: Any, path: str) -> None:
-        from explorer.core.links import LinksUnavailable, file_links
+        from explorer.core.retrieval.links import LinksUnavailable, file_links
 
         worker = get_current_worker()
         try:

@@ -12,14 +12,14 @@ from pathlib import Path, PurePosixPath
 
 from textual.content import Content
 
-from explorer.core.file_reading import (
+from explorer.core.ingest.file_reading import (
     BINARY_PROBE_BYTES,
     FileRefused,
     bom_encoding,
     decode_leniently,
     read_head,
 )
-from explorer.core.front_matter import front_matter_end
+from explorer.core.ingest.front_matter import front_matter_end
 from explorer.safe_text import safe_text
 from explorer.tui.widgets.syntax_highlight import highlight_lines
 

@@ -95,7 +95,7 @@ def _markdown_text(text: str) -> str:
 
 
 def related_prompt(item: Any, width: int = DEFAULT_WIDTH) -> Content:
-    """The row of one :class:`~explorer.core.related.RelatedFile`, laid out for ``width``
+    """The row of one :class:`~explorer.core.retrieval.related.RelatedFile`, laid out for ``width``
     cells: the path broken at ``/`` (never inside a name), the explaining passage's heading
     and line, and the passage as plain text."""
     passage = item.related_passage

@@ -40,7 +40,7 @@ def short_heading(heading: str, title: str) -> str:
 
 
 def hit_lines(hit: Any, width: int) -> list[Content]:
-    """The lines of one :class:`~explorer.core.search.FileHit`, cut to ``width`` cells.
+    """The lines of one :class:`~explorer.core.retrieval.search.FileHit`, cut to ``width`` cells.
 
     Pure and thread-safe: the search worker calls it. Score and path, followed on the same
     line when they fit there (else on the next) by the best passage's heading and line and the

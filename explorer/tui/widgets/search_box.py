@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.reactive import Reactive, reactive
 from textual.widgets import Input, Label
 
-from explorer.core.file_filter import FileFilter, parse_filter_words
+from explorer.core.retrieval.file_filter import FileFilter, parse_filter_words
 
 MODES = ("hybrid", "semantic", "keyword")
 QUERY_PLACEHOLDER = "words or a question · path:guides/ to filter"

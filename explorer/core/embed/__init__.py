@@ -1,0 +1,1 @@
+"""Embed: the models that turn passages and queries into unit vectors."""

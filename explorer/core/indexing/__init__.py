@@ -1,0 +1,1 @@
+"""Indexing: a sync in phases (keywords, then vectors), its order, its report, and rebuilds."""

@@ -1,0 +1,55 @@
+"""How the folder on disk differs from the manifest, found by a stat walk (nothing is read).
+
+``explorer status`` uses it to count files edited, created or deleted since the last index run
+as stale. A file is *edited* when its size or modification time differs from the manifest's,
+*new* when the index would take it but the manifest does not know it, *deleted* when the
+manifest knows it and the folder no longer holds it. The walk uses the indexer's own rules, so
+it sees exactly the files an ``explorer index`` would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from explorer.config import Settings
+from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS, ScanRules, scan
+from explorer.core.store.manifest_records import FileRecord
+
+
+def scan_rules(settings: Settings) -> ScanRules:
+    """The rules the indexer applies to the root of ``settings``."""
+    return ScanRules(
+        settings.root,
+        extensions=settings.extensions or DEFAULT_EXTENSIONS,
+        exclude=settings.exclude,
+        extra_ignored_dirs=(settings.index_dir,),
+        allow_outside_links=settings.allow_outside_links,
+    )
+
+
+@dataclass(frozen=True)
+class DiskChanges:
+    """Files that changed on disk since the manifest last saw them (sorted paths)."""
+
+    edited: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.edited) + len(self.new) + len(self.deleted)
+
+
+def compare_with_disk(settings: Settings, records: dict[str, FileRecord]) -> DiskChanges:
+    """Compare the manifest ``records`` with the folder by size and modification time."""
+    result = scan(settings.root, scan_rules(settings), settings.max_file_bytes)
+    edited, new = [], []
+    for scanned in result.files:
+        record = records.get(scanned.rel_path)
+        if record is None:
+            new.append(scanned.rel_path)
+        elif (record.size, record.mtime_ns) != (scanned.size, scanned.mtime_ns):
+            edited.append(scanned.rel_path)
+    on_disk = {f.rel_path for f in result.files} | {s.rel_path for s in result.skipped}
+    deleted = sorted(path for path in records if path not in on_disk)
+    return DiskChanges(edited=edited, new=new, deleted=deleted)

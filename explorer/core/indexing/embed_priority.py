@@ -1,0 +1,243 @@
+"""What is embedded first: the files the user looks at, then the newest, never starving the rest.
+
+Embedding is the one slow step of indexing, so its order matters more than its speed. The
+order, best first (:class:`Tier`):
+
+1. the file open in the preview, alone, so its file vector exists after a few model batches;
+2. its likely neighbours by keyword (:func:`keyword_neighbours`): the files a related list will
+   most likely show;
+3. the files in the current search results, in their order;
+4. the files under the folder being browsed;
+5. everything else, most recently modified first (``explorer index`` uses only this tier).
+
+A user interface sets a :class:`Focus` on an :class:`EmbeddingPriority` from any thread; the
+writer thread reads it between model batches through an :class:`EmbeddingQueue`, so the order
+follows the user within one batch. Every :data:`BASE_EVERY`-th window is taken from the base
+order whatever the focus, so a focus that never stops (a folder holding everything) cannot
+starve the rest. Only the order changes: chunks are marked embedded and files fresh exactly as
+before, so crash safety and the one-writer rule are untouched.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+
+from explorer.core.retrieval.query import HIGHLIGHT_STOPWORDS
+from explorer.core.store.keywords import KeywordIndex
+from explorer.core.store.manifest_records import FileRecord, StoredChunk
+
+WINDOW_BATCHES = 4
+"""Model batches per window when nothing the user looks at waits: a window's chunks are sorted
+longest first (less padding per batch), and its files are finished together when it ends.
+While focused files wait, a window holds one batch's worth, so they finish sooner."""
+BASE_EVERY = 4
+"""While focused files wait, every this-many-th window comes from the base order (newest
+first): the rest always gets at least one model batch in four."""
+NEIGHBOURS = 20
+"""How many keyword neighbours of the open file follow it."""
+NEIGHBOUR_TERMS = 24
+"""Most distinct words of the open file that make the neighbours' keyword query."""
+_WORD = re.compile(r"[^\W\d_][\w]{3,}", re.UNICODE)
+
+
+class Tier(IntEnum):
+    """Why a file is embedded when it is: lower tiers go first."""
+
+    OPEN = 0
+    NEIGHBOUR = 1
+    RESULT = 2
+    FOLDER = 3
+    REST = 4
+
+
+@dataclass(frozen=True)
+class Focus:
+    """What the user looks at now; every field is optional."""
+
+    open_file: str | None = None
+    """The root-relative path open in the preview."""
+    results: tuple[str, ...] = ()
+    """The files of the current search results, best first."""
+    folder: str | None = None
+    """The root-relative folder being browsed (``""`` is the root, which names no file first)."""
+
+
+class EmbeddingPriority:
+    """The user's current :class:`Focus`, shared between a UI thread and the writer thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._focus = Focus()
+        self._generation = 0
+
+    def set_focus(self, focus: Focus) -> None:
+        """Make ``focus`` the current one; the writer follows it from its next model batch."""
+        with self._lock:
+            if focus != self._focus:
+                self._focus = focus
+                self._generation += 1
+
+    @property
+    def focus(self) -> Focus:
+        with self._lock:
+            return self._focus
+
+    def snapshot(self) -> tuple[int, Focus]:
+        """(generation, focus): the generation changes whenever the focus does."""
+        with self._lock:
+            return self._generation, self._focus
+
+
+def keyword_neighbours(keywords: KeywordIndex, path: str, limit: int = NEIGHBOURS) -> list[str]:
+    """The ``limit`` files nearest to ``path`` by keyword, best first (not ``path`` itself).
+
+    The query is the file's title and headings plus its most frequent longer words, OR-ed; BM25
+    weighs the rare ones up. It stands in for related files before any vector exists.
+    """
+    chunks = keywords.chunks_by_id(keywords.chunk_ids(path))
+    if not chunks:
+        return []
+    counts: Counter[str] = Counter()
+    for chunk in chunks.values():
+        for word in _WORD.findall(f"{chunk.title} {chunk.heading}".lower()):
+            counts[word] += 3  # a title or heading word says more than a body word
+        counts.update(_WORD.findall(chunk.text.lower()))
+    terms = [w for w, _n in counts.most_common() if w not in HIGHLIGHT_STOPWORDS]
+    terms = terms[:NEIGHBOUR_TERMS]
+    if not terms:
+        return []
+    expression = " OR ".join(f'"{term}"' for term in terms)
+    scores: dict[str, float] = {}
+    for _chunk_id, other, score in keywords.search(expression, 40 * limit):
+        if other != path:
+            scores[other] = scores.get(other, 0.0) + score
+    return sorted(scores, key=lambda p: -scores[p])[:limit]
+
+
+class EmbeddingQueue:
+    """Pending chunks handed out a model batch at a time, in the order the focus asks for.
+
+    Chunks are grouped by file. A window takes whole files of one tier in priority order until
+    it holds a batch of chunks (:data:`WINDOW_BATCHES` batches once no focused file waits; the
+    open file always makes a window of its own), and hands them out longest first. A new focus
+    drops the rest of the window: its chunks go back and the order is worked out again.
+    """
+
+    def __init__(
+        self,
+        chunks: Iterable[StoredChunk],
+        lengths: Mapping[str, int],
+        records: Mapping[str, FileRecord],
+        batch_size: int,
+        priority: EmbeddingPriority | None = None,
+        neighbours: Callable[[str], list[str]] | None = None,
+    ) -> None:
+        """``lengths``: each chunk's embedding text length; ``records``: the manifest (for
+        modification times); ``neighbours``: the keyword neighbours of a path."""
+        self._by_path: dict[str, dict[str, StoredChunk]] = {}
+        for chunk in chunks:
+            self._by_path.setdefault(chunk.path, {})[chunk.id] = chunk
+        self._lengths = lengths
+        self._batch = max(1, batch_size)
+        self._priority = priority
+        self._neighbours = neighbours
+        self._neighbours_of: tuple[str, list[str]] | None = None
+        self._base = sorted(
+            self._by_path,
+            key=lambda p: (-(records[p].mtime_ns if p in records else 0), p),
+        )
+        self._generation = -1
+        self._tiers: dict[str, tuple[Tier, int]] = {}
+        self._window: list[StoredChunk] = []
+        self._windows = 0
+        self.remaining = sum(len(c) for c in self._by_path.values())
+
+    def next_batch(self) -> list[StoredChunk]:
+        """The next model batch (empty once every chunk has been handed out)."""
+        self._follow_focus()
+        if not self._window:
+            self._window = self._fill_window()
+        batch, self._window = self._window[: self._batch], self._window[self._batch :]
+        for chunk in batch:
+            left = self._by_path[chunk.path]
+            del left[chunk.id]
+            if not left:
+                del self._by_path[chunk.path]
+        self.remaining -= len(batch)
+        return batch
+
+    def tier_of(self, path: str) -> Tier:
+        """The tier ``path`` is in under the current focus."""
+        return self._tiers.get(path, (Tier.REST, 0))[0]
+
+    # -- ordering -----------------------------------------------------------------------------
+    def _follow_focus(self) -> None:
+        if self._priority is None:
+            if self._generation < 0:
+                self._generation = 0
+            return
+        generation, focus = self._priority.snapshot()
+        if generation == self._generation:
+            return
+        self._generation = generation
+        self._window = []  # its chunks are still in _by_path: they come back in the new order
+        self._tiers = self._rank(focus)
+
+    def _rank(self, focus: Focus) -> dict[str, tuple[Tier, int]]:
+        tiers: dict[str, tuple[Tier, int]] = {}
+
+        def put(path: str, tier: Tier, rank: int) -> None:
+            if path in self._by_path and (path not in tiers or tiers[path][0] > tier):
+                tiers[path] = (tier, rank)
+
+        if focus.open_file:
+            put(focus.open_file, Tier.OPEN, 0)
+            for rank, other in enumerate(self._neighbours_for(focus.open_file)):
+                put(other, Tier.NEIGHBOUR, rank)
+        for rank, path in enumerate(focus.results):
+            put(path, Tier.RESULT, rank)
+        if focus.folder:
+            prefix = focus.folder.rstrip("/") + "/"
+            for rank, path in enumerate(self._base):
+                if path.startswith(prefix):
+                    put(path, Tier.FOLDER, rank)
+        return tiers
+
+    def _neighbours_for(self, path: str) -> list[str]:
+        if self._neighbours is None:
+            return []
+        if self._neighbours_of is None or self._neighbours_of[0] != path:
+            self._neighbours_of = (path, self._neighbours(path))
+        return self._neighbours_of[1]
+
+    def _fill_window(self) -> list[StoredChunk]:
+        focused_left = any(path in self._by_path for path in self._tiers)
+        if focused_left:
+            self._windows += 1
+        if not focused_left or self._windows % BASE_EVERY == 0:
+            order, tier = [p for p in self._base if p in self._by_path], None
+        else:
+            base_rank = {p: i for i, p in enumerate(self._base)}
+            order = sorted(
+                self._by_path,
+                key=lambda p: (*self._tiers.get(p, (Tier.REST, base_rank[p])), base_rank[p]),
+            )
+            tier = self.tier_of(order[0])
+        # While files the user looks at wait, a window is one batch's worth of whole files, so
+        # each of them finishes within a batch or two and the base order gets one batch in
+        # BASE_EVERY; otherwise windows are longer and better packed.
+        size = self._batch if focused_left else WINDOW_BATCHES * self._batch
+        window: list[StoredChunk] = []
+        for path in order:
+            if tier is not None and self.tier_of(path) != tier:
+                break  # one tier per window: sorting by length must not put the rest first
+            window.extend(self._by_path[path].values())
+            if tier == Tier.OPEN or len(window) >= size:
+                break  # the open file makes a window of its own: its vector is awaited
+        window.sort(key=lambda c: self._lengths.get(c.id, 0), reverse=True)
+        return window

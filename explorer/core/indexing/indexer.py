@@ -1,0 +1,330 @@
+"""Keep an index in step with the files of its root.
+
+A sync runs in two phases. First every new or changed file is read, chunked and written to the
+keyword index with its manifest row (state ``pending``): from then on it is keyword-searchable.
+Then the pending chunks are embedded in batches and written to Chroma; a file becomes ``fresh``
+once all its chunks are there. Chunk ids derive from the path, the content hash and the chunk's
+position, so redoing any step is idempotent. Before each sync the two stores are reconciled, so a
+run killed at any moment is repaired by the next one without a full rebuild.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from explorer.core.indexing.disk_state import scan_rules
+from explorer.core.indexing.embed_priority import EmbeddingPriority
+from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback, chunk_id
+from explorer.core.indexing.vector_phase import VectorPhase
+from explorer.core.ingest.chunker import chunk_file, file_references
+from explorer.core.ingest.documents import ScannedFile, SkippedFile
+from explorer.core.ingest.root_paths import disk_path, path_key
+from explorer.core.ingest.scanner import load_text, scan, scan_path
+from explorer.core.store.index import Index
+from explorer.core.store.keywords import FAILED, FRESH, PENDING, SKIPPED, KeywordIndexDamaged
+from explorer.core.store.vectors import VectorStoreDamaged, VectorStoreUnavailable, file_vector_id
+
+__all__ = ["Indexer", "IndexReport", "Progress", "ProgressCallback", "chunk_id"]
+
+
+class Indexer(VectorPhase):
+    """Brings an :class:`Index` up to date with its root, fully or for a few paths.
+
+    The keyword phase is here; the vector phase is inherited from :class:`VectorPhase`.
+    """
+
+    def __init__(self, index: Index, priority: EmbeddingPriority | None = None) -> None:
+        """``priority``: what the user looks at, embedded first (see
+        :mod:`explorer.core.indexing.embed_priority`); without it, the most recently modified
+        first."""
+        self.index = index
+        self.priority = priority
+        self.rules = scan_rules(index.settings)
+        self._stale_vector_ids: list[str] = []
+        self._stale_file_vectors: list[str] = []
+
+    # -- entry points -------------------------------------------------------------------------
+    def sync(
+        self,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        embed: bool = True,
+    ) -> IndexReport:
+        """Bring the whole root up to date: scan, keywords, then (optionally) vectors.
+
+        A writer that finds a store damaged on the way sets it aside, opens a fresh one and
+        runs the sync once more (see :meth:`Index.repair`); a reader raises the damage.
+        """
+        try:
+            return self._sync(progress, cancel, embed)
+        except (KeywordIndexDamaged, VectorStoreDamaged) as damage:
+            self.index.repair(damage)
+            return self._sync(progress, cancel, embed)
+
+    def _sync(
+        self,
+        progress: ProgressCallback | None,
+        cancel: threading.Event | None,
+        embed: bool,
+    ) -> IndexReport:
+        report = IndexReport()
+        self._stale_vector_ids.clear()
+        self._stale_file_vectors.clear()
+        notify = progress or (lambda _p: None)
+        notify(Progress("scan"))
+        started = time.perf_counter()
+        settings = self.index.settings
+        result = scan(settings.root, self.rules, settings.max_file_bytes, cancel)
+        if result.cancelled:  # an incomplete walk must not remove the files it did not reach
+            report.cancelled = True
+            return report
+        known = self.index.keywords.files()
+        on_disk = {f.rel_path for f in result.files} | {s.rel_path for s in result.skipped}
+        gone = [path for path in known if path not in on_disk]
+        self._remove(gone, report)
+        for skipped in result.skipped:
+            self._mark_skipped(skipped, known.get(skipped.rel_path), report)
+        total = len(result.files)
+        for done, scanned in enumerate(result.files, start=1):
+            if cancel is not None and cancel.is_set():
+                report.cancelled = True
+                break
+            self._update_file(scanned, known.get(scanned.rel_path), report)
+            if done % 25 == 0 or done == total:
+                notify(Progress("keywords", files_done=done, files_total=total))
+        if not report.cancelled and not self.index.keywords.facts.links_complete():
+            self._extract_missing_links(cancel)
+        report.keyword_seconds = time.perf_counter() - started
+        # Chroma is opened only now: the keyword phase never waits for it. Reconciling removes
+        # the vectors of every chunk the keyword phase replaced (or removed), and any an
+        # earlier run left; only the latter count as repaired.
+        try:
+            self.reconcile_vectors(report)
+        except VectorStoreUnavailable as error:
+            if embed:
+                raise
+            report.vectors_unavailable = str(error)  # the keyword phase is done all the same
+        if embed and not report.cancelled:
+            self.embed_pending(report, notify, cancel)
+        self.index.touch_last_update()
+        notify(Progress("done", files_done=total, files_total=total))
+        return report
+
+    def update_paths(
+        self,
+        rel_paths: Iterable[str],
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        embed: bool = True,
+    ) -> IndexReport:
+        """Bring just these paths up to date (created, changed, deleted or moved files/folders).
+
+        A path that is a folder stands for every file under it; a path that no longer exists
+        also stands for every manifest entry under it (a deleted or moved-away folder). A file
+        that vanishes while it is read is removed as deleted. With ``embed=False`` only the
+        keyword phase runs; the new chunks wait for :meth:`embed_pending`.
+        """
+        report = IndexReport()
+        notify = progress or (lambda _p: None)
+        max_bytes = self.index.settings.max_file_bytes
+        for rel_path in sorted(self._expand_paths(rel_paths)):
+            record = self.index.keywords.file(rel_path)
+            found: ScannedFile | SkippedFile | None
+            folder, _slash, name = rel_path.rpartition("/")
+            if name == ".gitignore":  # a fifo or device one is counted as the full scan does
+                pruned = bool(folder) and self.rules.prunes_dir(folder)
+                found = None if pruned else self.rules.gitignore_problem(folder)
+            else:
+                found = scan_path(self.rules, rel_path, max_bytes)
+            if found is None:
+                if record is not None:
+                    self._remove([rel_path], report)
+                continue
+            if isinstance(found, SkippedFile):
+                self._mark_skipped(found, record, report)
+                continue
+            self._update_file(found, record, report)
+            if not found.abs_path.exists() and self.index.keywords.file(rel_path) is not None:
+                self._remove([rel_path], report)  # deleted while it was being read
+        if embed:
+            self.embed_pending(report, notify, cancel)
+        else:
+            self._flush_deletions()  # keep the stores in step until the embedding catches up
+        self.index.touch_last_update()
+        return report
+
+    def _expand_paths(self, rel_paths: Iterable[str]) -> set[str]:
+        """File paths that ``rel_paths`` stand for: folders become the files under them.
+
+        An existing folder gives every file under it that the scan rules do not prune, plus
+        the manifest's paths under it (to drop those gone from disk); a path that does not
+        exist gives itself plus the manifest's paths under it (a deleted folder).
+        """
+        root = self.index.settings.root
+        known: list[str] | None = None
+        expanded: set[str] = set()
+        for raw in rel_paths:
+            rel = path_key(raw).replace(os.sep, "/").strip("/")
+            while rel.startswith("./"):
+                rel = rel[2:]
+            if ".." in rel.split("/"):
+                expanded.add(rel)  # never walk outside the root; the rules reject it
+                continue
+            absolute = root / disk_path(rel) if rel else root
+            is_dir = absolute.is_dir() and not absolute.is_symlink()
+            if rel and not is_dir and absolute.exists():
+                expanded.add(rel)  # an existing file: the common case, no manifest lookup
+                continue
+            if known is None:
+                known = sorted(self.index.keywords.files())
+            prefix = f"{rel}/" if rel else ""
+            start = bisect.bisect_left(known, prefix)
+            for path in known[start:]:
+                if not path.startswith(prefix):
+                    break
+                expanded.add(path)
+            if not is_dir:
+                if rel:
+                    expanded.add(rel)
+                continue
+            if rel and self.rules.prunes_dir(rel):
+                continue
+            for dirpath, dirnames, filenames in os.walk(absolute):
+                rel_dir = path_key(Path(dirpath).relative_to(root).as_posix())
+                rel_dir = "" if rel_dir == "." else rel_dir
+                dirnames[:] = sorted(
+                    d
+                    for d in dirnames
+                    if not self.rules.prunes_dir(f"{rel_dir}/{path_key(d)}".lstrip("/"))
+                )
+                expanded.update(f"{rel_dir}/{path_key(name)}".lstrip("/") for name in filenames)
+        return expanded
+
+    # -- phase 1: keywords --------------------------------------------------------------------
+    def _update_file(self, scanned: ScannedFile, record, report: IndexReport) -> None:
+        keywords = self.index.keywords
+        if (
+            record is not None
+            and record.size == scanned.size
+            and record.mtime_ns == scanned.mtime_ns
+            and record.state in (FRESH, PENDING, SKIPPED, FAILED)
+        ):
+            if record.state == SKIPPED:  # still skipped, for the same reason: count it so
+                kind = record.reason.split(":")[0]
+                report.skipped[kind] = report.skipped.get(kind, 0) + 1
+            else:
+                report.unchanged += 1
+            return
+        loaded = load_text(scanned.abs_path, self.index.settings.max_file_bytes)
+        if isinstance(loaded, tuple):
+            reason, detail = loaded
+            self._drop_vectors(
+                keywords.mark_skipped(
+                    scanned.rel_path, scanned.size, scanned.mtime_ns, SKIPPED, f"{reason}: {detail}"
+                )
+            )
+            report.skipped[reason] = report.skipped.get(reason, 0) + 1
+            return
+        content_hash = hashlib.sha256(loaded.encode("utf-8", "surrogatepass")).hexdigest()
+        if record is not None and record.hash == content_hash and record.state in (FRESH, PENDING):
+            keywords.touch(scanned.rel_path, scanned.size, scanned.mtime_ns)
+            report.unchanged += 1
+            return
+        try:
+            chunked = chunk_file(
+                scanned.rel_path,
+                loaded,
+                self.index.embedder.token_spans,
+                max_tokens=self.index.settings.chunk_tokens,
+                overlap_tokens=self.index.settings.chunk_overlap,
+            )
+        except Exception as error:  # noqa: BLE001 - a bad file must not stop the sync
+            self._drop_vectors(
+                keywords.mark_skipped(
+                    scanned.rel_path,
+                    scanned.size,
+                    scanned.mtime_ns,
+                    FAILED,
+                    f"chunking failed: {type(error).__name__}: {error}",
+                )
+            )
+            report.failed += 1
+            return
+        title = chunked.metadata.get("title") or _title_from_path(scanned.rel_path)
+        metadata = dict(chunked.metadata)
+        if chunked.notes:  # kept with the metadata, so what was dropped can be looked up
+            metadata["notes"] = "; ".join(chunked.notes)
+        chunks = [
+            (chunk_id(scanned.rel_path, content_hash, ordinal), chunk)
+            for ordinal, chunk in enumerate(chunked.chunks)
+        ]
+        old_ids = keywords.replace_file(
+            scanned.rel_path,
+            scanned.size,
+            scanned.mtime_ns,
+            content_hash,
+            chunks,
+            metadata,
+            title,
+            chunked.references,
+        )
+        self._drop_vectors(old_ids, keep={cid for cid, _ in chunks})
+        self._forget_file_vector(scanned.rel_path, record)
+        if record is None or record.state in (SKIPPED, FAILED):
+            report.added += 1
+        else:
+            report.updated += 1
+        report.chunks_written += len(chunks)
+
+    def _extract_missing_links(self, cancel: threading.Event | None) -> None:
+        """An index made before references were stored: extract every file's once."""
+        keywords = self.index.keywords
+        root = self.index.settings.root
+        for path, record in keywords.files().items():
+            if cancel is not None and cancel.is_set():
+                return
+            if record.state not in (FRESH, PENDING):
+                continue
+            loaded = load_text(root / disk_path(path), self.index.settings.max_file_bytes)
+            if isinstance(loaded, str):
+                keywords.replace_links(path, file_references(path, loaded))
+        keywords.facts.set_links_complete()
+
+    def _mark_skipped(self, skipped: SkippedFile, record, report: IndexReport) -> None:
+        """Record ``skipped`` in the manifest (unless it is already, for the same reason)."""
+        reason = skipped.manifest_reason
+        if record is None or record.state != SKIPPED or record.reason != reason:
+            self._forget_file_vector(skipped.rel_path, record)
+            self._drop_vectors(
+                self.index.keywords.mark_skipped(skipped.rel_path, 0, 0, SKIPPED, reason)
+            )
+        kind = str(skipped.reason)
+        report.skipped[kind] = report.skipped.get(kind, 0) + 1
+
+    def _remove(self, paths: list[str], report: IndexReport) -> None:
+        for path in paths:
+            self._forget_file_vector(path, self.index.keywords.file(path))
+            self._drop_vectors(self.index.keywords.remove_file(path))
+            report.removed += 1
+
+    def _forget_file_vector(self, path: str, record) -> None:
+        """Note the file vector of ``record`` (the file's previous content) to delete."""
+        if record is not None and record.hash:
+            self._stale_file_vectors.append(file_vector_id(path, record.hash))
+
+    def _drop_vectors(self, ids: list[str], keep: set[str] | None = None) -> None:
+        """Note vectors to delete; they go in one call before the next embedding."""
+        self._stale_vector_ids.extend(i for i in ids if not keep or i not in keep)
+
+
+def _title_from_path(rel_path: str) -> str:
+    """A readable title for a file without one: its name without extension, words spaced."""
+    name = rel_path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
+    return stem.replace("-", " ").replace("_", " ").strip() or name

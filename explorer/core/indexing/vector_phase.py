@@ -1,0 +1,219 @@
+"""Phase 2 of a sync (see :mod:`explorer.core.indexing.indexer`): vectors for the keyword phase's
+chunks.
+
+:class:`VectorPhase` is mixed into :class:`~explorer.core.indexing.indexer.Indexer`: it reconciles
+Chroma
+with the keyword index, embeds the pending chunks, and marks a file fresh once its file vector
+is stored.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Collection
+
+import numpy as np
+
+from explorer.core.indexing.embed_priority import (
+    EmbeddingPriority,
+    EmbeddingQueue,
+    keyword_neighbours,
+)
+from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback
+from explorer.core.store.index import Index
+from explorer.core.store.keywords import FRESH, StoredChunk
+from explorer.core.store.vectors import file_vector_id
+
+CONTEXT_TOKENS = 24
+"""Most tokens of heading context put before a chunk's text when it is embedded."""
+
+
+class VectorPhase:
+    """The vector methods of :class:`~explorer.core.indexing.indexer.Indexer`, a mixin: the indexer
+    sets
+    ``index`` and notes in the ``_stale_*`` lists the vectors its keyword phase made obsolete."""
+
+    index: Index
+    priority: EmbeddingPriority | None
+    _stale_vector_ids: list[str]
+    _stale_file_vectors: list[str]
+
+    def _flush_deletions(self) -> None:
+        if self.index.shared_vectors:  # a shared store keeps every version (see vectors.py)
+            self._stale_vector_ids.clear()
+            self._stale_file_vectors.clear()
+            return
+        if self._stale_vector_ids:
+            self.index.vectors.delete_chunks(sorted(set(self._stale_vector_ids)))
+            self._stale_vector_ids.clear()
+        if self._stale_file_vectors:
+            self.index.vectors.delete_files(sorted(set(self._stale_file_vectors)))
+            self._stale_file_vectors.clear()
+
+    def reconcile_vectors(self, report: IndexReport) -> None:
+        """Handle a model change, reuse stored vectors, repair what an interrupted run left.
+
+        A local store is listed whole: vectors no chunk names are deleted. A shared store is
+        only asked about this index's ids (it holds other checkouts' too), and the chunks whose
+        vectors it already has are not embedded again: that is how a second machine reuses
+        the first one's work.
+        """
+        keywords, vectors = self.index.keywords, self.index.vectors
+        model = self.index.settings.model
+        stored = keywords.get_meta("model")
+        if stored is not None and stored != model:
+            vectors.reset()
+            keywords.reset_embedded()
+        keywords.set_meta("model", model)
+        location = keywords.get_meta("vector_location")
+        if location != vectors.location:
+            keywords.set_meta("vector_location", vectors.location)
+        in_sqlite = set(keywords.chunk_ids())
+        if vectors.shared:
+            in_store = vectors.existing_chunk_ids(sorted(in_sqlite))
+        else:
+            in_store = vectors.chunk_ids()
+            orphans = sorted(in_store - in_sqlite)
+            vectors.delete_chunks(orphans)
+            # The keyword phase noted the vectors of chunks it replaced or removed: deleting
+            # those is this sync's own work, not a repair of what an interrupted run left.
+            report.orphans_removed = len(set(orphans) - set(self._stale_vector_ids))
+        self._stale_vector_ids.clear()
+        self._stale_file_vectors.clear()
+        keywords.mark_missing_vectors(in_sqlite - in_store)
+        reusable = sorted(keywords.unembedded_ids() & in_store)
+        keywords.mark_embedded(reusable)
+        report.chunks_reused = len(reusable)
+        records = keywords.files()
+        expected = {
+            file_vector_id(path, record.hash): path
+            for path, record in records.items()
+            if record.state == FRESH and record.chunk_count
+        }
+        if vectors.shared:
+            present = vectors.existing_file_ids(sorted(expected))
+        else:
+            stored_ids = vectors.file_ids()
+            vectors.delete_files(sorted(stored_ids - expected.keys()))
+            present = stored_ids & expected.keys()
+        keywords.mark_unfinished(sorted(expected[i] for i in expected.keys() - present))
+
+    def embed_pending(
+        self,
+        report: IndexReport,
+        notify: ProgressCallback,
+        cancel: threading.Event | None = None,
+        only: Collection[str] | None = None,
+        finished: Callable[[list[str]], None] | None = None,
+    ) -> None:
+        """Embed every chunk not yet in Chroma (of the files ``only`` names, if given), then
+        finish files.
+
+        The order is the indexer's :class:`~explorer.core.indexing.embed_priority.EmbeddingPriority`
+        (most recently modified files first without one). ``finished`` hears the paths made
+        fresh after each model batch, so a reader can use them before the whole run ends.
+        """
+        self._flush_deletions()
+        pending = self.index.keywords.pending_chunks()
+        if only is not None:
+            pending = [c for c in pending if c.path in only]
+        fresh_vectors: dict[str, np.ndarray] = {}
+        started = time.perf_counter()
+
+        def finish() -> None:
+            fresh = self._finish_files(fresh_vectors)
+            if fresh and finished is not None:
+                finished(fresh)
+
+        if pending:
+            embedder = self.index.embedder
+            load = getattr(embedder, "load_document_model", None)
+            if load is not None:
+                notify(Progress("model", chunks_total=len(pending)))
+                load()
+                report.model_seconds = time.perf_counter() - started
+                started = time.perf_counter()
+            self.index.keywords.set_meta("dimension", str(embedder.dimension))
+            # Sorted by the chunk's own length (its heading context adds a few tokens to each);
+            # the text to embed is built per batch, so the first batch starts at once.
+            keywords = self.index.keywords
+            queue = EmbeddingQueue(
+                pending,
+                {c.id: len(c.text) for c in pending},
+                keywords.files(),
+                self.index.settings.embed_batch,
+                self.priority,
+                lambda path: keyword_neighbours(keywords, path),
+            )
+            total, done = len(pending), 0
+            notify(Progress("embed", chunks_done=0, chunks_total=total))
+            while queue.remaining:
+                if cancel is not None and cancel.is_set():
+                    report.cancelled = True
+                    break
+                batch = queue.next_batch()
+                vectors = embedder.embed_documents([self._embedding_text(c) for c in batch])
+                ids = [c.id for c in batch]
+                self.index.vectors.upsert_chunks(ids, vectors, [c.path for c in batch])
+                self.index.keywords.mark_embedded(ids)
+                fresh_vectors.update(zip(ids, vectors, strict=True))
+                report.chunks_embedded += len(batch)
+                done += len(batch)
+                notify(Progress("embed", chunks_done=done, chunks_total=total))
+                finish()
+        finish()
+        report.embed_seconds = time.perf_counter() - started
+
+    def embed_in_memory(self, path: str) -> dict[str, np.ndarray]:
+        """The vectors of ``path``'s chunks ({chunk id: vector}), computed and not stored: a
+        reader's stand-in while another process holds the write lock."""
+        chunks = self.index.keywords.chunks_by_id(self.index.keywords.chunk_ids(path))
+        if not chunks:
+            return {}
+        ids = list(chunks)
+        texts = [self._embedding_text(chunks[i]) for i in ids]
+        vectors = self.index.embedder.embed_documents(texts)
+        return dict(zip(ids, vectors, strict=True))
+
+    def _finish_files(self, known_vectors: dict[str, np.ndarray]) -> list[str]:
+        """Give every fully embedded pending file its file vector and mark it fresh; the paths
+        so finished.
+
+        A file vector the store already holds (same path and content) is kept as it is.
+        """
+        keywords, store = self.index.keywords, self.index.vectors
+        ready = keywords.files_ready_to_finish()
+        if not ready:
+            return []
+        file_ids = {}
+        for path in ready:
+            record = keywords.file(path)
+            file_ids[path] = file_vector_id(path, record.hash if record else "")
+        present = store.existing_file_ids(file_ids.values())
+        for path in ready:
+            if file_ids[path] not in present:
+                ids = keywords.chunk_ids(path)
+                missing = [i for i in ids if i not in known_vectors]
+                stored = store.chunk_vectors(missing) if missing else {}
+                vectors = [known_vectors[i] if i in known_vectors else stored.get(i) for i in ids]
+                vectors = [v for v in vectors if v is not None]
+                if vectors:
+                    mean = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
+                    norm = float(np.linalg.norm(mean))
+                    store.upsert_file(file_ids[path], path, mean / norm if norm else mean)
+            keywords.mark_fresh(path)
+        return ready
+
+    def _embedding_text(self, chunk: StoredChunk) -> str:
+        """The chunk's text with its title and heading path before it, cut to a few tokens."""
+        parts = [chunk.title] if chunk.title else []
+        if chunk.heading and chunk.heading != chunk.title:
+            parts.append(chunk.heading)
+        context = " > ".join(parts)
+        if not context:
+            return chunk.text
+        spans = self.index.embedder.token_spans(context)
+        if len(spans) > CONTEXT_TOKENS:
+            context = context[: spans[CONTEXT_TOKENS - 1][1]]
+        return f"{context}\n{chunk.text}"

@@ -1,0 +1,81 @@
+"""Split a file's text into chunks that follow its structure and fit the embedding model.
+
+Markdown is cut at its headings, Python at its top-level definitions (found with ``ast``), other
+code at the definition lines of its language family, reStructuredText at its underlined titles,
+and anything else into token windows that prefer paragraph breaks. A section longer than
+``max_tokens`` is split further (a Python class at its methods, other code at its indented
+members) and, when still too long, into overlapping windows cut at line boundaries.
+
+Every chunk's text is ``text[start_char:end_char]`` of the original text (front matter included
+in the offsets but never in a chunk), so a hit can be shown exactly where it stands in the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from explorer.core.ingest.code_sections import CODE_FAMILIES, code_sections, python_sections
+from explorer.core.ingest.documents import ChunkedFile
+from explorer.core.ingest.front_matter import FrontMatter, parse_front_matter, read_front_matter
+from explorer.core.ingest.markup import heading_sections, markdown_headings, rst_headings
+from explorer.core.ingest.references import FileReference, extract_references
+from explorer.core.ingest.windows import Chunker, Section, TokenSpans
+
+__all__ = ["MARKDOWN_EXTENSIONS", "PYTHON_EXTENSIONS", "chunk_file", "parse_front_matter"]
+
+MARKDOWN_EXTENSIONS = frozenset({"md", "markdown", "mdx"})
+PYTHON_EXTENSIONS = frozenset({"py", "pyi"})
+_FRONT_MATTER_EXTENSIONS = MARKDOWN_EXTENSIONS | {"html", "htm"}
+
+
+def file_references(rel_path: str, text: str) -> list[FileReference]:
+    """The references of a file without chunking it (for an index made before links)."""
+    ext = PurePosixPath(rel_path).suffix.lower().lstrip(".")
+    body = parse_front_matter(text)[1] if ext in _FRONT_MATTER_EXTENSIONS else 0
+    return extract_references(rel_path, text, body)
+
+
+def chunk_file(
+    rel_path: str,
+    text: str,
+    token_spans: TokenSpans,
+    max_tokens: int = 240,
+    overlap_tokens: int = 32,
+) -> ChunkedFile:
+    """Split ``text`` (the file at ``rel_path``) into chunks of at most ``max_tokens`` tokens.
+
+    The kind of split follows the extension of ``rel_path``; windows of a long section overlap by
+    ``overlap_tokens`` tokens (at most half a window). Chunks come in file order, hold
+    ``text[start_char:end_char]`` and never include front matter (its fields are the metadata).
+    The references the file makes to others (links, path mentions) come along.
+    """
+    if max_tokens < 1:
+        raise ValueError("max_tokens must be at least 1")
+    overlap = max(0, min(overlap_tokens, max_tokens // 2))
+    ext = PurePosixPath(rel_path).suffix.lower().lstrip(".")
+    front = read_front_matter(text) if ext in _FRONT_MATTER_EXTENSIONS else FrontMatter()
+    metadata, body = front.metadata, front.body_start
+    chunker = Chunker(text, token_spans, max_tokens, overlap)
+    sections: list[Section] | None = None
+    if ext in MARKDOWN_EXTENSIONS:
+        headings = markdown_headings(text, body)
+        sections = heading_sections(text, body, metadata.get("title", ""), headings)
+    elif ext in PYTHON_EXTENSIONS:
+        sections = python_sections(chunker, text)
+    elif ext == "rst":
+        sections = heading_sections(text, body, "", rst_headings(chunker, body))
+    else:
+        for extensions, pattern, comments in CODE_FAMILIES:
+            if ext in extensions:
+                last_line = len(chunker.line_starts)
+                sections = code_sections(chunker, 1, last_line, "", pattern, comments, False)
+                break
+    for section in sections or [Section(body, len(text), "")]:
+        chunker.add(section)
+    references = extract_references(rel_path, text, body)
+    return ChunkedFile(
+        chunks=chunker.chunks,
+        metadata=metadata,
+        references=references,
+        notes=list(front.notes),
+    )

@@ -1,0 +1,162 @@
+"""Read files under a root without trusting them: regular files only, bounded, decoded by BOM.
+
+Anything under a root may be hostile: a named pipe blocks the reader that opens it, ``/dev/zero``
+never ends, and a file may grow between a stat and a read. :func:`read_regular_file` opens
+without blocking, checks on the open descriptor that it is a regular file and reads at most a
+cap. :func:`decode_text` turns bytes into text: UTF-8 (a BOM dropped), or UTF-16/UTF-32 when a
+byte-order mark says so; other content with a NUL byte early on is binary.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import os
+import stat
+from pathlib import Path
+
+from explorer.core.ingest.documents import SkipReason
+
+BINARY_PROBE_BYTES = 8192
+"""A NUL byte within this many leading bytes (of a file without a UTF-16/32 BOM) means binary."""
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),  # before UTF-16 LE: it starts with the same two bytes
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+class FileRefused(Exception):
+    """A file that is not read as text, with the skip reason and a detail a user can act on."""
+
+    def __init__(self, reason: SkipReason, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def human_size(size: float) -> str:
+    """``2100000`` -> ``2.1 MB`` (decimal units)."""
+    if size < 1000:
+        return f"{int(size)} B"
+    for unit in ("KB", "MB", "GB"):
+        size /= 1000
+        if size < 999.95 or unit == "GB":
+            return f"{size:.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def describe_mode(mode: int) -> str:
+    """What kind of file ``mode`` (from a stat) is, in words: ``a named pipe``, ``a device``…"""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _open_regular(path: Path | str) -> tuple[int, os.stat_result]:
+    """An open descriptor of ``path`` and its stat; raises :class:`FileRefused` unless regular.
+
+    ``O_NONBLOCK`` makes opening a named pipe return at once instead of waiting for a writer.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(path, flags)
+    try:
+        info = os.fstat(descriptor)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    if not stat.S_ISREG(info.st_mode):
+        os.close(descriptor)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+        raise FileRefused(SkipReason.NOT_REGULAR, describe_mode(info.st_mode))
+    return descriptor, info
+
+
+def _read_at_most(descriptor: int, limit: int) -> bytes:
+    parts, remaining = [], limit
+    while remaining > 0:
+        part = os.read(descriptor, min(remaining, 1 << 20))
+        if not part:
+            break
+        parts.append(part)
+        remaining -= len(part)
+    return b"".join(parts)
+
+
+def read_head(path: Path | str, limit: int) -> bytes:
+    """At most ``limit`` bytes from the start of the regular file ``path``.
+
+    Raises :class:`FileRefused` (``not-regular``) for anything else, ``OSError`` if it cannot be
+    opened or read.
+    """
+    descriptor, _info = _open_regular(path)
+    try:
+        return _read_at_most(descriptor, limit)
+    finally:
+        os.close(descriptor)
+
+
+def read_regular_file(path: Path | str, max_bytes: int) -> bytes:
+    """The whole content of the regular file ``path``, refused if larger than ``max_bytes``.
+
+    Raises :class:`FileRefused` (``not-regular`` or ``too-large``, also for a file that grows
+    past the cap while it is read) and ``OSError`` if it cannot be opened or read.
+    """
+    descriptor, info = _open_regular(path)
+    try:
+        if info.st_size > max_bytes:
+            raise FileRefused(
+                SkipReason.TOO_LARGE, f"{human_size(info.st_size)} > {human_size(max_bytes)} cap"
+            )
+        data = _read_at_most(descriptor, max_bytes + 1)
+    finally:
+        os.close(descriptor)
+    if len(data) > max_bytes:
+        raise FileRefused(SkipReason.TOO_LARGE, f"grew past the {human_size(max_bytes)} cap")
+    return data
+
+
+def bom_encoding(data: bytes) -> tuple[str, int] | None:
+    """``(codec, BOM length)`` when ``data`` starts with a byte-order mark, else None."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            if codec.startswith("utf-32") and len(data) % 4:
+                continue  # "FF FE 00 00…" of odd length: UTF-16 whose first character is NUL
+            return codec, len(bom)
+    return None
+
+
+def decode_text(data: bytes) -> str:
+    """The text of a file's bytes, nothing changed but a byte-order mark dropped.
+
+    Raises :class:`FileRefused`: ``binary`` (a NUL byte in the first 8 KiB of a file without a
+    UTF-16/32 BOM) or ``undecodable`` (not valid in its encoding).
+    """
+    found = bom_encoding(data)
+    codec, skip = found if found else ("utf-8", 0)
+    if codec == "utf-8":
+        nul = data.find(b"\0", 0, BINARY_PROBE_BYTES)
+        if nul >= 0:
+            raise FileRefused(SkipReason.BINARY, f"NUL byte at offset {nul}")
+    try:
+        return data[skip:].decode(codec)
+    except UnicodeDecodeError as error:
+        name = codec.upper().removesuffix("-LE").removesuffix("-BE")
+        raise FileRefused(
+            SkipReason.UNDECODABLE, f"not {name} at byte {error.start + skip}"
+        ) from None
+
+
+def decode_leniently(data: bytes) -> str:
+    """Like :func:`decode_text` but never refuses: bad bytes become replacement characters."""
+    found = bom_encoding(data)
+    codec, skip = found if found else ("utf-8", 0)
+    return data[skip:].decode(codec, errors="replace")

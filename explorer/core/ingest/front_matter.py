@@ -1,0 +1,188 @@
+"""Front matter: the YAML (``---``) or TOML (``+++``) block atop a document, read once, safely.
+
+A document's front matter is untrusted input, so reading it is bounded: a block larger than
+:data:`MAX_FRONT_MATTER_CHARS` is not parsed, YAML aliases are refused (a 341-byte "billion
+laughs" would otherwise expand into hundreds of millions of characters), nesting deeper than
+:data:`MAX_DEPTH` is refused, and every kept field is cut to its cap in :data:`FIELD_CAPS`.
+
+Values are kept as the text the author wrote: ``version: 1.10`` stays ``1.10`` (no float),
+``title: yes`` stays ``yes`` (no boolean). ``tags`` may be a list of scalars (comma-joined) or a
+string; a value of the wrong shape (a mapping as a title, a list inside the tags) is dropped and
+a note says so. Nothing here raises: bad front matter is reported, never fatal.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import tomllib
+from dataclasses import dataclass, field
+
+import yaml
+
+MAX_FRONT_MATTER_CHARS = 32_000
+"""A fenced block longer than this is left unparsed (its fields are not read)."""
+MAX_DEPTH = 16
+"""Deepest nesting of lists and mappings read; deeper front matter is refused."""
+FIELD_CAPS: dict[str, int] = {"title": 300, "description": 2_000, "tags": 1_000, "version": 100}
+"""The kept fields and the most characters each may hold (longer values are cut)."""
+MAX_TAGS = 100
+"""Most tags kept from a list."""
+
+_YAML_FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*\r?$\n?", re.M | re.S)
+_TOML_FENCE = re.compile(r"\A\+\+\+[ \t]*\r?\n(.*?)^\+\+\+[ \t]*\r?$\n?", re.M | re.S)
+_NULL_TAG = "tag:yaml.org,2002:null"
+
+
+class _TextLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """A safe YAML loader that resolves plain scalars to text (only ``null`` stays special)."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag == _NULL_TAG]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+
+class FrontMatterRefused(ValueError):
+    """Front matter that is well fenced but not read (too large, aliases, too deep)."""
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """What a document's front matter holds, and where its body starts."""
+
+    metadata: dict[str, str] = field(default_factory=dict)
+    """``title``, ``description``, ``tags`` (comma-joined), ``version``: text, capped."""
+    body_start: int = 0
+    """Offset of the first character after the block (0 without front matter)."""
+    notes: tuple[str, ...] = ()
+    """What was dropped or cut, one short sentence each."""
+
+
+def read_front_matter(text: str) -> FrontMatter:
+    """The front matter of ``text``; never raises.
+
+    Without front matter, or when the block does not parse into a mapping, the result is empty
+    and the fenced block counts as body text (``body_start`` 0). A block that is refused (too
+    large, aliases, too deep) gives no metadata, a note, and a body after the block.
+    """
+    for fence, load in ((_YAML_FENCE, _load_yaml), (_TOML_FENCE, _load_toml)):
+        if (match := fence.match(text)) is None:
+            continue
+        if len(match.group(1)) > MAX_FRONT_MATTER_CHARS:
+            note = f"front matter ignored: longer than {MAX_FRONT_MATTER_CHARS} characters"
+            return FrontMatter({}, match.end(), (note,))
+        try:
+            data = load(match.group(1))
+        except FrontMatterRefused as refused:
+            return FrontMatter({}, match.end(), (f"front matter ignored: {refused}",))
+        except Exception:  # noqa: BLE001 - malformed front matter is just body text
+            return FrontMatter()
+        if not isinstance(data, dict):
+            return FrontMatter({}, match.end()) if data is None else FrontMatter()
+        metadata, notes = _fields(data)
+        return FrontMatter(metadata, match.end(), tuple(notes))
+    return FrontMatter()
+
+
+def parse_front_matter(text: str) -> tuple[dict[str, str], int]:
+    """``(metadata, body start)`` of :func:`read_front_matter` (its notes left out)."""
+    front = read_front_matter(text)
+    return front.metadata, front.body_start
+
+
+def _load_yaml(source: str) -> object:
+    """Parse YAML with every scalar as text, after checking it has no alias and little depth."""
+    depth = 0
+    try:
+        for event in yaml.parse(source, Loader=_TextLoader):
+            if isinstance(event, yaml.AliasEvent):
+                raise FrontMatterRefused("YAML aliases (*name) are not supported")
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise FrontMatterRefused(f"nested deeper than {MAX_DEPTH} levels")
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.scanner.ScannerError as error:
+        # PyYAML 6.0.3+ stops its scanner itself at a flow nesting limit, before any event.
+        if "nesting depth" in str(error):
+            raise FrontMatterRefused(f"nested deeper than {MAX_DEPTH} levels") from error
+        raise
+    return yaml.load(source, Loader=_TextLoader)  # noqa: S506 - a safe loader
+
+
+def _load_toml(source: str) -> object:
+    """Parse TOML with floats kept as written (``1.10`` stays ``1.10``)."""
+    return tomllib.loads(source, parse_float=str)
+
+
+def _scalar(value: object) -> str | None:
+    """A scalar value as text; None for anything else (a list, a mapping, bytes)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    return None
+
+
+def _cap(key: str, value: str, notes: list[str]) -> str:
+    cap = FIELD_CAPS[key]
+    if len(value) <= cap:
+        return value
+    notes.append(f"{key} cut to {cap} characters")
+    return value[: cap - 1].rstrip() + "…"
+
+
+def _fields(data: dict) -> tuple[dict[str, str], list[str]]:
+    """The kept fields of a parsed block as capped text, and notes on what was dropped."""
+    metadata: dict[str, str] = {}
+    notes: list[str] = []
+    for key in FIELD_CAPS:
+        value = data.get(key)
+        if value is None:
+            continue
+        if key == "tags" and isinstance(value, (list, tuple)):
+            text = _tags(value, notes)
+        else:
+            text = _scalar(value)
+            if text is None:
+                notes.append(f"{key} ignored: {type(value).__name__}, not text")
+                continue
+        text = text.strip()
+        if text:
+            metadata[key] = _cap(key, text, notes)
+    return metadata, notes
+
+
+def _tags(values: list | tuple, notes: list[str]) -> str:
+    """A list of tags, comma-joined; items that are not scalars are dropped with a note."""
+    tags = []
+    for item in values:
+        text = _scalar(item) if item is not None else None
+        if text is None:
+            if item is not None:
+                notes.append(f"a tag ignored: {type(item).__name__}, not text")
+            continue
+        if text.strip():
+            tags.append(text.strip())
+    if len(tags) > MAX_TAGS:
+        notes.append(f"tags cut to the first {MAX_TAGS}")
+        tags = tags[:MAX_TAGS]
+    return ", ".join(tags)
+
+
+def front_matter_end(text: str) -> int:
+    """Where the body starts after a well-formed YAML/TOML fence (0 without one).
+
+    For display only (the preview hides the block); the fields are read by
+    :func:`read_front_matter`.
+    """
+    for fence in (_YAML_FENCE, _TOML_FENCE):
+        if (match := fence.match(text)) is not None:
+            return match.end()
+    return 0

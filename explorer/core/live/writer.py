@@ -1,0 +1,372 @@
+"""A live index: one background writer thread keeps an :class:`Index` in step with its root.
+
+The writer takes the write lock. If another process holds it (``explorer index`` in another
+terminal), a ``writer`` event says so, the index serves reads, and the writer tries again every
+second; once it holds the lock it goes on as usual. It starts the watcher *before* scanning so no
+change is lost (changes made during the initial sync are queued and applied after it), runs the
+keyword phase of a full sync (``files_changed``), embeds (``model_state``, ``progress``,
+``files_embedded`` as files become fresh, ``vectors_ready``), then applies the watcher's batches
+one at a time: keywords first, then their embedding. With vectors on a Chroma server, a lost
+server pauses embedding (``vectors_state`` unavailable; keyword updates go on), the writer asks
+the server every few seconds while idle, and when it answers again (``vectors_state`` available)
+the waiting chunks are embedded. Embedding yields between model batches as soon as paths are
+queued, and the model loads on a helper thread, so an edit made during a long embedding is
+keyword-searchable after the debounce plus one model batch. What is embedded first follows
+:meth:`LiveIndex.focus`: the open file, its keyword neighbours, the search results, the browsed
+folder, then the newest files (see :mod:`explorer.core.indexing.embed_priority`); a user interface
+only
+posts the hint, the writer embeds.
+
+``on_event`` runs on the writer thread and should return quickly (a GUI hands events to its own
+thread); an exception it raises is logged and ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, replace
+
+from explorer.config import Settings
+from explorer.core.embed.embedder import Embedder
+from explorer.core.indexing.embed_priority import EmbeddingPriority, Focus
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.indexing.report import IndexReport, Progress
+from explorer.core.live.events import (
+    ErrorEvent,
+    FilesChangedEvent,
+    FilesEmbeddedEvent,
+    LiveEvent,
+    ModelStateEvent,
+    ProgressEvent,
+    VectorsReadyEvent,
+    VectorsStateEvent,
+    WriterEvent,
+    one_line,
+)
+from explorer.core.live.readiness import EmbeddingReadiness
+from explorer.core.live.watcher import IndexWatcher
+from explorer.core.store.index import LIVE_WRITER, Index, IndexBusy
+from explorer.core.store.keywords import PENDING
+from explorer.core.store.vectors import VectorStoreUnavailable
+
+__all__ = [
+    "ErrorEvent",
+    "FilesChangedEvent",
+    "FilesEmbeddedEvent",
+    "Focus",
+    "LiveEvent",
+    "LiveIndex",
+    "ModelStateEvent",
+    "ProgressEvent",
+    "VectorsReadyEvent",
+    "VectorsStateEvent",
+    "WriterEvent",
+]
+
+log = logging.getLogger(__name__)
+
+LIVE_EMBED_BATCH = 16
+"""Most chunks per model call: the writer checks for new batches between calls, so this bounds
+how long an edit waits behind the embedding (16 keeps nearly the full model throughput)."""
+LOCK_RETRY_SECONDS = 1.0
+"""How often a reader asks again for the write lock another process holds."""
+SERVER_PROBE_SECONDS = 2.0
+"""How often an idle writer checks that the Chroma server (if any) still answers."""
+
+
+class LiveIndex(EmbeddingReadiness):
+    """Owns one Index: initial sync in the background, then the watcher; one writer thread.
+
+    Loading the model and following the vector server are inherited from
+    :class:`EmbeddingReadiness`.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        on_event: Callable[[LiveEvent], None],
+        embedder: Embedder | None = None,
+        watch: bool = True,
+        debounce_seconds: float = 0.25,
+        max_wait_seconds: float = 1.0,
+    ) -> None:
+        """Open the index of ``settings`` (SQLite at once; Chroma and the model lazily)."""
+        settings = replace(settings, embed_batch=min(settings.embed_batch, LIVE_EMBED_BATCH))
+        self.settings = settings
+        self.index = Index(settings, embedder)
+        self.priority = EmbeddingPriority()
+        """What the user looks at: the writer embeds it first."""
+        self._on_event = on_event
+        self._watch = watch
+        self._timing = (debounce_seconds, max_wait_seconds)
+        self._cond = threading.Condition()  # guards _queue, _busy, _loaded, _lifecycle
+        self._queue: set[str] = set()
+        self._busy = False
+        self._stop = threading.Event()
+        self._interrupt = threading.Event()  # set when paths are queued: embedding yields
+        self._lifecycle = "new"  # -> started -> stopped
+        self._thread: threading.Thread | None = None
+        self._read_only = False
+        self._model = "unloaded"  # -> loading -> ready | failed
+        self._loaded: tuple[str, str] | None = None  # left by the loading thread
+        self._embed_needed = False
+        self._awaiting: set[str] = set()
+        self._initial_sent = False
+        self._before: dict[str, tuple] = {}
+        self._vectors_down = False
+        self._reconcile_needed = False  # the initial sync could not reach the vector store
+        self._next_probe = 0.0  # when the idle writer next asks a Chroma server if it answers
+
+    # -- public -------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Launch the writer thread and return at once; a no-op after the first call."""
+        with self._cond:
+            if self._lifecycle != "new":
+                return
+            self._lifecycle, self._busy = "started", True
+        self._thread = threading.Thread(target=self._run, name="explorer-live-writer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Cancel at the next step, stop the watcher, join the writer, close the index.
+
+        Idempotent; well under a second unless a batch of files is being read.
+        """
+        with self._cond:
+            if self._lifecycle == "stopped":
+                return
+            self._lifecycle = "stopped"
+            self._stop.set()
+            self._interrupt.set()
+            self._cond.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+        self.index.close()
+
+    def enqueue(self, rel_paths: Iterable[str]) -> None:
+        """Queue root-relative paths (files or folders) as if the watcher had reported them."""
+        paths = set(rel_paths)
+        if paths:
+            with self._cond:
+                self._queue |= paths
+                self._interrupt.set()
+                self._cond.notify_all()
+
+    def focus(self, focus: Focus) -> None:
+        """Embed what ``focus`` names first; safe from any thread, returns at once.
+
+        Only a hint: the writer thread reorders its pending chunks at its next model batch.
+        """
+        self.priority.set_focus(focus)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """True once nothing is queued and no work runs (changes still in the watcher's
+        debounce window are not seen); False if ``timeout`` passes first."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._busy or self._queue:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return True
+
+    @property
+    def busy(self) -> bool:
+        """True while the writer syncs, applies a batch, embeds, or has paths queued."""
+        with self._cond:
+            return self._busy or bool(self._queue)
+
+    @property
+    def read_only(self) -> bool:
+        """True while another process holds the write lock: this index only serves reads."""
+        return self._read_only
+
+    @property
+    def vectors_available(self) -> bool:
+        """False while the Chroma server does not answer (keyword search goes on)."""
+        return not self._vectors_down
+
+    # -- the writer thread --------------------------------------------------------------------
+    def _run(self) -> None:
+        watcher: IndexWatcher | None = None
+        try:
+            self._before = {p: _signature(r) for p, r in self.index.keywords.files().items()}
+            if not self._take_write_lock():
+                return
+            indexer = Indexer(self.index, self.priority)
+            if self._watch:
+                watcher = self._start_watcher()
+            self._initial_sync(indexer)
+            self._loop(indexer)
+        except Exception as error:  # noqa: BLE001 - the writer ends cleanly, never raises
+            log.exception("the live index writer failed")
+            self._emit(ErrorEvent(one_line(error)))
+        finally:
+            if watcher is not None:
+                watcher.stop()
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+    def _take_write_lock(self) -> bool:
+        """Hold the write lock, waiting (as a reader) while another process has it."""
+        waited = False
+        while not self._stop.is_set():
+            try:
+                self.index.acquire_write_lock(LIVE_WRITER)
+            except IndexBusy as error:
+                if not waited:
+                    self._read_only = waited = True
+                    with self._cond:  # waiting is not work: wait_idle() returns meanwhile
+                        self._busy = False
+                        self._cond.notify_all()
+                    self._emit(WriterEvent("waiting", f"read-only: {one_line(error)}"))
+                self._stop.wait(LOCK_RETRY_SECONDS)
+                continue
+            except OSError as error:
+                self._read_only = True
+                self._emit(ErrorEvent(f"cannot lock the index: {one_line(error)}"))
+                return False
+            if waited:
+                with self._cond:
+                    self._busy = True
+                self._read_only = False
+                self._emit(WriterEvent("writing", "the other writer finished; keeping it live"))
+            return True
+        return False
+
+    def _start_watcher(self) -> IndexWatcher | None:
+        debounce, max_wait = self._timing
+        watcher = IndexWatcher(
+            self.settings.root, self.enqueue, (self.settings.index_dir,), debounce, max_wait
+        )
+        try:
+            watcher.start()
+        except Exception as error:  # noqa: BLE001 - e.g. the inotify watch limit is reached
+            self._emit(ErrorEvent(f"cannot watch {self.settings.root}: {one_line(error)}"))
+            return None
+        return watcher
+
+    def _initial_sync(self, indexer: Indexer) -> None:
+        """The keyword phase of a full sync; ``files_changed`` as soon as keywords are done."""
+        self._embed_needed = True
+        try:
+            report = indexer.sync(progress=self._progress, cancel=self._stop, embed=False)
+        except Exception as error:  # noqa: BLE001 - keep serving what the index holds
+            log.exception("the initial sync failed")
+            self._emit(ErrorEvent(f"initial sync failed: {one_line(error)}"))
+            return
+        if report.vectors_unavailable:  # keywords are done; vectors wait for the server
+            self._reconcile_needed = True
+            self._vectors_lost(VectorStoreUnavailable(report.vectors_unavailable))
+        if not report.cancelled and not self._stop.is_set():
+            self._keywords_done()  # when the sync had no file to report progress on
+
+    def _keywords_done(self) -> None:
+        if self._initial_sent:
+            return
+        self._initial_sent = True
+        after = self.index.keywords.files()
+        changed = set(self._before.keys() - after.keys())
+        changed |= {p for p, r in after.items() if r.state == PENDING}
+        changed |= {p for p, r in after.items() if self._before.get(p) != _signature(r)}
+        self._before = {}
+        self._awaiting |= changed
+        self._emit(FilesChangedEvent(frozenset(changed), initial=True))
+
+    def _loop(self, indexer: Indexer) -> None:
+        """Apply queued batches first, embed when there are none, sleep when idle."""
+        worked = True
+        while not self._stop.is_set():
+            with self._cond:
+                batch, self._queue = self._queue, set()
+            if batch:
+                self._apply_batch(indexer, batch)
+            elif self._embed_needed and not self._vectors_down and self._model_usable():
+                self._embed(indexer)
+            else:
+                loading = self._embed_needed and self._model == "loading"
+                if worked and not loading:
+                    self._emit(ProgressEvent("done"))
+                with self._cond:
+                    self._busy = loading
+                    self._cond.notify_all()
+                    while not (self._queue or self._stop.is_set() or self._load_finished()):
+                        if not self.index.shared_vectors:
+                            self._cond.wait()
+                            continue
+                        remaining = self._next_probe - time.monotonic()
+                        if remaining <= 0 or not self._cond.wait(remaining):
+                            break  # time to ask the server
+                    self._busy = True
+                shared = self.index.shared_vectors
+                if shared and not self._stop.is_set() and time.monotonic() >= self._next_probe:
+                    self._next_probe = time.monotonic() + SERVER_PROBE_SECONDS
+                    self._probe_server(indexer)
+                worked = False
+                continue
+            worked = True
+
+    def _apply_batch(self, indexer: Indexer, batch: set[str]) -> None:
+        """Keywords only; the batch's vectors follow in the next embedding pass."""
+        try:
+            indexer.update_paths(batch, embed=False)
+        except Exception as error:  # noqa: BLE001 - one bad batch must not stop the writer
+            log.exception("updating %d paths failed", len(batch))
+            self._emit(ErrorEvent(f"update failed: {one_line(error)}"))
+            return
+        self._emit(FilesChangedEvent(frozenset(batch)))
+        if self._model != "failed":
+            self._awaiting |= batch
+            self._embed_needed = True
+
+    def _embed(self, indexer: Indexer) -> None:
+        """Embed pending chunks until done, or until queued paths or stop interrupt."""
+        with self._cond:
+            if self._queue or self._stop.is_set():
+                return
+            self._interrupt.clear()
+        report = IndexReport()
+        try:
+            indexer.embed_pending(
+                report, self._progress, cancel=self._interrupt, finished=self._files_embedded
+            )
+        except VectorStoreUnavailable as error:  # the chunks stay pending until it is back
+            self._vectors_lost(error)
+            return
+        except Exception as error:  # noqa: BLE001 - the keyword index stays live
+            log.exception("embedding failed")
+            self._emit(ErrorEvent(f"embedding failed: {one_line(error)}"))
+            self._embed_needed = False  # tried again after the next batch
+            return
+        if not report.cancelled:
+            self._embed_needed = False
+            if self._awaiting:
+                self._emit(VectorsReadyEvent(frozenset(self._awaiting)))
+                self._awaiting = set()
+
+    def _files_embedded(self, paths: list[str]) -> None:
+        self._emit(FilesEmbeddedEvent(frozenset(paths)))
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def _progress(self, progress: Progress) -> None:
+        if progress.phase == "done":
+            return  # the writer says "done" itself, once it is really idle
+        self._emit(ProgressEvent(**asdict(progress)))
+        if progress.phase == "keywords" and progress.files_done == progress.files_total:
+            self._keywords_done()  # the sync goes on to open Chroma; keywords are ready now
+
+    def _emit(self, event: LiveEvent) -> None:
+        try:
+            self._on_event(event)
+        except Exception:  # noqa: BLE001 - a faulty listener must not stop the writer
+            log.exception("a live index listener failed on a %s event", event.kind)
+
+
+def _signature(record) -> tuple:
+    """What tells a manifest row's content apart (a new mtime alone does not)."""
+    return (record.hash, record.state, record.reason, record.chunk_count, record.updated_at)

@@ -1,0 +1,240 @@
+"""What a search hands a script or an agent: full passages, a token budget, or metadata only.
+
+A :class:`~explorer.core.retrieval.search.SearchResponse` carries snippets made for a person. An
+agent
+often wants more (each passage's whole text, to answer from it without reading the file) or
+less (paths, titles, descriptions and scores, to decide what to open), and always wants to know
+how much of its context window the answer takes. :func:`shape_answer` turns a response into an
+:class:`AgentAnswer` under :class:`ContextOptions`:
+
+- ``content``: every passage carries its full text as the index holds it;
+- ``max_tokens``: passages are kept best first (by score, across files) while their tokens,
+  counted with the model's own tokenizer, fit the budget; the first one that does not fit ends
+  the answer, and :class:`BudgetReport` says what was cut;
+- ``metadata_only``: each file is reduced to path, title, description, tags and score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from explorer.core.retrieval.query import QueryError
+from explorer.core.retrieval.search import Passage, SearchRequest, SearchResponse
+from explorer.core.store.index import Index
+
+TokenCounter = Callable[[str], int]
+"""Counts the model tokens of a text."""
+
+
+@dataclass(frozen=True)
+class ContextOptions:
+    """How much of each result an answer carries."""
+
+    content: bool = False
+    """Each passage's full text, not only its snippet."""
+    max_tokens: int | None = None
+    """Fill the answer best first up to this many tokens (None: no budget)."""
+    metadata_only: bool = False
+    """Paths, titles, descriptions, tags and scores only: no passages."""
+
+    def check(self) -> None:
+        """Raise :class:`QueryError` for options that cannot be honoured together."""
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise QueryError("--max-tokens must be at least 1")
+        if self.metadata_only and self.content:
+            raise QueryError("--metadata-only and --content exclude each other")
+
+
+@dataclass
+class BudgetReport:
+    """What a token budget kept and cut."""
+
+    max_tokens: int
+    used: int = 0
+    passages_kept: int = 0
+    passages_cut: int = 0
+    files_kept: int = 0
+    files_cut: list[str] = field(default_factory=list)
+    """Files of the response left out entirely, in rank order."""
+
+    @property
+    def cut_anything(self) -> bool:
+        return bool(self.passages_cut or self.files_cut)
+
+    def note(self) -> str:
+        """One line for a person: the budget, what it held and what it cut."""
+        if not self.cut_anything:
+            return f"token budget {self.max_tokens}: {self.used} tokens used, nothing cut"
+        kept = (
+            f"{self.passages_kept} passages" if self.passages_kept else f"{self.files_kept} files"
+        )
+        cut = []
+        if self.passages_cut:
+            cut.append(f"{self.passages_cut} passages")
+        if self.files_cut:
+            names = ", ".join(self.files_cut[:5]) + (", …" if len(self.files_cut) > 5 else "")
+            cut.append(f"{len(self.files_cut)} files ({names})")
+        return (
+            f"token budget {self.max_tokens}: kept {kept} in {self.used} tokens; "
+            f"cut {' and '.join(cut)}"
+        )
+
+    def as_json(self) -> dict:
+        return {
+            "max_tokens": self.max_tokens,
+            "used": self.used,
+            "passages_kept": self.passages_kept,
+            "passages_cut": self.passages_cut,
+            "files_kept": self.files_kept,
+            "files_cut": list(self.files_cut),
+        }
+
+
+@dataclass
+class AgentAnswer:
+    """A search response shaped for a script or an agent."""
+
+    response: SearchResponse
+    options: ContextOptions
+    texts: dict[str, str] = field(default_factory=dict)
+    """Full text by chunk id (with ``content``)."""
+    budget: BudgetReport | None = None
+
+    def as_json(self, explain: bool = False) -> dict:
+        """The ``--json`` object: the response's fields, plus text, budget or metadata only."""
+        data = self.response.as_json(explain=explain)
+        if self.options.metadata_only:
+            data["results"] = [
+                {
+                    "path": hit.path,
+                    "title": hit.title,
+                    "description": hit.description,
+                    "tags": list(hit.tags),
+                    "score": hit.score,
+                }
+                for hit in self.response.results
+            ]
+        elif self.options.content:
+            for hit in data["results"]:
+                for passage in hit["passages"]:
+                    passage["text"] = self.texts.get(passage["chunk_id"], "")
+        if self.budget is not None:
+            data["budget"] = self.budget.as_json()
+        return data
+
+    def path_lines(self) -> list[str]:
+        """``path<TAB>score`` per file, best first (``--format paths``)."""
+        return [f"{hit.path}\t{hit.score:.4f}" for hit in self.response.results]
+
+
+def build_request(
+    query: str,
+    mode: str = "hybrid",
+    paths: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    versions: Sequence[str] = (),
+    limit: int = 10,
+    offset: int = 0,
+    per_file: int = 3,
+    min_score: float = 0.0,
+) -> SearchRequest:
+    """The :class:`SearchRequest` the CLI and the MCP server both run: ``paths``, ``tags``
+    and ``versions`` restrict both legs before ranking."""
+    return SearchRequest(
+        query=query,
+        mode=mode,
+        paths=tuple(paths),
+        tags=tuple(tags),
+        versions=tuple(versions),
+        limit=limit,
+        offset=offset,
+        per_file=per_file,
+        min_score=min_score,
+    )
+
+
+def token_counter(index: Index) -> TokenCounter:
+    """Token counts by the index's model tokenizer (``tokenizer.json``; never torch for the
+    bundled model)."""
+    embedder = index.embedder
+    return lambda text: len(embedder.token_spans(text))
+
+
+def shape_answer(
+    index: Index,
+    response: SearchResponse,
+    options: ContextOptions,
+    count_tokens: TokenCounter | None = None,
+) -> AgentAnswer:
+    """Shape ``response`` under ``options``; the budget trims ``response.results`` in place."""
+    options.check()
+    answer = AgentAnswer(response, options)
+    if options.content:
+        ids = [p.chunk_id for hit in response.results for p in hit.passages]
+        chunks = index.keywords.chunks_by_id(ids)
+        answer.texts = {cid: chunk.text for cid, chunk in chunks.items()}
+    if options.max_tokens is not None:
+        counter = count_tokens or token_counter(index)
+        answer.budget = _fill(answer, options.max_tokens, counter)
+        response.notes.append(answer.budget.note())
+    return answer
+
+
+def _fill(answer: AgentAnswer, max_tokens: int, count: TokenCounter) -> BudgetReport:
+    """Keep the best passages (or, metadata only, files) while they fit ``max_tokens``."""
+    response = answer.response
+    report = BudgetReport(max_tokens)
+    if answer.options.metadata_only:
+        kept_files = []
+        for hit in response.results:
+            cost = count(f"{hit.path} {hit.title} {hit.description} {' '.join(hit.tags)}")
+            if report.files_cut or report.used + cost > max_tokens:
+                report.files_cut.append(hit.path)
+                continue
+            report.used += cost
+            report.files_kept += 1
+            kept_files.append(hit)
+        response.results = kept_files
+        return report
+    order = sorted(
+        (
+            (-passage.score, file_rank, place, hit, passage)
+            for file_rank, hit in enumerate(response.results)
+            for place, passage in enumerate(hit.passages)
+        ),
+        key=lambda item: item[:3],
+    )
+    kept: set[int] = set()
+    opened: set[str] = set()
+    full = False
+    for _score, _rank, _place, hit, passage in order:
+        cost = count(_passage_text(answer, passage))
+        if hit.path not in opened:
+            cost += count(f"{hit.path} {hit.title}")
+        if full or report.used + cost > max_tokens:
+            full = True
+            report.passages_cut += 1
+            continue
+        report.used += cost
+        report.passages_kept += 1
+        opened.add(hit.path)
+        kept.add(id(passage))
+    results = []
+    for hit in response.results:
+        hit.passages = [p for p in hit.passages if id(p) in kept]
+        if hit.passages:
+            results.append(hit)
+            report.files_kept += 1
+        else:
+            report.files_cut.append(hit.path)
+    response.results = results
+    return report
+
+
+def _passage_text(answer: AgentAnswer, passage: Passage) -> str:
+    """What the answer carries of a passage: its heading and its full text or snippet."""
+    body = passage.snippet
+    if answer.options.content:
+        body = answer.texts.get(passage.chunk_id, passage.snippet)
+    return f"{passage.heading}\n{body}" if passage.heading else body

@@ -1,0 +1,91 @@
+"""Which files a search may look at: path globs, front-matter tags and versions.
+
+A filter resolves to the set of indexed files it allows *before* ranking, and both legs search
+only that set, so a filter never shrinks a global top-k after the fact. Within a kind the values
+are alternatives (``--tag backup --tag restore``: a file tagged either), and kinds combine (a
+path and a tag: a file under the path that carries the tag). Tags and versions compare
+case-insensitively and whole (``--version 1.5`` matches ``version: "1.5"``, not ``1.5.1``).
+
+The same filters may be typed into a query as words: ``path:guides/``, ``tag:backup``,
+``version:1.5`` (:func:`parse_filter_words`), in the TUI and on the command line alike.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from explorer.core.retrieval.query import PathFilter
+from explorer.core.store.file_facts import FileField
+from explorer.core.store.keywords import KeywordIndex
+
+_FILTER_WORD = re.compile(r"(?:^|(?<=\s))(path|tag|version):(\S*)")
+
+
+@dataclass(frozen=True)
+class FileFilter:
+    """Path globs or prefixes, tags and versions a file must match (each kind: any value)."""
+
+    paths: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        return bool(self.paths or self.tags or self.versions)
+
+    def select(self, keywords: KeywordIndex) -> list[str] | None:
+        """The sorted indexed paths the filter allows, or None when it allows every file."""
+        if not self.active:
+            return None
+        allowed = set(keywords.paths())
+        if self.tags:
+            allowed &= keywords.facts.paths_with(FileField.TAG, self.tags)
+        if self.versions:
+            allowed &= keywords.facts.paths_with(FileField.VERSION, self.versions)
+        return PathFilter(self.paths).select(allowed)
+
+    def describe(self) -> str:
+        """The filter in words (``guides/ and tag backup or restore``)."""
+        parts = []
+        if self.paths:
+            parts.append(PathFilter(self.paths).describe())
+        if self.tags:
+            parts.append(("tag " if len(self.tags) == 1 else "tags ") + " or ".join(self.tags))
+        if self.versions:
+            parts.append("version " + " or ".join(self.versions))
+        return " and ".join(parts) if parts else "all files"
+
+    def words(self) -> tuple[str, ...]:
+        """The filter as query words (``guides/``, ``tag:backup``): how a status line shows it."""
+        return (
+            *self.paths,
+            *(f"tag:{tag}" for tag in self.tags),
+            *(f"version:{version}" for version in self.versions),
+        )
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """Typed text split into the words to search for and the filter words in it."""
+
+    query: str
+    filter: FileFilter
+
+
+def parse_filter_words(text: str) -> ParsedQuery:
+    """Take ``path:``, ``tag:`` and ``version:`` words out of ``text``.
+
+    An empty value (``tag:`` being typed) is dropped. A trailing space of the query is kept (it
+    ends the last word for prefix matching); other runs of white space fold to one.
+    """
+    found: dict[str, list[str]] = {"path": [], "tag": [], "version": []}
+    for kind, value in _FILTER_WORD.findall(text):
+        if value and value not in found[kind]:
+            found[kind].append(value)
+    query = _FILTER_WORD.sub(" ", text)
+    trailing = " " if query[-1:].isspace() and query.strip() else ""
+    return ParsedQuery(
+        " ".join(query.split()) + trailing,
+        FileFilter(tuple(found["path"]), tuple(found["tag"]), tuple(found["version"])),
+    )

@@ -1,0 +1,439 @@
+"""Hybrid search: a keyword leg (SQLite FTS5, BM25) and a vector leg (Chroma), fused.
+
+The filters (path globs, front-matter tags and versions) are resolved first, to the set of
+indexed files they allow, and both legs search only that set, so a filter never shrinks a
+global top-k after the fact. Results are grouped by file, best file first and each file's best
+passages first.
+
+Scores shown (0–1), by mode:
+
+- ``hybrid``: the fusion of ``explorer.core.retrieval.fusion`` the settings name (default
+  ``calibrated``:
+  ``1 / (1 + e^-f)``, ``f = 0.5 x z(cosine) + 0.5 x max(coverage^3, agreement) x z(BM25)``,
+  standard scores over this query's candidates; 0.5 is an average candidate). The keyword leg's
+  weight follows its coverage of the query (the share of the query's topic words its best
+  passages hold), unless the legs agree (the keyword leg's 3 best passages are, by cosine, close
+  to the vector leg's 3 best), and a query made only of identifiers gives the vector leg 0.2.
+  A passage the vector leg did not
+  return counts its measured cosine; one the keyword leg did not return counts BM25 0. Chosen
+  with benchmarks/ranking.py; ``convex`` and ``rrf`` (k=60) are the alternatives.
+- ``semantic``: the cosine similarity of query and passage (clipped to 0–1).
+- ``keyword``: BM25 relative to the best BM25 of the query (the top passage has 1.0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from explorer.core.retrieval.file_filter import FileFilter
+from explorer.core.retrieval.fusion import AGREEMENT_RAMP, FusionKind, FusionRule, LegScores, fuse
+from explorer.core.retrieval.query import (
+    QueryError,
+    coverage,
+    coverage_matchers,
+    fts_expression,
+    is_lookup,
+    keyword_pieces,
+    make_snippet,
+    query_terms,
+    topic_pieces,
+)
+from explorer.core.store.index import Index
+from explorer.core.store.manifest_records import FileSummary
+from explorer.core.store.vectors import VectorStoreDamaged, VectorStoreUnavailable
+
+MODES = ("hybrid", "semantic", "keyword")
+MEASURED = 100
+"""Keyword hits (best first) whose cosine is measured when the vector leg did not return them."""
+COVERAGE_DEPTH = 10
+"""Keyword hits (best first) looked at for the keyword leg's coverage of the query."""
+
+
+@dataclass
+class Passage:
+    """One matching chunk, with every number that explains its place."""
+
+    chunk_id: str
+    heading: str
+    start_line: int
+    end_line: int
+    start_char: int
+    end_char: int
+    score: float
+    snippet: str
+    highlights: list[tuple[int, int]]
+    keyword_rank: int | None = None
+    keyword_score: float | None = None
+    vector_rank: int | None = None
+    vector_similarity: float | None = None
+    fused: float | None = None
+
+
+@dataclass
+class FileHit:
+    """A file and its best passages."""
+
+    path: str
+    title: str
+    score: float
+    passages: list[Passage]
+    description: str = ""
+    """The front matter's ``description``, if any."""
+    tags: list[str] = field(default_factory=list)
+    """The front matter's ``tags``, as written."""
+
+
+@dataclass
+class SearchResponse:
+    """Results plus what a user needs to trust them: the mode that answered, filters, notes."""
+
+    query: str
+    mode: str
+    results: list[FileHit]
+    filters: dict[str, str] = field(default_factory=dict)
+    """Per leg, the set of files it searched."""
+    fusion: str = ""
+    """How the legs were combined (hybrid mode)."""
+    notes: list[str] = field(default_factory=list)
+
+    def as_json(self, explain: bool = False) -> dict:
+        data = asdict(self)
+        if not explain:
+            for hit in data["results"]:
+                for passage in hit["passages"]:
+                    for key in (
+                        "keyword_rank",
+                        "keyword_score",
+                        "vector_rank",
+                        "vector_similarity",
+                        "fused",
+                    ):
+                        passage.pop(key)
+        return data
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """What to search for and how."""
+
+    query: str
+    mode: str = "hybrid"
+    paths: tuple[str, ...] = ()
+    limit: int = 10
+    per_file: int = 3
+    min_score: float = 0.0
+    offset: int = 0
+    """Files to pass over before the ``limit`` shown ones (paging)."""
+    prefix_last: bool = False
+    """Treat the last word as a prefix (results while typing)."""
+    tags: tuple[str, ...] = ()
+    """Only files whose front matter carries any of these tags."""
+    versions: tuple[str, ...] = ()
+    """Only files whose front matter ``version`` is one of these."""
+
+    @property
+    def file_filter(self) -> FileFilter:
+        return FileFilter(self.paths, self.tags, self.versions)
+
+
+def search(index: Index, request: SearchRequest) -> SearchResponse:
+    """Run a search; raises :class:`QueryError` for a query that cannot be run."""
+    if request.mode not in MODES:
+        raise QueryError(f"unknown mode {request.mode!r}; use one of {', '.join(MODES)}")
+    if not request.query.strip():
+        raise QueryError("empty query: give some words to search for")
+    if not query_terms(request.query):
+        raise QueryError("the query has no words to match (only punctuation?)")
+    if request.limit < 1 or request.per_file < 1:
+        raise QueryError("--limit and --per-file must be at least 1")
+    if request.offset < 0:
+        raise QueryError("--offset must be 0 or more")
+    if not 0.0 <= request.min_score <= 1.0:
+        raise QueryError("--min-score must be between 0 and 1")
+    file_filter = request.file_filter
+    allowed = file_filter.select(index.keywords)
+    response = SearchResponse(query=request.query, mode=request.mode, results=[])
+    scope = (
+        f"{len(allowed)} files matching {file_filter.describe()}"
+        if allowed is not None
+        else "all files"
+    )
+    if allowed is not None and not allowed:
+        response.notes.append(f"no indexed file matches {file_filter.describe()}")
+        return response
+
+    settings = index.settings
+    rule = fusion_rule(settings)
+    k = settings.candidates
+    vector = None
+    vectors_lost = ""
+    while True:
+        if request.mode in ("hybrid", "semantic") and not vectors_lost and vector is None:
+            vector = index.embedder.embed_query(request.query)
+        try:
+            legs = _gather(index, request, k, allowed, None if vectors_lost else vector)
+        except (VectorStoreUnavailable, VectorStoreDamaged) as error:
+            if request.mode == "semantic":
+                raise
+            vectors_lost = str(error)  # hybrid goes on with its keyword leg alone
+            continue
+        keyword_hits, vector_hits = legs.keyword, legs.vector
+        if request.mode in ("hybrid", "keyword"):
+            response.filters["keyword"] = f"FTS5 BM25 over {scope}"
+        if request.mode in ("hybrid", "semantic") and not vectors_lost:
+            response.filters["vector"] = f"Chroma cosine over {scope}"
+        candidates, file_scores, description = _fuse(legs, request, rule)
+        if request.mode == "hybrid":
+            response.fusion = description
+        files = {candidate.path for candidate in candidates}
+        exhausted = len(keyword_hits) < k and len(legs.returned_vectors) < k
+        wanted = request.offset + request.limit
+        if len(files) >= wanted or exhausted or k >= 8 * settings.candidates:
+            break
+        k *= 4
+
+    if vectors_lost:
+        response.notes.append(f"vectors unavailable: keyword results only; {vectors_lost}")
+    elif request.mode == "hybrid" and not keyword_hits and vector_hits:
+        response.notes.append("no keyword matches: results are by meaning only")
+    elif request.mode == "hybrid" and keyword_hits and not vector_hits:
+        response.notes.append("no vectors yet: results are by keyword only")
+    response.results = _group(index, candidates, file_scores, request)
+    return response
+
+
+@dataclass
+class Legs:
+    """What the two legs of one search returned, before fusion (kept by benchmarks to compare
+    fusion rules on the same lists)."""
+
+    keyword: list[tuple[str, str, float]]
+    """(chunk id, path, BM25: higher is better), best first."""
+    vector: list[tuple[str, float]]
+    """(chunk id, cosine similarity) of chunks this index holds, best first."""
+    returned_vectors: list[tuple[str, float]]
+    """Everything the vector leg returned (a shared store may hold other checkouts' chunks)."""
+    places: dict[str, tuple[str, int]]
+    """(path, start char) of every candidate chunk."""
+    measured: dict[str, float] = field(default_factory=dict)
+    """Cosine similarity of the keyword leg's chunks that the vector leg did not return."""
+    coverage: float = 1.0
+    """The largest share of the query's topic words that one of the keyword leg's best
+    passages holds: how well the keyword leg answers this query at all."""
+    lookup: bool = False
+    """The query names only identifiers (``proxy_cache_valid``, ``X-Tern-Signature``)."""
+
+
+def fusion_rule(settings) -> FusionRule:
+    """The fusion rule the settings ask for."""
+    try:
+        kind = FusionKind(settings.fusion)
+    except ValueError:
+        choices = ", ".join(kind.value for kind in FusionKind)
+        raise QueryError(f"unknown fusion {settings.fusion!r}; use one of {choices}") from None
+    lookup = settings.lookup_weight if settings.lookup_weight >= 0 else None
+    return FusionRule(
+        kind,
+        settings.semantic_weight,
+        settings.rrf_k,
+        confidence=settings.keyword_confidence,
+        lookup_weight=lookup,
+        agreement=AGREEMENT_RAMP,
+    )
+
+
+def gather_legs(index: Index, request: SearchRequest) -> Legs:
+    """Both legs of a hybrid search for ``request``, as :func:`search` fetches them (no path
+    filter, no widening)."""
+    vector = index.embedder.embed_query(request.query)
+    return _gather(index, request, index.settings.candidates, None, vector)
+
+
+def _gather(index: Index, request: SearchRequest, k: int, allowed, vector) -> Legs:
+    keyword_hits: list[tuple[str, str, float]] = []
+    returned: list[tuple[str, float]] = []
+    if request.mode in ("hybrid", "keyword"):
+        expression = fts_expression(request.query, request.prefix_last)
+        if expression is None:
+            if request.mode == "keyword":
+                raise QueryError("the query has no words to match (only punctuation?)")
+        else:
+            keyword_hits = index.keywords.search(expression, k, allowed)
+    if request.mode in ("hybrid", "semantic") and vector is not None:
+        returned = index.vectors.query_chunks(vector, k, allowed)
+    ids = [cid for cid, _p, _s in keyword_hits] + [cid for cid, _sim in returned]
+    places = index.keywords.chunk_places(list(dict.fromkeys(ids)))
+    # Vectors of chunks this index does not hold (on a shared server: other checkouts'; on
+    # any store: chunks replaced a moment ago) are dropped before ranks are given.
+    known = [(cid, sim) for cid, sim in returned if cid in places]
+    legs = Legs(
+        keyword_hits, known, returned, places, lookup=is_lookup(keyword_pieces(request.query))
+    )
+    if request.mode == "hybrid" and known and keyword_hits:
+        legs.measured = _measure(index, vector, keyword_hits, {cid for cid, _ in known})
+        legs.coverage = _coverage(index, request, keyword_hits)
+    return legs
+
+
+def _coverage(index: Index, request: SearchRequest, keyword_hits) -> float:
+    pieces = topic_pieces(keyword_pieces(request.query))
+    typing = request.prefix_last and not request.query[-1:].isspace()
+    matchers = coverage_matchers(pieces, typing)
+    chunks = index.keywords.chunks_by_id([cid for cid, _p, _s in keyword_hits[:COVERAGE_DEPTH]])
+    return max(
+        (
+            coverage(f"{chunk.title}\n{chunk.heading}\n{chunk.text}", matchers)
+            for chunk in chunks.values()
+        ),
+        default=0.0,
+    )
+
+
+def _measure(index: Index, vector, keyword_hits, seen: set[str]) -> dict[str, float]:
+    """The cosine similarity of keyword hits the vector leg did not return, from their stored
+    vectors, so fusion scores them by what they are rather than by a guess."""
+    missing = [cid for cid, _p, _s in keyword_hits[:MEASURED] if cid not in seen]
+    if not missing:
+        return {}
+    try:
+        stored = index.vectors.chunk_vectors(missing)
+    except (VectorStoreUnavailable, VectorStoreDamaged):
+        return {}
+    query = np.asarray(vector, dtype=np.float32)
+    return {cid: float(np.dot(np.asarray(v, dtype=np.float32), query)) for cid, v in stored.items()}
+
+
+def rank_legs(legs: Legs, rule: FusionRule) -> list[str]:
+    """Files best first under ``rule`` (hybrid, no score cut): how benchmarks compare rules."""
+    candidates, file_scores, _ = _fuse(legs, SearchRequest("x", mode="hybrid"), rule)
+    return sorted(file_scores, key=lambda path: (-file_scores[path], path))
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A scored chunk before it becomes a :class:`Passage` (only the shown ones do)."""
+
+    chunk_id: str
+    path: str
+    start_char: int
+    score: float
+    fused: float
+    keyword_rank: int | None
+    keyword_score: float | None
+    vector_rank: int | None
+    vector_similarity: float | None
+
+
+def _fuse(legs: Legs, request: SearchRequest, rule: FusionRule):
+    """Score every candidate chunk and every file.
+
+    Returns the candidates passing ``min_score``, best first, each file's score, and the
+    fusion rule in words with this query's numbers.
+    """
+    keyword = {cid: (rank, score) for rank, (cid, _p, score) in enumerate(legs.keyword, 1)}
+    vector = {cid: (rank, sim) for rank, (cid, sim) in enumerate(legs.vector, 1)}
+    ids = [cid for cid in legs.places if cid in keyword or cid in vector]
+    legs_of = [
+        LegScores(
+            *keyword.get(cid, (None, None)), *vector.get(cid, (None, None)), legs.measured.get(cid)
+        )
+        for cid in ids
+    ]
+    description = ""
+    if request.mode == "hybrid":
+        scores, description = fuse(rule, legs_of, legs.coverage, legs.lookup)
+    elif request.mode == "semantic":
+        scores = [_unit(leg.vector_similarity or 0.0) for leg in legs_of]
+    else:
+        best = legs.keyword[0][2] if legs.keyword and legs.keyword[0][2] > 0 else 1.0
+        scores = [(leg.keyword_score or 0.0) / best for leg in legs_of]
+    scored: list[_Candidate] = []
+    file_scores: dict[str, float] = {}
+    for cid, leg, score in zip(ids, legs_of, scores, strict=True):
+        path, start_char = legs.places[cid]
+        file_scores[path] = max(file_scores.get(path, 0.0), score)
+        if score >= request.min_score:
+            scored.append(
+                _Candidate(
+                    cid,
+                    path,
+                    start_char,
+                    score,
+                    score,
+                    leg.keyword_rank,
+                    leg.keyword_score,
+                    leg.vector_rank,
+                    # a passage the vector leg did not return shows its measured cosine
+                    leg.vector_similarity
+                    if leg.vector_similarity is not None
+                    else leg.measured_similarity,
+                )
+            )
+    scored.sort(key=lambda c: (-round(c.score, 4), c.path, c.start_char))  # as shown: 4 places
+    return scored, file_scores, description
+
+
+def _unit(value: float) -> float:
+    return max(0.0, min(1.0, value))
+
+
+def _group(
+    index, candidates: list[_Candidate], file_scores: dict, request: SearchRequest
+) -> list[FileHit]:
+    """The best files, each with its best passages, snippets made for those alone."""
+    by_file: dict[str, list[_Candidate]] = {}
+    for candidate in candidates:
+        by_file.setdefault(candidate.path, []).append(candidate)
+    ranked = sorted(by_file, key=lambda path: (-file_scores[path], path))
+    ranked = ranked[request.offset : request.offset + request.limit]
+    shown = {path: by_file[path][: request.per_file] for path in ranked}
+    chunks = index.keywords.chunks_by_id([c.chunk_id for group in shown.values() for c in group])
+    summaries = index.keywords.file_summaries(ranked)
+    terms = query_terms(request.query)
+    hits = []
+    for path in ranked:
+        passages = []
+        for candidate in shown[path]:
+            chunk = chunks.get(candidate.chunk_id)
+            if chunk is None:  # removed between the two reads
+                continue
+            snippet, highlights = make_snippet(chunk.text, terms)
+            passages.append(_passage(candidate, chunk, snippet, highlights))
+        if passages:
+            summary = summaries.get(path) or FileSummary("")
+            hits.append(
+                FileHit(
+                    path,
+                    summary.title,
+                    round(file_scores[path], 4),
+                    passages,
+                    summary.description,
+                    list(summary.tags),
+                )
+            )
+    return hits
+
+
+def _passage(candidate: _Candidate, chunk, snippet: str, highlights) -> Passage:
+    return Passage(
+        chunk_id=candidate.chunk_id,
+        heading=chunk.heading,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        start_char=chunk.start_char,
+        end_char=chunk.end_char,
+        score=round(candidate.score, 4),
+        snippet=snippet,
+        highlights=highlights,
+        keyword_rank=candidate.keyword_rank,
+        keyword_score=None
+        if candidate.keyword_score is None
+        else round(candidate.keyword_score, 4),
+        vector_rank=candidate.vector_rank,
+        vector_similarity=(
+            None if candidate.vector_similarity is None else round(candidate.vector_similarity, 4)
+        ),
+        fused=round(candidate.fused, 6),
+    )

@@ -1,0 +1,105 @@
+"""Which chunks have vectors: the embedding bookkeeping of the keyword index's database.
+
+A mixin of :class:`~explorer.core.store.keywords.KeywordIndex`, which provides ``self._db`` (the
+SQLite connection) and ``self._lock``. A chunk's ``embedded`` flag says its vector is in the
+vector store; a pending file whose chunks are all embedded is finished (file vector, ``fresh``).
+Every recorded vector write bumps :data:`VECTORS_EPOCH`, so readers in other processes notice.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+
+from explorer.core.store.manifest_records import FRESH, PENDING, StoredChunk
+
+VECTORS_EPOCH = "vectors_epoch"
+"""Meta key bumped with every recorded vector write, so readers in other processes notice."""
+
+
+class EmbeddingLedger:
+    """Marks chunks embedded and files fresh, and repairs the marks after a model change."""
+
+    _db: sqlite3.Connection
+    _lock: threading.RLock
+
+    def mark_fresh(self, path: str) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "UPDATE files SET state = ?, updated_at = ? WHERE path = ?",
+                (FRESH, time.time(), path),
+            )
+            self._bump_vectors_epoch()
+
+    def mark_unfinished(self, paths: Iterable[str]) -> None:
+        """Fresh files whose file vector is missing: finish them again (pending, no chunk)."""
+        with self._lock, self._db:
+            self._db.executemany(
+                "UPDATE files SET state = ? WHERE path = ? AND state = ?",
+                [(PENDING, path, FRESH) for path in paths],
+            )
+
+    def _bump_vectors_epoch(self) -> None:
+        self._db.execute(
+            "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key)"
+            " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+            (VECTORS_EPOCH,),
+        )
+
+    def pending_chunks(self) -> list[StoredChunk]:
+        """Chunks not yet embedded, in file order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.id, c.path, c.ord, c.heading, c.start_line, c.end_line, c.start_char,"
+                " c.end_char, c.text, f.title FROM chunks c JOIN files f ON f.path = c.path"
+                " WHERE c.embedded = 0 ORDER BY c.path, c.ord"
+            ).fetchall()
+        return [StoredChunk(*row) for row in rows]
+
+    def mark_embedded(self, chunk_ids: Iterable[str]) -> None:
+        rows = [(i,) for i in chunk_ids]
+        if not rows:
+            return
+        with self._lock, self._db:
+            self._db.executemany("UPDATE chunks SET embedded = 1 WHERE id = ?", rows)
+            self._bump_vectors_epoch()
+
+    def unembedded_ids(self) -> set[str]:
+        """Ids of the chunks not recorded as embedded."""
+        with self._lock:
+            rows = self._db.execute("SELECT id FROM chunks WHERE embedded = 0").fetchall()
+        return {row[0] for row in rows}
+
+    def files_ready_to_finish(self) -> list[str]:
+        """Pending files whose every chunk is embedded."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path FROM files WHERE state = ? AND NOT EXISTS"
+                " (SELECT 1 FROM chunks c WHERE c.path = files.path AND c.embedded = 0)",
+                (PENDING,),
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    # -- repair -------------------------------------------------------------------------------
+    def reset_embedded(self) -> None:
+        """Mark every chunk as needing a vector again (the model changed)."""
+        with self._lock, self._db:
+            self._db.execute("UPDATE chunks SET embedded = 0")
+            self._db.execute(
+                "UPDATE files SET state = ? WHERE state = ? AND chunk_count > 0", (PENDING, FRESH)
+            )
+
+    def mark_missing_vectors(self, chunk_ids: Iterable[str]) -> None:
+        """Chunks recorded as embedded whose vectors the store lacks: embed them again."""
+        ids = list(chunk_ids)
+        if not ids:
+            return
+        with self._lock, self._db:
+            self._db.executemany("UPDATE chunks SET embedded = 0 WHERE id = ?", [(i,) for i in ids])
+            self._db.execute(
+                "UPDATE files SET state = ? WHERE state = ? AND EXISTS (SELECT 1 FROM chunks c"
+                " WHERE c.path = files.path AND c.embedded = 0)",
+                (PENDING, FRESH),
+            )

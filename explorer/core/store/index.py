@@ -1,0 +1,465 @@
+"""One root's index: the keyword index and manifest, the vector store and the model, together.
+
+Opening an :class:`Index` is cheap: the SQLite database opens at once, while Chroma and the
+model load on first use. The write lock makes sure only one process changes an index at a time.
+
+Several processes may read one index while another writes it. SQLite (WAL) gives each reader
+whole transactions. A local Chroma client, though, caches the HNSW graph it loaded, so it sees
+no vector written by another process afterwards — and, worse, would write its stale graph back.
+Hence: taking the write lock reopens the client, and a reader reopens it (at most every few
+seconds) when the writer's ``vectors_epoch`` counter in SQLite has moved.
+
+Readers (:meth:`Index.open_existing`) open both stores read-only, so a read-only index directory
+can be searched. A writer (:meth:`Index.open_for_writing`) checks both stores as it opens them;
+a damaged one is set aside (see :mod:`explorer.core.store.damaged_store`) and rebuilt from the
+other.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.config import Settings
+from explorer.core.embed.embedder import Embedder, load_embedder
+from explorer.core.store.chroma_server import parse_server_url
+from explorer.core.store.damaged_store import Repair, Store, set_aside
+from explorer.core.store.keywords import (
+    FAILED,
+    FRESH,
+    PENDING,
+    SKIPPED,
+    VECTORS_EPOCH,
+    KeywordIndex,
+    KeywordIndexDamaged,
+)
+from explorer.core.store.vectors import (
+    VectorStore,
+    VectorStoreDamaged,
+    VectorStoreUnavailable,
+    check_database,
+)
+from explorer.core.store.write_lock import LockBusy, WriteLock
+from explorer.locations import resolve_index_dir
+
+DATABASE_NAME = "index.sqlite"
+CHROMA_DIR_NAME = "chroma"
+LOCK_NAME = "write.lock"
+LIVE_WRITER = "the explorer TUI"
+"""How a live index names itself in the lock file; it keeps the index current while it runs."""
+READER_REFRESH_SECONDS = 2.0
+"""A reader reopens a local Chroma client written by another process at most this often."""
+
+
+class IndexBusy(Exception):
+    """Another process holds the index's write lock."""
+
+
+class NoIndex(Exception):
+    """The folder has not been indexed yet."""
+
+
+@dataclass(frozen=True)
+class Status:
+    """What ``explorer status`` reports about an index."""
+
+    root: str
+    index_dir: str
+    indexed: int
+    stale: int
+    skipped: int
+    failed: int
+    skip_reasons: dict[str, int]
+    chunks: int
+    vectors: int
+    model: str
+    vector_store: str
+    """``local`` or ``server``."""
+    vector_location: str
+    """The Chroma directory or server URL."""
+    vectors_available: bool
+    """False when the server does not answer; ``vectors`` then counts what SQLite recorded."""
+    vectors_problem: str
+    """Why the vectors are not available (unreachable, damaged), else empty."""
+    dimension: int | None
+    store_bytes: int
+    last_update: float | None
+    needs_rebuild: bool
+    rebuild_reason: str
+    waiting_for_vectors: int = 0
+    """Stale files that are in the keyword index and wait for their vectors."""
+    edited: int = 0
+    """Files edited on disk since the last index run (counted only when the disk was checked)."""
+    new: int = 0
+    """Files on disk the index does not hold yet."""
+    deleted: int = 0
+    """Files the index holds that are gone from disk."""
+    disk_checked: bool = False
+    """True when the folder was compared with the manifest (a stat walk)."""
+
+    def as_json(self) -> dict:
+        return {
+            "root": self.root,
+            "index_dir": self.index_dir,
+            "files": {
+                "indexed": self.indexed,
+                "stale": self.stale,
+                "skipped": self.skipped,
+                "failed": self.failed,
+            },
+            "skip_reasons": self.skip_reasons,
+            "chunks": self.chunks,
+            "vectors": self.vectors,
+            "model": self.model,
+            "vector_store": {
+                "kind": self.vector_store,
+                "location": self.vector_location,
+                "available": self.vectors_available,
+                "problem": self.vectors_problem,
+            },
+            "dimension": self.dimension,
+            "store_bytes": self.store_bytes,
+            "last_update": self.last_update,
+            "needs_rebuild": self.needs_rebuild,
+            "rebuild_reason": self.rebuild_reason,
+            "stale": {
+                "waiting_for_vectors": self.waiting_for_vectors,
+                "edited": self.edited,
+                "new": self.new,
+                "deleted": self.deleted,
+                "disk_checked": self.disk_checked,
+            },
+        }
+
+
+class Index:
+    """The stores and the model of one root, opened lazily."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        read_only: bool = False,
+        write_lock: WriteLock | None = None,
+    ) -> None:
+        """Open the keyword index at once (Chroma and the model on first use).
+
+        ``read_only`` never writes either store. With a held ``write_lock`` (see
+        :meth:`open_for_writing`) a damaged keyword index is set aside and rebuilt.
+        """
+        self.settings = settings
+        self.read_only = read_only
+        self.repairs: list[Repair] = []
+        """Damaged stores this writer set aside and replaced, oldest first."""
+        self._write_lock = write_lock or WriteLock(settings.index_dir / LOCK_NAME)
+        self._vectors: VectorStore | None = None
+        self._vectors_damage: VectorStoreDamaged | None = None
+        self._damage_epoch: str | None = None
+        """The writer's vectors epoch when the damage was found: a repair moves it."""
+        self._embedder = embedder
+        self._vectors_lock = threading.Lock()
+        self._embedder_lock = threading.Lock()
+        self._vectors_epoch: str | None = None
+        self._vectors_opened_at = 0.0
+        self.keywords = self._open_keywords()
+
+    @classmethod
+    def open_existing(cls, settings: Settings, embedder: Embedder | None = None) -> Index:
+        """Open an index that must already exist, read-only (for search, related, status)."""
+        if not (settings.index_dir / DATABASE_NAME).exists():
+            raise NoIndex(
+                f"{settings.root} has no index at {settings.index_dir}; "
+                f"run: explorer index {settings.root}"
+            )
+        return cls(settings, embedder, read_only=True)
+
+    @classmethod
+    def open_for_writing(
+        cls, settings: Settings, embedder: Embedder | None = None, holder: str = "explorer index"
+    ) -> Index:
+        """Take the write lock (or raise :class:`IndexBusy`), then open the stores, checking
+        each: a damaged one is set aside and rebuilt (listed in :attr:`repairs`)."""
+        settings.index_dir.mkdir(parents=True, exist_ok=True)
+        lock = WriteLock(settings.index_dir / LOCK_NAME)
+        _take(lock, settings, holder)
+        try:
+            return cls(settings, embedder, write_lock=lock)
+        except BaseException:
+            lock.release()
+            raise
+
+    @property
+    def repair_command(self) -> str:
+        """The command that repairs this index, as a damage message tells the user."""
+        command = f"explorer index {self.settings.root}"
+        if self.settings.index_dir != resolve_index_dir(self.settings.root):
+            command += f" --index-dir {self.settings.index_dir}"
+        return command
+
+    def _open_keywords(self) -> KeywordIndex:
+        path = self.settings.index_dir / DATABASE_NAME
+        if not self._write_lock.held:
+            return KeywordIndex(path, self.read_only, self.repair_command)
+        try:
+            keywords = KeywordIndex(path, repair_command=self.repair_command)
+            try:
+                keywords.check()
+            except BaseException:
+                keywords.close()
+                raise
+            return keywords
+        except KeywordIndexDamaged as damage:
+            self._set_aside_keywords(damage)
+            return KeywordIndex(path, repair_command=self.repair_command)
+
+    def _set_aside_keywords(self, damage: KeywordIndexDamaged) -> None:
+        path = self.settings.index_dir / DATABASE_NAME
+        files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+        self.repairs.append(
+            set_aside(self.settings.index_dir, files, Store.KEYWORDS, damage.reason)
+        )
+
+    def repair(self, damage: KeywordIndexDamaged | VectorStoreDamaged) -> None:
+        """Set the damaged store aside and open a fresh one in its place (write lock held).
+
+        A fresh keyword index is filled by the next sync, which reuses every vector whose
+        chunk id it writes again; a fresh vector store makes every chunk wait for a vector.
+        """
+        if not self._write_lock.held:
+            raise damage
+        if isinstance(damage, KeywordIndexDamaged):
+            self.keywords.close()
+            self._set_aside_keywords(damage)
+            self.keywords = KeywordIndex(
+                self.settings.index_dir / DATABASE_NAME, repair_command=self.repair_command
+            )
+            return
+        with self._vectors_lock:
+            self._replace_vectors(damage)
+
+    def _replace_vectors(self, damage: VectorStoreDamaged) -> VectorStore:
+        """Set the damaged local store aside, open an empty one, and mark every chunk as
+        waiting for its vector (``_vectors_lock`` held)."""
+        if self._vectors is not None:
+            self._vectors.close()
+            self._vectors = None
+        directory = self.settings.index_dir / CHROMA_DIR_NAME
+        self.repairs.append(
+            set_aside(self.settings.index_dir, [directory], Store.VECTORS, damage.reason)
+        )
+        self.keywords.reset_embedded()
+        self._vectors_damage = None
+        self._vectors = VectorStore(directory, repair_command=self.repair_command)
+        return self._vectors
+
+    @property
+    def shared_vectors(self) -> bool:
+        """True when vectors live on a Chroma server (chosen by ``settings.chroma_url``)."""
+        return bool(self.settings.chroma_url)
+
+    @property
+    def vector_location(self) -> str:
+        if self.settings.chroma_url:
+            return parse_server_url(self.settings.chroma_url).url
+        return str(self.settings.index_dir / CHROMA_DIR_NAME)
+
+    @property
+    def vectors(self) -> VectorStore:
+        """The vector store, opened on first use (raises VectorStoreUnavailable if a server
+        does not answer; the next use tries again).
+
+        A damaged local store raises :class:`VectorStoreDamaged` for a reader (again without
+        opening it, until a writer has written vectors since); a writer sets it aside and
+        opens an empty one.
+        """
+        with self._vectors_lock:
+            if self._vectors_damage is not None:
+                if self.keywords.get_meta(VECTORS_EPOCH) == self._damage_epoch:
+                    raise self._vectors_damage
+                self._vectors_damage = None  # repaired meanwhile: open it again
+            if self._vectors is None:
+                epoch = self.keywords.get_meta(VECTORS_EPOCH)
+                if self.settings.chroma_url:
+                    address = parse_server_url(self.settings.chroma_url)
+                    self._vectors = VectorStore(address=address, model=self.settings.model)
+                else:
+                    self._vectors = self._open_local_vectors()
+                self._vectors_epoch, self._vectors_opened_at = epoch, time.monotonic()
+            elif not self._write_lock.held and not self._vectors.shared:
+                self._refresh_reader()
+            return self._vectors
+
+    def _open_local_vectors(self) -> VectorStore:
+        """The local store; a writer checks it first and replaces a damaged one."""
+        directory = self.settings.index_dir / CHROMA_DIR_NAME
+        writer = self._write_lock.held
+        try:
+            if writer:
+                check_database(directory, self.repair_command)
+            store = VectorStore(
+                directory, read_only=self.read_only, repair_command=self.repair_command
+            )
+            if writer:
+                store.count_chunks()  # loads the vector segments: damage there shows now
+            return store
+        except VectorStoreDamaged as damage:
+            if not writer:
+                self._vectors_damage = damage
+                self._damage_epoch = self.keywords.get_meta(VECTORS_EPOCH)
+                raise
+            return self._replace_vectors(damage)
+
+    def _refresh_reader(self) -> None:
+        """Reopen a local client another process has written to since it was opened."""
+        assert self._vectors is not None
+        epoch = self.keywords.get_meta(VECTORS_EPOCH)
+        if epoch == self._vectors_epoch:
+            return
+        if time.monotonic() - self._vectors_opened_at < READER_REFRESH_SECONDS:
+            return
+        self._vectors.reopen()
+        self._vectors_epoch, self._vectors_opened_at = epoch, time.monotonic()
+
+    @property
+    def embedder(self) -> Embedder:
+        with self._embedder_lock:  # not the vectors' lock: the model loads while Chroma opens
+            if self._embedder is None:
+                self._embedder = load_embedder(self.settings.model)
+            return self._embedder
+
+    # -- the write lock -----------------------------------------------------------------------
+    @property
+    def holds_write_lock(self) -> bool:
+        return self._write_lock.held
+
+    def acquire_write_lock(self, holder: str = "explorer index") -> None:
+        """Take the one-writer lock, or raise :class:`IndexBusy` at once.
+
+        ``holder`` names this process to another that finds the index busy. A vector store
+        opened before the lock is reopened: another writer may have changed it meanwhile. An
+        index opened read-only reopens both stores for writing.
+        """
+        if self._write_lock.held:
+            return
+        _take(self._write_lock, self.settings, holder)
+        if self.read_only:  # a reader that writes after all (`related` embedding a file)
+            self.read_only = False
+            self.keywords.close()
+            self.keywords = KeywordIndex(
+                self.settings.index_dir / DATABASE_NAME, repair_command=self.repair_command
+            )
+            with self._vectors_lock:
+                if self._vectors is not None and not self._vectors.shared:
+                    self._vectors.close()  # opened read-only: the writer opens its own
+                    self._vectors = None
+            return
+        with self._vectors_lock:
+            if self._vectors is not None and not self._vectors.shared:
+                self._vectors.reopen()
+
+    def release_write_lock(self) -> None:
+        """Let another process write; the lock file goes with the lock."""
+        self._write_lock.release()
+
+    # -- status -------------------------------------------------------------------------------
+    def status(self, count_vectors: bool = True, check_disk: bool = False) -> Status:
+        """What the index holds; ``check_disk`` also compares the folder with the manifest
+        (a stat walk) and counts edited, new and deleted files as stale."""
+        counts = self.keywords.counts()
+        indexed, waiting = counts[FRESH], counts[PENDING]
+        edited = new = deleted = 0
+        if check_disk:
+            from explorer.core.indexing.disk_state import compare_with_disk
+
+            records = self.keywords.files()
+            changes = compare_with_disk(self.settings, records)
+            edited, new, deleted = len(changes.edited), len(changes.new), len(changes.deleted)
+            for path in (*changes.edited, *changes.deleted):  # stale now, whatever they were
+                state = records[path].state
+                indexed -= state == FRESH
+                waiting -= state == PENDING
+        stored_model = self.keywords.get_meta("model")
+        stored_dimension = self.keywords.get_meta("dimension")
+        needs_rebuild, reason = False, ""
+        if stored_model and stored_model != self.settings.model:
+            needs_rebuild = True
+            reason = f"model changed from {stored_model} to {self.settings.model}"
+        last = self.keywords.get_meta("last_update")
+        vectors, available, problem = counts["embedded"], True, ""
+        if count_vectors:
+            try:
+                if self.shared_vectors:  # the server's count is every checkout's: ask for ours
+                    vectors = len(self.vectors.existing_chunk_ids(self.keywords.chunk_ids()))
+                elif (self.settings.index_dir / CHROMA_DIR_NAME).exists():
+                    vectors = self.vectors.count_chunks()
+            except (VectorStoreUnavailable, VectorStoreDamaged) as error:
+                available, problem = False, str(error)
+                if isinstance(error, VectorStoreDamaged):
+                    needs_rebuild, reason = True, str(error)
+        return Status(
+            root=str(self.settings.root),
+            index_dir=str(self.settings.index_dir),
+            indexed=indexed,
+            stale=waiting + edited + new + deleted,
+            skipped=counts[SKIPPED],
+            failed=counts[FAILED],
+            skip_reasons=self.keywords.skip_reasons(),
+            chunks=counts["chunks"],
+            vectors=vectors,
+            model=stored_model or self.settings.model,
+            vector_store="server" if self.shared_vectors else "local",
+            vector_location=self.vector_location,
+            vectors_available=available,
+            vectors_problem=problem,
+            dimension=int(stored_dimension) if stored_dimension else None,
+            store_bytes=_directory_size(self.settings.index_dir),
+            last_update=float(last) if last else None,
+            needs_rebuild=needs_rebuild,
+            rebuild_reason=reason,
+            waiting_for_vectors=waiting,
+            edited=edited,
+            new=new,
+            deleted=deleted,
+            disk_checked=check_disk,
+        )
+
+    def touch_last_update(self) -> None:
+        self.keywords.set_meta("last_update", repr(time.time()))
+
+    def close(self) -> None:
+        self.release_write_lock()
+        with self._vectors_lock:
+            if self._vectors is not None:
+                self._vectors.close()
+                self._vectors = None
+        self.keywords.close()
+
+
+def _take(lock: WriteLock, settings: Settings, holder: str) -> None:
+    """Acquire ``lock`` for ``holder``, or raise :class:`IndexBusy` naming who holds it."""
+    try:
+        lock.acquire(f"{holder} (pid {os.getpid()})")
+    except LockBusy as busy:
+        other = busy.holder
+        advice = (
+            "it keeps the index up to date while it runs"
+            if other.startswith(LIVE_WRITER)
+            else "wait for it to finish"
+        )
+        raise IndexBusy(
+            f"the index of {settings.root} is being written by {other}; {advice}"
+        ) from None
+
+
+def _directory_size(directory: Path) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(directory):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(dirpath, name))
+            except OSError:
+                pass
+    return total

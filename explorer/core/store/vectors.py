@@ -1,0 +1,557 @@
+"""The vector store: a Chroma collection of chunk vectors and one of file vectors.
+
+Two kinds, one interface. The local store is an embedded ``PersistentClient`` in the index
+directory, owned by this index alone. The shared store is a Chroma server
+(``chromadb.HttpClient``) whose collections, named after the model, may hold the vectors of many
+checkouts: ids are content-addressed (path relative to the root plus content), so identical
+files share vectors, and nothing is ever deleted from it by one checkout — an id another
+machine still uses would vanish under it.
+
+Chroma is imported only when a store is opened (it takes most of a second). Every call holds the
+store's lock, so :meth:`VectorStore.reopen` can swap the client while other threads use it. A
+server that stops answering raises :class:`VectorStoreUnavailable` from any call.
+
+A damaged local store (garbage in ``chroma.sqlite3``, a broken HNSW segment) raises
+:class:`VectorStoreDamaged` from any call, opening included. Chroma reports such damage as its
+``InternalError`` or, from its Rust core, as a ``PanicException`` (a ``BaseException``); both are
+recognised in :func:`_guarded`, where every call passes. Chroma has no read-only client, so a
+reader of a read-only index directory opens a private copy of the store instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import re
+import shutil
+import sqlite3
+import sys
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from explorer.core.store.chroma_server import ServerAddress, unreachable_message
+from explorer.core.store.damaged_store import damage_words
+
+if TYPE_CHECKING:
+    import numpy as np
+
+CHUNKS = "chunks"
+FILES = "files"
+CONNECT_TIMEOUT = 3.0
+VECTOR_CACHE = 4096
+"""Most chunk vectors :meth:`VectorStore.chunk_vectors` keeps (about 1.5 kB each at 384
+dimensions): a hybrid search asks for the vectors of up to 100 keyword hits on every keystroke,
+mostly the same ones as the keystroke before."""
+REQUEST_TIMEOUT = 60.0
+
+
+class VectorStoreError(Exception):
+    """The vector store could not be opened or used; the message says why."""
+
+
+class VectorStoreUnavailable(VectorStoreError):
+    """The Chroma server does not answer (now); keyword search still works."""
+
+
+class VectorStoreDamaged(VectorStoreError):
+    """The local Chroma store is damaged; keyword search still works, ``explorer index``
+    sets the store aside and embeds again."""
+
+    def __init__(self, directory: Path, reason: str, repair_command: str) -> None:
+        self.directory = directory
+        self.reason = damage_words(reason)
+        super().__init__(
+            f"the vector store {directory} is damaged ({self.reason}); "
+            f"run `{repair_command}` to repair it"
+        )
+
+
+CHROMA_DATABASE = "chroma.sqlite3"
+DAMAGED_SQLITE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+DAMAGED_SEGMENT_WORDS = ("hnsw", "pickle", "error finding id")
+"""What Chroma says (lowercase) when a vector segment on disk cannot be read."""
+
+
+def _damage_reason(error: BaseException) -> str | None:
+    """Chroma's words when ``error`` (its InternalError or a Rust panic) says the local store
+    is damaged; None for anything else (a read-only file, a lock, a bug)."""
+    text = " ".join(str(error).split())
+    code = re.search(r"code: (\d+)", text)
+    if code is not None:
+        return text if int(code.group(1)) & 0xFF in DAMAGED_SQLITE_CODES else None
+    lowered = text.lower()
+    return text if any(word in lowered for word in DAMAGED_SEGMENT_WORDS) else None
+
+
+@contextlib.contextmanager
+def _panic_output_held() -> Iterator[None]:
+    """Keep what is written to file descriptor 2 meanwhile, and let it out unless Chroma's Rust
+    core panicked: a panic prints its message (and with ``RUST_BACKTRACE`` a backtrace) there
+    before Python sees the exception, which then becomes one line."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no file descriptor 2: nothing to keep
+        yield
+        return
+    held = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
+    panicked = False
+    os.dup2(held.fileno(), 2)
+    try:
+        yield
+    except BaseException as error:
+        panicked = type(error).__name__ == "PanicException"
+        raise
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        if not panicked:
+            held.seek(0)
+            if written := held.read():
+                os.write(2, written)
+        held.close()
+
+
+def _is_chroma_failure(error: BaseException) -> bool:
+    """Chroma's InternalError, or a panic of its Rust core (pyo3's PanicException derives from
+    BaseException and cannot be imported by name)."""
+    from chromadb.errors import InternalError
+
+    return isinstance(error, InternalError) or type(error).__name__ == "PanicException"
+
+
+def _forget_system(directory: Path) -> None:
+    """Drop Chroma's cached client system for ``directory``.
+
+    Chroma caches one system per path even when starting it failed, so every later client of
+    that path would get the broken one (``'RustBindingsAPI' object has no attribute
+    'bindings'``). Private API: ``test_a_damaged_store_fails_the_same_way_twice`` fails loudly
+    if a chromadb release moves it.
+    """
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    SharedSystemClient._identifier_to_system.pop(str(directory), None)
+    SharedSystemClient._identifier_to_refcount.pop(str(directory), None)
+
+
+def check_database(directory: Path, repair_command: str) -> None:
+    """Raise :class:`VectorStoreDamaged` if SQLite's ``quick_check`` finds Chroma's database
+    in ``directory`` damaged (Chroma itself may open it and fail only later, or panic)."""
+    database = directory / CHROMA_DATABASE
+    if not database.exists():
+        return
+    try:
+        db = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return  # unreadable is not damaged: Chroma's own open will say why
+    try:
+        rows = db.execute("PRAGMA quick_check(1)").fetchall()
+    except sqlite3.DatabaseError as error:
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF not in DAMAGED_SQLITE_CODES:
+            return
+        raise VectorStoreDamaged(directory, str(error), repair_command) from None
+    finally:
+        db.close()
+    if rows != [("ok",)]:
+        raise VectorStoreDamaged(directory, str(rows[0][0]) if rows else "?", repair_command)
+
+
+def file_vector_id(path: str, content_hash: str) -> str:
+    """A file vector's id: the same path and content give the same id on any machine."""
+    return hashlib.sha256(f"file\0{path}\0{content_hash}".encode()).hexdigest()[:32]
+
+
+def server_collection_names(model: str) -> tuple[str, str]:
+    """The server's chunk and file collections for ``model`` (one pair per model)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", model.rstrip("/").rsplit("/", 1)[-1]).strip("-._")
+    digest = hashlib.sha256(model.encode()).hexdigest()[:8]
+    base = f"explorer-{stem[:40] or 'model'}-{digest}"
+    return f"{base}-{CHUNKS}", f"{base}-{FILES}"
+
+
+def _guarded(method: Callable) -> Callable:
+    """Hold the store's lock; turn a lost connection into VectorStoreUnavailable and a
+    damaged local store into VectorStoreDamaged."""
+
+    @functools.wraps(method)
+    def wrapper(self: VectorStore, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            try:
+                return method(self, *args, **kwargs)
+            except VectorStoreError:
+                raise
+            except Exception as error:
+                if self.address is not None and _is_connection_error(error):
+                    raise VectorStoreUnavailable(
+                        unreachable_message(self.address, _reason(error))
+                    ) from error
+                self._raise_if_damaged(error)
+                raise
+            except BaseException as error:  # a panic of Chroma's Rust core is no Exception
+                self._raise_if_damaged(error)
+                raise
+
+    return wrapper
+
+
+def _is_connection_error(error: Exception) -> bool:
+    kinds = {cls.__name__ for cls in type(error).__mro__}
+    if kinds & {"TransportError", "ConnectionError", "TimeoutException"}:
+        return True
+    return "could not connect to a chroma server" in str(error).lower()
+
+
+def _reason(error: Exception) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text[:120]
+
+
+class VectorStore:
+    """Chunk and file vectors of one index: a local Chroma directory or a Chroma server."""
+
+    def __init__(
+        self,
+        directory: Path | None = None,
+        address: ServerAddress | None = None,
+        model: str = "",
+        read_only: bool = False,
+        repair_command: str = "explorer index",
+    ) -> None:
+        """Open the local store in ``directory``, or the server at ``address`` for ``model``.
+
+        ``read_only`` (local): never write ``directory``; when it is missing or cannot be
+        written, a private copy is opened instead (and a panic of Chroma's Rust core while
+        opening prints nothing, see :func:`_panic_output_held`). ``repair_command`` is what a
+        :class:`VectorStoreDamaged` message tells the user to run.
+        """
+        if (directory is None) == (address is None):
+            raise ValueError("give a directory or a server address")
+        self.directory = directory
+        self.address = address
+        self.shared = address is not None
+        """True on a server: vectors may belong to other checkouts, so none is deleted."""
+        self.location = address.url if address is not None else str(directory)
+        self.read_only = read_only
+        self.repair_command = repair_command
+        self._names = server_collection_names(model) if address is not None else (CHUNKS, FILES)
+        self._lock = threading.RLock()
+        self._client: Any = None
+        self._vector_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        """Chunk vectors already fetched, least recently used first. A chunk id names one
+        chunk of one version of a file, so its vector changes only when the model does: the
+        collections are opened again then (see :meth:`_open_collections`)."""
+        self._copy: Path | None = None
+        """The private copy a read-only store opened (removed on close)."""
+        self._connect()
+
+    def _raise_if_damaged(self, error: BaseException) -> None:
+        """Raise VectorStoreDamaged if ``error`` is Chroma saying the local store is damaged."""
+        if self.directory is None or not _is_chroma_failure(error):
+            return
+        reason = _damage_reason(error)
+        if reason is None:
+            return
+        if self._client is None:  # it failed to open: Chroma keeps the broken system cached
+            _forget_system(self._opened_directory())
+            self.close()  # removes a private copy; the caller never gets this store
+        raise VectorStoreDamaged(self.directory, reason, self.repair_command) from None
+
+    def _opened_directory(self) -> Path:
+        """The directory Chroma opens: the store's own, or a read-only store's private copy."""
+        assert self.directory is not None
+        if not self.read_only:
+            return self.directory
+        if self._copy is None:
+            writable = self.directory.is_dir() and all(
+                os.access(path, os.W_OK)
+                for path in (self.directory, self.directory / CHROMA_DATABASE)
+                if path.exists()
+            )
+            if writable:
+                return self.directory
+            copy = Path(tempfile.mkdtemp(prefix="explorer-vectors-"))
+            if self.directory.is_dir():  # plain copies: the originals' read-only modes stay
+                shutil.copytree(
+                    self.directory, copy, copy_function=shutil.copyfile, dirs_exist_ok=True
+                )
+                for folder, _dirs, _files in os.walk(copy):
+                    os.chmod(folder, 0o700)
+            self._copy = copy
+        return self._copy
+
+    @_guarded
+    def _connect(self) -> None:
+        try:
+            import chromadb
+            from chromadb.config import Settings as ChromaSettings
+        except ImportError as error:  # pragma: no cover - chromadb is a dependency
+            raise VectorStoreError("chromadb is not installed") from error
+        settings = ChromaSettings(anonymized_telemetry=False)
+        if self.address is None:
+            directory = self._opened_directory()
+            directory.mkdir(parents=True, exist_ok=True)
+            # Opening reads the store: where damage panics. Only a reader (a one-shot command)
+            # holds file descriptor 2 meanwhile: the TUI draws its screen there. A writer runs
+            # check_database first, which finds such damage before Chroma does.
+            holding = _panic_output_held() if self.read_only else contextlib.nullcontext()
+            with holding:
+                self._client = chromadb.PersistentClient(path=str(directory), settings=settings)
+                self._open_collections()
+        else:
+            self._client = chromadb.HttpClient(
+                host=self.address.host,
+                port=self.address.port,
+                ssl=self.address.ssl,
+                settings=settings,
+            )
+            _bound_request_time(self._client)
+            self._open_collections()
+        self._batch = max(1, int(self._client.get_max_batch_size()))
+
+    def _open_collections(self) -> None:
+        self._vector_cache.clear()
+        space = {"hnsw:space": "cosine"}
+        chunks, files = self._names
+        self._chunks = self._client.get_or_create_collection(
+            chunks, metadata=space, embedding_function=None
+        )
+        self._files = self._client.get_or_create_collection(
+            files, metadata=space, embedding_function=None
+        )
+
+    @_guarded
+    def reopen(self) -> None:
+        """Drop the client and open a new one: a local client caches its HNSW graph in memory,
+        so one opened before another process wrote would neither see nor keep those vectors."""
+        self.close()
+        self._connect()
+
+    def close(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+            close = getattr(client, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception:  # noqa: BLE001 - closing a dead connection may fail; fine
+                    pass
+            if self._copy is not None:
+                shutil.rmtree(self._copy, ignore_errors=True)
+                self._copy = None
+
+    @_guarded
+    def heartbeat(self) -> None:
+        """Raise :class:`VectorStoreUnavailable` unless the store answers."""
+        self._client.heartbeat()
+
+    @_guarded
+    def reset(self) -> None:
+        """Drop every chunk and file vector, and the dimension the collections were fixed to.
+
+        Used when the model changes on a local store: a model of another dimension could not
+        be written to the old collections. A shared store has collections per model instead.
+        """
+        if self.shared:
+            return
+        for name in self._names:
+            try:
+                self._client.delete_collection(name)
+            except Exception:  # noqa: BLE001 - already gone (e.g. an interrupted reset)
+                pass
+        self._open_collections()
+
+    # -- chunks -------------------------------------------------------------------------------
+    @_guarded
+    def upsert_chunks(self, ids: Sequence[str], vectors: np.ndarray, paths: Sequence[str]) -> None:
+        self._forget(ids)
+        for start in range(0, len(ids), self._batch):
+            end = start + self._batch
+            self._chunks.upsert(
+                ids=list(ids[start:end]),
+                embeddings=vectors[start:end],
+                metadatas=[{"path": path} for path in paths[start:end]],
+            )
+
+    @_guarded
+    def delete_chunks(self, ids: Sequence[str]) -> None:
+        """Delete these chunk vectors; a no-op on a shared store (see the module docstring)."""
+        if self.shared:
+            return
+        self._forget(ids)
+        for start in range(0, len(ids), self._batch):
+            self._chunks.delete(ids=list(ids[start : start + self._batch]))
+
+    @_guarded
+    def chunk_ids(self) -> set[str]:
+        """Every chunk id the store holds (on a server: every checkout's)."""
+        return set(self._chunks.get(include=[])["ids"])
+
+    @_guarded
+    def existing_chunk_ids(self, ids: Iterable[str]) -> set[str]:
+        """Those of ``ids`` the store holds; costs one request per batch of ids."""
+        return self._existing(self._chunks, ids)
+
+    @_guarded
+    def chunk_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vector of each of ``ids`` the store holds (the others are left out).
+
+        Vectors fetched before come from a cache (see :data:`VECTOR_CACHE`): typing a query
+        asks for mostly the same chunks on every keystroke, and Chroma takes milliseconds.
+        """
+        cache = self._vector_cache
+        found: dict[str, np.ndarray] = {}
+        missing: list[str] = []
+        for cid in ids:
+            vector = cache.get(cid)
+            if vector is None:
+                missing.append(cid)
+            else:
+                cache.move_to_end(cid)
+                found[cid] = vector
+        for start in range(0, len(missing), self._batch):
+            part = self._chunks.get(
+                ids=missing[start : start + self._batch], include=["embeddings"]
+            )
+            for cid, vector in zip(part["ids"], part["embeddings"], strict=True):
+                found[cid] = cache[cid] = vector
+        while len(cache) > VECTOR_CACHE:
+            cache.popitem(last=False)
+        return {cid: found[cid] for cid in ids if cid in found}
+
+    def _forget(self, ids: Iterable[str]) -> None:
+        """Drop ``ids`` from the vector cache (their vectors are being written or deleted)."""
+        with self._lock:
+            for cid in ids:
+                self._vector_cache.pop(cid, None)
+
+    @_guarded
+    def query_chunks(
+        self, vector: np.ndarray, k: int, paths: Sequence[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """(chunk id, cosine similarity) of the ``k`` nearest chunks, best first.
+
+        ``paths`` restricts the search to those files before the nearest neighbours are taken.
+        On a shared store the answer may hold other checkouts' chunks; callers keep their own.
+        """
+        if paths is not None and not paths:
+            return []
+        where = None
+        if paths is not None:
+            where = {"path": paths[0]} if len(paths) == 1 else {"path": {"$in": list(paths)}}
+        # No count() first: it costs ~150 ms at 18k vectors, and Chroma already returns fewer
+        # than n_results (or none) when the collection holds fewer.
+        found = self._chunks.query(
+            query_embeddings=[vector], n_results=k, where=where, include=["distances"]
+        )
+        return [
+            (chunk_id, 1.0 - float(distance))
+            for chunk_id, distance in zip(found["ids"][0], found["distances"][0], strict=True)
+        ]
+
+    @_guarded
+    def query_chunks_many(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """For each of ``vectors``, (chunk id, cosine similarity) of its ``k`` nearest chunks,
+        best first, in one request. On a shared store answers may hold other checkouts' chunks."""
+        if len(vectors) == 0:
+            return []
+        found = self._chunks.query(query_embeddings=vectors, n_results=k, include=["distances"])
+        return [
+            [
+                (chunk_id, 1.0 - float(distance))
+                for chunk_id, distance in zip(ids, dists, strict=True)
+            ]
+            for ids, dists in zip(found["ids"], found["distances"], strict=True)
+        ]
+
+    @_guarded
+    def count_chunks(self) -> int:
+        return self._chunks.count()
+
+    # -- files --------------------------------------------------------------------------------
+    @_guarded
+    def upsert_file(self, file_id: str, path: str, vector: np.ndarray) -> None:
+        self._files.upsert(ids=[file_id], embeddings=[vector], metadatas=[{"path": path}])
+
+    @_guarded
+    def delete_files(self, file_ids: Sequence[str]) -> None:
+        """Delete these file vectors; a no-op on a shared store."""
+        if self.shared:
+            return
+        for start in range(0, len(file_ids), self._batch):
+            self._files.delete(ids=list(file_ids[start : start + self._batch]))
+
+    @_guarded
+    def file_ids(self) -> set[str]:
+        return set(self._files.get(include=[])["ids"])
+
+    @_guarded
+    def file_entries(self) -> dict[str, str]:
+        """Every file vector the store holds: its id and the path it was stored for."""
+        found = self._files.get(include=["metadatas"])
+        return {
+            file_id: str((meta or {}).get("path", ""))
+            for file_id, meta in zip(found["ids"], found["metadatas"], strict=True)
+        }
+
+    @_guarded
+    def existing_file_ids(self, ids: Iterable[str]) -> set[str]:
+        return self._existing(self._files, ids)
+
+    @_guarded
+    def file_vector(self, file_id: str) -> np.ndarray | None:
+        found = self._files.get(ids=[file_id], include=["embeddings"])
+        return found["embeddings"][0] if found["ids"] else None
+
+    @_guarded
+    def query_files(
+        self, vector: np.ndarray, k: int, exclude_path: str
+    ) -> list[tuple[str, str, float]]:
+        """(file id, path, cosine similarity) of the ``k`` nearest file vectors of other paths."""
+        found = self._files.query(
+            query_embeddings=[vector],
+            n_results=k,
+            where={"path": {"$ne": exclude_path}},
+            include=["distances", "metadatas"],
+        )
+        return [
+            (file_id, str((meta or {}).get("path", "")), 1.0 - float(distance))
+            for file_id, meta, distance in zip(
+                found["ids"][0], found["metadatas"][0], found["distances"][0], strict=True
+            )
+        ]
+
+    @_guarded
+    def count_files(self) -> int:
+        return self._files.count()
+
+    def _existing(self, collection: Any, ids: Iterable[str]) -> set[str]:
+        wanted = list(ids)
+        present: set[str] = set()
+        for start in range(0, len(wanted), self._batch):
+            present.update(
+                collection.get(ids=wanted[start : start + self._batch], include=[])["ids"]
+            )
+        return present
+
+
+def _bound_request_time(client: Any) -> None:
+    """Give the HTTP client timeouts: chromadb's own has none, so a hung server would hang us.
+
+    Reaches into the client for its ``httpx`` session; if a chromadb release moves it, the
+    client keeps its defaults.
+    """
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if session is None:
+        return
+    try:
+        import httpx
+
+        session.timeout = httpx.Timeout(REQUEST_TIMEOUT, connect=CONNECT_TIMEOUT)
+    except Exception:  # noqa: BLE001 - keep the library's behaviour
+        pass
