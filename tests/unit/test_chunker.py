@@ -111,6 +111,63 @@ def test_atx_heading_details() -> None:
     assert headings(result) == ["", "Spaced", "C#", "C# > Set up"]
 
 
+def test_underlined_headings_give_heading_paths() -> None:
+    text = (
+        "Guide\n=====\n\nIntro.\n\nInstall\n-------\n\nSteps.\n\n### Linux\n\napt.\n\n"
+        "Usage across\ntwo lines\n---\n\nRun.\n"
+    )
+    result = chunk_file("a.md", text, words)
+    chunks = check(text, result)
+    assert headings(result) == [
+        "Guide",
+        "Guide > Install",
+        "Guide > Install > Linux",
+        "Guide > Usage across two lines",
+    ]
+    assert chunks[1].text == "Install\n-------\n\nSteps."
+    assert (chunks[3].start_line, chunks[3].end_line) == (15, 19)
+
+
+def test_dashes_after_a_paragraph_underline_it_and_after_a_blank_line_are_a_rule() -> None:
+    text = "# Top\n\nIntro.\n\n---\n\nStill top.\n\nNamed part\n---\n\nPart text.\n"
+    result = chunk_file("a.md", text, words)
+    chunks = check(text, result)
+    assert headings(result) == ["Top", "Top > Named part"]
+    assert chunks[0].text == "# Top\n\nIntro.\n\n---\n\nStill top."
+
+
+def test_underlines_and_hashes_inside_code_are_not_headings() -> None:
+    text = (
+        "# Real\n\n```\n# not a heading\nnor this\n---\n```\n\n"
+        "    # indented code\n    ===\n\nafter\n"
+    )
+    result = chunk_file("a.md", text, words)
+    check(text, result)
+    assert headings(result) == ["Real"]
+
+
+def test_headings_nested_in_list_items_count() -> None:
+    text = (
+        "# Metrics\n\n- #### **requests**\n\n  Counts requests.\n\n"
+        "- #### **errors**\n\n  Bad ones.\n"
+    )
+    result = chunk_file("a.md", text, words)
+    check(text, result)
+    assert headings(result) == [
+        "Metrics > **requests**",
+        "Metrics > **errors**",
+    ]
+
+
+def test_a_lone_carriage_return_does_not_shift_lines() -> None:
+    text = "# One\n\nold mac\rline\n\n## Two\n\nsee [b](b.md)\n"
+    result = chunk_file("a.md", text, words)
+    chunks = check(text, result)
+    assert headings(result) == ["One", "One > Two"]
+    assert chunks[1].start_line == 5
+    assert [(ref.line, ref.target) for ref in result.references] == [(7, "b.md")]
+
+
 def test_heading_only_section_merges_into_the_next() -> None:
     text = "# Install\n\n## Linux\n\ntext for linux\n\n## Empty at end\n"
     result = chunk_file("a.md", text, words)
@@ -154,6 +211,7 @@ def test_malformed_or_absent_front_matter() -> None:
     result = chunk_file("a.md", broken, words)
     check(broken, result)
     assert result.chunks[0].start_char == 0  # the block stays body text
+    assert headings(result) == [""]  # ...but its closing dashes underline no heading
     assert parse_front_matter("No front matter\n---\n") == ({}, 0)
     assert parse_front_matter("---\nJust a sentence.\n---\n") == ({}, 0)
     assert parse_front_matter("---\n---\nbody") == ({}, 8)

@@ -1,10 +1,11 @@
 """Split a file's text into chunks that follow its structure and fit the embedding model.
 
-Markdown is cut at its headings, Python at its top-level definitions (found with ``ast``), other
-code at the definition lines of its language family, reStructuredText at its underlined titles,
-and anything else into token windows that prefer paragraph breaks. A section longer than
-``max_tokens`` is split further (a Python class at its methods, other code at its indented
-members) and, when still too long, into overlapping windows cut at line boundaries.
+Markdown is cut at its headings (``#`` and underlined ones, read by markdown-it), Python at its
+top-level definitions (found with ``ast``), other code at the definition lines of its language
+family, reStructuredText at its underlined titles, and anything else into token windows that
+prefer paragraph breaks. A section longer than ``max_tokens`` is split further (a Python class
+at its methods, other code at its indented members) and, when still too long, into overlapping
+windows cut at line boundaries.
 
 Every chunk's text is ``text[start_char:end_char]`` of the original text (front matter included
 in the offsets but never in a chunk), so a hit can be shown exactly where it stands in the file.
@@ -17,6 +18,7 @@ from pathlib import PurePosixPath
 from explorer.core.ingest.code_sections import CODE_FAMILIES, code_sections, python_sections
 from explorer.core.ingest.documents import ChunkedFile
 from explorer.core.ingest.front_matter import FrontMatter, parse_front_matter, read_front_matter
+from explorer.core.ingest.markdown_tokens import MarkdownBlocks, markdown_blocks
 from explorer.core.ingest.markup import heading_sections, markdown_headings, rst_headings
 from explorer.core.ingest.references import FileReference, extract_references
 from explorer.core.ingest.windows import Chunker, Section, TokenSpans
@@ -31,8 +33,8 @@ _FRONT_MATTER_EXTENSIONS = MARKDOWN_EXTENSIONS | {"html", "htm"}
 def file_references(rel_path: str, text: str) -> list[FileReference]:
     """The references of a file without chunking it (for an index made before links)."""
     ext = PurePosixPath(rel_path).suffix.lower().lstrip(".")
-    body = parse_front_matter(text)[1] if ext in _FRONT_MATTER_EXTENSIONS else 0
-    return extract_references(rel_path, text, body)
+    front = read_front_matter(text) if ext in _FRONT_MATTER_EXTENSIONS else FrontMatter()
+    return extract_references(rel_path, text, front.fence_end)
 
 
 def chunk_file(
@@ -57,8 +59,11 @@ def chunk_file(
     metadata, body = front.metadata, front.body_start
     chunker = Chunker(text, token_spans, max_tokens, overlap)
     sections: list[Section] | None = None
+    blocks: MarkdownBlocks | None = None
     if ext in MARKDOWN_EXTENSIONS:
-        headings = markdown_headings(text, body)
+        # The structure starts after the fence even when the block was not read as metadata.
+        blocks = markdown_blocks(text, front.fence_end)
+        headings = markdown_headings(chunker, front.fence_end, blocks.tokens)
         sections = heading_sections(text, body, metadata.get("title", ""), headings)
     elif ext in PYTHON_EXTENSIONS:
         sections = python_sections(chunker, text)
@@ -72,7 +77,7 @@ def chunk_file(
                 break
     for section in sections or [Section(body, len(text), "")]:
         chunker.add(section)
-    references = extract_references(rel_path, text, body)
+    references = extract_references(rel_path, text, front.fence_end, blocks)
     return ChunkedFile(
         chunks=chunker.chunks,
         metadata=metadata,

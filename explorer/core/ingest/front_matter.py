@@ -57,13 +57,17 @@ class FrontMatter:
     """Offset of the first character after the block (0 without front matter)."""
     notes: tuple[str, ...] = ()
     """What was dropped or cut, one short sentence each."""
+    fence_end: int = 0
+    """Offset after the fenced block, whether it was read or not (0 without a fence): the
+    document's own structure (its headings, its links) starts there."""
 
 
 def read_front_matter(text: str) -> FrontMatter:
     """The front matter of ``text``; never raises.
 
     Without front matter, or when the block does not parse into a mapping, the result is empty
-    and the fenced block counts as body text (``body_start`` 0). A block that is refused (too
+    and the fenced block counts as body text (``body_start`` 0), though not as structure
+    (``fence_end`` is after it). A block that is refused (too
     large, aliases, too deep) gives no metadata, a note, and a body after the block.
     """
     for fence, load in ((_YAML_FENCE, _load_yaml), (_TOML_FENCE, _load_toml)):
@@ -71,17 +75,19 @@ def read_front_matter(text: str) -> FrontMatter:
             continue
         if len(match.group(1)) > MAX_FRONT_MATTER_CHARS:
             note = f"front matter ignored: longer than {MAX_FRONT_MATTER_CHARS} characters"
-            return FrontMatter({}, match.end(), (note,))
+            return FrontMatter({}, match.end(), (note,), match.end())
         try:
             data = load(match.group(1))
         except FrontMatterRefused as refused:
-            return FrontMatter({}, match.end(), (f"front matter ignored: {refused}",))
+            note = f"front matter ignored: {refused}"
+            return FrontMatter({}, match.end(), (note,), match.end())
         except Exception:  # noqa: BLE001 - malformed front matter is just body text
-            return FrontMatter()
+            return FrontMatter(fence_end=match.end())
         if not isinstance(data, dict):
-            return FrontMatter({}, match.end()) if data is None else FrontMatter()
+            body = match.end() if data is None else 0
+            return FrontMatter({}, body, fence_end=match.end())
         metadata, notes = _fields(data)
-        return FrontMatter(metadata, match.end(), tuple(notes))
+        return FrontMatter(metadata, match.end(), tuple(notes), match.end())
     return FrontMatter()
 
 

@@ -1,45 +1,73 @@
-"""Markup documents for the chunker: sections at the headings of Markdown (ATX headings outside
-fenced code) and reStructuredText (underlined titles). Front matter is read by
-:mod:`explorer.core.ingest.front_matter`.
+"""Markup documents for the chunker: sections at the headings of Markdown and reStructuredText.
+
+Markdown is parsed once per file by :mod:`explorer.core.ingest.markdown_tokens`: its block tokens
+give the headings of both styles (``# ATX`` and underlined ``Setext``, never a ``#`` line inside
+fenced code), and :mod:`explorer.core.ingest.references` reads its links from the same tokens. A
+heading nested in a list item or a block quote counts too: it is shown as a heading. Front
+matter is read by :mod:`explorer.core.ingest.front_matter`; the Markdown is parsed from the end
+of its fence.
+
+reStructuredText titles (a line underlined, maybe overlined, with punctuation) are found line by
+line: docutils would be a large dependency for this one question.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from explorer.core.ingest.windows import Chunker, Section
 
-_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?$")
-_MD_CANDIDATE = re.compile(r"^ {0,3}(?:#|`{3}|~{3}).*$", re.M)
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
 _ANCHOR = re.compile(r"\s*\{#[^}]*\}\s*$")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _RST_ADORNMENT = re.compile(r"([=\-~^\"'`#*+:._])\1{2,}[ \t]*\r?$")
 
 
-def markdown_headings(text: str, body: int) -> list[tuple[int, int, str, int]]:
-    """``(start, level, title, end of line)`` of each ATX heading outside fenced code."""
-    headings, fence = [], ""
-    for line in _MD_CANDIDATE.finditer(text, body):  # only lines that may open a fence or heading
-        opener = _FENCE.match(line.group())
-        if fence:
-            if (
-                opener
-                and opener.group(1)[0] == fence[0]
-                and len(opener.group(1)) >= len(fence)
-                and not line.group()[opener.end() :].strip()
-            ):
-                fence = ""
-        elif opener:
-            fence = opener.group(1)
-        elif match := _ATX.match(line.group()):
-            title = _ANCHOR.sub("", match.group(2) or "").strip()  # drop a `{#id}` attribute
-            headings.append((line.start(), len(match.group(1)), title, line.end()))
+@dataclass(frozen=True)
+class Heading:
+    """A heading of a document: where it stands, how deep it is and what it says."""
+
+    start: int
+    """Offset of the start of the heading's first line."""
+    level: int
+    """Smaller is higher: 1 to 6 in Markdown; in reStructuredText, the order styles appear in."""
+    title: str
+    end: int
+    """Offset of the start of the line after the heading (its underline included)."""
+
+
+def markdown_headings(chunker: Chunker, body: int, blocks: Sequence[Token]) -> list[Heading]:
+    """The headings of a Markdown document, from its block tokens.
+
+    A title is the heading's text as written, a trailing ``{#id}`` attribute left out and the
+    lines of an underlined heading joined by a space.
+    """
+    first_line = chunker.text.count("\n", 0, body)
+    starts, size = chunker.line_starts, len(chunker.text)
+    headings: list[Heading] = []
+    for index, token in enumerate(blocks):
+        if token.type != "heading_open" or token.map is None:
+            continue
+        inline = blocks[index + 1] if index + 1 < len(blocks) else None
+        title = inline.content if inline is not None and inline.type == "inline" else ""
+        if token.markup in ("=", "-"):  # underlined: the title may span lines
+            title = " ".join(line.strip() for line in title.splitlines())
+        title = _ANCHOR.sub("", title).strip()
+        first, after = (first_line + line for line in token.map)
+        end = starts[after] if after < len(starts) else size
+        headings.append(Heading(starts[first], int(token.tag[1:]), title, end))
     return headings
 
 
-def rst_headings(chunker: Chunker, body: int) -> list[tuple[int, int, str, int]]:
+def rst_headings(chunker: Chunker, body: int) -> list[Heading]:
     """Headings of reStructuredText: a line underlined (and maybe overlined) with punctuation."""
-    lines, styles, headings = chunker.text.split("\n"), [], []
+    lines = chunker.text.split("\n")
+    styles: list[str] = []
+    headings: list[Heading] = []
     for number in range(1, len(lines)):
         title, under = lines[number - 1].strip(), lines[number].rstrip()
         before = lines[number - 2].rstrip() if number >= 2 else ""
@@ -54,28 +82,29 @@ def rst_headings(chunker: Chunker, body: int) -> list[tuple[int, int, str, int]]
         ):
             continue  # not a title, or one that does not follow a blank line or its overline
         start = chunker.line_starts[number - 2 if before else number - 1]
-        if start >= body and (not headings or start >= headings[-1][3]):
+        if start >= body and (not headings or start >= headings[-1].end):
             style = match.group(1) + ("/" if before else "")
             styles += [] if style in styles else [style]
-            line_end = chunker.line_range(number + 1, number + 1)[1]
-            headings.append((start, styles.index(style), title, line_end))
+            end = chunker.line_range(number + 1, number + 1)[1]
+            headings.append(Heading(start, styles.index(style), title, end))
     return headings
 
 
-def heading_sections(
-    text: str, body: int, title: str, headings: list[tuple[int, int, str, int]]
-) -> list[Section]:
-    """A section per heading, with the path of enclosing headings; heading-only ones merge on."""
-    sections = [Section(body, headings[0][0] if headings else len(text), title)]
+def heading_sections(text: str, body: int, title: str, headings: list[Heading]) -> list[Section]:
+    """A section per heading, with the path of enclosing headings; heading-only ones merge on.
+
+    The text before the first heading is a section titled ``title`` (the front matter's).
+    """
+    sections = [Section(body, headings[0].start if headings else len(text), title)]
     stack: list[tuple[int, str]] = []
-    pending = None
-    for index, (pos, level, heading, line_end) in enumerate(headings):
-        while stack and stack[-1][0] >= level:
+    pending: int | None = None
+    for index, heading in enumerate(headings):
+        while stack and stack[-1][0] >= heading.level:
             stack.pop()
-        stack.append((level, heading))
-        end = headings[index + 1][0] if index + 1 < len(headings) else len(text)
-        start = pos if pending is None else pending
-        if not text[line_end:end].strip() and index + 1 < len(headings):
+        stack.append((heading.level, heading.title))
+        end = headings[index + 1].start if index + 1 < len(headings) else len(text)
+        start = heading.start if pending is None else pending
+        if not text[heading.end : end].strip() and index + 1 < len(headings):
             pending = start  # heading only: merge into the next section
             continue
         pending = None

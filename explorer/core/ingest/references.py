@@ -26,13 +26,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
+from explorer.core.ingest.markdown_tokens import MarkdownBlocks, markdown_blocks, markdown_parser
+
 if TYPE_CHECKING:
-    from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
 MARKDOWN_EXTENSIONS = frozenset({"md", "markdown", "mdx"})
@@ -72,15 +72,20 @@ _BACKTICK_SPAN = re.compile(r"(?<!`)(`{1,2})([^`\n]+?)\1(?!`)")
 """A backtick span in text that is not Markdown (comments, docstrings, reStructuredText)."""
 
 
-def extract_references(rel_path: str, text: str, body_start: int = 0) -> list[FileReference]:
+def extract_references(
+    rel_path: str, text: str, body_start: int = 0, blocks: MarkdownBlocks | None = None
+) -> list[FileReference]:
     """Every reference in ``text`` (the file at ``rel_path``), in file order.
 
     ``body_start`` is where the text after any front matter begins: Markdown is parsed from
-    there, with line numbers counted in the whole file.
+    there, with line numbers counted in the whole file. ``blocks`` are the Markdown's tokens
+    when the caller has them already (``markdown_blocks(text, body_start)``).
     """
     suffix = PurePosixPath(rel_path).suffix.lower().lstrip(".")
     if suffix in MARKDOWN_EXTENSIONS:
-        found = _markdown_references(rel_path, text, body_start)
+        if blocks is None:
+            blocks = markdown_blocks(text, body_start)
+        found = _markdown_references(rel_path, text, body_start, blocks)
     else:
         found = _text_mentions(rel_path, text)
     return sorted(found, key=lambda ref: (ref.line, ref.kind, ref.raw))
@@ -122,31 +127,18 @@ def _normalise(path: str) -> str | None:
     return "/".join(parts) if parts else "."
 
 
-@lru_cache(maxsize=1)
-def _parser() -> MarkdownIt:
-    from markdown_it import MarkdownIt
-
-    # inline_definitions: a token (with its lines) per reference definition; store_labels: the
-    # links that use a definition say so, and are left to the definition. The inline rule runs
-    # only where it can find something (see _markdown_references): on 8 MB of nginx docs,
-    # parsing every paragraph's inlines took more time than the blocks.
-    options = {"inline_definitions": True, "store_labels": True}
-    parser = MarkdownIt("commonmark", options).enable("table")
-    parser.core.ruler.disable(["inline", "text_join"])
-    return parser
-
-
 def _may_hold_references(inline: str) -> bool:
     """Whether an inline run can hold a link or image (``](``) or a backtick path."""
     return "](" in inline or ("`" in inline and "/" in inline)
 
 
-def _markdown_references(rel_path: str, text: str, body_start: int) -> list[FileReference]:
+def _markdown_references(
+    rel_path: str, text: str, body_start: int, blocks: MarkdownBlocks
+) -> list[FileReference]:
     offset = text.count("\n", 0, body_start)
     found: list[FileReference] = []
-    parser = _parser()
-    env: dict = {}
-    for token in parser.parse(text[body_start:], env):
+    parser, env = markdown_parser(), blocks.env
+    for token in blocks.tokens:
         if token.map is None:
             continue
         line = offset + token.map[0] + 1
