@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from related_links import link_graph  # noqa: E402
 
 from explorer.config import Settings  # noqa: E402
+from explorer.core.models import FileState  # noqa: E402
 from explorer.core.retrieval.related import DEFAULT_TUNING, RelatedTuning, related_files  # noqa: E402
 from explorer.core.store.index import Index  # noqa: E402
-from explorer.core.store.keywords import FRESH  # noqa: E402
 from explorer.core.store.vectors import file_vector_id  # noqa: E402
 
 TOP = 5
@@ -62,7 +62,7 @@ def old_method(index: Index, path: str) -> list[tuple[str, float]]:
             (other, similarity)
             for file_id, other, similarity in found
             if (r := records.get(other)) is not None
-            and r.state == FRESH
+            and r.state == FileState.FRESH
             and file_id == file_vector_id(other, r.hash)
         ]
         if len(own) >= TOP or len(found) < k or k >= 16 * TOP:

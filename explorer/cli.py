@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from explorer.core.models import SearchMode
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.locations import INDEX_DIR_ENV
 from explorer.safe_text import safe_json, safe_text
@@ -296,7 +297,7 @@ def index(
 @chroma_url_option
 @click.option(
     "--mode",
-    type=click.Choice(["hybrid", "semantic", "keyword"]),
+    type=click.Choice([mode.value for mode in SearchMode]),
     default="hybrid",
     show_default=True,
     help="Which legs rank the results.",
@@ -389,7 +390,7 @@ def search(
         root,
         IndexOptions(index_dir, model, chroma_url),
         SearchOptions(
-            mode=mode,
+            mode=SearchMode(mode),
             paths=paths,
             tags=tags,
             versions=versions,

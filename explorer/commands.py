@@ -15,11 +15,13 @@ import click
 
 from explorer.cli import print_json
 from explorer.config import Settings
+from explorer.core.models import SearchMode, SyncPhase
 from explorer.core.store.keywords import KeywordIndex, KeywordIndexDamaged
 from explorer.locations import default_index_dir
 from explorer.safe_text import safe_text
 
 if TYPE_CHECKING:
+    from explorer.core.indexing.report import Progress as SyncProgress
     from explorer.core.store.damaged_store import Repair
 
 
@@ -254,25 +256,25 @@ class _ProgressDisplay:
             self._progress.start()
         return self
 
-    def update(self, progress) -> None:
+    def update(self, progress: SyncProgress) -> None:
         if self._progress is None:
             return
-        if progress.phase in ("model", "embed") and not self._said_keywords_ready:
+        if progress.phase in (SyncPhase.MODEL, SyncPhase.EMBED) and not self._said_keywords_ready:
             self._said_keywords_ready = True
             self._progress.console.print(KEYWORDS_READY, style="green", highlight=False)
-        if progress.phase == "model":
-            self._tasks["model"] = self._progress.add_task("model", total=None)
+        if progress.phase == SyncPhase.MODEL:
+            self._tasks[SyncPhase.MODEL] = self._progress.add_task("model", total=None)
             return
-        if progress.phase not in ("keywords", "embed"):
+        if progress.phase not in (SyncPhase.KEYWORDS, SyncPhase.EMBED):
             return
-        if progress.phase == "embed" and "model" in self._tasks:
-            self._progress.remove_task(self._tasks.pop("model"))
+        if progress.phase == SyncPhase.EMBED and SyncPhase.MODEL in self._tasks:
+            self._progress.remove_task(self._tasks.pop(SyncPhase.MODEL))
         done, total = (
             (progress.files_done, progress.files_total)
-            if progress.phase == "keywords"
+            if progress.phase == SyncPhase.KEYWORDS
             else (progress.chunks_done, progress.chunks_total)
         )
-        label = "files" if progress.phase == "keywords" else "embedding"
+        label = "files" if progress.phase == SyncPhase.KEYWORDS else "embedding"
         if progress.phase not in self._tasks:
             self._tasks[progress.phase] = self._progress.add_task(label, total=total)
         self._progress.update(self._tasks[progress.phase], completed=done, total=total)
@@ -324,7 +326,7 @@ class SearchOptions:
 
     ``limit`` and ``min_score`` of None mean the defaults of the settings (config file)."""
 
-    mode: str = "hybrid"
+    mode: SearchMode = SearchMode.HYBRID
     paths: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     versions: tuple[str, ...] = ()
@@ -468,15 +470,15 @@ def _related_answer(index, rel_path: str, limit: int) -> list:
     from explorer.core.indexing.embed_priority import EmbeddingPriority, Focus, keyword_neighbours
     from explorer.core.indexing.indexer import Indexer
     from explorer.core.indexing.report import IndexReport
+    from explorer.core.models import FileState
     from explorer.core.retrieval.related import related_files
     from explorer.core.store.index import Index, IndexBusy
-    from explorer.core.store.keywords import PENDING
 
     record = index.keywords.file(rel_path)
     stored_model = index.keywords.get_meta("model")
     if (
         record is None
-        or record.state != PENDING  # fresh, or a state related_files explains
+        or record.state != FileState.PENDING  # fresh, or a state related_files explains
         or stored_model not in (None, index.settings.model)  # `explorer index` rebuilds first
     ):
         return related_files(index, rel_path, limit)
@@ -498,7 +500,8 @@ def _related_answer(index, rel_path: str, limit: int) -> list:
         wanted = RELATED_CANDIDATES * limit
         nearest = keyword_neighbours(writer.keywords, rel_path, 4 * wanted)
         records = writer.keywords.files_by_path(nearest)
-        waiting = [p for p in nearest if p in records and records[p].state == PENDING][:wanted]
+        pending = [p for p in nearest if p in records and records[p].state == FileState.PENDING]
+        waiting = pending[:wanted]
         click.echo(
             safe_text(
                 f"{rel_path} had no vectors yet: embedding it and {len(waiting)} keyword-nearest"

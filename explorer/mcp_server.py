@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from explorer.config import Settings
+from explorer.core.models import SearchMode
 
 SERVER_NAME = "explorer"
 PATH_HELP = "A file path relative to the indexed folder, e.g. docs/setup.md."
@@ -159,7 +160,7 @@ class ExplorerTools:
         context = ContextOptions(content, max_tokens, metadata_only)
         context.check()
         request = SearchOptions(
-            mode=mode,
+            mode=SearchMode(mode),
             paths=tuple(paths or ()),
             tags=tuple(tags or ()),
             versions=tuple(versions or ()),

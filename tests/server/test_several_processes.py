@@ -16,9 +16,9 @@ import pytest
 
 from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
+from explorer.core.models import FileState
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
-from explorer.core.store.keywords import FRESH
 from explorer.core.store.vectors import VectorStore, file_vector_id
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
@@ -70,7 +70,7 @@ def assert_whole(index: Index) -> None:
     """Every file fresh, each chunk once in SQLite and its vector stored, file vectors too."""
     files = index.keywords.files()
     assert set(files) == set(CORPUS)
-    assert all(record.state == FRESH for record in files.values())
+    assert all(record.state == FileState.FRESH for record in files.values())
     ids = index.keywords.chunk_ids()
     assert len(ids) == len(set(ids)) == len(CORPUS)
     assert index.vectors.existing_chunk_ids(ids) == set(ids)

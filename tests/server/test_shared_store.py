@@ -12,10 +12,10 @@ import pytest
 
 from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
+from explorer.core.models import FileState
 from explorer.core.retrieval.related import related_files
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
-from explorer.core.store.keywords import FRESH
 from explorer.core.store.vectors import VectorStore, file_vector_id
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
@@ -124,7 +124,7 @@ def test_file_vectors_are_shared_by_content(checkout, chroma_server, model):
     second = checkout("machine-b")
     Indexer(second).sync()
     records = second.keywords.files()
-    assert all(record.state == FRESH for record in records.values())
+    assert all(record.state == FileState.FRESH for record in records.values())
     expected = {file_vector_id(path, record.hash) for path, record in records.items()}
     assert server_store(chroma_server, model).file_ids() == expected  # one per content
 

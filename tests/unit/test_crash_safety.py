@@ -27,10 +27,11 @@ import pytest
 from explorer.config import Settings
 from explorer.core.indexing.embed_priority import EmbeddingPriority, Focus
 from explorer.core.indexing.indexer import Indexer
+from explorer.core.models import FileState
 from explorer.core.retrieval.query import fts_expression
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
-from explorer.core.store.keywords import FRESH, KeywordIndex
+from explorer.core.store.keywords import KeywordIndex
 from explorer.core.store.vectors import VectorStore, file_vector_id
 from tests.fakes import FakeEmbedder
 
@@ -95,7 +96,7 @@ def assert_repaired(index: Index, corpus: Corpus, embedder: FakeEmbedder) -> Non
     files = keywords.files()
     assert set(files) == set(corpus.versions)
     for rel, record in files.items():
-        assert record.state == FRESH, (rel, record.state, record.reason)
+        assert record.state == FileState.FRESH, (rel, record.state, record.reason)
         disk = (corpus.root / rel).read_text(encoding="utf-8")
         assert record.hash == hashlib.sha256(disk.encode()).hexdigest(), rel
         assert record.chunk_count == len(keywords.chunk_ids(rel)) > 0

@@ -26,8 +26,8 @@ from explorer.core.indexing.embed_priority import (
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.indexing.report import IndexReport
 from explorer.core.live.writer import FilesEmbeddedEvent, LiveIndex, VectorsReadyEvent
+from explorer.core.models import FileState
 from explorer.core.store.index import Index
-from explorer.core.store.keywords import FRESH, PENDING
 from explorer.core.store.manifest_records import FileRecord, StoredChunk
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
@@ -45,7 +45,9 @@ def chunks_of(files: dict[str, int]) -> list[StoredChunk]:
 
 
 def records_of(mtimes: dict[str, int]) -> dict[str, FileRecord]:
-    return {p: FileRecord(p, 1, m, "h", PENDING, "", "", 1, 0.0) for p, m in mtimes.items()}
+    return {
+        p: FileRecord(p, 1, m, "h", FileState.PENDING, "", "", 1, 0.0) for p, m in mtimes.items()
+    }
 
 
 def drain(queue: EmbeddingQueue, after_batch=None) -> list[list[StoredChunk]]:
@@ -240,7 +242,7 @@ def test_index_embeds_the_newest_files_first(root, settings_for):
         # Whole files per window, newest first: the newest window is done before the oldest.
         assert finished.index(newest_first[0]) < finished.index(newest_first[-1])
         assert set(finished[:4]) == set(newest_first[:4])
-        assert all(r.state == FRESH for r in index.keywords.files().values())
+        assert all(r.state == FileState.FRESH for r in index.keywords.files().values())
     finally:
         index.close()
 
@@ -296,11 +298,11 @@ def test_live_index_follows_the_focus_and_reports_files_as_they_are_embedded(roo
         embedded = set().union(*(e.paths for e in events if isinstance(e, FilesEmbeddedEvent)))
         assert len(embedded) <= 2, embedded
         record = live.index.keywords.file("garden/tulips.md")
-        assert record is not None and record.state == FRESH
+        assert record is not None and record.state == FileState.FRESH
         # The rest still progresses once the user's file is done.
         embedder.turn.release(1000)
         assert wait_until(lambda: any(isinstance(e, VectorsReadyEvent) for e in events), 20)
-        assert all(r.state == FRESH for r in live.index.keywords.files().values())
+        assert all(r.state == FileState.FRESH for r in live.index.keywords.files().values())
     finally:
         embedder.turn.release(1000)
         live.stop()
@@ -334,9 +336,9 @@ def test_related_embeds_a_file_without_vectors_and_its_candidates(root, tmp_path
     index = Index(settings, FakeEmbedder())
     try:
         states = {p: r.state for p, r in index.keywords.files().items()}
-        assert states["astro/telescope.md"] == FRESH
+        assert states["astro/telescope.md"] == FileState.FRESH
         # Enough to answer, not the whole folder: the file and 2 x limit candidates.
-        assert sum(state == FRESH for state in states.values()) == 3
+        assert sum(state == FileState.FRESH for state in states.values()) == 3
     finally:
         index.close()
     # The second time it has its vectors: nothing on stderr, the same answer.
@@ -364,9 +366,9 @@ def test_related_while_another_process_writes_computes_in_memory_and_writes_noth
         assert "being written by explorer index" in lines[0]
         paths = [item["path"] for item in data["related"]]
         assert paths[0] == "astro/stars.md" and set(paths) == {"astro/stars.md", "kitchen/bread.md"}
-        assert holder.keywords.file("astro/telescope.md").state == PENDING
+        assert holder.keywords.file("astro/telescope.md").state == FileState.PENDING
         counts = holder.keywords.counts()
-        assert counts[FRESH] == 2 and counts["embedded"] == 2
+        assert counts[FileState.FRESH] == 2 and counts["embedded"] == 2
     finally:
         holder.close()
 
@@ -391,7 +393,7 @@ def test_live_focus_is_only_a_hint_from_any_thread(root, settings_for):
         for thread in threads:
             thread.join()
         assert live.wait_idle(20)
-        assert all(r.state == FRESH for r in live.index.keywords.files().values())
+        assert all(r.state == FileState.FRESH for r in live.index.keywords.files().values())
         index = live.index
         assert set(index.keywords.chunk_ids()) == index.vectors.chunk_ids()
     finally:

@@ -9,10 +9,10 @@ from dataclasses import replace
 import pytest
 
 from explorer.core.indexing.indexer import Indexer
+from explorer.core.models import FileState
 from explorer.core.retrieval.query import fts_expression
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
-from explorer.core.store.keywords import FRESH, PENDING, SKIPPED
 from explorer.core.store.vectors import file_vector_id
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
@@ -51,10 +51,12 @@ def assert_consistent(index) -> None:
     assert set(sqlite_ids) == index.vectors.chunk_ids()
     files = index.keywords.files()
     fresh_with_chunks = {
-        file_vector_id(p, r.hash): p for p, r in files.items() if r.state == FRESH and r.chunk_count
+        file_vector_id(p, r.hash): p
+        for p, r in files.items()
+        if r.state == FileState.FRESH and r.chunk_count
     }
     assert index.vectors.file_entries() == fresh_with_chunks
-    assert all(r.state in (FRESH, SKIPPED) for r in files.values()), {
+    assert all(r.state in (FileState.FRESH, FileState.SKIPPED) for r in files.values()), {
         p: r.state for p, r in files.items()
     }
 
@@ -252,7 +254,7 @@ def test_empty_file_is_fresh_without_chunks(tmp_path, settings_for, fake_embedde
     try:
         Indexer(index).sync()
         record = index.keywords.file("empty.md")
-        assert record.state == FRESH and record.chunk_count == 0
+        assert record.state == FileState.FRESH and record.chunk_count == 0
         assert_consistent(index)
     finally:
         index.close()
@@ -393,4 +395,4 @@ def test_progress_reports_phases_in_order(index):
 
 def test_pending_state_until_vectors_exist(index):
     Indexer(index).sync(embed=False)
-    assert {r.state for r in index.keywords.files().values()} == {PENDING}
+    assert {r.state for r in index.keywords.files().values()} == {FileState.PENDING}

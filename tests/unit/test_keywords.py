@@ -7,8 +7,9 @@ import sqlite3
 import pytest
 
 from explorer.core.ingest.documents import Chunk
+from explorer.core.models import FileState
 from explorer.core.retrieval.query import fts_expression
-from explorer.core.store.keywords import FAILED, FRESH, PENDING, SKIPPED, KeywordIndex
+from explorer.core.store.keywords import KeywordIndex
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ def fts_rows(keywords) -> int:
 def test_replace_file_swaps_chunks_and_keeps_fts_in_step(keywords):
     assert add(keywords, "a.md", ["alpha apples", "beta bananas"]) == []
     assert paths_for(keywords, "apples") == ["a.md"]
-    assert keywords.file("a.md").state == PENDING
+    assert keywords.file("a.md").state == FileState.PENDING
     assert keywords.file("a.md").chunk_count == 2
 
     old = add(keywords, "a.md", ["cherries only"], prefix="a2")
@@ -63,7 +64,7 @@ def test_replace_file_swaps_chunks_and_keeps_fts_in_step(keywords):
 
 def test_file_without_chunks_is_fresh_and_not_listed_as_searchable(keywords):
     keywords.replace_file("empty.md", 0, 1, "h", [], {}, "")
-    assert keywords.file("empty.md").state == FRESH
+    assert keywords.file("empty.md").state == FileState.FRESH
     assert keywords.paths() == []
 
 
@@ -72,13 +73,13 @@ def test_remove_and_mark_skipped_drop_chunks(keywords):
     add(keywords, "b.md", ["apples again"])
     assert keywords.remove_file("a.md") == ["a.md#0"]
     assert keywords.file("a.md") is None
-    assert keywords.mark_skipped("b.md", 5, 6, SKIPPED, "binary: NUL byte at offset 3") == [
-        "b.md#0"
-    ]
+    assert keywords.mark_skipped(
+        "b.md", 5, 6, FileState.SKIPPED, "binary: NUL byte at offset 3"
+    ) == ["b.md#0"]
     assert paths_for(keywords, "apples") == []
     assert keywords.chunk_ids() == []
     assert fts_rows(keywords) == 0
-    assert keywords.file("b.md").state == SKIPPED
+    assert keywords.file("b.md").state == FileState.SKIPPED
 
 
 def test_search_restricted_to_paths_ranks_only_those(keywords):
@@ -118,13 +119,13 @@ def test_embedding_bookkeeping(keywords):
     assert keywords.pending_chunks() == []
 
     keywords.mark_missing_vectors(["b.md#0"])
-    assert keywords.file("a.md").state == FRESH
-    assert keywords.file("b.md").state == PENDING
+    assert keywords.file("a.md").state == FileState.FRESH
+    assert keywords.file("b.md").state == FileState.PENDING
     assert [c.id for c in keywords.pending_chunks()] == ["b.md#0"]
 
     keywords.reset_embedded()
     assert len(keywords.pending_chunks()) == 3
-    assert keywords.file("a.md").state == PENDING
+    assert keywords.file("a.md").state == FileState.PENDING
 
 
 def test_counts_and_skip_reasons(keywords):
@@ -132,16 +133,16 @@ def test_counts_and_skip_reasons(keywords):
     keywords.mark_embedded(["a.md#0"])
     add(keywords, "b.md", ["three"])
     keywords.mark_fresh("b.md")
-    keywords.mark_skipped("big.md", 0, 0, SKIPPED, "too-large: 3.0 MB > 2.0 MB cap")
-    keywords.mark_skipped("bin.md", 1, 1, SKIPPED, "binary: NUL byte at offset 0")
-    keywords.mark_skipped("bin2.md", 1, 1, SKIPPED, "binary: NUL byte at offset 9")
-    keywords.mark_skipped("bad.py", 1, 1, FAILED, "chunking failed: ValueError: x")
+    keywords.mark_skipped("big.md", 0, 0, FileState.SKIPPED, "too-large: 3.0 MB > 2.0 MB cap")
+    keywords.mark_skipped("bin.md", 1, 1, FileState.SKIPPED, "binary: NUL byte at offset 0")
+    keywords.mark_skipped("bin2.md", 1, 1, FileState.SKIPPED, "binary: NUL byte at offset 9")
+    keywords.mark_skipped("bad.py", 1, 1, FileState.FAILED, "chunking failed: ValueError: x")
     counts = keywords.counts()
     assert counts == {
-        FRESH: 1,
-        PENDING: 1,
-        SKIPPED: 3,
-        FAILED: 1,
+        FileState.FRESH: 1,
+        FileState.PENDING: 1,
+        FileState.SKIPPED: 3,
+        FileState.FAILED: 1,
         "chunks": 3,
         "embedded": 1,
     }

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from explorer.cli import main
 from explorer.config import Settings
+from explorer.core.models import SearchMode
 from explorer.core.store.index import Index
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
@@ -110,6 +111,8 @@ def test_the_client_lists_five_tools_with_descriptions(corpus):
         "metadata_only",
     } <= set(search.input_schema["properties"])
     assert search.input_schema["required"] == ["query"]
+    # an agent is offered exactly the modes the core runs, as plain strings
+    assert search.input_schema["properties"]["mode"]["enum"] == [m.value for m in SearchMode]
     assert set(tools["read"].input_schema["properties"]) == {"path", "start_line", "end_line"}
     assert set(tools["related"].input_schema["properties"]) == {"path", "limit"}
     assert all(tool.annotations.read_only_hint for tool in tools.values())

@@ -26,8 +26,9 @@ from explorer.core.ingest.chunker import chunk_file, file_references
 from explorer.core.ingest.documents import ScannedFile, SkippedFile
 from explorer.core.ingest.root_paths import disk_path, path_key
 from explorer.core.ingest.scanner import load_text, scan, scan_path
+from explorer.core.models import FileState, SyncPhase
 from explorer.core.store.index import Index
-from explorer.core.store.keywords import FAILED, FRESH, PENDING, SKIPPED, KeywordIndexDamaged
+from explorer.core.store.keywords import KeywordIndexDamaged
 from explorer.core.store.vectors import VectorStoreDamaged, VectorStoreUnavailable, file_vector_id
 
 __all__ = ["Indexer", "IndexReport", "Progress", "ProgressCallback", "chunk_id"]
@@ -77,7 +78,7 @@ class Indexer(VectorPhase):
         self._stale_vector_ids.clear()
         self._stale_file_vectors.clear()
         notify = progress or (lambda _p: None)
-        notify(Progress("scan"))
+        notify(Progress(SyncPhase.SCAN))
         started = time.perf_counter()
         settings = self.index.settings
         result = scan(settings.root, self.rules, settings.max_file_bytes, cancel)
@@ -97,7 +98,7 @@ class Indexer(VectorPhase):
                 break
             self._update_file(scanned, known.get(scanned.rel_path), report)
             if done % 25 == 0 or done == total:
-                notify(Progress("keywords", files_done=done, files_total=total))
+                notify(Progress(SyncPhase.KEYWORDS, files_done=done, files_total=total))
         if not report.cancelled and not self.index.keywords.facts.links_complete():
             self._extract_missing_links(cancel)
         report.keyword_seconds = time.perf_counter() - started
@@ -113,7 +114,7 @@ class Indexer(VectorPhase):
         if embed and not report.cancelled:
             self.embed_pending(report, notify, cancel)
         self.index.touch_last_update()
-        notify(Progress("done", files_done=total, files_total=total))
+        notify(Progress(SyncPhase.DONE, files_done=total, files_total=total))
         return report
 
     def update_paths(
@@ -213,9 +214,8 @@ class Indexer(VectorPhase):
             record is not None
             and record.size == scanned.size
             and record.mtime_ns == scanned.mtime_ns
-            and record.state in (FRESH, PENDING, SKIPPED, FAILED)
         ):
-            if record.state == SKIPPED:  # still skipped, for the same reason: count it so
+            if record.state == FileState.SKIPPED:  # still skipped, for the same reason: count it so
                 kind = record.reason.split(":")[0]
                 report.skipped[kind] = report.skipped.get(kind, 0) + 1
             else:
@@ -226,13 +226,21 @@ class Indexer(VectorPhase):
             reason, detail = loaded
             self._drop_vectors(
                 keywords.mark_skipped(
-                    scanned.rel_path, scanned.size, scanned.mtime_ns, SKIPPED, f"{reason}: {detail}"
+                    scanned.rel_path,
+                    scanned.size,
+                    scanned.mtime_ns,
+                    FileState.SKIPPED,
+                    f"{reason}: {detail}",
                 )
             )
             report.skipped[reason] = report.skipped.get(reason, 0) + 1
             return
         content_hash = hashlib.sha256(loaded.encode("utf-8", "surrogatepass")).hexdigest()
-        if record is not None and record.hash == content_hash and record.state in (FRESH, PENDING):
+        if (
+            record is not None
+            and record.hash == content_hash
+            and record.state in (FileState.FRESH, FileState.PENDING)
+        ):
             keywords.touch(scanned.rel_path, scanned.size, scanned.mtime_ns)
             report.unchanged += 1
             return
@@ -250,7 +258,7 @@ class Indexer(VectorPhase):
                     scanned.rel_path,
                     scanned.size,
                     scanned.mtime_ns,
-                    FAILED,
+                    FileState.FAILED,
                     f"chunking failed: {type(error).__name__}: {error}",
                 )
             )
@@ -276,7 +284,7 @@ class Indexer(VectorPhase):
         )
         self._drop_vectors(old_ids, keep={cid for cid, _ in chunks})
         self._forget_file_vector(scanned.rel_path, record)
-        if record is None or record.state in (SKIPPED, FAILED):
+        if record is None or record.state in (FileState.SKIPPED, FileState.FAILED):
             report.added += 1
         else:
             report.updated += 1
@@ -289,7 +297,7 @@ class Indexer(VectorPhase):
         for path, record in keywords.files().items():
             if cancel is not None and cancel.is_set():
                 return
-            if record.state not in (FRESH, PENDING):
+            if record.state not in (FileState.FRESH, FileState.PENDING):
                 continue
             loaded = load_text(root / disk_path(path), self.index.settings.max_file_bytes)
             if isinstance(loaded, str):
@@ -299,10 +307,10 @@ class Indexer(VectorPhase):
     def _mark_skipped(self, skipped: SkippedFile, record, report: IndexReport) -> None:
         """Record ``skipped`` in the manifest (unless it is already, for the same reason)."""
         reason = skipped.manifest_reason
-        if record is None or record.state != SKIPPED or record.reason != reason:
+        if record is None or record.state != FileState.SKIPPED or record.reason != reason:
             self._forget_file_vector(skipped.rel_path, record)
             self._drop_vectors(
-                self.index.keywords.mark_skipped(skipped.rel_path, 0, 0, SKIPPED, reason)
+                self.index.keywords.mark_skipped(skipped.rel_path, 0, 0, FileState.SKIPPED, reason)
             )
         kind = str(skipped.reason)
         report.skipped[kind] = report.skipped.get(kind, 0) + 1

@@ -6,13 +6,14 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from explorer.core.models import SyncPhase
+
 
 @dataclass
 class Progress:
     """Where a sync is; sent to the progress callback many times a second at most."""
 
-    phase: str
-    """``scan``, ``keywords``, ``model`` (loading it), ``embed`` or ``done``."""
+    phase: SyncPhase
     files_done: int = 0
     files_total: int = 0
     chunks_done: int = 0

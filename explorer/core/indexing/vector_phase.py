@@ -21,8 +21,9 @@ from explorer.core.indexing.embed_priority import (
     keyword_neighbours,
 )
 from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback
+from explorer.core.models import FileState, SyncPhase
 from explorer.core.store.index import Index
-from explorer.core.store.keywords import FRESH, StoredChunk
+from explorer.core.store.keywords import StoredChunk
 from explorer.core.store.vectors import file_vector_id
 
 CONTEXT_TOKENS = 24
@@ -89,7 +90,7 @@ class VectorPhase:
         expected = {
             file_vector_id(path, record.hash): path
             for path, record in records.items()
-            if record.state == FRESH and record.chunk_count
+            if record.state == FileState.FRESH and record.chunk_count
         }
         if vectors.shared:
             present = vectors.existing_file_ids(sorted(expected))
@@ -130,7 +131,7 @@ class VectorPhase:
             embedder = self.index.embedder
             load = getattr(embedder, "load_document_model", None)
             if load is not None:
-                notify(Progress("model", chunks_total=len(pending)))
+                notify(Progress(SyncPhase.MODEL, chunks_total=len(pending)))
                 load()
                 report.model_seconds = time.perf_counter() - started
                 started = time.perf_counter()
@@ -147,7 +148,7 @@ class VectorPhase:
                 lambda path: keyword_neighbours(keywords, path),
             )
             total, done = len(pending), 0
-            notify(Progress("embed", chunks_done=0, chunks_total=total))
+            notify(Progress(SyncPhase.EMBED, chunks_done=0, chunks_total=total))
             while queue.remaining:
                 if cancel is not None and cancel.is_set():
                     report.cancelled = True
@@ -160,7 +161,7 @@ class VectorPhase:
                 fresh_vectors.update(zip(ids, vectors, strict=True))
                 report.chunks_embedded += len(batch)
                 done += len(batch)
-                notify(Progress("embed", chunks_done=done, chunks_total=total))
+                notify(Progress(SyncPhase.EMBED, chunks_done=done, chunks_total=total))
                 finish()
         finish()
         report.embed_seconds = time.perf_counter() - started

@@ -3,24 +3,57 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import ClassVar
+
+from explorer.core.models import SyncPhase
+
+
+class EventKind(StrEnum):
+    """Which event it is; each :class:`LiveEvent` subclass has its own."""
+
+    EVENT = "event"
+    PROGRESS = "progress"
+    FILES_CHANGED = "files_changed"
+    VECTORS_READY = "vectors_ready"
+    FILES_EMBEDDED = "files_embedded"
+    MODEL_STATE = "model_state"
+    WRITER = "writer"
+    VECTORS_STATE = "vectors_state"
+    ERROR = "error"
+
+
+class ModelState(StrEnum):
+    """The document model of a live index: not needed yet, loading, ready, or failed (then
+    search is keyword-only)."""
+
+    UNLOADED = "unloaded"
+    LOADING = "loading"
+    READY = "ready"
+    FAILED = "failed"
+
+
+class WriterState(StrEnum):
+    """Who writes the index: another process (this one only reads), or this live index."""
+
+    WAITING = "waiting"
+    WRITING = "writing"
 
 
 @dataclass(frozen=True)
 class LiveEvent:
     """Base class of every event a :class:`~explorer.core.live.writer.LiveIndex` sends; ``kind``
-    names
-    the subclass."""
+    names the subclass."""
 
-    kind: ClassVar[str] = "event"
+    kind: ClassVar[EventKind] = EventKind.EVENT
 
 
 @dataclass(frozen=True)
 class ProgressEvent(LiveEvent):
-    """``phase``: ``scan``, ``keywords``, ``embed``, or ``done`` (the writer is idle)."""
+    """Where the writer's sync is; ``done`` when the writer is idle."""
 
-    kind: ClassVar[str] = "progress"
-    phase: str
+    kind: ClassVar[EventKind] = EventKind.PROGRESS
+    phase: SyncPhase
     files_done: int = 0
     files_total: int = 0
     chunks_done: int = 0
@@ -35,7 +68,7 @@ class FilesChangedEvent(LiveEvent):
     watcher batch: its paths as reported, which may name folders or vanished paths.
     """
 
-    kind: ClassVar[str] = "files_changed"
+    kind: ClassVar[EventKind] = EventKind.FILES_CHANGED
     paths: frozenset[str]
     initial: bool = False
 
@@ -44,7 +77,7 @@ class FilesChangedEvent(LiveEvent):
 class VectorsReadyEvent(LiveEvent):
     """Embedding caught up: the paths of every ``files_changed`` since the last one are fresh."""
 
-    kind: ClassVar[str] = "vectors_ready"
+    kind: ClassVar[EventKind] = EventKind.VECTORS_READY
     paths: frozenset[str]
 
 
@@ -56,16 +89,16 @@ class FilesEmbeddedEvent(LiveEvent):
     use what the user looks at (embedded first) without waiting for ``vectors_ready``.
     """
 
-    kind: ClassVar[str] = "files_embedded"
+    kind: ClassVar[EventKind] = EventKind.FILES_EMBEDDED
     paths: frozenset[str]
 
 
 @dataclass(frozen=True)
 class ModelStateEvent(LiveEvent):
-    """The document model: ``loading``, ``ready`` or ``failed`` (then keyword-only)."""
+    """The document model is ``loading``, ``ready`` or ``failed`` (then keyword-only)."""
 
-    kind: ClassVar[str] = "model_state"
-    state: str
+    kind: ClassVar[EventKind] = EventKind.MODEL_STATE
+    state: ModelState
     message: str = ""
 
 
@@ -74,8 +107,8 @@ class WriterEvent(LiveEvent):
     """``waiting``: another process writes the index, this one only reads; ``writing``: this
     live index holds the write lock (sent only after a wait)."""
 
-    kind: ClassVar[str] = "writer"
-    state: str
+    kind: ClassVar[EventKind] = EventKind.WRITER
+    state: WriterState
     message: str = ""
 
 
@@ -83,7 +116,7 @@ class WriterEvent(LiveEvent):
 class VectorsStateEvent(LiveEvent):
     """The vector store's reachability changed: ``available`` or ``unavailable``."""
 
-    kind: ClassVar[str] = "vectors_state"
+    kind: ClassVar[EventKind] = EventKind.VECTORS_STATE
     available: bool
     message: str = ""
 
@@ -92,7 +125,7 @@ class VectorsStateEvent(LiveEvent):
 class ErrorEvent(LiveEvent):
     """One line for a status bar; the writer carries on where it can."""
 
-    kind: ClassVar[str] = "error"
+    kind: ClassVar[EventKind] = EventKind.ERROR
     message: str
 
 

@@ -18,6 +18,7 @@ from explorer.core.indexing.report import IndexReport
 from explorer.core.live.events import (
     ErrorEvent,
     LiveEvent,
+    ModelState,
     ModelStateEvent,
     VectorsStateEvent,
     one_line,
@@ -36,8 +37,8 @@ class EmbeddingReadiness:
     settings: Settings
     index: Index
     _cond: threading.Condition
-    _model: str
-    _loaded: tuple[str, str] | None
+    _model: ModelState
+    _loaded: tuple[ModelState, str] | None
     _embed_needed: bool
     _awaiting: set[str]
     _vectors_down: bool
@@ -65,7 +66,7 @@ class EmbeddingReadiness:
             return
         if self._vectors_down:
             self._vectors_down = False
-            self._embed_needed = self._model != "failed"
+            self._embed_needed = self._model != ModelState.FAILED
             self._emit(
                 VectorsStateEvent(True, f"vectors available again at {self.index.vector_location}")
             )
@@ -73,23 +74,23 @@ class EmbeddingReadiness:
     # -- the model ----------------------------------------------------------------------------
     def _model_usable(self) -> bool:
         """True if embedding may run now; starts loading the model on first need."""
-        if self._model == "ready":
+        if self._model == ModelState.READY:
             return True
-        if self._model == "unloaded":
+        if self._model == ModelState.UNLOADED:
             counts = self.index.keywords.counts()
             if counts["chunks"] <= counts["embedded"]:
                 return True  # nothing to embed: only files to finish, no model needed
-            self._model = "loading"
-            self._emit(ModelStateEvent("loading", f"loading model {self.settings.model}"))
+            self._model = ModelState.LOADING
+            self._emit(ModelStateEvent(ModelState.LOADING, f"loading model {self.settings.model}"))
             threading.Thread(target=self._load_model, name="explorer-model", daemon=True).start()
             return False
-        if self._model == "loading" and self._load_finished():
-            self._model, message = self._loaded or ("failed", "")
+        if self._model == ModelState.LOADING and self._load_finished():
+            self._model, message = self._loaded or (ModelState.FAILED, "")
             self._emit(ModelStateEvent(self._model, message))
-            if self._model == "ready":
+            if self._model == ModelState.READY:
                 return True
             self._emit(ErrorEvent(f"semantic search unavailable: {message}"))
-        if self._model == "failed":
+        if self._model == ModelState.FAILED:
             self._embed_needed = False
             self._awaiting.clear()
         return False
@@ -101,13 +102,13 @@ class EmbeddingReadiness:
                 load = getattr(self.index.embedder, method, None)
                 if load is not None:
                     load()
-            outcome = ("ready", f"model {self.settings.model} ready")
+            outcome = (ModelState.READY, f"model {self.settings.model} ready")
         except Exception as error:  # noqa: BLE001 - any failure means keyword-only search
             log.exception("loading the model failed")
-            outcome = ("failed", one_line(error))
+            outcome = (ModelState.FAILED, one_line(error))
         with self._cond:
             self._loaded = outcome
             self._cond.notify_all()
 
     def _load_finished(self) -> bool:  # a load ended that the writer has not reported yet
-        return self._model == "loading" and self._loaded is not None
+        return self._model == ModelState.LOADING and self._loaded is not None

@@ -39,17 +39,19 @@ from explorer.core.live.events import (
     FilesChangedEvent,
     FilesEmbeddedEvent,
     LiveEvent,
+    ModelState,
     ModelStateEvent,
     ProgressEvent,
     VectorsReadyEvent,
     VectorsStateEvent,
     WriterEvent,
+    WriterState,
     one_line,
 )
 from explorer.core.live.readiness import EmbeddingReadiness
 from explorer.core.live.watcher import IndexWatcher
+from explorer.core.models import FileState, SyncPhase
 from explorer.core.store.index import LIVE_WRITER, Index, IndexBusy
-from explorer.core.store.keywords import PENDING
 from explorer.core.store.vectors import VectorStoreUnavailable
 
 __all__ = [
@@ -110,8 +112,8 @@ class LiveIndex(EmbeddingReadiness):
         self._lifecycle = "new"  # -> started -> stopped
         self._thread: threading.Thread | None = None
         self._read_only = False
-        self._model = "unloaded"  # -> loading -> ready | failed
-        self._loaded: tuple[str, str] | None = None  # left by the loading thread
+        self._model = ModelState.UNLOADED  # -> loading -> ready | failed
+        self._loaded: tuple[ModelState, str] | None = None  # left by the loading thread
         self._embed_needed = False
         self._awaiting: set[str] = set()
         self._initial_sent = False
@@ -224,7 +226,7 @@ class LiveIndex(EmbeddingReadiness):
                     with self._cond:  # waiting is not work: wait_idle() returns meanwhile
                         self._busy = False
                         self._cond.notify_all()
-                    self._emit(WriterEvent("waiting", f"read-only: {one_line(error)}"))
+                    self._emit(WriterEvent(WriterState.WAITING, f"read-only: {one_line(error)}"))
                 self._stop.wait(LOCK_RETRY_SECONDS)
                 continue
             except OSError as error:
@@ -235,7 +237,9 @@ class LiveIndex(EmbeddingReadiness):
                 with self._cond:
                     self._busy = True
                 self._read_only = False
-                self._emit(WriterEvent("writing", "the other writer finished; keeping it live"))
+                self._emit(
+                    WriterEvent(WriterState.WRITING, "the other writer finished; keeping it live")
+                )
             return True
         return False
 
@@ -272,7 +276,7 @@ class LiveIndex(EmbeddingReadiness):
         self._initial_sent = True
         after = self.index.keywords.files()
         changed = set(self._before.keys() - after.keys())
-        changed |= {p for p, r in after.items() if r.state == PENDING}
+        changed |= {p for p, r in after.items() if r.state == FileState.PENDING}
         changed |= {p for p, r in after.items() if self._before.get(p) != _signature(r)}
         self._before = {}
         self._awaiting |= changed
@@ -289,9 +293,9 @@ class LiveIndex(EmbeddingReadiness):
             elif self._embed_needed and not self._vectors_down and self._model_usable():
                 self._embed(indexer)
             else:
-                loading = self._embed_needed and self._model == "loading"
+                loading = self._embed_needed and self._model == ModelState.LOADING
                 if worked and not loading:
-                    self._emit(ProgressEvent("done"))
+                    self._emit(ProgressEvent(SyncPhase.DONE))
                 with self._cond:
                     self._busy = loading
                     self._cond.notify_all()
@@ -320,7 +324,7 @@ class LiveIndex(EmbeddingReadiness):
             self._emit(ErrorEvent(f"update failed: {one_line(error)}"))
             return
         self._emit(FilesChangedEvent(frozenset(batch)))
-        if self._model != "failed":
+        if self._model != ModelState.FAILED:
             self._awaiting |= batch
             self._embed_needed = True
 
@@ -354,10 +358,10 @@ class LiveIndex(EmbeddingReadiness):
 
     # -- plumbing -----------------------------------------------------------------------------
     def _progress(self, progress: Progress) -> None:
-        if progress.phase == "done":
+        if progress.phase == SyncPhase.DONE:
             return  # the writer says "done" itself, once it is really idle
         self._emit(ProgressEvent(**asdict(progress)))
-        if progress.phase == "keywords" and progress.files_done == progress.files_total:
+        if progress.phase == SyncPhase.KEYWORDS and progress.files_done == progress.files_total:
             self._keywords_done()  # the sync goes on to open Chroma; keywords are ready now
 
     def _emit(self, event: LiveEvent) -> None:

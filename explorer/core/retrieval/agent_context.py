@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from explorer.core.models import SearchMode
 from explorer.core.retrieval.query import QueryError
 from explorer.core.retrieval.search import Passage, SearchRequest, SearchResponse
 from explorer.core.store.index import Index
@@ -130,7 +131,7 @@ class AgentAnswer:
 
 def build_request(
     query: str,
-    mode: str = "hybrid",
+    mode: SearchMode = SearchMode.HYBRID,
     paths: Sequence[str] = (),
     tags: Sequence[str] = (),
     versions: Sequence[str] = (),

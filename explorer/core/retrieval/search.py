@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from explorer.core.models import SearchMode
 from explorer.core.retrieval.file_filter import FileFilter
 from explorer.core.retrieval.fusion import AGREEMENT_RAMP, FusionKind, FusionRule, LegScores, fuse
 from explorer.core.retrieval.query import (
@@ -44,7 +45,6 @@ from explorer.core.store.index import Index
 from explorer.core.store.manifest_records import FileSummary
 from explorer.core.store.vectors import VectorStoreDamaged, VectorStoreUnavailable
 
-MODES = ("hybrid", "semantic", "keyword")
 MEASURED = 100
 """Keyword hits (best first) whose cosine is measured when the vector leg did not return them."""
 COVERAGE_DEPTH = 10
@@ -90,7 +90,7 @@ class SearchResponse:
     """Results plus what a user needs to trust them: the mode that answered, filters, notes."""
 
     query: str
-    mode: str
+    mode: SearchMode
     results: list[FileHit]
     filters: dict[str, str] = field(default_factory=dict)
     """Per leg, the set of files it searched."""
@@ -119,7 +119,7 @@ class SearchRequest:
     """What to search for and how."""
 
     query: str
-    mode: str = "hybrid"
+    mode: SearchMode = SearchMode.HYBRID
     paths: tuple[str, ...] = ()
     limit: int = 10
     per_file: int = 3
@@ -140,8 +140,9 @@ class SearchRequest:
 
 def search(index: Index, request: SearchRequest) -> SearchResponse:
     """Run a search; raises :class:`QueryError` for a query that cannot be run."""
-    if request.mode not in MODES:
-        raise QueryError(f"unknown mode {request.mode!r}; use one of {', '.join(MODES)}")
+    if request.mode not in list(SearchMode):
+        modes = ", ".join(SearchMode)
+        raise QueryError(f"unknown mode {request.mode!r}; use one of {modes}")
     if not request.query.strip():
         raise QueryError("empty query: give some words to search for")
     if not query_terms(request.query):
@@ -154,7 +155,7 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
         raise QueryError("--min-score must be between 0 and 1")
     file_filter = request.file_filter
     allowed = file_filter.select(index.keywords)
-    response = SearchResponse(query=request.query, mode=request.mode, results=[])
+    response = SearchResponse(query=request.query, mode=SearchMode(request.mode), results=[])
     scope = (
         f"{len(allowed)} files matching {file_filter.describe()}"
         if allowed is not None
@@ -170,22 +171,26 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
     vector = None
     vectors_lost = ""
     while True:
-        if request.mode in ("hybrid", "semantic") and not vectors_lost and vector is None:
+        if (
+            request.mode in (SearchMode.HYBRID, SearchMode.SEMANTIC)
+            and not vectors_lost
+            and vector is None
+        ):
             vector = index.embedder.embed_query(request.query)
         try:
             legs = _gather(index, request, k, allowed, None if vectors_lost else vector)
         except (VectorStoreUnavailable, VectorStoreDamaged) as error:
-            if request.mode == "semantic":
+            if request.mode == SearchMode.SEMANTIC:
                 raise
             vectors_lost = str(error)  # hybrid goes on with its keyword leg alone
             continue
         keyword_hits, vector_hits = legs.keyword, legs.vector
-        if request.mode in ("hybrid", "keyword"):
+        if request.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
             response.filters["keyword"] = f"FTS5 BM25 over {scope}"
-        if request.mode in ("hybrid", "semantic") and not vectors_lost:
+        if request.mode in (SearchMode.HYBRID, SearchMode.SEMANTIC) and not vectors_lost:
             response.filters["vector"] = f"Chroma cosine over {scope}"
         candidates, file_scores, description = _fuse(legs, request, rule)
-        if request.mode == "hybrid":
+        if request.mode == SearchMode.HYBRID:
             response.fusion = description
         files = {candidate.path for candidate in candidates}
         exhausted = len(keyword_hits) < k and len(legs.returned_vectors) < k
@@ -196,9 +201,9 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
 
     if vectors_lost:
         response.notes.append(f"vectors unavailable: keyword results only; {vectors_lost}")
-    elif request.mode == "hybrid" and not keyword_hits and vector_hits:
+    elif request.mode == SearchMode.HYBRID and not keyword_hits and vector_hits:
         response.notes.append("no keyword matches: results are by meaning only")
-    elif request.mode == "hybrid" and keyword_hits and not vector_hits:
+    elif request.mode == SearchMode.HYBRID and keyword_hits and not vector_hits:
         response.notes.append("no vectors yet: results are by keyword only")
     response.results = _group(index, candidates, file_scores, request)
     return response
@@ -254,14 +259,14 @@ def gather_legs(index: Index, request: SearchRequest) -> Legs:
 def _gather(index: Index, request: SearchRequest, k: int, allowed, vector) -> Legs:
     keyword_hits: list[tuple[str, str, float]] = []
     returned: list[tuple[str, float]] = []
-    if request.mode in ("hybrid", "keyword"):
+    if request.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
         expression = fts_expression(request.query, request.prefix_last)
         if expression is None:
-            if request.mode == "keyword":
+            if request.mode == SearchMode.KEYWORD:
                 raise QueryError("the query has no words to match (only punctuation?)")
         else:
             keyword_hits = index.keywords.search(expression, k, allowed)
-    if request.mode in ("hybrid", "semantic") and vector is not None:
+    if request.mode in (SearchMode.HYBRID, SearchMode.SEMANTIC) and vector is not None:
         returned = index.vectors.query_chunks(vector, k, allowed)
     ids = [cid for cid, _p, _s in keyword_hits] + [cid for cid, _sim in returned]
     places = index.keywords.chunk_places(list(dict.fromkeys(ids)))
@@ -271,7 +276,7 @@ def _gather(index: Index, request: SearchRequest, k: int, allowed, vector) -> Le
     legs = Legs(
         keyword_hits, known, returned, places, lookup=is_lookup(keyword_pieces(request.query))
     )
-    if request.mode == "hybrid" and known and keyword_hits:
+    if request.mode == SearchMode.HYBRID and known and keyword_hits:
         legs.measured = _measure(index, vector, keyword_hits, {cid for cid, _ in known})
         legs.coverage = _coverage(index, request, keyword_hits)
     return legs
@@ -307,7 +312,7 @@ def _measure(index: Index, vector, keyword_hits, seen: set[str]) -> dict[str, fl
 
 def rank_legs(legs: Legs, rule: FusionRule) -> list[str]:
     """Files best first under ``rule`` (hybrid, no score cut): how benchmarks compare rules."""
-    candidates, file_scores, _ = _fuse(legs, SearchRequest("x", mode="hybrid"), rule)
+    candidates, file_scores, _ = _fuse(legs, SearchRequest("x", mode=SearchMode.HYBRID), rule)
     return sorted(file_scores, key=lambda path: (-file_scores[path], path))
 
 
@@ -342,9 +347,9 @@ def _fuse(legs: Legs, request: SearchRequest, rule: FusionRule):
         for cid in ids
     ]
     description = ""
-    if request.mode == "hybrid":
+    if request.mode == SearchMode.HYBRID:
         scores, description = fuse(rule, legs_of, legs.coverage, legs.lookup)
-    elif request.mode == "semantic":
+    elif request.mode == SearchMode.SEMANTIC:
         scores = [_unit(leg.vector_similarity or 0.0) for leg in legs_of]
     else:
         best = legs.keyword[0][2] if legs.keyword and legs.keyword[0][2] > 0 else 1.0

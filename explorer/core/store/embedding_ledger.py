@@ -13,7 +13,8 @@ import threading
 import time
 from collections.abc import Iterable
 
-from explorer.core.store.manifest_records import FRESH, PENDING, StoredChunk
+from explorer.core.models import FileState
+from explorer.core.store.manifest_records import StoredChunk
 
 VECTORS_EPOCH = "vectors_epoch"
 """Meta key bumped with every recorded vector write, so readers in other processes notice."""
@@ -29,7 +30,7 @@ class EmbeddingLedger:
         with self._lock, self._db:
             self._db.execute(
                 "UPDATE files SET state = ?, updated_at = ? WHERE path = ?",
-                (FRESH, time.time(), path),
+                (FileState.FRESH, time.time(), path),
             )
             self._bump_vectors_epoch()
 
@@ -38,7 +39,7 @@ class EmbeddingLedger:
         with self._lock, self._db:
             self._db.executemany(
                 "UPDATE files SET state = ? WHERE path = ? AND state = ?",
-                [(PENDING, path, FRESH) for path in paths],
+                [(FileState.PENDING, path, FileState.FRESH) for path in paths],
             )
 
     def _bump_vectors_epoch(self) -> None:
@@ -78,7 +79,7 @@ class EmbeddingLedger:
             rows = self._db.execute(
                 "SELECT path FROM files WHERE state = ? AND NOT EXISTS"
                 " (SELECT 1 FROM chunks c WHERE c.path = files.path AND c.embedded = 0)",
-                (PENDING,),
+                (FileState.PENDING,),
             ).fetchall()
         return [row[0] for row in rows]
 
@@ -88,7 +89,8 @@ class EmbeddingLedger:
         with self._lock, self._db:
             self._db.execute("UPDATE chunks SET embedded = 0")
             self._db.execute(
-                "UPDATE files SET state = ? WHERE state = ? AND chunk_count > 0", (PENDING, FRESH)
+                "UPDATE files SET state = ? WHERE state = ? AND chunk_count > 0",
+                (FileState.PENDING, FileState.FRESH),
             )
 
     def mark_missing_vectors(self, chunk_ids: Iterable[str]) -> None:
@@ -101,5 +103,5 @@ class EmbeddingLedger:
             self._db.execute(
                 "UPDATE files SET state = ? WHERE state = ? AND EXISTS (SELECT 1 FROM chunks c"
                 " WHERE c.path = files.path AND c.embedded = 0)",
-                (PENDING, FRESH),
+                (FileState.PENDING, FileState.FRESH),
             )

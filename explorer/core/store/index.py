@@ -25,13 +25,10 @@ from pathlib import Path
 
 from explorer.config import Settings
 from explorer.core.embed.embedder import Embedder, load_embedder
+from explorer.core.models import FileState
 from explorer.core.store.chroma_server import parse_server_url
 from explorer.core.store.damaged_store import Repair, Store, set_aside
 from explorer.core.store.keywords import (
-    FAILED,
-    FRESH,
-    PENDING,
-    SKIPPED,
     VECTORS_EPOCH,
     KeywordIndex,
     KeywordIndexDamaged,
@@ -369,7 +366,7 @@ class Index:
         """What the index holds; ``check_disk`` also compares the folder with the manifest
         (a stat walk) and counts edited, new and deleted files as stale."""
         counts = self.keywords.counts()
-        indexed, waiting = counts[FRESH], counts[PENDING]
+        indexed, waiting = counts[FileState.FRESH], counts[FileState.PENDING]
         edited = new = deleted = 0
         if check_disk:
             from explorer.core.indexing.disk_state import compare_with_disk
@@ -379,8 +376,8 @@ class Index:
             edited, new, deleted = len(changes.edited), len(changes.new), len(changes.deleted)
             for path in (*changes.edited, *changes.deleted):  # stale now, whatever they were
                 state = records[path].state
-                indexed -= state == FRESH
-                waiting -= state == PENDING
+                indexed -= state == FileState.FRESH
+                waiting -= state == FileState.PENDING
         stored_model = self.keywords.get_meta("model")
         stored_dimension = self.keywords.get_meta("dimension")
         needs_rebuild, reason = False, ""
@@ -404,8 +401,8 @@ class Index:
             index_dir=str(self.settings.index_dir),
             indexed=indexed,
             stale=waiting + edited + new + deleted,
-            skipped=counts[SKIPPED],
-            failed=counts[FAILED],
+            skipped=counts[FileState.SKIPPED],
+            failed=counts[FileState.FAILED],
             skip_reasons=self.keywords.skip_reasons(),
             chunks=counts["chunks"],
             vectors=vectors,

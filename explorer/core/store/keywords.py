@@ -29,24 +29,17 @@ from urllib.parse import quote
 
 from explorer.core.ingest.documents import Chunk
 from explorer.core.ingest.references import FileReference
+from explorer.core.models import FileState
 from explorer.core.store.damaged_store import damage_words
 from explorer.core.store.embedding_ledger import VECTORS_EPOCH, EmbeddingLedger
 from explorer.core.store.file_facts import FileFacts, metadata_tags
 from explorer.core.store.manifest_records import (
-    FAILED,
-    FRESH,
-    PENDING,
-    SKIPPED,
     FileRecord,
     FileSummary,
     StoredChunk,
 )
 
 __all__ = [
-    "FAILED",
-    "FRESH",
-    "PENDING",
-    "SKIPPED",
     "VECTORS_EPOCH",
     "FileRecord",
     "KeywordIndex",
@@ -335,7 +328,7 @@ class KeywordIndex(EmbeddingLedger):
                 "SELECT path, size, mtime_ns, hash, state, reason, title, chunk_count, updated_at"
                 " FROM files"
             ).fetchall()
-        return {row[0]: FileRecord(*row) for row in rows}
+        return {row[0]: FileRecord.from_row(row) for row in rows}
 
     def file(self, path: str) -> FileRecord | None:
         with self._lock:
@@ -344,7 +337,7 @@ class KeywordIndex(EmbeddingLedger):
                 " FROM files WHERE path = ?",
                 (path,),
             ).fetchone()
-        return FileRecord(*row) if row else None
+        return FileRecord.from_row(row) if row else None
 
     def files_by_path(self, paths: Sequence[str]) -> dict[str, FileRecord]:
         """The manifest rows of those ``paths`` that exist."""
@@ -353,7 +346,7 @@ class KeywordIndex(EmbeddingLedger):
             " FROM files WHERE path IN ({})",
             paths,
         )
-        return {row[0]: FileRecord(*row) for row in rows}
+        return {row[0]: FileRecord.from_row(row) for row in rows}
 
     def paths(self) -> list[str]:
         """Every path in the manifest that has chunks, sorted."""
@@ -443,7 +436,7 @@ class KeywordIndex(EmbeddingLedger):
                     size,
                     mtime_ns,
                     content_hash,
-                    PENDING if chunks else FRESH,
+                    FileState.PENDING if chunks else FileState.FRESH,
                     title,
                     json.dumps(metadata),
                     len(chunks),
@@ -673,10 +666,10 @@ class KeywordIndex(EmbeddingLedger):
                 "SELECT COUNT(*), COALESCE(SUM(embedded), 0) FROM chunks"
             ).fetchone()
         return {
-            FRESH: by_state.get(FRESH, 0),
-            PENDING: by_state.get(PENDING, 0),
-            SKIPPED: by_state.get(SKIPPED, 0),
-            FAILED: by_state.get(FAILED, 0),
+            FileState.FRESH: by_state.get(FileState.FRESH, 0),
+            FileState.PENDING: by_state.get(FileState.PENDING, 0),
+            FileState.SKIPPED: by_state.get(FileState.SKIPPED, 0),
+            FileState.FAILED: by_state.get(FileState.FAILED, 0),
             "chunks": chunks,
             "embedded": embedded,
         }
@@ -685,7 +678,7 @@ class KeywordIndex(EmbeddingLedger):
         with self._lock:
             rows = self._db.execute(
                 "SELECT reason, COUNT(*) FROM files WHERE state IN (?, ?) GROUP BY reason",
-                (SKIPPED, FAILED),
+                (FileState.SKIPPED, FileState.FAILED),
             ).fetchall()
         reasons: dict[str, int] = {}
         for reason, count in rows:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-PENDING, FRESH, SKIPPED, FAILED = "pending", "fresh", "skipped", "failed"
-"""A file's state: keyword-searchable and awaiting vectors, complete, left out, or failed."""
+from explorer.core.models import FileState
 
 
 @dataclass(frozen=True)
@@ -16,11 +15,30 @@ class FileRecord:
     size: int
     mtime_ns: int
     hash: str
-    state: str
+    state: FileState
     reason: str
     title: str
     chunk_count: int
     updated_at: float
+
+    @classmethod
+    def from_row(
+        cls,
+        row: tuple[str, int, int, str, str, str, str, int, float],
+    ) -> FileRecord:
+        """A record from its ``files`` row (columns in field order)."""
+        path, size, mtime_ns, content_hash, state, reason, title, chunk_count, updated_at = row
+        return cls(
+            path,
+            size,
+            mtime_ns,
+            content_hash,
+            FileState(state),
+            reason,
+            title,
+            chunk_count,
+            updated_at,
+        )
 
 
 @dataclass(frozen=True)

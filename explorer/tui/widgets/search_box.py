@@ -20,9 +20,10 @@ from textual.message import Message
 from textual.reactive import Reactive, reactive
 from textual.widgets import Input, Label
 
+from explorer.core.models import SearchMode
 from explorer.core.retrieval.file_filter import FileFilter, parse_filter_words
 
-MODES = ("hybrid", "semantic", "keyword")
+MODES = tuple(SearchMode)
 QUERY_PLACEHOLDER = "words or a question · path:guides/ to filter"
 """What the empty query field says (the "Search" label before it names the box)."""
 

@@ -1,0 +1,47 @@
+"""The shared vocabulary of the core's stages: search modes, file states and sync phases.
+
+Each is a :class:`~enum.StrEnum`, so a member prints, compares and serialises (JSON, SQLite)
+exactly as the string it replaces.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class SearchMode(StrEnum):
+    """Which legs a search runs: both fused, vectors only, or keywords only."""
+
+    HYBRID = "hybrid"
+    SEMANTIC = "semantic"
+    KEYWORD = "keyword"
+
+    def next(self) -> SearchMode:
+        """The mode after this one, wrapping around (the order a mode toggle cycles)."""
+        modes = list(SearchMode)
+        return modes[(modes.index(self) + 1) % len(modes)]
+
+
+class FileState(StrEnum):
+    """A file's state in the manifest."""
+
+    PENDING = "pending"
+    """Keyword-searchable; its vectors are still to come."""
+    FRESH = "fresh"
+    """Both stores hold its chunks."""
+    SKIPPED = "skipped"
+    """Left out (binary, too large, undecodable, …); the record's reason says why."""
+    FAILED = "failed"
+    """Reading or parsing it failed; the record's reason says why."""
+
+
+class SyncPhase(StrEnum):
+    """Where a sync is, as its progress reports it."""
+
+    SCAN = "scan"
+    KEYWORDS = "keywords"
+    MODEL = "model"
+    """Loading the document model before the first batch."""
+    EMBED = "embed"
+    DONE = "done"
+    """The sync ended (a live writer is idle)."""
