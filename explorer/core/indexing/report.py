@@ -47,7 +47,7 @@ class IndexReport:
     def changed(self) -> int:
         return self.added + self.updated + self.removed
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {
             "added": self.added,
             "updated": self.updated,

@@ -81,7 +81,7 @@ class BudgetReport:
             f"cut {' and '.join(cut)}"
         )
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {
             "max_tokens": self.max_tokens,
             "used": self.used,

@@ -38,7 +38,7 @@ class Link:
     target: str
     exists: bool
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {
             "source": self.source,
             "line": self.line,
@@ -58,7 +58,7 @@ class FileLinks:
     outgoing: list[Link] = field(default_factory=list)
     backlinks: list[Link] = field(default_factory=list)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {
             "file": self.path,
             "exists": self.exists,
@@ -77,7 +77,7 @@ class ReferenceCheck:
     files: int
     """Files that make any reference."""
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {
             "missing": [link.as_json() for link in self.missing],
             "references": self.references,

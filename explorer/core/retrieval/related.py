@@ -64,7 +64,7 @@ class RelatedFile:
     """The passage of the source file closest to ``related_passage``."""
     related_passage: PassageRef
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -59,7 +59,7 @@ class Repair:
             f"the damaged files are in {self.kept_in}"
         )
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {"store": self.store.value, "reason": self.reason, "kept_in": str(self.kept_in)}
 
 

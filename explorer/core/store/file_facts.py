@@ -199,6 +199,6 @@ class FileFacts:
             yield row[0], _reference(row[1:])
 
 
-def _reference(row: tuple) -> FileReference:
+def _reference(row: tuple[int, str, str, str, str]) -> FileReference:
     line, kind, raw, target, alternative = row
     return FileReference(int(line), ReferenceKind(kind), raw, target, alternative)

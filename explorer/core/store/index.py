@@ -97,7 +97,7 @@ class Status:
     disk_checked: bool = False
     """True when the folder was compared with the manifest (a stat walk)."""
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {
             "root": self.root,
             "index_dir": self.index_dir,

@@ -22,9 +22,9 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import quote
 
 from explorer.core.ingest.documents import Chunk
@@ -38,6 +38,11 @@ from explorer.core.store.manifest_records import (
     FileSummary,
     StoredChunk,
 )
+
+if TYPE_CHECKING:
+    from sqlite3 import _Parameters
+
+_T = TypeVar("_T")
 
 __all__ = [
     "VECTORS_EPOCH",
@@ -142,27 +147,27 @@ class _CheckedCursor(sqlite3.Cursor):
 
     connection: _CheckedConnection
 
-    def _checked(self, call: Any, *args: Any) -> Any:
+    def _checked(self, call: Callable[..., _T], *args: object) -> _T:
         try:
             return call(*args)
         except sqlite3.DatabaseError as error:
             self.connection.raise_if_damaged(error)
             raise
 
-    def execute(self, *args: Any) -> Any:  # type: ignore[override]
-        return self._checked(super().execute, *args)
+    def execute(self, sql: str, parameters: _Parameters = (), /) -> Self:
+        return self._checked(super().execute, sql, parameters)
 
-    def executemany(self, *args: Any) -> Any:  # type: ignore[override]
-        return self._checked(super().executemany, *args)
+    def executemany(self, sql: str, seq_of_parameters: Iterable[_Parameters], /) -> Self:
+        return self._checked(super().executemany, sql, seq_of_parameters)
 
-    def fetchone(self) -> Any:
+    def fetchone(self) -> Any:  # a row whose column types SQLite decides
         return self._checked(super().fetchone)
 
     def fetchall(self) -> list[Any]:
         return self._checked(super().fetchall)
 
-    def fetchmany(self, *args: Any) -> list[Any]:
-        return self._checked(super().fetchmany, *args)
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        return self._checked(super().fetchmany, size)
 
 
 class _CheckedConnection(sqlite3.Connection):
@@ -171,18 +176,18 @@ class _CheckedConnection(sqlite3.Connection):
     damage: tuple[Path, str] = (Path(), "explorer index")
     """The database's path and the command that repairs it, for the error message."""
 
-    def cursor(self, factory: Any = _CheckedCursor) -> Any:  # type: ignore[override]
-        return super().cursor(factory)
+    def checked_cursor(self) -> _CheckedCursor:
+        return super().cursor(_CheckedCursor)
 
-    def execute(self, *args: Any) -> Any:  # type: ignore[override]
-        return self.cursor().execute(*args)
+    def execute(self, sql: str, parameters: _Parameters = (), /) -> _CheckedCursor:
+        return self.checked_cursor().execute(sql, parameters)
 
-    def executemany(self, *args: Any) -> Any:  # type: ignore[override]
-        return self.cursor().executemany(*args)
+    def executemany(self, sql: str, parameters: Iterable[_Parameters], /) -> _CheckedCursor:
+        return self.checked_cursor().executemany(sql, parameters)
 
-    def executescript(self, script: str) -> Any:  # type: ignore[override]
+    def executescript(self, sql_script: str, /) -> sqlite3.Cursor:
         try:
-            return super().executescript(script)
+            return super().executescript(sql_script)
         except sqlite3.DatabaseError as error:
             self.raise_if_damaged(error)
             raise
@@ -505,9 +510,9 @@ class KeywordIndex(EmbeddingLedger):
         )
         return {row[0]: (row[1], row[2]) for row in rows}
 
-    def _rows_by_id(self, sql: str, chunk_ids: Sequence[str]) -> list[tuple]:
+    def _rows_by_id(self, sql: str, chunk_ids: Sequence[str]) -> list[tuple[Any, ...]]:
         """Run ``sql`` (one ``{}`` for the id placeholders) over the ids, 500 at a time."""
-        rows: list[tuple] = []
+        rows: list[tuple[Any, ...]] = []
         with self._lock:
             for start in range(0, len(chunk_ids), 500):
                 batch = list(chunk_ids[start : start + 500])

@@ -33,13 +33,22 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
 from explorer.core.store.chroma_server import ServerAddress, unreachable_message
 from explorer.core.store.damaged_store import damage_words
 
 if TYPE_CHECKING:
     import numpy as np
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+    from chromadb.base_types import (
+        InclusionExclusionOperator,
+        LiteralValue,
+        LogicalOperator,
+        Where,
+        WhereOperator,
+    )
 
 CHUNKS = "chunks"
 FILES = "files"
@@ -175,12 +184,18 @@ def server_collection_names(model: str) -> tuple[str, str]:
     return f"{base}-{CHUNKS}", f"{base}-{FILES}"
 
 
-def _guarded(method: Callable) -> Callable:
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _guarded(
+    method: Callable[Concatenate[VectorStore, _P], _R],
+) -> Callable[Concatenate[VectorStore, _P], _R]:
     """Hold the store's lock; turn a lost connection into VectorStoreUnavailable and a
     damaged local store into VectorStoreDamaged."""
 
     @functools.wraps(method)
-    def wrapper(self: VectorStore, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: VectorStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._lock:
             try:
                 return method(self, *args, **kwargs)
@@ -241,7 +256,7 @@ class VectorStore:
         self.repair_command = repair_command
         self._names = server_collection_names(model) if address is not None else (CHUNKS, FILES)
         self._lock = threading.RLock()
-        self._client: Any = None
+        self._client: ClientAPI | None = None
         self._vector_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         """Chunk vectors already fetched, least recently used first. A chunk id names one
         chunk of one version of a file, so its vector changes only when the model does: the
@@ -301,27 +316,36 @@ class VectorStore:
             # check_database first, which finds such damage before Chroma does.
             holding = _panic_output_held() if self.read_only else contextlib.nullcontext()
             with holding:
-                self._client = chromadb.PersistentClient(path=str(directory), settings=settings)
+                client = chromadb.PersistentClient(path=str(directory), settings=settings)
+                self._client = client
                 self._open_collections()
         else:
-            self._client = chromadb.HttpClient(
+            client = chromadb.HttpClient(
                 host=self.address.host,
                 port=self.address.port,
                 ssl=self.address.ssl,
                 settings=settings,
             )
-            _bound_request_time(self._client)
+            self._client = client
+            _bound_request_time(client)
             self._open_collections()
-        self._batch = max(1, int(self._client.get_max_batch_size()))
+        self._batch = max(1, int(client.get_max_batch_size()))
+
+    def _opened(self) -> ClientAPI:
+        """The open client; a closed store says so instead of failing on ``None``."""
+        if self._client is None:
+            raise VectorStoreError(f"the vector store at {self.location} is closed")
+        return self._client
 
     def _open_collections(self) -> None:
         self._vector_cache.clear()
         space = {"hnsw:space": "cosine"}
         chunks, files = self._names
-        self._chunks = self._client.get_or_create_collection(
+        client = self._opened()
+        self._chunks: Collection = client.get_or_create_collection(
             chunks, metadata=space, embedding_function=None
         )
-        self._files = self._client.get_or_create_collection(
+        self._files: Collection = client.get_or_create_collection(
             files, metadata=space, embedding_function=None
         )
 
@@ -348,7 +372,7 @@ class VectorStore:
     @_guarded
     def heartbeat(self) -> None:
         """Raise :class:`VectorStoreUnavailable` unless the store answers."""
-        self._client.heartbeat()
+        self._opened().heartbeat()
 
     @_guarded
     def reset(self) -> None:
@@ -361,7 +385,7 @@ class VectorStore:
             return
         for name in self._names:
             try:
-                self._client.delete_collection(name)
+                self._opened().delete_collection(name)
             except Exception:  # noqa: BLE001 - already gone (e.g. an interrupted reset)
                 pass
         self._open_collections()
@@ -418,7 +442,7 @@ class VectorStore:
             part = self._chunks.get(
                 ids=missing[start : start + self._batch], include=["embeddings"]
             )
-            for cid, vector in zip(part["ids"], part["embeddings"], strict=True):
+            for cid, vector in zip(part["ids"], _vectors(part["embeddings"]), strict=True):
                 found[cid] = cache[cid] = vector
         while len(cache) > VECTOR_CACHE:
             cache.popitem(last=False)
@@ -441,9 +465,14 @@ class VectorStore:
         """
         if paths is not None and not paths:
             return []
-        where = None
+        where: Where | None = None
         if paths is not None:
-            where = {"path": paths[0]} if len(paths) == 1 else {"path": {"$in": list(paths)}}
+            if len(paths) == 1:
+                where = {"path": paths[0]}
+            else:
+                members: dict[InclusionExclusionOperator, list[LiteralValue]]
+                members = {"$in": list(paths)}
+                where = {"path": members}
         # No count() first: it costs ~150 ms at 18k vectors, and Chroma already returns fewer
         # than n_results (or none) when the collection holds fewer.
         found = self._chunks.query(
@@ -451,7 +480,9 @@ class VectorStore:
         )
         return [
             (chunk_id, 1.0 - float(distance))
-            for chunk_id, distance in zip(found["ids"][0], found["distances"][0], strict=True)
+            for chunk_id, distance in zip(
+                found["ids"][0], _included(found["distances"], "distances")[0], strict=True
+            )
         ]
 
     @_guarded
@@ -466,7 +497,9 @@ class VectorStore:
                 (chunk_id, 1.0 - float(distance))
                 for chunk_id, distance in zip(ids, dists, strict=True)
             ]
-            for ids, dists in zip(found["ids"], found["distances"], strict=True)
+            for ids, dists in zip(
+                found["ids"], _included(found["distances"], "distances"), strict=True
+            )
         ]
 
     @_guarded
@@ -496,7 +529,9 @@ class VectorStore:
         found = self._files.get(include=["metadatas"])
         return {
             file_id: str((meta or {}).get("path", ""))
-            for file_id, meta in zip(found["ids"], found["metadatas"], strict=True)
+            for file_id, meta in zip(
+                found["ids"], _included(found["metadatas"], "metadatas"), strict=True
+            )
         }
 
     @_guarded
@@ -506,31 +541,33 @@ class VectorStore:
     @_guarded
     def file_vector(self, file_id: str) -> np.ndarray | None:
         found = self._files.get(ids=[file_id], include=["embeddings"])
-        return found["embeddings"][0] if found["ids"] else None
+        return _vectors(found["embeddings"])[0] if found["ids"] else None
 
     @_guarded
     def query_files(
         self, vector: np.ndarray, k: int, exclude_path: str
     ) -> list[tuple[str, str, float]]:
         """(file id, path, cosine similarity) of the ``k`` nearest file vectors of other paths."""
+        other: dict[WhereOperator | LogicalOperator, LiteralValue] = {"$ne": exclude_path}
+        where: Where = {"path": other}
         found = self._files.query(
             query_embeddings=[vector],
             n_results=k,
-            where={"path": {"$ne": exclude_path}},
+            where=where,
             include=["distances", "metadatas"],
         )
+        metadatas = _included(found["metadatas"], "metadatas")[0]
+        distances = _included(found["distances"], "distances")[0]
         return [
             (file_id, str((meta or {}).get("path", "")), 1.0 - float(distance))
-            for file_id, meta, distance in zip(
-                found["ids"][0], found["metadatas"][0], found["distances"][0], strict=True
-            )
+            for file_id, meta, distance in zip(found["ids"][0], metadatas, distances, strict=True)
         ]
 
     @_guarded
     def count_files(self) -> int:
         return self._files.count()
 
-    def _existing(self, collection: Any, ids: Iterable[str]) -> set[str]:
+    def _existing(self, collection: Collection, ids: Iterable[str]) -> set[str]:
         wanted = list(ids)
         present: set[str] = set()
         for start in range(0, len(wanted), self._batch):
@@ -540,7 +577,25 @@ class VectorStore:
         return present
 
 
-def _bound_request_time(client: Any) -> None:
+def _included(value: _R | None, name: str) -> _R:
+    """A field of Chroma's answer that the request asked it to include."""
+    if value is None:
+        raise VectorStoreError(f"Chroma answered without the {name} it was asked for")
+    return value
+
+
+def _vectors(embeddings: object) -> Sequence[np.ndarray]:
+    """The embeddings of Chroma's answer, one vector per id.
+
+    Chroma 1.x answers with one 2-D numpy array (its stubs also allow lists of lists, which it
+    no longer returns); indexing and iterating it give the rows as arrays.
+    """
+    if embeddings is None:
+        raise VectorStoreError("Chroma answered without the embeddings it was asked for")
+    return cast("Sequence[np.ndarray]", embeddings)
+
+
+def _bound_request_time(client: ClientAPI) -> None:
     """Give the HTTP client timeouts: chromadb's own has none, so a hung server would hang us.
 
     Reaches into the client for its ``httpx`` session; if a chromadb release moves it, the
