@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.query import QueryError
@@ -102,7 +103,7 @@ class AgentAnswer:
     """Full text by chunk id (with ``content``)."""
     budget: BudgetReport | None = None
 
-    def as_json(self, explain: bool = False) -> dict:
+    def as_json(self, explain: bool = False) -> dict[str, Any]:
         """The ``--json`` object: the response's fields, plus text, budget or metadata only."""
         data = self.response.as_json(explain=explain)
         if self.options.metadata_only:

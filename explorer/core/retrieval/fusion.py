@@ -31,7 +31,7 @@ Rules (``FusionKind``):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -123,7 +123,9 @@ def fuse(
             for c in candidates
         ]
         return scores, rule.describe()
-    floor = min((c.vector_similarity for c in candidates if c.vector_rank is not None), default=0)
+    floor = min(
+        (c.vector_similarity for c in candidates if c.vector_similarity is not None), default=0.0
+    )
     cosines = [_cosine(c, floor, rule.measured) for c in candidates]
     bm25 = [c.keyword_score or 0.0 for c in candidates]
     agreement = None
@@ -164,7 +166,7 @@ def _agreement(
     """How far the keyword leg's best passages mean what the vector leg's best do: the ratio of
     their mean cosines, mapped linearly from ``ramp[0]`` (0) to ``ramp[1]`` (1) and clipped."""
 
-    def best_mean(rank_of) -> float:
+    def best_mean(rank_of: Callable[[LegScores], int | None]) -> float:
         ranked = sorted(
             (rank, cos) for c, cos in zip(candidates, cosines, strict=True) if (rank := rank_of(c))
         )

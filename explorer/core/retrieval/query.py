@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 WORD = re.compile(r"\w+", re.UNICODE)
 GLOB_CHARS = set("*?[")
@@ -235,19 +235,23 @@ class PathFilter:
     """Prefixes and globs that a path must match one of (all paths when there are none)."""
 
     patterns: tuple[str, ...]
+    _globs: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    _prefixes: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        compiled = []
+        globs: list[re.Pattern[str]] = []
+        prefixes: list[str] = []
         for raw in self.patterns:
             pattern = raw.strip()
             while pattern.startswith("./"):
                 pattern = pattern[2:]
             pattern = "" if pattern == "." else pattern.lstrip("/")
             if GLOB_CHARS & set(pattern):
-                compiled.append(("glob", _glob_regex(pattern)))
+                globs.append(_glob_regex(pattern))
             else:
-                compiled.append(("prefix", pattern.rstrip("/")))
-        object.__setattr__(self, "_compiled", compiled)
+                prefixes.append(pattern.rstrip("/"))
+        object.__setattr__(self, "_globs", tuple(globs))
+        object.__setattr__(self, "_prefixes", tuple(prefixes))
 
     @property
     def active(self) -> bool:
@@ -256,12 +260,12 @@ class PathFilter:
     def matches(self, path: str) -> bool:
         if not self.patterns:
             return True
-        for kind, rule in self._compiled:  # type: ignore[attr-defined]
-            if kind == "glob" and rule.match(path):
-                return True
-            if kind == "prefix" and (not rule or path == rule or path.startswith(rule + "/")):
-                return True
-        return False
+        if any(glob.match(path) for glob in self._globs):
+            return True
+        return any(
+            not prefix or path == prefix or path.startswith(prefix + "/")
+            for prefix in self._prefixes
+        )
 
     def select(self, paths: Iterable[str]) -> list[str]:
         return sorted(p for p in paths if self.matches(p))

@@ -110,7 +110,7 @@ def related_files(
     index: Index,
     path: str,
     limit: int = 10,
-    source_vectors: dict | None = None,
+    source_vectors: dict[str, np.ndarray] | None = None,
     tuning: RelatedTuning = DEFAULT_TUNING,
 ) -> list[RelatedFile]:
     """The ``limit`` other files most related to ``path`` (relative to the root), best first.
@@ -194,7 +194,12 @@ class _Pairs:
 
 
 def _passage_pairs(
-    index: Index, path: str, ordered: list[str], matrix, own_count: int, tuning: RelatedTuning
+    index: Index,
+    path: str,
+    ordered: list[str],
+    matrix: np.ndarray,
+    own_count: int,
+    tuning: RelatedTuning,
 ) -> _Pairs:
     """Ask the vector store for each source passage's nearest passages of other files.
 

@@ -23,10 +23,13 @@ Scores shown (0–1), by mode:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
+from explorer.config import Settings
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.file_filter import FileFilter
 from explorer.core.retrieval.fusion import AGREEMENT_RAMP, FusionKind, FusionRule, LegScores, fuse
@@ -42,7 +45,7 @@ from explorer.core.retrieval.query import (
     topic_pieces,
 )
 from explorer.core.store.index import Index
-from explorer.core.store.manifest_records import FileSummary
+from explorer.core.store.manifest_records import FileSummary, StoredChunk
 from explorer.core.store.vectors import VectorStoreDamaged, VectorStoreUnavailable
 
 MEASURED = 100
@@ -98,7 +101,8 @@ class SearchResponse:
     """How the legs were combined (hybrid mode)."""
     notes: list[str] = field(default_factory=list)
 
-    def as_json(self, explain: bool = False) -> dict:
+    def as_json(self, explain: bool = False) -> dict[str, Any]:
+        """The ``--json`` object; its values are what :func:`dataclasses.asdict` gives."""
         data = asdict(self)
         if not explain:
             for hit in data["results"]:
@@ -231,7 +235,7 @@ class Legs:
     """The query names only identifiers (``proxy_cache_valid``, ``X-Tern-Signature``)."""
 
 
-def fusion_rule(settings) -> FusionRule:
+def fusion_rule(settings: Settings) -> FusionRule:
     """The fusion rule the settings ask for."""
     try:
         kind = FusionKind(settings.fusion)
@@ -256,7 +260,13 @@ def gather_legs(index: Index, request: SearchRequest) -> Legs:
     return _gather(index, request, index.settings.candidates, None, vector)
 
 
-def _gather(index: Index, request: SearchRequest, k: int, allowed, vector) -> Legs:
+def _gather(
+    index: Index,
+    request: SearchRequest,
+    k: int,
+    allowed: Sequence[str] | None,
+    vector: np.ndarray | None,
+) -> Legs:
     keyword_hits: list[tuple[str, str, float]] = []
     returned: list[tuple[str, float]] = []
     if request.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
@@ -276,13 +286,15 @@ def _gather(index: Index, request: SearchRequest, k: int, allowed, vector) -> Le
     legs = Legs(
         keyword_hits, known, returned, places, lookup=is_lookup(keyword_pieces(request.query))
     )
-    if request.mode == SearchMode.HYBRID and known and keyword_hits:
+    if request.mode == SearchMode.HYBRID and vector is not None and known and keyword_hits:
         legs.measured = _measure(index, vector, keyword_hits, {cid for cid, _ in known})
         legs.coverage = _coverage(index, request, keyword_hits)
     return legs
 
 
-def _coverage(index: Index, request: SearchRequest, keyword_hits) -> float:
+def _coverage(
+    index: Index, request: SearchRequest, keyword_hits: Sequence[tuple[str, str, float]]
+) -> float:
     pieces = topic_pieces(keyword_pieces(request.query))
     typing = request.prefix_last and not request.query[-1:].isspace()
     matchers = coverage_matchers(pieces, typing)
@@ -296,7 +308,9 @@ def _coverage(index: Index, request: SearchRequest, keyword_hits) -> float:
     )
 
 
-def _measure(index: Index, vector, keyword_hits, seen: set[str]) -> dict[str, float]:
+def _measure(
+    index: Index, vector: np.ndarray, keyword_hits: Sequence[tuple[str, str, float]], seen: set[str]
+) -> dict[str, float]:
     """The cosine similarity of keyword hits the vector leg did not return, from their stored
     vectors, so fusion scores them by what they are rather than by a guess."""
     missing = [cid for cid, _p, _s in keyword_hits[:MEASURED] if cid not in seen]
@@ -331,7 +345,9 @@ class _Candidate:
     vector_similarity: float | None
 
 
-def _fuse(legs: Legs, request: SearchRequest, rule: FusionRule):
+def _fuse(
+    legs: Legs, request: SearchRequest, rule: FusionRule
+) -> tuple[list[_Candidate], dict[str, float], str]:
     """Score every candidate chunk and every file.
 
     Returns the candidates passing ``min_score``, best first, each file's score, and the
@@ -340,12 +356,15 @@ def _fuse(legs: Legs, request: SearchRequest, rule: FusionRule):
     keyword = {cid: (rank, score) for rank, (cid, _p, score) in enumerate(legs.keyword, 1)}
     vector = {cid: (rank, sim) for rank, (cid, sim) in enumerate(legs.vector, 1)}
     ids = [cid for cid in legs.places if cid in keyword or cid in vector]
-    legs_of = [
-        LegScores(
-            *keyword.get(cid, (None, None)), *vector.get(cid, (None, None)), legs.measured.get(cid)
+    legs_of: list[LegScores] = []
+    for cid in ids:
+        keyword_rank, keyword_score = keyword.get(cid, (None, None))
+        vector_rank, vector_similarity = vector.get(cid, (None, None))
+        legs_of.append(
+            LegScores(
+                keyword_rank, keyword_score, vector_rank, vector_similarity, legs.measured.get(cid)
+            )
         )
-        for cid in ids
-    ]
     description = ""
     if request.mode == SearchMode.HYBRID:
         scores, description = fuse(rule, legs_of, legs.coverage, legs.lookup)
@@ -385,7 +404,10 @@ def _unit(value: float) -> float:
 
 
 def _group(
-    index, candidates: list[_Candidate], file_scores: dict, request: SearchRequest
+    index: Index,
+    candidates: list[_Candidate],
+    file_scores: dict[str, float],
+    request: SearchRequest,
 ) -> list[FileHit]:
     """The best files, each with its best passages, snippets made for those alone."""
     by_file: dict[str, list[_Candidate]] = {}
@@ -421,7 +443,12 @@ def _group(
     return hits
 
 
-def _passage(candidate: _Candidate, chunk, snippet: str, highlights) -> Passage:
+def _passage(
+    candidate: _Candidate,
+    chunk: StoredChunk,
+    snippet: str,
+    highlights: list[tuple[int, int]],
+) -> Passage:
     return Passage(
         chunk_id=candidate.chunk_id,
         heading=chunk.heading,
