@@ -29,6 +29,7 @@ from explorer.core.ingest.scanner import load_text, scan, scan_path
 from explorer.core.models import FileState, SyncPhase
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import KeywordIndexDamaged
+from explorer.core.store.manifest_records import FileRecord
 from explorer.core.store.vectors import VectorStoreDamaged, VectorStoreUnavailable, file_vector_id
 
 __all__ = ["Indexer", "IndexReport", "Progress", "ProgressCallback", "chunk_id"]
@@ -208,7 +209,9 @@ class Indexer(VectorPhase):
         return expanded
 
     # -- phase 1: keywords --------------------------------------------------------------------
-    def _update_file(self, scanned: ScannedFile, record, report: IndexReport) -> None:
+    def _update_file(
+        self, scanned: ScannedFile, record: FileRecord | None, report: IndexReport
+    ) -> None:
         keywords = self.index.keywords
         if (
             record is not None
@@ -304,7 +307,9 @@ class Indexer(VectorPhase):
                 keywords.replace_links(path, file_references(path, loaded))
         keywords.facts.set_links_complete()
 
-    def _mark_skipped(self, skipped: SkippedFile, record, report: IndexReport) -> None:
+    def _mark_skipped(
+        self, skipped: SkippedFile, record: FileRecord | None, report: IndexReport
+    ) -> None:
         """Record ``skipped`` in the manifest (unless it is already, for the same reason)."""
         reason = skipped.manifest_reason
         if record is None or record.state != FileState.SKIPPED or record.reason != reason:
@@ -321,7 +326,7 @@ class Indexer(VectorPhase):
             self._drop_vectors(self.index.keywords.remove_file(path))
             report.removed += 1
 
-    def _forget_file_vector(self, path: str, record) -> None:
+    def _forget_file_vector(self, path: str, record: FileRecord | None) -> None:
         """Note the file vector of ``record`` (the file's previous content) to delete."""
         if record is not None and record.hash:
             self._stale_file_vectors.append(file_vector_id(path, record.hash))

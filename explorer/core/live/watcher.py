@@ -31,6 +31,7 @@ from pathlib import Path
 from watchdog import events as wd_events
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 from explorer.core.ingest.root_paths import path_key
 
@@ -93,7 +94,7 @@ class IndexWatcher:
         self._first_at = 0.0
         self._last_at = 0.0
         self._stopping = False
-        self._observer = None
+        self._observer: BaseObserver | None = None
         self._thread: threading.Thread | None = None
         self._state = "new"  # new -> running -> stopped
         self._state_lock = threading.Lock()

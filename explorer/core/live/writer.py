@@ -52,6 +52,7 @@ from explorer.core.live.readiness import EmbeddingReadiness
 from explorer.core.live.watcher import IndexWatcher
 from explorer.core.models import FileState, SyncPhase
 from explorer.core.store.index import LIVE_WRITER, Index, IndexBusy
+from explorer.core.store.manifest_records import FileRecord
 from explorer.core.store.vectors import VectorStoreUnavailable
 
 __all__ = [
@@ -117,7 +118,7 @@ class LiveIndex(EmbeddingReadiness):
         self._embed_needed = False
         self._awaiting: set[str] = set()
         self._initial_sent = False
-        self._before: dict[str, tuple] = {}
+        self._before: dict[str, _Signature] = {}
         self._vectors_down = False
         self._reconcile_needed = False  # the initial sync could not reach the vector store
         self._next_probe = 0.0  # when the idle writer next asks a Chroma server if it answers
@@ -371,6 +372,9 @@ class LiveIndex(EmbeddingReadiness):
             log.exception("a live index listener failed on a %s event", event.kind)
 
 
-def _signature(record) -> tuple:
+_Signature = tuple[str, FileState, str, int, float]
+
+
+def _signature(record: FileRecord) -> _Signature:
     """What tells a manifest row's content apart (a new mtime alone does not)."""
     return (record.hash, record.state, record.reason, record.chunk_count, record.updated_at)
