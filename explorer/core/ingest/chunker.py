@@ -1,11 +1,11 @@
 """Split a file's text into chunks that follow its structure and fit the embedding model.
 
 Markdown is cut at its headings (``#`` and underlined ones, read by markdown-it), Python at its
-top-level definitions (found with ``ast``), other code at the definition lines of its language
-family, reStructuredText at its underlined titles, and anything else into token windows that
-prefer paragraph breaks. A section longer than ``max_tokens`` is split further (a Python class
-at its methods, other code at its indented members) and, when still too long, into overlapping
-windows cut at line boundaries.
+top-level definitions (found with ``ast``), other code at the definitions tree-sitter finds in
+it (see :mod:`explorer.core.ingest.code_grammars`), reStructuredText at its underlined titles,
+and anything else into token windows that prefer paragraph breaks. A section longer than
+``max_tokens`` is split further (a class at its methods, a namespace at its classes) and, when
+still too long, into overlapping windows cut at line boundaries.
 
 Every chunk's text is ``text[start_char:end_char]`` of the original text (front matter included
 in the offsets but never in a chunk), so a hit can be shown exactly where it stands in the file.
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from explorer.core.ingest.code_sections import CODE_FAMILIES, code_sections, python_sections
+from explorer.core.ingest.code_grammars import GRAMMARS, grammar_sections
+from explorer.core.ingest.code_sections import python_sections
 from explorer.core.ingest.documents import ChunkedFile
 from explorer.core.ingest.front_matter import FrontMatter, parse_front_matter, read_front_matter
 from explorer.core.ingest.markdown_tokens import MarkdownBlocks, markdown_blocks
@@ -69,12 +70,8 @@ def chunk_file(
         sections = python_sections(chunker, text)
     elif ext == "rst":
         sections = heading_sections(text, body, "", rst_headings(chunker, body))
-    else:
-        for extensions, pattern, comments in CODE_FAMILIES:
-            if ext in extensions:
-                last_line = len(chunker.line_starts)
-                sections = code_sections(chunker, 1, last_line, "", pattern, comments, False)
-                break
+    elif ext in GRAMMARS:
+        sections = grammar_sections(chunker, GRAMMARS[ext])
     for section in sections or [Section(body, len(text), "")]:
         chunker.add(section)
     references = extract_references(rel_path, text, front.fence_end, blocks)
