@@ -11,11 +11,18 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from explorer.core.embed.numpy_encoder import NumpyBertEncoder
+
+TokenSpans = Callable[[str], list[tuple[int, int]]]
+"""Character spans of a model's tokens in a text."""
 
 BUNDLED_MODEL_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
@@ -68,9 +75,9 @@ class SentenceTransformerEmbedder:
         self.name = model
         self._device = device
         self._model_dir = resolve_model_dir(model)
-        self._model = None
-        self._query_encoder = None
-        self._tokenizer = None
+        self._model: SentenceTransformer | None = None
+        self._query_encoder: NumpyBertEncoder | None = None
+        self._tokenizer: TokenSpans | None = None
         self._lock = threading.Lock()
         self._query_lock = threading.Lock()  # separate: a query never waits for torch to load
         if self._model_dir is None and os.environ.get("HF_HUB_OFFLINE") is None:
@@ -83,7 +90,10 @@ class SentenceTransformerEmbedder:
             pooling = self._model_dir / "1_Pooling" / "config.json"
             if pooling.exists():
                 return int(json.loads(pooling.read_text())["word_embedding_dimension"])
-        return int(self._document_model().get_sentence_embedding_dimension())
+        dimension = self._document_model().get_sentence_embedding_dimension()
+        if dimension is None:
+            raise ModelUnavailable(f"model {self.name!r} does not say its embedding dimension")
+        return dimension
 
     @property
     def max_tokens(self) -> int:
@@ -92,12 +102,14 @@ class SentenceTransformerEmbedder:
             config = self._model_dir / "sentence_bert_config.json"
             if config.exists():
                 return int(json.loads(config.read_text()).get("max_seq_length", 256))
-        return int(self._document_model().max_seq_length)
+        limit = self._document_model().max_seq_length
+        return 256 if limit is None else limit
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
-        if self._tokenizer is None:
-            self._tokenizer = self._load_tokenizer()
-        return self._tokenizer(text)
+        tokenizer = self._tokenizer
+        if tokenizer is None:
+            tokenizer = self._tokenizer = self._load_tokenizer()
+        return tokenizer(text)
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         import numpy as np
@@ -105,7 +117,7 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self._document_model()
-        vectors = model.encode(
+        vectors: np.ndarray = model.encode(
             texts,
             batch_size=32,
             convert_to_numpy=True,
@@ -116,9 +128,9 @@ class SentenceTransformerEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         encoder = self._fast_query_encoder()
-        if encoder is not None:
-            return encoder.encode([text])[0]
-        return self.embed_documents([text])[0]
+        vectors = encoder.encode([text]) if encoder is not None else self.embed_documents([text])
+        query: np.ndarray = vectors[0]
+        return query
 
     def load_document_model(self) -> None:
         """Load the full model now (it is otherwise loaded by the first embed call)."""
@@ -129,7 +141,7 @@ class SentenceTransformerEmbedder:
         if self._fast_query_encoder() is None:
             self._document_model()
 
-    def _fast_query_encoder(self):
+    def _fast_query_encoder(self) -> NumpyBertEncoder | None:
         if self._query_encoder is None and self._model_dir is not None:
             from explorer.core.embed.numpy_encoder import NumpyBertEncoder
 
@@ -138,7 +150,7 @@ class SentenceTransformerEmbedder:
                     self._query_encoder = NumpyBertEncoder(self._model_dir)
         return self._query_encoder
 
-    def _document_model(self):
+    def _document_model(self) -> SentenceTransformer:
         with self._lock:
             if self._model is None:
                 try:
@@ -155,7 +167,7 @@ class SentenceTransformerEmbedder:
                     ) from error
             return self._model
 
-    def _load_tokenizer(self):
+    def _load_tokenizer(self) -> TokenSpans:
         tokenizer_file = self._model_dir / "tokenizer.json" if self._model_dir else None
         if tokenizer_file is not None and tokenizer_file.exists():
             from tokenizers import Tokenizer
@@ -163,7 +175,11 @@ class SentenceTransformerEmbedder:
             tokenizer = Tokenizer.from_file(str(tokenizer_file))
             tokenizer.no_truncation()
             tokenizer.no_padding()
-            return lambda text: tokenizer.encode(text, add_special_tokens=False).offsets
+
+            def offsets(text: str) -> list[tuple[int, int]]:
+                return tokenizer.encode(text, add_special_tokens=False).offsets
+
+            return offsets
         hf_tokenizer = self._document_model().tokenizer
 
         def spans(text: str) -> list[tuple[int, int]]:

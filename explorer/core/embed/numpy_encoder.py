@@ -117,7 +117,7 @@ def _check(model_dir: Path) -> str | None:
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
     """LayerNorm over the last axis, in float32."""
     mean = x.mean(axis=-1, keepdims=True)
-    centred = x - mean
+    centred: np.ndarray = x - mean
     var = np.mean(np.square(centred), axis=-1, keepdims=True)
     centred *= 1.0 / np.sqrt(var + np.float32(eps))
     centred *= weight
@@ -259,14 +259,14 @@ class NumpyBertEncoder:
         ids = [e.ids for e in self._tokenizer.encode_batch([str(t) for t in texts])]
         blas = self._blas if sum(map(len, ids)) <= _SINGLE_THREAD_TOKENS else None
         threads = int(blas[0]()) if blas else 1
-        if threads != 1:
+        if blas is not None and threads != 1:
             blas[1](1)
         try:
             step = max(1, int(batch_size))
             for start in range(0, len(ids), step):
                 out[start : start + step] = self._forward(ids[start : start + step])
         finally:
-            if threads != 1:
+            if blas is not None and threads != 1:
                 blas[1](threads)
         if self._normalize:
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), np.float32(1e-12))
@@ -289,9 +289,12 @@ class NumpyBertEncoder:
             x = _layer_norm(ctx @ lw["out_w"] + lw["out_b"] + x, lw["ln1_w"], lw["ln1_b"], eps)
             inner = _gelu(x @ lw["in_w"] + lw["in_b"])
             x = _layer_norm(inner @ lw["ffn_w"] + lw["ffn_b"] + x, lw["ln2_w"], lw["ln2_b"], eps)
+        pooled: np.ndarray
         if self._cls_pooling:
-            return x[starts]
-        return np.add.reduceat(x, starts, axis=0) / lengths[:, None].astype(np.float32)
+            pooled = x[starts]
+        else:
+            pooled = np.add.reduceat(x, starts, axis=0) / lengths[:, None].astype(np.float32)
+        return pooled
 
     def _attention(
         self, qkv: np.ndarray, starts: list[int], lengths: list[int], ctx: np.ndarray
