@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import yaml
@@ -144,7 +145,7 @@ def _cap(key: str, value: str, notes: list[str]) -> str:
     return value[: cap - 1].rstrip() + "…"
 
 
-def _fields(data: dict) -> tuple[dict[str, str], list[str]]:
+def _fields(data: dict[str, object]) -> tuple[dict[str, str], list[str]]:
     """The kept fields of a parsed block as capped text, and notes on what was dropped."""
     metadata: dict[str, str] = {}
     notes: list[str] = []
@@ -155,17 +156,18 @@ def _fields(data: dict) -> tuple[dict[str, str], list[str]]:
         if key == "tags" and isinstance(value, (list, tuple)):
             text = _tags(value, notes)
         else:
-            text = _scalar(value)
-            if text is None:
+            scalar = _scalar(value)
+            if scalar is None:
                 notes.append(f"{key} ignored: {type(value).__name__}, not text")
                 continue
+            text = scalar
         text = text.strip()
         if text:
             metadata[key] = _cap(key, text, notes)
     return metadata, notes
 
 
-def _tags(values: list | tuple, notes: list[str]) -> str:
+def _tags(values: Sequence[object], notes: list[str]) -> str:
     """A list of tags, comma-joined; items that are not scalars are dropped with a note."""
     tags = []
     for item in values:
