@@ -11,16 +11,21 @@ import gc
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
+from explorer.core.errors import ExplorerError
 from explorer.core.models import SearchMode
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.locations import INDEX_DIR_ENV
 from explorer.safe_text import safe_json, safe_text
 
 EXIT_USAGE = 2
+"""Every expected failure: bad input, no index, a busy or unreachable store, ..."""
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
 EXIT_MISSING_REFERENCES = 1
 """``check-refs`` found a reference to a file that does not exist."""
 
@@ -81,17 +86,22 @@ def friendly_errors(command):
             return command(*args, **kwargs)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:
             click.echo("explorer: interrupted", err=True)
-            sys.exit(130)
-        except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly
+            sys.exit(exit_code(interrupt))
+        except (
+            BrokenPipeError
+        ) as gone:  # the reader of our output went away (`| head`): stop quietly
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-            sys.exit(141)
-        except Exception as error:  # noqa: BLE001 - the user gets one line, never a traceback
+            sys.exit(exit_code(gone))
+        # The top of every command: whatever escapes, expected (an ExplorerError) or a bug, the
+        # user gets one line and an exit status, never a traceback.
+        except Exception as error:
             if os.environ.get("EXPLORER_DEBUG"):
                 raise
-            fail(_describe(error))
+            click.echo(f"explorer: error: {safe_text(describe(error))}", err=True)
+            sys.exit(exit_code(error))
 
     return wrapper
 
@@ -122,7 +132,7 @@ def _leave_now() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
     except BrokenPipeError:
-        os._exit(141)
+        os._exit(EXIT_BROKEN_PIPE)
     os._exit(0)
 
 
@@ -139,32 +149,28 @@ def run() -> None:
     main(obj={"whole_process": True})
 
 
-def _describe(error: Exception) -> str:
-    known = {
-        "QueryError",
-        "NoIndex",
-        "IndexBusy",
-        "ModelUnavailable",
-        "VectorStoreError",
-        "RelatedError",
-        "RootError",
-        "VectorStoreUnavailable",
-        "ServerUnreachable",
-        "ServerUrlError",
-        "ConfigError",
-        "LinksUnavailable",
-        "PathOutsideRoot",
-        "RebuildCancelled",
-        "KeywordIndexDamaged",
-        "VectorStoreDamaged",
-        "RootMismatch",
-        "PathPatternError",
-    }
-    if type(error).__name__ in known:
-        return str(error)
+def flag_name(field: str) -> str:
+    """How the CLI spells a request field an error names: ``per_file`` is ``--per-file``."""
+    return "--" + field.replace("_", "-")
+
+
+def describe(error: BaseException, name_of: Callable[[str], str] = flag_name) -> str:
+    """The one line a failure shows: an :class:`ExplorerError`'s own text (its fields spelled by
+    ``name_of``), an OS error with its file, or the type of an unexpected one."""
+    if isinstance(error, ExplorerError):
+        return error.naming(name_of)
     if isinstance(error, OSError) and error.filename:
         return f"{error.strerror or error}: {error.filename}"
     return f"{type(error).__name__}: {error} (set EXPLORER_DEBUG=1 for details)"
+
+
+def exit_code(error: BaseException) -> int:
+    """The exit status of a command that failed with ``error``."""
+    if isinstance(error, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    if isinstance(error, BrokenPipeError):
+        return EXIT_BROKEN_PIPE
+    return EXIT_USAGE
 
 
 index_dir_option = click.option(

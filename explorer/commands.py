@@ -15,6 +15,7 @@ import click
 
 from explorer.cli import print_json
 from explorer.config import Settings
+from explorer.core.errors import ExplorerError, literal
 from explorer.core.models import SearchMode, SyncPhase
 from explorer.core.store.keywords import KeywordIndex, KeywordIndexDamaged
 from explorer.locations import default_index_dir
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from explorer.core.store.damaged_store import Repair
 
 
-class RootError(ValueError):
+class RootError(ExplorerError, ValueError):
     """A folder or file argument that cannot be used."""
 
 
@@ -149,8 +150,12 @@ def run_index(
         counts = index.keywords.counts()
         waiting = counts["chunks"] - counts["embedded"]
         raise VectorStoreUnavailable(
-            f"{error}; the keyword index is up to date and {waiting} chunks wait for vectors:"
-            " run `explorer index` again when the server is back"
+            error.template
+            + literal(
+                f"; the keyword index is up to date and {waiting} chunks wait for vectors:"
+                " run `explorer index` again when the server is back"
+            ),
+            fields=error.fields,
         ) from None
     finally:
         index.close()
@@ -436,7 +441,7 @@ def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None
     render_related(rel_path, neighbours)
 
 
-class ReadOnlyProcess(RuntimeError):
+class ReadOnlyProcess(ExplorerError, RuntimeError):
     """A command would write the index (or load the full model) in a process that only reads:
     the resident reader, whose client then runs the command itself."""
 

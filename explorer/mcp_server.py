@@ -251,11 +251,12 @@ def _line_range(rel_path: str, text: str, start: int | None, end: int | None) ->
 
 
 def _describe(error: Exception) -> str:
-    from explorer.cli import _describe as describe_for_cli
+    """The line an agent gets: fields named as the tools' parameters (``per_file``)."""
+    from explorer.cli import describe
 
-    if type(error).__name__ in ("PathOutsideRoot", "ToolFailure"):
+    if isinstance(error, ToolFailure):
         return str(error)
-    return describe_for_cli(error).replace(" (set EXPLORER_DEBUG=1 for details)", "")
+    return describe(error, name_of=str).replace(" (set EXPLORER_DEBUG=1 for details)", "")
 
 
 def build_server(tools: ExplorerTools):

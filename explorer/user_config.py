@@ -28,6 +28,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from explorer.core.errors import ExplorerError
 from explorer.core.retrieval.fusion import FusionKind
 from explorer.locations import config_dir
 
@@ -64,7 +65,7 @@ _RANGES: dict[str, tuple[float, float | None]] = {
 """Bounds (inclusive; None: no upper bound) of the numeric settings."""
 
 
-class ConfigError(ValueError):
+class ConfigError(ExplorerError, ValueError):
     """The configuration file cannot be used; the message names the file and the problem."""
 
 

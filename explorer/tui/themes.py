@@ -29,6 +29,7 @@ from pathlib import Path
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from explorer.core.errors import ExplorerError
 from explorer.locations import config_dir
 
 DEFAULT_THEME = "textual-dark"
@@ -53,7 +54,7 @@ SHIPPED_THEMES_FOLDER = "themes"
 """The shipped theme files are ``explorer/themes/*.toml`` (package data)."""
 
 
-class ThemeFileError(ValueError):
+class ThemeFileError(ExplorerError, ValueError):
     """A theme file that cannot be used; the message names the file and the problem."""
 
 

@@ -287,9 +287,9 @@ def test_empty_or_wordless_query(runner, shared, query):
 @pytest.mark.parametrize(
     ("option", "value", "fragment"),
     [
-        ("--min-score", "2", "--min-score"),
-        ("--limit", "0", "--limit"),
-        ("--per-file", "0", "--per-file"),
+        ("--min-score", "2", "--min-score must be between 0 and 1"),
+        ("--limit", "0", "--limit and --per-file must be at least 1"),
+        ("--per-file", "0", "--limit and --per-file must be at least 1"),
         ("--limit", "many", "--limit"),
     ],
 )

@@ -189,9 +189,9 @@ def test_offset_numbers_text_results_from_the_page_start(runner, shared):
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (("--max-tokens", "0"), "--max-tokens"),
-        (("--offset", "-1"), "--offset"),
-        (("--metadata-only", "--content"), "exclude each other"),
+        (("--max-tokens", "0"), "--max-tokens must be at least 1"),
+        (("--offset", "-1"), "--offset must be 0 or more"),
+        (("--metadata-only", "--content"), "--metadata-only and --content exclude each other"),
         (("--json", "--format", "paths"), "exclude each other"),
         (("--format", "xml"), "--format"),
     ],

@@ -275,9 +275,13 @@ def test_bad_arguments_come_back_as_error_results(corpus):
             await call(session, "related", path="notes/none.md"),
         )
 
-    for error, text in with_session(server_params(*corpus), body):
+    answers = with_session(server_params(*corpus), body)
+    for error, text in answers:
         assert error, text
         assert "Traceback" not in text
+    # the agent is told its own parameter names, not the CLI's flags
+    assert "limit and per_file must be at least 1" in answers[1][1]
+    assert "--" not in answers[1][1]
 
 
 def test_without_an_index_every_tool_says_how_to_make_one(tmp_path):

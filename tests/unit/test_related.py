@@ -108,7 +108,7 @@ def test_skipped_file_has_no_neighbours_and_says_why(index):
 
 
 def test_limit_below_one_is_an_error(index):
-    with pytest.raises(RelatedError, match="--limit"):
+    with pytest.raises(RelatedError, match="^limit must be at least 1$"):
         related_files(index, "kitchen/pasta.md", limit=0)
 
 

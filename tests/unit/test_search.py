@@ -396,10 +396,11 @@ def test_prefix_last_finds_a_partly_typed_word(index):
     ("options", "message"),
     [
         ({"mode": "fuzzy"}, "unknown mode"),
-        ({"limit": 0}, "--limit"),
-        ({"per_file": 0}, "--per-file"),
-        ({"min_score": 2.0}, "--min-score"),
-        ({"min_score": -0.1}, "--min-score"),
+        ({"limit": 0}, "limit and per_file must be"),
+        ({"per_file": 0}, "per_file must be"),
+        ({"offset": -1}, "offset must be 0 or more"),
+        ({"min_score": 2.0}, "min_score must be"),
+        ({"min_score": -0.1}, "min_score must be"),
     ],
 )
 def test_bad_requests_are_query_errors(index, options, message):

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from explorer.core.errors import ExplorerError, literal
+
 if TYPE_CHECKING:
     import numpy as np
     from sentence_transformers import SentenceTransformer
@@ -27,7 +29,7 @@ TokenSpans = Callable[[str], list[tuple[int, int]]]
 BUNDLED_MODEL_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
 
-class ModelUnavailable(Exception):
+class ModelUnavailable(ExplorerError):
     """The configured model cannot be loaded; the message says which and what to do."""
 
 
@@ -162,8 +164,9 @@ class SentenceTransformerEmbedder:
                     self._model = SentenceTransformer(source, device=self._device)
                 except Exception as error:  # noqa: BLE001 - any load failure means the same to a user
                     raise ModelUnavailable(
-                        f"cannot load model {self.name!r} ({type(error).__name__}); "
-                        "give a local sentence-transformers folder with --model, or use the default"
+                        literal(f"cannot load model {self.name!r} ({type(error).__name__}); ")
+                        + "give a local sentence-transformers folder with {0}, or use the default",
+                        fields=("model",),
                     ) from error
             return self._model
 

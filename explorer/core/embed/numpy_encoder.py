@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from explorer.core.errors import ExplorerError
+
 _ALLOWED_MODULES = {"Transformer", "Pooling", "Normalize"}
 # Abramowitz & Stegun 7.1.26: erf(u) = 1 - (a1 t + ... + a5 t^5) exp(-u^2), t = 1 / (1 + p u),
 # max abs error 1.5e-7. Pre-scaled for GELU: u = |x| / sqrt(2) and Phi's factor 1/2 folded in.
@@ -79,7 +81,7 @@ def _load_weights(path: Path) -> dict[str, np.ndarray]:
     return tensors
 
 
-class UnsupportedModel(Exception):
+class UnsupportedModel(ExplorerError):
     """The model folder is not a BERT encoder with mean or CLS pooling."""
 
 

@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from explorer.config import Settings
+from explorer.core.errors import ExplorerError
 from explorer.core.indexing.disk_state import scan_rules
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.indexing.report import IndexReport, ProgressCallback
@@ -38,7 +39,7 @@ REBUILD_DIR_NAME = "rebuilding"
 OLD_VECTORS_NAME = f"{CHROMA_DIR_NAME}.old"
 
 
-class RebuildCancelled(Exception):
+class RebuildCancelled(ExplorerError):
     """The rebuild was stopped before it was complete; the old index is unchanged."""
 
 

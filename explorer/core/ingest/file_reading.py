@@ -15,6 +15,7 @@ import os
 import stat
 from pathlib import Path
 
+from explorer.core.errors import ExplorerError
 from explorer.core.ingest.documents import SkipReason
 
 BINARY_PROBE_BYTES = 8192
@@ -29,7 +30,7 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 )
 
 
-class FileRefused(Exception):
+class FileRefused(ExplorerError):
     """A file that is not read as text, with the skip reason and a detail a user can act on."""
 
     def __init__(self, reason: SkipReason, detail: str) -> None:

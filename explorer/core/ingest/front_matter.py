@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from explorer.core.errors import ExplorerError
+
 MAX_FRONT_MATTER_CHARS = 32_000
 """A fenced block longer than this is left unparsed (its fields are not read)."""
 MAX_DEPTH = 16
@@ -44,7 +46,7 @@ class _TextLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignor
     }
 
 
-class FrontMatterRefused(ValueError):
+class FrontMatterRefused(ExplorerError, ValueError):
     """Front matter that is well fenced but not read (too large, aliases, too deep)."""
 
 

@@ -17,10 +17,12 @@ import os
 import re
 from pathlib import Path
 
+from explorer.core.errors import ExplorerError
+
 _ESCAPE = re.compile(r"\\(\\|x[0-9a-f]{2})")
 
 
-class OutsideRoot(ValueError):
+class OutsideRoot(ExplorerError, ValueError):
     """A path that leads outside the root (``..``, an absolute path, or a link out of it)."""
 
 

@@ -43,9 +43,9 @@ class ContextOptions:
     def check(self) -> None:
         """Raise :class:`QueryError` for options that cannot be honoured together."""
         if self.max_tokens is not None and self.max_tokens < 1:
-            raise QueryError("--max-tokens must be at least 1")
+            raise QueryError("{0} must be at least 1", fields=("max_tokens",))
         if self.metadata_only and self.content:
-            raise QueryError("--metadata-only and --content exclude each other")
+            raise QueryError("{0} and {1} exclude each other", fields=("metadata_only", "content"))
 
 
 @dataclass

@@ -18,11 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from explorer.core.errors import ExplorerError
 from explorer.core.ingest.references import FileReference, ReferenceKind
 from explorer.core.store.index import Index
 
 
-class LinksUnavailable(Exception):
+class LinksUnavailable(ExplorerError):
     """The index was made before references were stored, and has not been synced since."""
 
 

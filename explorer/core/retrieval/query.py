@@ -13,13 +13,15 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from explorer.core.errors import ExplorerError
+
 WORD = re.compile(r"\w+", re.UNICODE)
 GLOB_CHARS = set("*?[")
 MIN_PREFIX = 3
 """A word being typed is matched as a prefix only from this many characters on."""
 
 
-class QueryError(ValueError):
+class QueryError(ExplorerError, ValueError):
     """A query that cannot be run; the message is meant for the user."""
 
 

@@ -34,11 +34,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from explorer.core.errors import ExplorerError
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import StoredChunk
 
 
-class RelatedError(ValueError):
+class RelatedError(ExplorerError, ValueError):
     """A file whose neighbours cannot be given; the message is meant for the user."""
 
 
@@ -119,7 +120,7 @@ def related_files(
     reader computes them in memory for a file whose vectors are still pending.
     """
     if limit < 1:
-        raise RelatedError("--limit must be at least 1")
+        raise RelatedError("{0} must be at least 1", fields=("limit",))
     keywords = index.keywords
     record = keywords.file(path)
     if record is None:

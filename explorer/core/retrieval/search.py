@@ -152,11 +152,11 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
     if not query_terms(request.query):
         raise QueryError("the query has no words to match (only punctuation?)")
     if request.limit < 1 or request.per_file < 1:
-        raise QueryError("--limit and --per-file must be at least 1")
+        raise QueryError("{0} and {1} must be at least 1", fields=("limit", "per_file"))
     if request.offset < 0:
-        raise QueryError("--offset must be 0 or more")
+        raise QueryError("{0} must be 0 or more", fields=("offset",))
     if not 0.0 <= request.min_score <= 1.0:
-        raise QueryError("--min-score must be between 0 and 1")
+        raise QueryError("{0} must be between 0 and 1", fields=("min_score",))
     file_filter = request.file_filter
     allowed = file_filter.select(index.keywords)
     response = SearchResponse(query=request.query, mode=SearchMode(request.mode), results=[])

@@ -8,17 +8,23 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import urlsplit
+
+from explorer.core.errors import ExplorerError, literal
 
 CHROMA_URL_ENV = "EXPLORER_CHROMA_URL"
 HEARTBEAT_PATH = "/api/v2/heartbeat"
 
 
-class ServerUrlError(ValueError):
+Unreachable = TypeVar("Unreachable", bound=ExplorerError)
+
+
+class ServerUrlError(ExplorerError, ValueError):
     """A Chroma URL that cannot be used; the message says what is wrong."""
 
 
-class ServerUnreachable(Exception):
+class ServerUnreachable(ExplorerError):
     """The Chroma server did not answer; the message names the URL and what to do."""
 
 
@@ -54,12 +60,16 @@ def parse_server_url(url: str) -> ServerAddress:
     return ServerAddress(parts.hostname, port, parts.scheme == "https")
 
 
-def unreachable_message(address: ServerAddress, reason: str) -> str:
-    """One line: which server, why, and what to do about it."""
-    return (
-        f"cannot reach the Chroma server at {address.url} ({reason}); start it "
-        f"(e.g. `chroma run --path DIR --port {address.port}`) or drop --chroma-url / "
-        f"${CHROMA_URL_ENV} to use the local store"
+def unreachable(error_type: type[Unreachable], address: ServerAddress, reason: str) -> Unreachable:
+    """An ``error_type`` whose one line says which server, why, and what to do about it."""
+    return error_type(
+        literal(
+            f"cannot reach the Chroma server at {address.url} ({reason}); start it "
+            f"(e.g. `chroma run --path DIR --port {address.port}`) or drop "
+        )
+        + "{0}"
+        + literal(f" / ${CHROMA_URL_ENV} to use the local store"),
+        fields=("chroma_url",),
     )
 
 
@@ -72,10 +82,9 @@ def check_server(address: ServerAddress, timeout: float = 3.0) -> None:
         with urllib.request.urlopen(address.url + HEARTBEAT_PATH, timeout=timeout) as response:
             json.loads(response.read() or b"{}")
     except urllib.error.HTTPError as error:
-        raise ServerUnreachable(
-            unreachable_message(address, f"HTTP {error.code} from its heartbeat; is it Chroma?")
-        ) from None
+        reason = f"HTTP {error.code} from its heartbeat; is it Chroma?"
+        raise unreachable(ServerUnreachable, address, reason) from None
     except (OSError, ValueError) as error:
         reason = getattr(error, "reason", None) or error
         text = getattr(reason, "strerror", None) or str(reason)
-        raise ServerUnreachable(unreachable_message(address, text.lower())) from None
+        raise unreachable(ServerUnreachable, address, text.lower()) from None

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from explorer.config import Settings
 from explorer.core.embed.embedder import Embedder, load_embedder
+from explorer.core.errors import ExplorerError
 from explorer.core.models import FileState
 from explorer.core.store.chroma_server import parse_server_url
 from explorer.core.store.damaged_store import Repair, Store, set_aside
@@ -51,11 +52,11 @@ READER_REFRESH_SECONDS = 2.0
 """A reader reopens a local Chroma client written by another process at most this often."""
 
 
-class IndexBusy(Exception):
+class IndexBusy(ExplorerError):
     """Another process holds the index's write lock."""
 
 
-class NoIndex(Exception):
+class NoIndex(ExplorerError):
     """The folder has not been indexed yet."""
 
 

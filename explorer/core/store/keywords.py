@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import quote
 
+from explorer.core.errors import ExplorerError
 from explorer.core.ingest.documents import Chunk
 from explorer.core.ingest.references import FileReference
 from explorer.core.models import FileState
@@ -123,7 +124,7 @@ UNREADABLE_IN_PLACE = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPE
 """Codes a read-only connection meets in a read-only directory: the WAL files cannot be made."""
 
 
-class KeywordIndexDamaged(Exception):
+class KeywordIndexDamaged(ExplorerError):
     """The database file is damaged; the message names it and the command that repairs it."""
 
     def __init__(self, path: Path, reason: str, repair_command: str) -> None:

@@ -35,7 +35,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
-from explorer.core.store.chroma_server import ServerAddress, unreachable_message
+from explorer.core.errors import ExplorerError
+from explorer.core.store.chroma_server import ServerAddress, unreachable
 from explorer.core.store.damaged_store import damage_words
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ mostly the same ones as the keystroke before."""
 REQUEST_TIMEOUT = 60.0
 
 
-class VectorStoreError(Exception):
+class VectorStoreError(ExplorerError):
     """The vector store could not be opened or used; the message says why."""
 
 
@@ -203,8 +204,8 @@ def _guarded(
                 raise
             except Exception as error:
                 if self.address is not None and _is_connection_error(error):
-                    raise VectorStoreUnavailable(
-                        unreachable_message(self.address, _reason(error))
+                    raise unreachable(
+                        VectorStoreUnavailable, self.address, _reason(error)
                     ) from error
                 self._raise_if_damaged(error)
                 raise

@@ -16,11 +16,13 @@ import time
 from pathlib import Path
 from typing import IO
 
+from explorer.core.errors import ExplorerError
+
 ATTEMPTS = 100
 """How often to retry when the file was replaced between opening and locking it."""
 
 
-class LockBusy(Exception):
+class LockBusy(ExplorerError):
     """Another process holds the lock; ``holder`` is how it named itself."""
 
     def __init__(self, holder: str) -> None:
