@@ -82,8 +82,8 @@ def check_server(address: ServerAddress, timeout: float = 3.0) -> None:
         with urllib.request.urlopen(address.url + HEARTBEAT_PATH, timeout=timeout) as response:
             json.loads(response.read() or b"{}")
     except urllib.error.HTTPError as error:
-        reason = f"HTTP {error.code} from its heartbeat; is it Chroma?"
-        raise unreachable(ServerUnreachable, address, reason) from None
+        answer = f"HTTP {error.code} from its heartbeat; is it Chroma?"
+        raise unreachable(ServerUnreachable, address, answer) from None
     except (OSError, ValueError) as error:
         reason = getattr(error, "reason", None) or error
         text = getattr(reason, "strerror", None) or str(reason)
