@@ -97,7 +97,7 @@ def embedding_texts(corpus: Path, index_dir: Path) -> list[str]:
     ).fetchall()
     from explorer.core.store.keywords import StoredChunk
 
-    texts = [indexer._embedding_text(StoredChunk(*row)) for row in rows]
+    texts = [indexer.vector_phase.embedding_text(StoredChunk(*row)) for row in rows]
     index.close()
     return texts
 

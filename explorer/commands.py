@@ -473,8 +473,8 @@ def _related_answer(index, rel_path: str, limit: int) -> list:
     the files embedded so far.
     """
     from explorer.core.indexing.embed_priority import EmbeddingPriority, Focus, keyword_neighbours
-    from explorer.core.indexing.indexer import Indexer
     from explorer.core.indexing.report import IndexReport
+    from explorer.core.indexing.vector_phase import VectorPhase
     from explorer.core.models import FileState
     from explorer.core.retrieval.related import related_files
     from explorer.core.store.index import Index, IndexBusy
@@ -499,7 +499,7 @@ def _related_answer(index, rel_path: str, limit: int) -> list:
             ),
             err=True,
         )
-        source = Indexer(index).embed_in_memory(rel_path)
+        source = VectorPhase(index).embed_in_memory(rel_path)
         return related_files(index, rel_path, limit, source)
     try:
         wanted = RELATED_CANDIDATES * limit
@@ -516,7 +516,7 @@ def _related_answer(index, rel_path: str, limit: int) -> list:
         )
         priority = EmbeddingPriority()
         priority.set_focus(Focus(open_file=rel_path))
-        Indexer(writer, priority).embed_pending(
+        VectorPhase(writer, priority).embed_pending(
             IndexReport(), lambda _progress: None, only={rel_path, *waiting}
         )
         return related_files(writer, rel_path, limit)

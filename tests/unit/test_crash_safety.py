@@ -30,6 +30,7 @@ from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import FileState
 from explorer.core.retrieval.query import fts_expression
 from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.embedding_ledger import EmbeddingLedger
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import KeywordIndex
 from explorer.core.store.vectors import VectorStore, file_vector_id
@@ -184,16 +185,16 @@ def failing(monkeypatch, owner: type, name: str, nth: int, when: str):
 FAULTS = [
     (VectorStore, "upsert_chunks", 1, "before"),
     (VectorStore, "upsert_chunks", 3, "after"),
-    (KeywordIndex, "mark_embedded", 1, "before"),
-    (KeywordIndex, "mark_embedded", 2, "after"),
+    (EmbeddingLedger, "mark_embedded", 1, "before"),
+    (EmbeddingLedger, "mark_embedded", 2, "after"),
     (VectorStore, "delete_chunks", 1, "before"),
     (VectorStore, "delete_chunks", 1, "after"),
     (KeywordIndex, "replace_file", 1, "before"),
     (KeywordIndex, "replace_file", 4, "after"),
     (VectorStore, "upsert_file", 2, "before"),
     (VectorStore, "upsert_file", 1, "after"),
-    (KeywordIndex, "mark_fresh", 3, "before"),
-    (KeywordIndex, "mark_fresh", 1, "after"),
+    (EmbeddingLedger, "mark_fresh", 3, "before"),
+    (EmbeddingLedger, "mark_fresh", 1, "after"),
     (KeywordIndex, "remove_file", 1, "after"),
     (VectorStore, "delete_files", 1, "after"),
 ]
@@ -330,10 +331,10 @@ class FocusHopper(FakeEmbedder):
 
 
 PRIORITY_FAULTS = [
-    (KeywordIndex, "mark_embedded", 3, "after"),
+    (EmbeddingLedger, "mark_embedded", 3, "after"),
     (VectorStore, "upsert_chunks", 2, "before"),
     (VectorStore, "upsert_file", 2, "after"),
-    (KeywordIndex, "mark_fresh", 2, "after"),
+    (EmbeddingLedger, "mark_fresh", 2, "after"),
 ]
 
 

@@ -25,6 +25,7 @@ from explorer.core.indexing.embed_priority import (
 )
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.indexing.report import IndexReport
+from explorer.core.indexing.vector_phase import VectorPhase
 from explorer.core.live.writer import FilesEmbeddedEvent, LiveIndex, VectorsReadyEvent
 from explorer.core.models import FileState
 from explorer.core.store.index import Index
@@ -236,7 +237,7 @@ def test_index_embeds_the_newest_files_first(root, settings_for):
     try:
         indexer = Indexer(index)
         indexer.sync(embed=False)
-        indexer.embed_pending(IndexReport(), lambda _p: None, finished=finished.extend)
+        indexer.vector_phase.embed_pending(IndexReport(), lambda _p: None, finished=finished.extend)
         newest_first = sorted(CORPUS, key=lambda p: -(root / p).stat().st_mtime_ns)
         assert sorted(finished) == sorted(CORPUS)
         # Whole files per window, newest first: the newest window is done before the oldest.
@@ -256,7 +257,7 @@ def test_indexer_embeds_the_focused_file_and_its_neighbours_first(root, settings
     try:
         priority = EmbeddingPriority()
         priority.set_focus(Focus(open_file="astro/telescope.md"))
-        Indexer(index, priority).embed_pending(
+        VectorPhase(index, priority).embed_pending(
             IndexReport(), lambda _p: None, finished=finished.extend
         )
         assert finished[0] == "astro/telescope.md"
@@ -357,7 +358,7 @@ def test_related_while_another_process_writes_computes_in_memory_and_writes_noth
     priority.set_focus(Focus(open_file="astro/stars.md"))
     holder.acquire_write_lock("explorer index")
     try:
-        Indexer(holder, priority).embed_pending(
+        VectorPhase(holder, priority).embed_pending(
             IndexReport(), lambda _p: None, only={"astro/stars.md", "kitchen/bread.md"}
         )
         data, stderr = related_json(root, index_dir, "astro/telescope.md")

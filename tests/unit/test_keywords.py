@@ -109,30 +109,30 @@ def test_porter_stemming_matches_word_forms(keywords):
 def test_embedding_bookkeeping(keywords):
     add(keywords, "a.md", ["one", "two"])
     add(keywords, "b.md", ["three"])
-    assert [c.id for c in keywords.pending_chunks()] == ["a.md#0", "a.md#1", "b.md#0"]
-    keywords.mark_embedded(["a.md#0", "b.md#0"])
-    assert keywords.files_ready_to_finish() == ["b.md"]
-    keywords.mark_embedded(["a.md#1"])
-    assert sorted(keywords.files_ready_to_finish()) == ["a.md", "b.md"]
-    keywords.mark_fresh("a.md")
-    keywords.mark_fresh("b.md")
-    assert keywords.pending_chunks() == []
+    assert [c.id for c in keywords.ledger.pending_chunks()] == ["a.md#0", "a.md#1", "b.md#0"]
+    keywords.ledger.mark_embedded(["a.md#0", "b.md#0"])
+    assert keywords.ledger.files_ready_to_finish() == ["b.md"]
+    keywords.ledger.mark_embedded(["a.md#1"])
+    assert sorted(keywords.ledger.files_ready_to_finish()) == ["a.md", "b.md"]
+    keywords.ledger.mark_fresh("a.md")
+    keywords.ledger.mark_fresh("b.md")
+    assert keywords.ledger.pending_chunks() == []
 
-    keywords.mark_missing_vectors(["b.md#0"])
+    keywords.ledger.mark_missing_vectors(["b.md#0"])
     assert keywords.file("a.md").state == FileState.FRESH
     assert keywords.file("b.md").state == FileState.PENDING
-    assert [c.id for c in keywords.pending_chunks()] == ["b.md#0"]
+    assert [c.id for c in keywords.ledger.pending_chunks()] == ["b.md#0"]
 
-    keywords.reset_embedded()
-    assert len(keywords.pending_chunks()) == 3
+    keywords.ledger.reset_embedded()
+    assert len(keywords.ledger.pending_chunks()) == 3
     assert keywords.file("a.md").state == FileState.PENDING
 
 
 def test_counts_and_skip_reasons(keywords):
     add(keywords, "a.md", ["one", "two"])
-    keywords.mark_embedded(["a.md#0"])
+    keywords.ledger.mark_embedded(["a.md#0"])
     add(keywords, "b.md", ["three"])
-    keywords.mark_fresh("b.md")
+    keywords.ledger.mark_fresh("b.md")
     keywords.mark_skipped("big.md", 0, 0, FileState.SKIPPED, "too-large: 3.0 MB > 2.0 MB cap")
     keywords.mark_skipped("bin.md", 1, 1, FileState.SKIPPED, "binary: NUL byte at offset 0")
     keywords.mark_skipped("bin2.md", 1, 1, FileState.SKIPPED, "binary: NUL byte at offset 9")
@@ -180,7 +180,7 @@ def _steps_to_find_ready_files(tmp_path, files: int, chunks_per_file: int) -> in
     try:
         for number in range(files):
             add(keywords, f"doc{number}.md", [f"words {i}" for i in range(chunks_per_file)])
-        keywords.mark_embedded([f"doc0.md#{i}" for i in range(chunks_per_file)])
+        keywords.ledger.mark_embedded([f"doc0.md#{i}" for i in range(chunks_per_file)])
         steps = 0
 
         def count() -> int:
@@ -189,7 +189,7 @@ def _steps_to_find_ready_files(tmp_path, files: int, chunks_per_file: int) -> in
             return 0
 
         keywords._db.set_progress_handler(count, 10)
-        assert keywords.files_ready_to_finish() == ["doc0.md"]
+        assert keywords.ledger.files_ready_to_finish() == ["doc0.md"]
         keywords._db.set_progress_handler(None, 0)
         return steps
     finally:

@@ -30,15 +30,15 @@ from explorer.core.models import FileState, SyncPhase
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import KeywordIndexDamaged
 from explorer.core.store.manifest_records import FileRecord
-from explorer.core.store.vectors import VectorStoreDamaged, VectorStoreUnavailable, file_vector_id
+from explorer.core.store.vectors import VectorStoreDamaged, VectorStoreUnavailable
 
 __all__ = ["Indexer", "IndexReport", "Progress", "ProgressCallback", "chunk_id"]
 
 
-class Indexer(VectorPhase):
+class Indexer:
     """Brings an :class:`Index` up to date with its root, fully or for a few paths.
 
-    The keyword phase is here; the vector phase is inherited from :class:`VectorPhase`.
+    The keyword phase is here; the vector phase is the :class:`VectorPhase` it holds.
     """
 
     def __init__(self, index: Index, priority: EmbeddingPriority | None = None) -> None:
@@ -46,10 +46,9 @@ class Indexer(VectorPhase):
         :mod:`explorer.core.indexing.embed_priority`); without it, the most recently modified
         first."""
         self.index = index
-        self.priority = priority
         self.rules = scan_rules(index.settings)
-        self._stale_vector_ids: list[str] = []
-        self._stale_file_vectors: list[str] = []
+        self.vector_phase = VectorPhase(index, priority)
+        """Phase 2: embeds what this indexer's keyword phase left pending."""
 
     # -- entry points -------------------------------------------------------------------------
     def sync(
@@ -76,8 +75,7 @@ class Indexer(VectorPhase):
         embed: bool,
     ) -> IndexReport:
         report = IndexReport()
-        self._stale_vector_ids.clear()
-        self._stale_file_vectors.clear()
+        self.vector_phase.forget_stale()
         notify = progress or (lambda _p: None)
         notify(Progress(SyncPhase.SCAN))
         started = time.perf_counter()
@@ -107,13 +105,13 @@ class Indexer(VectorPhase):
         # the vectors of every chunk the keyword phase replaced (or removed), and any an
         # earlier run left; only the latter count as repaired.
         try:
-            self.reconcile_vectors(report)
+            self.vector_phase.reconcile_vectors(report)
         except VectorStoreUnavailable as error:
             if embed:
                 raise
             report.vectors_unavailable = str(error)  # the keyword phase is done all the same
         if embed and not report.cancelled:
-            self.embed_pending(report, notify, cancel)
+            self.vector_phase.embed_pending(report, notify, cancel)
         self.index.touch_last_update()
         notify(Progress(SyncPhase.DONE, files_done=total, files_total=total))
         return report
@@ -155,9 +153,10 @@ class Indexer(VectorPhase):
             if not found.abs_path.exists() and self.index.keywords.file(rel_path) is not None:
                 self._remove([rel_path], report)  # deleted while it was being read
         if embed:
-            self.embed_pending(report, notify, cancel)
+            self.vector_phase.embed_pending(report, notify, cancel)
         else:
-            self._flush_deletions()  # keep the stores in step until the embedding catches up
+            # keep the stores in step until the embedding catches up
+            self.vector_phase.flush_deletions()
         self.index.touch_last_update()
         return report
 
@@ -227,7 +226,7 @@ class Indexer(VectorPhase):
         loaded = load_text(scanned.abs_path, self.index.settings.max_file_bytes)
         if isinstance(loaded, tuple):
             reason, detail = loaded
-            self._drop_vectors(
+            self.vector_phase.drop_chunk_vectors(
                 keywords.mark_skipped(
                     scanned.rel_path,
                     scanned.size,
@@ -256,7 +255,7 @@ class Indexer(VectorPhase):
                 overlap_tokens=self.index.settings.chunk_overlap,
             )
         except Exception as error:  # noqa: BLE001 - a bad file must not stop the sync
-            self._drop_vectors(
+            self.vector_phase.drop_chunk_vectors(
                 keywords.mark_skipped(
                     scanned.rel_path,
                     scanned.size,
@@ -285,8 +284,8 @@ class Indexer(VectorPhase):
             title,
             chunked.references,
         )
-        self._drop_vectors(old_ids, keep={cid for cid, _ in chunks})
-        self._forget_file_vector(scanned.rel_path, record)
+        self.vector_phase.drop_chunk_vectors(old_ids, keep={cid for cid, _ in chunks})
+        self.vector_phase.drop_file_vector(scanned.rel_path, record)
         if record is None or record.state in (FileState.SKIPPED, FileState.FAILED):
             report.added += 1
         else:
@@ -313,8 +312,8 @@ class Indexer(VectorPhase):
         """Record ``skipped`` in the manifest (unless it is already, for the same reason)."""
         reason = skipped.manifest_reason
         if record is None or record.state != FileState.SKIPPED or record.reason != reason:
-            self._forget_file_vector(skipped.rel_path, record)
-            self._drop_vectors(
+            self.vector_phase.drop_file_vector(skipped.rel_path, record)
+            self.vector_phase.drop_chunk_vectors(
                 self.index.keywords.mark_skipped(skipped.rel_path, 0, 0, FileState.SKIPPED, reason)
             )
         kind = str(skipped.reason)
@@ -322,18 +321,9 @@ class Indexer(VectorPhase):
 
     def _remove(self, paths: list[str], report: IndexReport) -> None:
         for path in paths:
-            self._forget_file_vector(path, self.index.keywords.file(path))
-            self._drop_vectors(self.index.keywords.remove_file(path))
+            self.vector_phase.drop_file_vector(path, self.index.keywords.file(path))
+            self.vector_phase.drop_chunk_vectors(self.index.keywords.remove_file(path))
             report.removed += 1
-
-    def _forget_file_vector(self, path: str, record: FileRecord | None) -> None:
-        """Note the file vector of ``record`` (the file's previous content) to delete."""
-        if record is not None and record.hash:
-            self._stale_file_vectors.append(file_vector_id(path, record.hash))
-
-    def _drop_vectors(self, ids: list[str], keep: set[str] | None = None) -> None:
-        """Note vectors to delete; they go in one call before the next embedding."""
-        self._stale_vector_ids.extend(i for i in ids if not keep or i not in keep)
 
 
 def _title_from_path(rel_path: str) -> str:

@@ -1,10 +1,10 @@
 """Phase 2 of a sync (see :mod:`explorer.core.indexing.indexer`): vectors for the keyword phase's
 chunks.
 
-:class:`VectorPhase` is mixed into :class:`~explorer.core.indexing.indexer.Indexer`: it reconciles
-Chroma
-with the keyword index, embeds the pending chunks, and marks a file fresh once its file vector
-is stored.
+A :class:`VectorPhase` reconciles Chroma with the keyword index, embeds the pending chunks, and
+marks a file fresh once its file vector is stored. The
+:class:`~explorer.core.indexing.indexer.Indexer` holds one and tells it which vectors its keyword
+phase made obsolete.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from explorer.core.indexing.report import IndexReport, Progress, ProgressCallbac
 from explorer.core.models import FileState, SyncPhase
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import StoredChunk
+from explorer.core.store.manifest_records import FileRecord
 from explorer.core.store.vectors import file_vector_id
 
 CONTEXT_TOKENS = 24
@@ -31,19 +32,37 @@ CONTEXT_TOKENS = 24
 
 
 class VectorPhase:
-    """The vector methods of :class:`~explorer.core.indexing.indexer.Indexer`, a mixin: the indexer
-    sets
-    ``index`` and notes in the ``_stale_*`` lists the vectors its keyword phase made obsolete."""
+    """Vectors for an index's pending chunks, and the deletion of those made obsolete."""
 
-    index: Index
-    priority: EmbeddingPriority | None
-    _stale_vector_ids: list[str]
-    _stale_file_vectors: list[str]
+    def __init__(self, index: Index, priority: EmbeddingPriority | None = None) -> None:
+        """``priority``: what the user looks at, embedded first (see
+        :mod:`explorer.core.indexing.embed_priority`); without it, the most recently modified
+        first."""
+        self.index = index
+        self.priority = priority
+        self._stale_vector_ids: list[str] = []
+        self._stale_file_vectors: list[str] = []
 
-    def _flush_deletions(self) -> None:
+    # -- what the keyword phase made obsolete -------------------------------------------------
+    def drop_chunk_vectors(self, ids: list[str], keep: set[str] | None = None) -> None:
+        """Note chunk vectors to delete (but those in ``keep``); they go in one call before the
+        next embedding."""
+        self._stale_vector_ids.extend(i for i in ids if not keep or i not in keep)
+
+    def drop_file_vector(self, path: str, record: FileRecord | None) -> None:
+        """Note the file vector of ``record`` (the file's previous content) to delete."""
+        if record is not None and record.hash:
+            self._stale_file_vectors.append(file_vector_id(path, record.hash))
+
+    def forget_stale(self) -> None:
+        """Drop the notes (a new sync starts; reconciling deletes what they named)."""
+        self._stale_vector_ids.clear()
+        self._stale_file_vectors.clear()
+
+    def flush_deletions(self) -> None:
+        """Delete the noted vectors now."""
         if self.index.shared_vectors:  # a shared store keeps every version (see vectors.py)
-            self._stale_vector_ids.clear()
-            self._stale_file_vectors.clear()
+            self.forget_stale()
             return
         if self._stale_vector_ids:
             self.index.vectors.delete_chunks(sorted(set(self._stale_vector_ids)))
@@ -65,7 +84,7 @@ class VectorPhase:
         stored = keywords.get_meta("model")
         if stored is not None and stored != model:
             vectors.reset()
-            keywords.reset_embedded()
+            keywords.ledger.reset_embedded()
         keywords.set_meta("model", model)
         location = keywords.get_meta("vector_location")
         if location != vectors.location:
@@ -80,11 +99,10 @@ class VectorPhase:
             # The keyword phase noted the vectors of chunks it replaced or removed: deleting
             # those is this sync's own work, not a repair of what an interrupted run left.
             report.orphans_removed = len(set(orphans) - set(self._stale_vector_ids))
-        self._stale_vector_ids.clear()
-        self._stale_file_vectors.clear()
-        keywords.mark_missing_vectors(in_sqlite - in_store)
-        reusable = sorted(keywords.unembedded_ids() & in_store)
-        keywords.mark_embedded(reusable)
+        self.forget_stale()
+        keywords.ledger.mark_missing_vectors(in_sqlite - in_store)
+        reusable = sorted(keywords.ledger.unembedded_ids() & in_store)
+        keywords.ledger.mark_embedded(reusable)
         report.chunks_reused = len(reusable)
         records = keywords.files()
         expected = {
@@ -98,7 +116,7 @@ class VectorPhase:
             stored_ids = vectors.file_ids()
             vectors.delete_files(sorted(stored_ids - expected.keys()))
             present = stored_ids & expected.keys()
-        keywords.mark_unfinished(sorted(expected[i] for i in expected.keys() - present))
+        keywords.ledger.mark_unfinished(sorted(expected[i] for i in expected.keys() - present))
 
     def embed_pending(
         self,
@@ -115,8 +133,8 @@ class VectorPhase:
         (most recently modified files first without one). ``finished`` hears the paths made
         fresh after each model batch, so a reader can use them before the whole run ends.
         """
-        self._flush_deletions()
-        pending = self.index.keywords.pending_chunks()
+        self.flush_deletions()
+        pending = self.index.keywords.ledger.pending_chunks()
         if only is not None:
             pending = [c for c in pending if c.path in only]
         fresh_vectors: dict[str, np.ndarray] = {}
@@ -154,10 +172,10 @@ class VectorPhase:
                     report.cancelled = True
                     break
                 batch = queue.next_batch()
-                vectors = embedder.embed_documents([self._embedding_text(c) for c in batch])
+                vectors = embedder.embed_documents([self.embedding_text(c) for c in batch])
                 ids = [c.id for c in batch]
                 self.index.vectors.upsert_chunks(ids, vectors, [c.path for c in batch])
-                self.index.keywords.mark_embedded(ids)
+                self.index.keywords.ledger.mark_embedded(ids)
                 fresh_vectors.update(zip(ids, vectors, strict=True))
                 report.chunks_embedded += len(batch)
                 done += len(batch)
@@ -173,7 +191,7 @@ class VectorPhase:
         if not chunks:
             return {}
         ids = list(chunks)
-        texts = [self._embedding_text(chunks[i]) for i in ids]
+        texts = [self.embedding_text(chunks[i]) for i in ids]
         vectors = self.index.embedder.embed_documents(texts)
         return dict(zip(ids, vectors, strict=True))
 
@@ -184,7 +202,7 @@ class VectorPhase:
         A file vector the store already holds (same path and content) is kept as it is.
         """
         keywords, store = self.index.keywords, self.index.vectors
-        ready = keywords.files_ready_to_finish()
+        ready = keywords.ledger.files_ready_to_finish()
         if not ready:
             return []
         file_ids = {}
@@ -203,10 +221,10 @@ class VectorPhase:
                     mean = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
                     norm = float(np.linalg.norm(mean))
                     store.upsert_file(file_ids[path], path, mean / norm if norm else mean)
-            keywords.mark_fresh(path)
+            keywords.ledger.mark_fresh(path)
         return ready
 
-    def _embedding_text(self, chunk: StoredChunk) -> str:
+    def embedding_text(self, chunk: StoredChunk) -> str:
         """The chunk's text with its title and heading path before it, cut to a few tokens."""
         parts = [chunk.title] if chunk.title else []
         if chunk.heading and chunk.heading != chunk.title:

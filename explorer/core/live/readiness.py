@@ -1,9 +1,9 @@
 """Whether the live writer may embed: the document model is loaded and the vector server answers.
 
-:class:`EmbeddingReadiness` is mixed into :class:`~explorer.core.live.writer.LiveIndex`: the model
-loads
-on a helper thread while the writer goes on with keywords, and a lost Chroma server is probed
-while the writer is idle (see :mod:`explorer.core.live.writer`).
+A :class:`~explorer.core.live.writer.LiveIndex` holds one :class:`EmbeddingReadiness`: the model
+loads on a helper thread while the writer goes on with keywords, and a lost Chroma server is
+probed while the writer is idle (see :mod:`explorer.core.live.writer`). Each change is sent as an
+event through the writer's ``emit``.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import logging
 import threading
 from collections.abc import Callable
 
-from explorer.config import Settings
-from explorer.core.indexing.indexer import Indexer
 from explorer.core.indexing.report import IndexReport
+from explorer.core.indexing.vector_phase import VectorPhase
 from explorer.core.live.events import (
     ErrorEvent,
     LiveEvent,
@@ -30,70 +29,84 @@ log = logging.getLogger(__name__)
 
 
 class EmbeddingReadiness:
-    """The model and vector-server methods of :class:`~explorer.core.live.writer.LiveIndex`, a
-    mixin:
-    the live index sets the state below in its ``__init__`` and provides ``_emit``."""
+    """The document model's state and the vector server's reachability, for one live index."""
 
-    settings: Settings
-    index: Index
-    _cond: threading.Condition
-    _model: ModelState
-    _loaded: tuple[ModelState, str] | None
-    _embed_needed: bool
-    _awaiting: set[str]
-    _vectors_down: bool
-    _reconcile_needed: bool
-    _emit: Callable[[LiveEvent], None]
+    def __init__(
+        self,
+        index: Index,
+        model_name: str,
+        emit: Callable[[LiveEvent], None],
+        wake: threading.Condition,
+    ) -> None:
+        """``emit`` sends events; ``wake`` is the writer's condition, notified (and guarding
+        the result) when the model has loaded, so an idle writer goes on at once."""
+        self.index = index
+        self.model_name = model_name
+        self._emit = emit
+        self._wake = wake
+        self.model = ModelState.UNLOADED
+        """unloaded -> loading -> ready | failed, as the writer has seen it."""
+        self._loaded: tuple[ModelState, str] | None = None  # left by the loading thread
+        self.vectors_down = False
+        """True while the Chroma server does not answer."""
+        self.reconcile_needed = False
+        """The initial sync could not reach the vector store: reconcile when it is back."""
 
     # -- the vector server --------------------------------------------------------------------
-    def _vectors_lost(self, error: Exception) -> None:
-        if not self._vectors_down:
-            self._vectors_down = True
+    def vectors_lost(self, error: Exception) -> None:
+        """The vector store stopped answering (said once, until it is back)."""
+        if not self.vectors_down:
+            self.vectors_down = True
             self._emit(VectorsStateEvent(False, one_line(error)))
 
-    def _probe_server(self, indexer: Indexer) -> None:
-        """Ask the server if it answers; on its return, reconcile if needed and embed again."""
+    def probe_server(self, vector_phase: VectorPhase) -> bool:
+        """Ask the server if it answers; on its return, reconcile if needed. True when it came
+        back just now (the writer then embeds again)."""
         try:
             self.index.vectors.heartbeat()
-            if self._reconcile_needed:
-                indexer.reconcile_vectors(IndexReport())
-                self._reconcile_needed = False
+            if self.reconcile_needed:
+                vector_phase.reconcile_vectors(IndexReport())
+                self.reconcile_needed = False
         except VectorStoreUnavailable as error:
-            self._vectors_lost(error)
-            return
-        except Exception:  # noqa: BLE001 - an odd answer: try again at the next probe
+            self.vectors_lost(error)
+            return False
+        # Chroma's client may answer a half-started server with nearly any error: asked
+        # again at the next probe, so none of them may reach the writer.
+        except Exception:
             log.exception("probing the vector server failed")
-            return
-        if self._vectors_down:
-            self._vectors_down = False
-            self._embed_needed = self._model != ModelState.FAILED
-            self._emit(
-                VectorsStateEvent(True, f"vectors available again at {self.index.vector_location}")
-            )
+            return False
+        if not self.vectors_down:
+            return False
+        self.vectors_down = False
+        self._emit(
+            VectorsStateEvent(True, f"vectors available again at {self.index.vector_location}")
+        )
+        return True
 
     # -- the model ----------------------------------------------------------------------------
-    def _model_usable(self) -> bool:
+    def model_usable(self) -> bool:
         """True if embedding may run now; starts loading the model on first need."""
-        if self._model == ModelState.READY:
+        if self.model == ModelState.READY:
             return True
-        if self._model == ModelState.UNLOADED:
+        if self.model == ModelState.UNLOADED:
             counts = self.index.keywords.counts()
             if counts["chunks"] <= counts["embedded"]:
                 return True  # nothing to embed: only files to finish, no model needed
-            self._model = ModelState.LOADING
-            self._emit(ModelStateEvent(ModelState.LOADING, f"loading model {self.settings.model}"))
+            self.model = ModelState.LOADING
+            self._emit(ModelStateEvent(ModelState.LOADING, f"loading model {self.model_name}"))
             threading.Thread(target=self._load_model, name="explorer-model", daemon=True).start()
             return False
-        if self._model == ModelState.LOADING and self._load_finished():
-            self._model, message = self._loaded or (ModelState.FAILED, "")
-            self._emit(ModelStateEvent(self._model, message))
-            if self._model == ModelState.READY:
+        if self.model == ModelState.LOADING and self.load_finished():
+            self.model, message = self._loaded or (ModelState.FAILED, "")
+            self._emit(ModelStateEvent(self.model, message))
+            if self.model == ModelState.READY:
                 return True
             self._emit(ErrorEvent(f"semantic search unavailable: {message}"))
-        if self._model == ModelState.FAILED:
-            self._embed_needed = False
-            self._awaiting.clear()
         return False
+
+    def load_finished(self) -> bool:
+        """A load ended that the writer has not taken up yet."""
+        return self.model == ModelState.LOADING and self._loaded is not None
 
     def _load_model(self) -> None:
         """On a helper thread: load the model (query path first: searches need it sooner)."""
@@ -102,13 +115,12 @@ class EmbeddingReadiness:
                 load = getattr(self.index.embedder, method, None)
                 if load is not None:
                     load()
-            outcome = (ModelState.READY, f"model {self.settings.model} ready")
-        except Exception as error:  # noqa: BLE001 - any failure means keyword-only search
+            outcome = (ModelState.READY, f"model {self.model_name} ready")
+        # The boundary of the loading thread: whatever a model library raises (missing files,
+        # bad weights, out of memory) means keyword-only search, said in one line.
+        except Exception as error:
             log.exception("loading the model failed")
             outcome = (ModelState.FAILED, one_line(error))
-        with self._cond:
+        with self._wake:
             self._loaded = outcome
-            self._cond.notify_all()
-
-    def _load_finished(self) -> bool:  # a load ended that the writer has not reported yet
-        return self._model == ModelState.LOADING and self._loaded is not None
+            self._wake.notify_all()

@@ -80,11 +80,10 @@ SERVER_PROBE_SECONDS = 2.0
 """How often an idle writer checks that the Chroma server (if any) still answers."""
 
 
-class LiveIndex(EmbeddingReadiness):
+class LiveIndex:
     """Owns one Index: initial sync in the background, then the watcher; one writer thread.
 
-    Loading the model and following the vector server are inherited from
-    :class:`EmbeddingReadiness`.
+    Loading the model and following the vector server are its :class:`EmbeddingReadiness`'s.
     """
 
     def __init__(
@@ -105,7 +104,7 @@ class LiveIndex(EmbeddingReadiness):
         self._on_event = on_event
         self._watch = watch
         self._timing = (debounce_seconds, max_wait_seconds)
-        self._cond = threading.Condition()  # guards _queue, _busy, _loaded, _lifecycle
+        self._cond = threading.Condition()  # guards _queue, _busy, _lifecycle, the model's load
         self._queue: set[str] = set()
         self._busy = False
         self._stop = threading.Event()
@@ -113,14 +112,11 @@ class LiveIndex(EmbeddingReadiness):
         self._lifecycle = "new"  # -> started -> stopped
         self._thread: threading.Thread | None = None
         self._read_only = False
-        self._model = ModelState.UNLOADED  # -> loading -> ready | failed
-        self._loaded: tuple[ModelState, str] | None = None  # left by the loading thread
+        self._readiness = EmbeddingReadiness(self.index, settings.model, self._emit, self._cond)
         self._embed_needed = False
         self._awaiting: set[str] = set()
         self._initial_sent = False
         self._before: dict[str, _Signature] = {}
-        self._vectors_down = False
-        self._reconcile_needed = False  # the initial sync could not reach the vector store
         self._next_probe = 0.0  # when the idle writer next asks a Chroma server if it answers
 
     # -- public -------------------------------------------------------------------------------
@@ -191,7 +187,7 @@ class LiveIndex(EmbeddingReadiness):
     @property
     def vectors_available(self) -> bool:
         """False while the Chroma server does not answer (keyword search goes on)."""
-        return not self._vectors_down
+        return not self._readiness.vectors_down
 
     # -- the writer thread --------------------------------------------------------------------
     def _run(self) -> None:
@@ -266,8 +262,8 @@ class LiveIndex(EmbeddingReadiness):
             self._emit(ErrorEvent(f"initial sync failed: {one_line(error)}"))
             return
         if report.vectors_unavailable:  # keywords are done; vectors wait for the server
-            self._reconcile_needed = True
-            self._vectors_lost(VectorStoreUnavailable(report.vectors_unavailable))
+            self._readiness.reconcile_needed = True
+            self._readiness.vectors_lost(VectorStoreUnavailable(report.vectors_unavailable))
         if not report.cancelled and not self._stop.is_set():
             self._keywords_done()  # when the sync had no file to report progress on
 
@@ -291,16 +287,18 @@ class LiveIndex(EmbeddingReadiness):
                 batch, self._queue = self._queue, set()
             if batch:
                 self._apply_batch(indexer, batch)
-            elif self._embed_needed and not self._vectors_down and self._model_usable():
+            elif self._embed_needed and not self._readiness.vectors_down and self._model_usable():
                 self._embed(indexer)
             else:
-                loading = self._embed_needed and self._model == ModelState.LOADING
+                loading = self._embed_needed and self._readiness.model == ModelState.LOADING
                 if worked and not loading:
                     self._emit(ProgressEvent(SyncPhase.DONE))
                 with self._cond:
                     self._busy = loading
                     self._cond.notify_all()
-                    while not (self._queue or self._stop.is_set() or self._load_finished()):
+                    while not (
+                        self._queue or self._stop.is_set() or self._readiness.load_finished()
+                    ):
                         if not self.index.shared_vectors:
                             self._cond.wait()
                             continue
@@ -311,7 +309,8 @@ class LiveIndex(EmbeddingReadiness):
                 shared = self.index.shared_vectors
                 if shared and not self._stop.is_set() and time.monotonic() >= self._next_probe:
                     self._next_probe = time.monotonic() + SERVER_PROBE_SECONDS
-                    self._probe_server(indexer)
+                    if self._readiness.probe_server(indexer.vector_phase):
+                        self._embed_needed = self._readiness.model != ModelState.FAILED
                 worked = False
                 continue
             worked = True
@@ -325,7 +324,7 @@ class LiveIndex(EmbeddingReadiness):
             self._emit(ErrorEvent(f"update failed: {one_line(error)}"))
             return
         self._emit(FilesChangedEvent(frozenset(batch)))
-        if self._model != ModelState.FAILED:
+        if self._readiness.model != ModelState.FAILED:
             self._awaiting |= batch
             self._embed_needed = True
 
@@ -337,11 +336,11 @@ class LiveIndex(EmbeddingReadiness):
             self._interrupt.clear()
         report = IndexReport()
         try:
-            indexer.embed_pending(
+            indexer.vector_phase.embed_pending(
                 report, self._progress, cancel=self._interrupt, finished=self._files_embedded
             )
         except VectorStoreUnavailable as error:  # the chunks stay pending until it is back
-            self._vectors_lost(error)
+            self._readiness.vectors_lost(error)
             return
         except Exception as error:  # noqa: BLE001 - the keyword index stays live
             log.exception("embedding failed")
@@ -353,6 +352,14 @@ class LiveIndex(EmbeddingReadiness):
             if self._awaiting:
                 self._emit(VectorsReadyEvent(frozenset(self._awaiting)))
                 self._awaiting = set()
+
+    def _model_usable(self) -> bool:
+        """True if embedding may run now; a model that failed to load ends the waiting."""
+        usable = self._readiness.model_usable()
+        if self._readiness.model == ModelState.FAILED:
+            self._embed_needed = False
+            self._awaiting.clear()
+        return usable
 
     def _files_embedded(self, paths: list[str]) -> None:
         self._emit(FilesEmbeddedEvent(frozenset(paths)))

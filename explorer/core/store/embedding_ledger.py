@@ -1,7 +1,7 @@
 """Which chunks have vectors: the embedding bookkeeping of the keyword index's database.
 
-A mixin of :class:`~explorer.core.store.keywords.KeywordIndex`, which provides ``self._db`` (the
-SQLite connection) and ``self._lock``. A chunk's ``embedded`` flag says its vector is in the
+Held by :class:`~explorer.core.store.keywords.KeywordIndex` as ``keywords.ledger``, on the index's
+SQLite connection and lock. A chunk's ``embedded`` flag says its vector is in the
 vector store; a pending file whose chunks are all embedded is finished (file vector, ``fresh``).
 Every recorded vector write bumps :data:`VECTORS_EPOCH`, so readers in other processes notice.
 """
@@ -23,8 +23,10 @@ VECTORS_EPOCH = "vectors_epoch"
 class EmbeddingLedger:
     """Marks chunks embedded and files fresh, and repairs the marks after a model change."""
 
-    _db: sqlite3.Connection
-    _lock: threading.RLock
+    def __init__(self, db: sqlite3.Connection, lock: threading.RLock) -> None:
+        """Keep the books on ``db`` (the keyword index's connection), under its ``lock``."""
+        self._db = db
+        self._lock = lock
 
     def mark_fresh(self, path: str) -> None:
         with self._lock, self._db:

@@ -29,8 +29,8 @@ from explorer.core.errors import ExplorerError
 from explorer.core.models import FileState
 from explorer.core.store.chroma_server import parse_server_url
 from explorer.core.store.damaged_store import Repair, Store, set_aside
+from explorer.core.store.embedding_ledger import VECTORS_EPOCH
 from explorer.core.store.keywords import (
-    VECTORS_EPOCH,
     KeywordIndex,
     KeywordIndexDamaged,
 )
@@ -248,7 +248,7 @@ class Index:
         self.repairs.append(
             set_aside(self.settings.index_dir, [directory], Store.VECTORS, damage.reason)
         )
-        self.keywords.reset_embedded()
+        self.keywords.ledger.reset_embedded()
         self._vectors_damage = None
         self._vectors = VectorStore(directory, repair_command=self.repair_command)
         return self._vectors

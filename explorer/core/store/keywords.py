@@ -32,7 +32,7 @@ from explorer.core.ingest.documents import Chunk
 from explorer.core.ingest.references import FileReference
 from explorer.core.models import FileState
 from explorer.core.store.damaged_store import damage_words
-from explorer.core.store.embedding_ledger import VECTORS_EPOCH, EmbeddingLedger
+from explorer.core.store.embedding_ledger import EmbeddingLedger
 from explorer.core.store.file_facts import FileFacts, metadata_tags
 from explorer.core.store.manifest_records import (
     FileRecord,
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 __all__ = [
-    "VECTORS_EPOCH",
     "FileRecord",
     "KeywordIndex",
     "KeywordIndexDamaged",
@@ -200,7 +199,7 @@ class _CheckedConnection(sqlite3.Connection):
             raise KeywordIndexDamaged(path, reason, command) from error
 
 
-class KeywordIndex(EmbeddingLedger):
+class KeywordIndex:
     """The SQLite database of one index directory; safe to share between threads."""
 
     def __init__(
@@ -218,6 +217,7 @@ class KeywordIndex(EmbeddingLedger):
         if read_only:
             self._db = self._connect_read_only()
             self.facts = FileFacts(self._db, self._lock)
+            self.ledger = EmbeddingLedger(self._db, self._lock)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = self._connect(str(path), uri=False)
@@ -234,6 +234,8 @@ class KeywordIndex(EmbeddingLedger):
                 self.facts = FileFacts(self._db, self._lock)
                 """Front-matter fields and references, replaced with each file's chunks."""
                 self.facts.create()
+                self.ledger = EmbeddingLedger(self._db, self._lock)
+                """Which chunks have vectors; which pending files are finished."""
         except BaseException:
             self._db.close()
             raise
