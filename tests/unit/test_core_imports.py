@@ -62,6 +62,20 @@ def test_importing_core_and_cli_loads_no_heavy_package():
     assert json.loads(result.stdout) == []
 
 
+def test_the_core_loads_no_module_of_the_application():
+    """Settings come in as values: the core never reads the app's config, locations or UI."""
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {core_modules()!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('explorer.')"
+        " and not m.startswith('explorer.core'))))\n"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []
+
+
 def test_help_answers_fast():
     """`python -m explorer --help` must feel instant (the target is well under a second)."""
     started = time.perf_counter()

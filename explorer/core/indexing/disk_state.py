@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from explorer.config import Settings
 from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS, ScanRules, scan
+from explorer.core.settings import IndexSettings
 from explorer.core.store.manifest_records import FileRecord
 
 
-def scan_rules(settings: Settings) -> ScanRules:
+def scan_rules(settings: IndexSettings) -> ScanRules:
     """The rules the indexer applies to the root of ``settings``."""
     return ScanRules(
         settings.root,
@@ -40,7 +40,7 @@ class DiskChanges:
         return len(self.edited) + len(self.new) + len(self.deleted)
 
 
-def compare_with_disk(settings: Settings, records: dict[str, FileRecord]) -> DiskChanges:
+def compare_with_disk(settings: IndexSettings, records: dict[str, FileRecord]) -> DiskChanges:
     """Compare the manifest ``records`` with the folder by size and modification time."""
     result = scan(settings.root, scan_rules(settings), settings.max_file_bytes)
     edited, new = [], []

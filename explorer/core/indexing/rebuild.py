@@ -26,11 +26,11 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from explorer.config import Settings
 from explorer.core.errors import ExplorerError
 from explorer.core.indexing.disk_state import scan_rules
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.indexing.report import IndexReport, ProgressCallback
+from explorer.core.settings import IndexSettings
 from explorer.core.store.embedding_ledger import VECTORS_EPOCH
 from explorer.core.store.index import CHROMA_DIR_NAME, DATABASE_NAME, Index
 
@@ -44,7 +44,7 @@ class RebuildCancelled(ExplorerError):
 
 
 def rebuild(
-    settings: Settings,
+    settings: IndexSettings,
     meta: dict[str, str] | None = None,
     progress: ProgressCallback | None = None,
     embed: bool = True,

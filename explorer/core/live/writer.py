@@ -29,7 +29,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, replace
 
-from explorer.config import Settings
 from explorer.core.embed.embedder import Embedder
 from explorer.core.indexing.embed_priority import EmbeddingPriority, Focus
 from explorer.core.indexing.indexer import Indexer
@@ -51,6 +50,7 @@ from explorer.core.live.events import (
 from explorer.core.live.readiness import EmbeddingReadiness
 from explorer.core.live.watcher import IndexWatcher
 from explorer.core.models import FileState, SyncPhase
+from explorer.core.settings import IndexSettings
 from explorer.core.store.index import LIVE_WRITER, Index, IndexBusy
 from explorer.core.store.manifest_records import FileRecord
 from explorer.core.store.vectors import VectorStoreUnavailable
@@ -88,7 +88,7 @@ class LiveIndex:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: IndexSettings,
         on_event: Callable[[LiveEvent], None],
         embedder: Embedder | None = None,
         watch: bool = True,

@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from explorer.config import Settings
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.file_filter import FileFilter
 from explorer.core.retrieval.fusion import AGREEMENT_RAMP, FusionKind, FusionRule, LegScores, fuse
@@ -44,6 +43,7 @@ from explorer.core.retrieval.query import (
     query_terms,
     topic_pieces,
 )
+from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index
 from explorer.core.store.manifest_records import FileSummary, StoredChunk
 from explorer.core.store.vectors import VectorStoreDamaged, VectorStoreUnavailable
@@ -235,7 +235,7 @@ class Legs:
     """The query names only identifiers (``proxy_cache_valid``, ``X-Tern-Signature``)."""
 
 
-def fusion_rule(settings: Settings) -> FusionRule:
+def fusion_rule(settings: IndexSettings) -> FusionRule:
     """The fusion rule the settings ask for."""
     try:
         kind = FusionKind(settings.fusion)

@@ -23,10 +23,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.config import Settings
 from explorer.core.embed.embedder import Embedder, load_embedder
 from explorer.core.errors import ExplorerError
 from explorer.core.models import FileState
+from explorer.core.settings import IndexSettings
 from explorer.core.store.chroma_server import parse_server_url
 from explorer.core.store.damaged_store import Repair, Store, set_aside
 from explorer.core.store.embedding_ledger import VECTORS_EPOCH
@@ -41,7 +41,6 @@ from explorer.core.store.vectors import (
     check_database,
 )
 from explorer.core.store.write_lock import LockBusy, WriteLock
-from explorer.locations import resolve_index_dir
 
 DATABASE_NAME = "index.sqlite"
 CHROMA_DIR_NAME = "chroma"
@@ -138,7 +137,7 @@ class Index:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: IndexSettings,
         embedder: Embedder | None = None,
         read_only: bool = False,
         write_lock: WriteLock | None = None,
@@ -165,7 +164,7 @@ class Index:
         self.keywords = self._open_keywords()
 
     @classmethod
-    def open_existing(cls, settings: Settings, embedder: Embedder | None = None) -> Index:
+    def open_existing(cls, settings: IndexSettings, embedder: Embedder | None = None) -> Index:
         """Open an index that must already exist, read-only (for search, related, status)."""
         if not (settings.index_dir / DATABASE_NAME).exists():
             raise NoIndex(
@@ -176,7 +175,10 @@ class Index:
 
     @classmethod
     def open_for_writing(
-        cls, settings: Settings, embedder: Embedder | None = None, holder: str = "explorer index"
+        cls,
+        settings: IndexSettings,
+        embedder: Embedder | None = None,
+        holder: str = "explorer index",
     ) -> Index:
         """Take the write lock (or raise :class:`IndexBusy`), then open the stores, checking
         each: a damaged one is set aside and rebuilt (listed in :attr:`repairs`)."""
@@ -192,10 +194,7 @@ class Index:
     @property
     def repair_command(self) -> str:
         """The command that repairs this index, as a damage message tells the user."""
-        command = f"explorer index {self.settings.root}"
-        if self.settings.index_dir != resolve_index_dir(self.settings.root):
-            command += f" --index-dir {self.settings.index_dir}"
-        return command
+        return self.settings.repair_command
 
     def _open_keywords(self) -> KeywordIndex:
         path = self.settings.index_dir / DATABASE_NAME
@@ -436,7 +435,7 @@ class Index:
         self.keywords.close()
 
 
-def _take(lock: WriteLock, settings: Settings, holder: str) -> None:
+def _take(lock: WriteLock, settings: IndexSettings, holder: str) -> None:
     """Acquire ``lock`` for ``holder``, or raise :class:`IndexBusy` naming who holds it."""
     try:
         lock.acquire(f"{holder} (pid {os.getpid()})")

