@@ -7,7 +7,8 @@ from click.testing import CliRunner
 from explorer.cli import main
 from explorer.config import Settings
 from explorer.core.live.writer import LiveIndex, VectorsStateEvent
-from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.models import SearchMode
+from explorer.core.retrieval.search import SearchRequest, VectorLeg, search
 from tests.chroma_server import free_port
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
@@ -111,6 +112,8 @@ def test_live_index_keeps_keywords_going_while_the_server_is_away(tmp_path, own_
         hybrid = search(index, SearchRequest("walrus tusks"))
         assert [h.path for h in hybrid.results] == ["notes/walrus.md"]
         assert any("vectors unavailable" in note for note in hybrid.notes)
+        assert hybrid.vector_leg == VectorLeg.UNAVAILABLE
+        assert hybrid.answered_by == SearchMode.KEYWORD
 
         own_server.start()
         assert wait_until(lambda: states() == [False, True], RECOVERY_SECONDS)
@@ -118,5 +121,6 @@ def test_live_index_keeps_keywords_going_while_the_server_is_away(tmp_path, own_
         semantic = search(index, SearchRequest("walrus tusks", "semantic"))
         assert semantic.results[0].path == "notes/walrus.md"
         assert not any("unavailable" in note for note in semantic.notes)
+        assert semantic.vector_leg == VectorLeg.ANSWERED
     finally:
         live.stop()

@@ -6,7 +6,8 @@ import pytest
 
 from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
-from explorer.core.retrieval.related import RelatedError, related_files
+from explorer.core.models import FileState
+from explorer.core.retrieval.related import FileNotIndexed, NoVectorYet, RelatedError, related_files
 from explorer.core.store.index import Index
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
@@ -98,13 +99,14 @@ def test_json_shape(index):
 
 @pytest.mark.parametrize("path", ["nope.md", "space", "../outside.md"])
 def test_unknown_file_is_a_related_error(index, path):
-    with pytest.raises(RelatedError, match="not in the index"):
+    with pytest.raises(FileNotIndexed, match="not in the index"):
         related_files(index, path)
 
 
 def test_skipped_file_has_no_neighbours_and_says_why(index):
-    with pytest.raises(RelatedError, match="binary"):
+    with pytest.raises(NoVectorYet, match="binary") as caught:
         related_files(index, "blob.txt")
+    assert caught.value.state == FileState.SKIPPED and caught.value.reason.startswith("binary")
 
 
 def test_limit_below_one_is_an_error(index):
@@ -117,8 +119,9 @@ def test_file_without_vectors_yet_is_an_error(tmp_path, settings_for, fake_embed
     index = Index(settings_for(root), embedder=fake_embedder)
     try:
         Indexer(index).sync(embed=False)
-        with pytest.raises(RelatedError, match="run explorer index"):
+        with pytest.raises(NoVectorYet, match="run explorer index") as caught:
             related_files(index, "a.md")
+        assert caught.value.state == FileState.PENDING
     finally:
         index.close()
 

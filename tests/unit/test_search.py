@@ -10,8 +10,9 @@ import pytest
 
 from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
+from explorer.core.models import SearchMode
 from explorer.core.retrieval.query import QueryError, query_terms
-from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.retrieval.search import SearchRequest, VectorLeg, search
 from explorer.core.store.index import Index
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
@@ -416,3 +417,19 @@ def test_query_terms_feed_highlights_not_stopwords(index):
             for start, end in passage.highlights:
                 word = passage.snippet[start:end].lower()
                 assert any(word.startswith(term[:4]) for term in terms), word
+
+
+def test_the_response_says_what_the_vector_leg_gave(index, tmp_path, settings_for, fake_embedder):
+    hybrid = run(index, "telescope")
+    assert hybrid.vector_leg == VectorLeg.ANSWERED and hybrid.answered_by == SearchMode.HYBRID
+    assert run(index, "telescope", mode="keyword").vector_leg == VectorLeg.NOT_ASKED
+    assert "vector_leg" not in hybrid.as_json()  # the JSON answer is unchanged
+    root = write_files(tmp_path / "fresh", {"a.md": "# Alpha\n\ntelescope mirror\n"})
+    keywords_only = Index(settings_for(root), embedder=fake_embedder)
+    try:
+        Indexer(keywords_only).sync(embed=False)
+        early = run(keywords_only, "telescope")
+    finally:
+        keywords_only.close()
+    assert early.vector_leg == VectorLeg.EMPTY and early.answered_by == SearchMode.KEYWORD
+    assert [hit.path for hit in early.results] == ["a.md"]

@@ -35,12 +35,31 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from explorer.core.errors import ExplorerError
+from explorer.core.models import FileState
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import StoredChunk
 
 
 class RelatedError(ExplorerError, ValueError):
     """A file whose neighbours cannot be given; the message is meant for the user."""
+
+
+class FileNotIndexed(RelatedError):
+    """The file is not in the manifest (not indexed, or not an indexed kind of file)."""
+
+
+class NoVectorYet(RelatedError):
+    """The file is in the manifest but has no vector: still ``pending``, or ``skipped`` or
+    ``failed`` (then ``reason`` says why)."""
+
+    def __init__(self, path: str, state: FileState, reason: str) -> None:
+        self.path = path
+        self.state = state
+        self.reason = reason
+        why = f"{state}: {reason}" if reason else str(state)
+        super().__init__(
+            f"{path} has no vector yet ({why}); run explorer index to finish embedding"
+        )
 
 
 @dataclass
@@ -124,16 +143,12 @@ def related_files(
     keywords = index.keywords
     record = keywords.file(path)
     if record is None:
-        raise RelatedError(f"{path} is not in the index of {index.settings.root}")
+        raise FileNotIndexed(f"{path} is not in the index of {index.settings.root}")
     source_ids = keywords.chunk_ids(path)
     if not source_vectors:
         source_vectors = index.vectors.chunk_vectors(source_ids) if source_ids else {}
     if not source_vectors:
-        raise RelatedError(
-            f"{path} has no vector yet ({record.state}"
-            + (f": {record.reason}" if record.reason else "")
-            + "); run explorer index to finish embedding"
-        )
+        raise NoVectorYet(path, record.state, record.reason)
     ordered = [cid for cid in source_ids if cid in source_vectors]
     if len(ordered) > tuning.max_source_passages:
         step = len(ordered) / tuning.max_source_passages

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -88,6 +89,18 @@ class FileHit:
     """The front matter's ``tags``, as written."""
 
 
+class VectorLeg(StrEnum):
+    """What the vector leg of a search gave, so a front end need not read the notes."""
+
+    NOT_ASKED = "not_asked"
+    """Keyword mode, or no file matched the filters."""
+    ANSWERED = "answered"
+    EMPTY = "empty"
+    """Hybrid: no chunk has a vector yet, so the keyword leg answered alone."""
+    UNAVAILABLE = "unavailable"
+    """Hybrid: the vector store could not be reached (or is damaged); keywords answered."""
+
+
 @dataclass
 class SearchResponse:
     """Results plus what a user needs to trust them: the mode that answered, filters, notes."""
@@ -100,10 +113,23 @@ class SearchResponse:
     fusion: str = ""
     """How the legs were combined (hybrid mode)."""
     notes: list[str] = field(default_factory=list)
+    vector_leg: VectorLeg = VectorLeg.NOT_ASKED
+    """What the vector leg gave (not part of the JSON answer: the notes say it in words)."""
+
+    @property
+    def answered_by(self) -> SearchMode:
+        """The legs whose results these are: keyword when hybrid lost its vector leg."""
+        if self.mode == SearchMode.HYBRID and self.vector_leg in (
+            VectorLeg.EMPTY,
+            VectorLeg.UNAVAILABLE,
+        ):
+            return SearchMode.KEYWORD
+        return self.mode
 
     def as_json(self, explain: bool = False) -> dict[str, Any]:
         """The ``--json`` object; its values are what :func:`dataclasses.asdict` gives."""
         data = asdict(self)
+        del data["vector_leg"]
         if not explain:
             for hit in data["results"]:
                 for passage in hit["passages"]:
@@ -203,11 +229,15 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
             break
         k *= 4
 
+    if request.mode != SearchMode.KEYWORD:
+        response.vector_leg = VectorLeg.ANSWERED
     if vectors_lost:
+        response.vector_leg = VectorLeg.UNAVAILABLE
         response.notes.append(f"vectors unavailable: keyword results only; {vectors_lost}")
     elif request.mode == SearchMode.HYBRID and not keyword_hits and vector_hits:
         response.notes.append("no keyword matches: results are by meaning only")
     elif request.mode == SearchMode.HYBRID and keyword_hits and not vector_hits:
+        response.vector_leg = VectorLeg.EMPTY
         response.notes.append("no vectors yet: results are by keyword only")
     response.results = _group(index, candidates, file_scores, request)
     return response
