@@ -310,9 +310,11 @@ def _open_for_reading(settings: Settings, vectors: bool = True):
 
 def _open_vectors(index) -> None:
     """Open the vector store; a failure is raised again where the store is first used."""
+    # The whole body of a warm-up thread: nothing it meets may end the process or print a
+    # traceback; the command that uses the store meets the same failure and reports it.
     try:
         index.vectors  # noqa: B018 - opening it is the point
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
 
 

@@ -126,7 +126,9 @@ class ExplorerTools:
                 return work()
             except ToolFailure:
                 raise
-            except Exception as error:  # noqa: BLE001 - the agent gets one line, never a traceback
+            # The boundary of a tool call: expected or not, the agent gets one line (the
+            # server stays up), never a traceback.
+            except Exception as error:
                 raise ToolFailure(_describe(error)) from error
 
     def _inside(self, path: str):

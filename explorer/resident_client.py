@@ -102,8 +102,11 @@ def _index_dir(argv: list[str]) -> tuple[Path, bool] | None:
 
     ``related`` finds its index from FILE (``--root``, the root stored in ``--index-dir``, or
     the nearest indexed folder above FILE), as the command does."""
+    import click
+
     from explorer.cli import main
     from explorer.commands import IndexOptions, related_settings, settings_for
+    from explorer.core.errors import ExplorerError
 
     command = main.commands[argv[0]]
     try:
@@ -117,7 +120,7 @@ def _index_dir(argv: list[str]) -> tuple[Path, bool] | None:
         else:
             settings = settings_for(params.get("root"), options)
         index_dir = settings.index_dir.absolute()
-    except Exception:  # noqa: BLE001 - whatever fails here fails the same way in-process
+    except (click.ClickException, ExplorerError, OSError):  # fails the same way in-process
         return None
     return index_dir, params.get("mode") == "keyword"
 

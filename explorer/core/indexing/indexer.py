@@ -254,7 +254,9 @@ class Indexer:
                 max_tokens=self.index.settings.chunk_tokens,
                 overlap_tokens=self.index.settings.chunk_overlap,
             )
-        except Exception as error:  # noqa: BLE001 - a bad file must not stop the sync
+        # Parsing runs third-party parsers over arbitrary files: whatever one raises marks this
+        # file failed (with the error) and the sync goes on.
+        except Exception as error:
             self.vector_phase.drop_chunk_vectors(
                 keywords.mark_skipped(
                     scanned.rel_path,

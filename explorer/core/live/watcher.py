@@ -140,7 +140,8 @@ class IndexWatcher:
                 observer.stop()
                 if observer.is_alive():
                     observer.join()
-            except Exception:  # noqa: BLE001 - stopping must never raise
+            # watchdog's emitters fail in platform ways while stopping; stopping must not raise.
+            except Exception:
                 log.exception("stopping the file observer failed")
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
@@ -210,7 +211,8 @@ class IndexWatcher:
                 batch, self._pending = self._pending, set()
             try:
                 self.on_batch(batch)
-            except Exception:  # noqa: BLE001 - a failing consumer must not stop the watcher
+            # The consumer is the caller's code: a failing one must not stop the watcher.
+            except Exception:
                 log.exception("the watcher's batch callback failed for %d paths", len(batch))
 
     # -- path set-up --------------------------------------------------------------------------

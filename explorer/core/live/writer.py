@@ -201,7 +201,9 @@ class LiveIndex:
                 watcher = self._start_watcher()
             self._initial_sync(indexer)
             self._loop(indexer)
-        except Exception as error:  # noqa: BLE001 - the writer ends cleanly, never raises
+        # The top of the writer thread: whatever escapes is logged and said in one line; the
+        # thread ends cleanly and the index still serves reads.
+        except Exception as error:
             log.exception("the live index writer failed")
             self._emit(ErrorEvent(one_line(error)))
         finally:
@@ -247,7 +249,9 @@ class LiveIndex:
         )
         try:
             watcher.start()
-        except Exception as error:  # noqa: BLE001 - e.g. the inotify watch limit is reached
+        # watchdog's observers fail in platform ways (the inotify watch limit, a root that
+        # vanished, a missing backend): the index goes on without live updates.
+        except Exception as error:
             self._emit(ErrorEvent(f"cannot watch {self.settings.root}: {one_line(error)}"))
             return None
         return watcher
@@ -257,7 +261,9 @@ class LiveIndex:
         self._embed_needed = True
         try:
             report = indexer.sync(progress=self._progress, cancel=self._stop, embed=False)
-        except Exception as error:  # noqa: BLE001 - keep serving what the index holds
+        # The writer's boundary around a whole sync (stores, disk, the parsers): whatever
+        # fails is logged and said, and the index keeps serving what it holds.
+        except Exception as error:
             log.exception("the initial sync failed")
             self._emit(ErrorEvent(f"initial sync failed: {one_line(error)}"))
             return
@@ -319,7 +325,8 @@ class LiveIndex:
         """Keywords only; the batch's vectors follow in the next embedding pass."""
         try:
             indexer.update_paths(batch, embed=False)
-        except Exception as error:  # noqa: BLE001 - one bad batch must not stop the writer
+        # Same boundary for a batch: one bad batch must not stop the writer.
+        except Exception as error:
             log.exception("updating %d paths failed", len(batch))
             self._emit(ErrorEvent(f"update failed: {one_line(error)}"))
             return
@@ -342,7 +349,9 @@ class LiveIndex:
         except VectorStoreUnavailable as error:  # the chunks stay pending until it is back
             self._readiness.vectors_lost(error)
             return
-        except Exception as error:  # noqa: BLE001 - the keyword index stays live
+        # Embedding runs the model library and the store: whatever else fails, the keyword
+        # index stays live and embedding is tried again after the next batch.
+        except Exception as error:
             log.exception("embedding failed")
             self._emit(ErrorEvent(f"embedding failed: {one_line(error)}"))
             self._embed_needed = False  # tried again after the next batch
@@ -375,7 +384,8 @@ class LiveIndex:
     def _emit(self, event: LiveEvent) -> None:
         try:
             self._on_event(event)
-        except Exception:  # noqa: BLE001 - a faulty listener must not stop the writer
+        # The listener is the caller's code: a faulty one must not stop the writer.
+        except Exception:
             log.exception("a live index listener failed on a %s event", event.kind)
 
 
