@@ -38,6 +38,11 @@ class FileFilter:
         """The sorted indexed paths the filter allows, or None when it allows every file."""
         if not self.active:
             return None
+        # Kept until the manifest changes: typing a query with a filter asks on every key, and
+        # matching 100,000 chunks' 11,000 paths took ~40 ms (benchmarks/scale.py).
+        return list(keywords.derived(("file filter", self), lambda: self._select(keywords)))
+
+    def _select(self, keywords: KeywordIndex) -> list[str]:
         allowed = set(keywords.paths())
         if self.tags:
             allowed &= keywords.facts.paths_with(FileField.TAG, self.tags)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from explorer.core.models import SearchMode
+from explorer.core.retrieval import scoped_legs
 from explorer.core.retrieval.file_filter import FileFilter
 from explorer.core.retrieval.fusion import AGREEMENT_RAMP, FusionKind, FusionRule, LegScores, fuse
 from explorer.core.retrieval.query import (
@@ -305,9 +306,9 @@ def _gather(
             if request.mode == SearchMode.KEYWORD:
                 raise QueryError("the query has no words to match (only punctuation?)")
         else:
-            keyword_hits = index.keywords.search(expression, k, allowed)
+            keyword_hits = scoped_legs.keyword_hits(index, expression, k, allowed)
     if request.mode in (SearchMode.HYBRID, SearchMode.SEMANTIC) and vector is not None:
-        returned = index.vectors.query_chunks(vector, k, allowed)
+        returned = scoped_legs.vector_hits(index, vector, k, allowed)
     ids = [cid for cid, _p, _s in keyword_hits] + [cid for cid, _sim in returned]
     places = index.keywords.chunk_places(list(dict.fromkeys(ids)))
     # Vectors of chunks this index does not hold (on a shared server: other checkouts'; on

@@ -22,9 +22,10 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from urllib.parse import quote
 
 from explorer.core.errors import ExplorerError
@@ -53,6 +54,8 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = "2"
+DERIVED_KEPT = 32
+"""Values :meth:`KeywordIndex.derived` keeps (least recently used dropped first)."""
 """2: ``chunks_fts`` gained the description and tags columns."""
 
 WAL_SWITCH_SECONDS = 10.0
@@ -214,6 +217,7 @@ class KeywordIndex:
         self.read_only = read_only
         self._lock = threading.RLock()
         self._repair_command = repair_command
+        self._derived: OrderedDict[Hashable, tuple[tuple[int, int], Any]] = OrderedDict()
         if read_only:
             self._db = self._connect_read_only()
             self.facts = FileFacts(self._db, self._lock)
@@ -319,6 +323,30 @@ class KeywordIndex:
             self._db.close()
 
     # -- meta ---------------------------------------------------------------------------------
+    # -- values derived from the manifest --------------------------------------------------------
+    def manifest_version(self) -> tuple[int, int]:
+        """A value that changes whenever the database does: another connection's commit moves
+        ``PRAGMA data_version``, this connection's own writes move its ``total_changes``."""
+        with self._lock:
+            other = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+            return (other, self._db.total_changes)
+
+    def derived(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()``, kept under ``key`` until the database changes: for what every
+        keystroke would otherwise recompute from the manifest (the files a filter allows)."""
+        version = self.manifest_version()
+        with self._lock:
+            kept = self._derived.get(key)
+            if kept is not None and kept[0] == version:
+                self._derived.move_to_end(key)
+                return cast(_T, kept[1])
+        value = compute()
+        with self._lock:
+            self._derived[key] = (version, value)
+            while len(self._derived) > DERIVED_KEPT:
+                self._derived.popitem(last=False)
+        return value
+
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -363,6 +391,13 @@ class KeywordIndex:
                 "SELECT path FROM files WHERE chunk_count > 0 ORDER BY path"
             ).fetchall()
         return [row[0] for row in rows]
+
+    def indexed_file_count(self) -> int:
+        """How many files have chunks (what :meth:`paths` would list), without listing them."""
+        with self._lock:
+            return int(
+                self._db.execute("SELECT COUNT(*) FROM files WHERE chunk_count > 0").fetchone()[0]
+            )
 
     def titles(self, paths: Sequence[str]) -> dict[str, str]:
         if not paths:
@@ -506,6 +541,12 @@ class KeywordIndex:
                 ).fetchall()
         return [row[0] for row in rows]
 
+    def chunk_ids_of(self, paths: Sequence[str]) -> list[str]:
+        """Ids of every chunk of the files ``paths``."""
+        return [
+            row[0] for row in self._rows_by_id("SELECT id FROM chunks WHERE path IN ({})", paths)
+        ]
+
     def chunk_places(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
         """(path, start char) of each chunk id that exists; lighter than :meth:`chunks_by_id`."""
         rows = self._rows_by_id(
@@ -552,18 +593,14 @@ class KeywordIndex:
                     (match, limit),
                 ).fetchall()
             else:  # the filter applies before ranking, so the join comes first here
-                self._db.execute("CREATE TEMP TABLE IF NOT EXISTS allowed(path TEXT PRIMARY KEY)")
-                self._db.execute("DELETE FROM allowed")
-                self._db.executemany(
-                    "INSERT OR IGNORE INTO allowed VALUES (?)", [(p,) for p in paths]
-                )
+                # The paths go in as one JSON array: no table written per query (a search
+                # changes nothing, so what :meth:`derived` keeps stays valid).
                 rows = self._db.execute(
                     f"SELECT c.id, c.path, {_BM25_SCORE} FROM chunks_fts"
                     " JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
-                    " AND c.path IN (SELECT path FROM allowed) ORDER BY score DESC LIMIT ?",
-                    (match, limit),
+                    " AND c.path IN (SELECT value FROM json_each(?)) ORDER BY score DESC LIMIT ?",
+                    (match, json.dumps(list(paths)), limit),
                 ).fetchall()
-                self._db.commit()
         return [(row[0], row[1], float(row[2])) for row in rows]
 
     # -- more like this -----------------------------------------------------------------------
