@@ -67,6 +67,7 @@ def embedding_order(no_hints: bool) -> str:
 
 async def measure(corpus: Path, index_dir: Path, target: str, open_after: float, limit: float):
     from explorer.tui.app import make_app
+    from explorer.tui.index_state import ModelState
 
     app = make_app(corpus, index_dir=index_dir, watch=False)
     out: dict = {"target": target}
@@ -83,10 +84,10 @@ async def measure(corpus: Path, index_dir: Path, target: str, open_after: float,
         out["opened_at_s"] = round(opened - started, 2)
         first = full = model_ready = embedded = None
         progress_then = ""
-        if screen.document_model == "ready":
+        if screen.state.document_model is ModelState.READY:
             model_ready = 0.0  # already loaded when the file was opened
         while time.monotonic() - opened < limit:
-            if model_ready is None and screen.document_model == "ready":
+            if model_ready is None and screen.state.document_model is ModelState.READY:
                 model_ready = time.monotonic() - opened
             if embedded is None and screen.tree.state_of(target) == "fresh":
                 embedded = time.monotonic() - opened

@@ -230,7 +230,9 @@ async def keystrokes(
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         started = time.monotonic()
-        while not (screen.semantic_ready and screen.live is not None and not screen.live.busy):
+        while not (
+            screen.state.semantic_ready and screen.live is not None and not screen.live.busy
+        ):
             if time.monotonic() - started > 300:
                 raise RuntimeError("the index did not settle in 300 s")
             await pilot.pause(0.05)

@@ -3,19 +3,25 @@
 :class:`IndexBridge` has ``start()`` and ``stop()``. ``start()`` returns at once: a thread imports
 the live index module (watchdog and friends stay off the UI thread), opens the index, posts
 :class:`~explorer.tui.messages.IndexOpened` and starts the writer. Every event of the live index
-becomes a message posted to the target (``post_message`` is thread-safe); the bridge never
-touches a widget.
+is posted to the target as it is, wrapped in one
+:class:`~explorer.tui.messages.LiveIndexEvent` (``post_message`` is thread-safe); the bridge
+never touches a widget.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.message_pump import MessagePump
 
 from explorer.config import Settings
+from explorer.core.live.events import LiveEvent
 from explorer.tui import messages
+
+if TYPE_CHECKING:
+    from explorer.core.embed.embedder import Embedder
+    from explorer.core.live.writer import LiveIndex
 
 
 class IndexBridge:
@@ -26,14 +32,14 @@ class IndexBridge:
         self,
         settings: Settings,
         target: MessagePump,
-        embedder: Any = None,
+        embedder: Embedder | None = None,
         watch: bool = True,
     ) -> None:
         self.settings = settings
         self.target = target
         self.embedder = embedder
         self.watch = watch
-        self.live: Any = None
+        self.live: LiveIndex | None = None
         self._lock = threading.Lock()
         self._stopped = False
         self._thread: threading.Thread | None = None
@@ -63,48 +69,16 @@ class IndexBridge:
                 self.settings, self._on_event, embedder=self.embedder, watch=self.watch
             )
         except Exception as error:  # noqa: BLE001 - the UI shows the one line and stays up
-            self.target.post_message(
-                messages.IndexOpened(None, None, f"cannot open the index: {error}")
-            )
+            self.target.post_message(messages.IndexUnavailable(f"cannot open the index: {error}"))
             return
         with self._lock:
             if self._stopped:
                 live.index.close()
                 return
             self.live = live
-        self.target.post_message(messages.IndexOpened(live, live.index))
+        self.target.post_message(messages.IndexOpened(live))
         live.start()
 
-    def _on_event(self, event: Any) -> None:
-        """Called on the writer thread: turn the event into a message, nothing else."""
-        kind = getattr(event, "kind", "")
-        message: Any
-        if kind == "progress":
-            message = messages.IndexProgress(
-                event.phase,
-                event.files_done,
-                event.files_total,
-                event.chunks_done,
-                event.chunks_total,
-            )
-        elif kind == "files_changed":
-            message = messages.IndexFilesChanged(
-                frozenset(event.paths), bool(getattr(event, "initial", False))
-            )
-        elif kind == "vectors_ready":
-            message = messages.IndexVectorsReady(frozenset(event.paths))
-        elif kind == "files_embedded":
-            message = messages.IndexFilesEmbedded(frozenset(event.paths))
-        elif kind == "model_state":
-            message = messages.IndexModelState(event.state, getattr(event, "message", ""))
-        elif kind == "writer":
-            message = messages.IndexWriterState(event.state, getattr(event, "message", ""))
-        elif kind == "vectors_state":
-            message = messages.IndexVectorsState(
-                bool(event.available), getattr(event, "message", "")
-            )
-        elif kind == "error":
-            message = messages.IndexFailed(event.message)
-        else:
-            return
-        self.target.post_message(message)
+    def _on_event(self, event: LiveEvent) -> None:
+        """Called on the writer thread: post the event, nothing else."""
+        self.target.post_message(messages.LiveIndexEvent(event))

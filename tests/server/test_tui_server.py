@@ -31,20 +31,20 @@ async def test_server_stopped_and_restarted_while_the_app_runs(tmp_path, own_ser
         own_server.stop()
         await wait_for(
             pilot,
-            lambda: not screen.status.vectors_available,
+            lambda: not screen.status.index_state.vectors_available,
             RECOVERY_SECONDS,
             "the status to say vectors are unavailable",
         )
-        assert "vectors unavailable" in str(screen.status.render_status())
+        assert "vectors unavailable" in str(screen.status.render())
         await type_query(pilot, " snapshot")
         assert screen.status.answered == "keyword"
-        assert "vectors unavailable" in screen.status.note
+        assert "vectors unavailable" in screen.status.search.note
         assert [hit.path for hit in screen.results.hits]  # keyword search keeps working
 
         own_server.start()
         await wait_for(
             pilot,
-            lambda: screen.status.vectors_available,
+            lambda: screen.status.index_state.vectors_available,
             RECOVERY_SECONDS,
             "the status to say vectors are back",
         )

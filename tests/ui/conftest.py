@@ -113,11 +113,11 @@ def settled(screen) -> bool:
     live = screen.live
     return (
         screen.index is not None
-        and screen.semantic_ready
+        and screen.state.semantic_ready
         and live is not None
         and not live.busy
-        and bool(screen.counts)
-        and screen.counts.get("pending", 0) == 0
+        and bool(screen.state.counts)
+        and screen.state.counts.get("pending", 0) == 0
         and bool(screen.tree.paths)
         and screen.status.index_text.endswith("chunks")
     )
@@ -128,10 +128,15 @@ async def wait_settled(pilot, timeout: float = 20.0) -> None:
 
 
 async def type_query(pilot, text: str, timeout: float = 10.0) -> None:
-    """Type ``text`` into the search box and wait until the results show its answer."""
+    """Type ``text`` into the search box and wait until the results and the status bar show
+    its answer."""
     screen = pilot.app.screen
     screen.search_box.focus_query()
     await pilot.press(*text)
-    await wait_for(
-        pilot, lambda: screen.results.shown_query == screen.search_box.text, timeout, "results"
-    )
+
+    def answered() -> bool:
+        typed = screen.search_box.text
+        summary = screen.status.search
+        return screen.results.shown_query == typed and (summary is None or summary.text == typed)
+
+    await wait_for(pilot, answered, timeout, "results")

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from explorer.tui import themes
+from explorer.tui.index_state import ModelState
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
 from explorer.tui.widgets.help import HelpScreen
 from explorer.tui.widgets.preview import TextView
@@ -98,6 +99,26 @@ async def test_letters_typed_right_after_slash_reach_the_search_box(sample_copy,
         # In a text field "/" is a character, in the filter (paths) and in the query alike.
         await pilot.press("slash")
         assert screen.search_box.text == "re/"
+
+
+async def test_down_keys_typed_right_after_leaving_the_search_box_move_in_the_results(
+    sample_copy, app_for
+):
+    """Down leaves the search box for the results; the Downs that reach the app in the same
+    read (a held or fast-typed key) must move the highlight there, not be lost."""
+    from textual import events
+
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await type_query(pilot, "backup")
+        assert len(screen.results.hits) >= 4
+        for _ in range(3):
+            app.post_message(events.Key("down", None))  # one burst: nothing handled between
+        await pilot.pause(0.2)
+        assert screen.focused is screen.results
+        assert screen.results.highlighted == 2
 
 
 async def test_enter_opens_result_at_its_passage_in_markdown_and_code(sample_copy, app_for):
@@ -233,8 +254,9 @@ async def test_tabbing_into_the_related_list_lets_enter_open_the_first_neighbour
         screen.open_file("guides/backups.md")
         await wait_for(pilot, lambda: screen.related.state == "ready", what="related files")
         assert screen.related.highlighted is None  # no cursor while the list is not in use
-        screen.search_box.focus_query()
-        await pilot.press("shift+tab")  # the last stop of the focus chain: the related list
+        screen.tree.focus()  # the first stop of the focus chain (left to right)...
+        await pilot.pause()
+        await pilot.press("shift+tab")  # ...and before it the last one: the related list
         assert screen.focused is screen.related
         first = screen.related.items[0]
         await pilot.press("enter")
@@ -295,11 +317,11 @@ async def test_keyword_results_first_while_the_query_model_loads(sample_copy, ap
             await type_query(pilot, "backup")
             assert screen.status.answered == "keyword"
             assert screen.status.requested == "hybrid"
-            assert screen.status.model_state == "loading"
+            assert screen.status.index_state.model is ModelState.LOADING
             assert "guides/backups.md" in result_paths(screen)[:3]
             gate.set()
             await wait_for(pilot, lambda: screen.status.answered == "hybrid", what="hybrid")
-            assert screen.status.model_state == "ready"
+            assert screen.status.index_state.model is ModelState.READY
     finally:
         gate.set()
 
@@ -318,7 +340,7 @@ async def test_mode_toggle_and_path_filter_from_the_keyboard(sample_copy, app_fo
         await wait_for(pilot, lambda: screen.status.answered == "keyword", what="keyword")
         await pilot.press("ctrl+t")
         await wait_for(pilot, lambda: screen.status.answered == "hybrid", what="hybrid again")
-        assert str(screen.search_box.query_one("#mode").render()).strip() == "hybrid"
+        assert screen.search_box.border_subtitle == "hybrid"  # the mode, in the box's border
         # Path filters: typed in the box, then in the field.
         screen.search_box.set_text("")
         await type_query(pilot, "backup path:runbooks/")
@@ -538,7 +560,7 @@ async def test_index_written_by_another_process_is_read_only_until_it_finishes(
         app = app_for(sample_copy)
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
-            await wait_for(pilot, lambda: screen.read_only, what="the read-only state")
+            await wait_for(pilot, lambda: screen.state.read_only, what="the read-only state")
             assert "read-only" in screen.status.index_text
             # notify() posts a message: the notification lands a moment after the state.
             await wait_for(
@@ -550,7 +572,7 @@ async def test_index_written_by_another_process_is_read_only_until_it_finishes(
             await type_query(pilot, "backup")
             assert "guides/backups.md" in result_paths(screen)[:3]
             holder.close()  # the other writer finishes: the app takes over and says so
-            await wait_for(pilot, lambda: not screen.read_only, what="the writable state")
+            await wait_for(pilot, lambda: not screen.state.read_only, what="the writable state")
             await wait_for(
                 pilot,
                 lambda: "read-only" not in screen.status.index_text,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Markdown
 
+from explorer.tui.index_state import IndexState
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
 from explorer.tui.widgets.preview import TextView
 from tests.escapes import (
@@ -101,8 +102,8 @@ async def test_escape_sequences_show_escaped_in_every_widget(hostile_copy, app_f
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen, what="the dialog to close")
         # Status bar and notifications: error texts name files.
-        screen.status.set_index(f"cannot read {EVIL_PATH}")
-        assert SHOWN_NAME in screen.status.render_status().plain
+        screen.status.index_state = IndexState(error=f"cannot read {EVIL_PATH}")
+        assert SHOWN_NAME in screen.status.render().plain
         app.notify(f"no such file in this folder: {EVIL_PATH}", title=f"[b]{EVIL_PATH}")
         await pilot.pause()
         note = app._notifications.last if hasattr(app._notifications, "last") else None

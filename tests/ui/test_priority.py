@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from explorer.tui.screens.loading_workers_mixin import PENDING_FILE, PENDING_NEIGHBOURS
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
+from explorer.tui.widgets.related import PENDING_FILE, PENDING_NEIGHBOURS
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 from tests.ui.conftest import type_query, wait_for
@@ -68,7 +68,7 @@ async def test_the_open_file_is_embedded_first_and_its_related_list_fills_in(tmp
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             await wait_for(pilot, lambda: len(screen.tree.paths) == 33, what="the tree")
-            await wait_for(pilot, lambda: screen.semantic_ready, what="the query model")
+            await wait_for(pilot, lambda: screen.state.semantic_ready, what="the query model")
             # Open it the way a user does, with ctrl+p, before any vector exists.
             await pilot.press("ctrl+p")
             await wait_for(pilot, lambda: isinstance(app.screen, FuzzyJump), what="quick open")
@@ -107,7 +107,7 @@ async def test_results_gain_semantic_scores_in_place_while_the_rest_waits(tmp_pa
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             await wait_for(pilot, lambda: len(screen.tree.paths) == 33, what="the tree")
-            await wait_for(pilot, lambda: screen.semantic_ready, what="the query model")
+            await wait_for(pilot, lambda: screen.state.semantic_ready, what="the query model")
             await type_query(pilot, "walrus ice")
             assert screen.results.shown_mode == "keyword"  # no vector yet anywhere
             hits = [hit.path for hit in screen.results.hits]
@@ -140,7 +140,8 @@ async def test_the_screen_tells_the_live_index_what_the_user_looks_at(sample_cop
         priority = screen.live.priority
         await type_query(pilot, "backup")
         hits = tuple(hit.path for hit in screen.results.hits)
-        assert hits and priority.focus.results == hits
+        assert hits
+        await wait_for(pilot, lambda: priority.focus.results == hits, 5, "the results' hint")
         screen.open_file("guides/getting-started.md")
         assert priority.focus.open_file == "guides/getting-started.md"
         # Browsing the tree: the folder under the cursor is the hint, not files opened elsewhere.

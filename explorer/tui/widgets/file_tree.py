@@ -1,23 +1,32 @@
 """The file tree: every indexed file of the root, with a mark for its index state.
 
-The tree is fed from the manifest (:meth:`FileTree.set_files`) and updated in place: nodes are
-added, removed and re-marked, so expanded folders and the cursor stay where they were when
-files change on disk. Binary files are left out (ignored files never reach the manifest).
+The tree reads the manifest itself (:meth:`FileTree.reload`, on a worker, at most every
+:data:`MANIFEST_INTERVAL` seconds) and updates in place: nodes are added, removed and
+re-marked, so expanded folders and the cursor stay where they were when files change on disk.
+Binary files are left out (ignored files never reach the manifest). Each read is reported up
+(:class:`FileTree.Loaded`) with the counts by state, for the status bar.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
+from textual.worker import get_current_worker
 
 from explorer.safe_text import safe_text
+
+if TYPE_CHECKING:
+    from explorer.core.store.index import Index
+    from explorer.core.store.manifest_records import FileRecord
 
 MARKS = {
     "fresh": ("●", "file-tree--fresh"),
@@ -28,6 +37,8 @@ MARKS = {
 """The mark and the component class (styled in app.tcss) of each index state."""
 EXPAND_ALL_BELOW = 80
 """With at most this many files, the top-level folders start expanded."""
+MANIFEST_INTERVAL = 0.4
+"""Least seconds between two reads of the manifest while files change."""
 
 
 @dataclass
@@ -40,7 +51,7 @@ class Entry:
     reason: str = ""
 
 
-def is_shown(record: Any) -> bool:
+def is_shown(record: FileRecord) -> bool:
     """Whether a manifest row belongs in the tree (binary files do not)."""
     return not (record.state == "skipped" and record.reason.startswith("binary"))
 
@@ -72,13 +83,84 @@ class FileTree(Tree[Entry]):
         def control(self) -> FileTree:
             return self.file_tree
 
+    @dataclass
+    class Loaded(Message):
+        """The tree shows a fresh read of the manifest; ``counts``: files by state, chunks."""
+
+        file_tree: FileTree
+        counts: dict[str, int]
+
+        @property
+        def control(self) -> FileTree:
+            return self.file_tree
+
+    @dataclass
+    class _Read(Message, bubble=False):
+        records: dict[str, FileRecord]
+        counts: dict[str, int]
+
+    @dataclass
+    class _ReadFailed(Message, bubble=False):
+        error: str
+
     def __init__(self, root_label: str, **kwargs: Any) -> None:
         super().__init__(root_label, Entry("", True), **kwargs)
         self.show_root = False
         self.guide_depth = 3
+        self.records: dict[str, FileRecord] = {}
+        """The last manifest read: {path: FileRecord}."""
         self._files: dict[str, TreeNode[Entry]] = {}
         self._dirs: dict[str, TreeNode[Entry]] = {"": self.root}
         self.root.expand()
+        self._index: Index | None = None
+        self._read_at = 0.0
+        self._read_due: Timer | None = None
+
+    # -- reading the manifest -----------------------------------------------------------------
+    def use_index(self, index: Index) -> None:
+        """Show the files of ``index`` (read at once)."""
+        self._index = index
+        self.reload(now=True)
+
+    def reload(self, now: bool = False) -> None:
+        """Read the manifest again, at most every :data:`MANIFEST_INTERVAL` seconds (``now``:
+        at once)."""
+        if self._index is None:
+            return
+        wait = self._read_at + MANIFEST_INTERVAL - time.monotonic()
+        if now or wait <= 0:
+            if self._read_due is not None:
+                self._read_due.stop()
+                self._read_due = None
+            self._read_at = time.monotonic()
+            self._read_manifest(self._index)
+        elif self._read_due is None:
+            self._read_due = self.set_timer(wait, self._reload_due)
+
+    def _reload_due(self) -> None:
+        self._read_due = None
+        self.reload(now=True)
+
+    @work(thread=True, exclusive=True, group="manifest", exit_on_error=False)
+    def _read_manifest(self, index: Index) -> None:
+        try:
+            records = index.keywords.files()
+            counts = index.keywords.counts()
+        except Exception as error:  # noqa: BLE001 - e.g. the index closed while quitting
+            self.post_message(self._ReadFailed(f"cannot read the manifest: {error}"))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(self._Read(records, counts))
+
+    @on(_ReadFailed)
+    def _manifest_failed(self, message: _ReadFailed) -> None:
+        self.notify(message.error, title="Index", severity="warning", timeout=8)
+
+    @on(_Read)
+    def _manifest_read(self, message: _Read) -> None:
+        self.records = message.records
+        self.set_files(message.records)
+        self.post_message(self.Loaded(self, message.counts))
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -90,7 +172,11 @@ class FileTree(Tree[Entry]):
         node = self._files.get(path)
         return node.data.state if node is not None and node.data is not None else None
 
-    def set_files(self, records: dict[str, Any]) -> None:
+    def titles(self) -> dict[str, str]:
+        """The files' titles (where they have one), by path."""
+        return {path: record.title for path, record in self.records.items() if record.title}
+
+    def set_files(self, records: dict[str, FileRecord]) -> None:
         """Show exactly the files of ``records`` ({path: FileRecord}), updating in place."""
         first_fill = not self._files
         shown = {path: record for path, record in records.items() if is_shown(record)}

@@ -1,19 +1,30 @@
-"""The related sidebar: the files nearest in meaning to the open one, and why."""
+"""The related sidebar: the files nearest in meaning to the open one, and why.
+
+The list owns its loading worker (:meth:`RelatedList.load`): the screen says which file is
+open and what the index can do; the list asks the core, and says why when it has nothing.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
-from textual import events, on
+from textual import events, on, work
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
 
 from explorer.safe_text import safe_text
+from explorer.tui.index_state import IndexState, ModelState
+
+if TYPE_CHECKING:
+    from explorer.core.retrieval.related import RelatedFile
+    from explorer.core.store.index import Index
 
 PASSAGE_CHARS = 140
 SCORE_CELLS = 5
@@ -21,6 +32,10 @@ SCORE_CELLS = 5
 DEFAULT_WIDTH = 34
 """The width rows are laid out for before the list has a size."""
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdown", ".mkd"}
+RELATED_FILES = 8
+PENDING_FILE = "Embedding this file first… its related files appear once its vectors are ready."
+"""The related sidebar while the open file waits for its vectors and the live index embeds."""
+PENDING_NEIGHBOURS = "No other file has vectors yet: embedding its likely neighbours next…"
 
 
 def fit_name(name: str, width: int) -> str:
@@ -94,7 +109,7 @@ def _markdown_text(text: str) -> str:
     return "".join(words)
 
 
-def related_prompt(item: Any, width: int = DEFAULT_WIDTH) -> Content:
+def related_prompt(item: RelatedFile, width: int = DEFAULT_WIDTH) -> Content:
     """The row of one :class:`~explorer.core.retrieval.related.RelatedFile`, laid out for ``width``
     cells: the path broken at ``/`` (never inside a name), the explaining passage's heading
     and line, and the passage as plain text."""
@@ -144,11 +159,19 @@ class RelatedList(OptionList):
         def control(self) -> RelatedList:
             return self.related
 
+    @dataclass
+    class _Loaded(Message, bubble=False):
+        """The worker's answer for ``path`` (``message`` explains an empty one)."""
+
+        path: str
+        related: list[RelatedFile]
+        message: str
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.source: str | None = None
         """The file whose neighbours are shown (or being loaded)."""
-        self.items: list[Any] = []
+        self.items: list[RelatedFile] = []
         self.state = "idle"
         """``idle``, ``loading``, ``ready`` or ``empty`` (with a message)."""
         self._rows_width = 0
@@ -157,6 +180,83 @@ class RelatedList(OptionList):
     def on_mount(self) -> None:
         self.show_message("Open a file to see the files related to it.")
 
+    # -- loading ------------------------------------------------------------------------------
+    def load(
+        self,
+        index: Index | None,
+        path: str,
+        state: IndexState,
+        embedding: bool,
+        refresh: bool = False,
+    ) -> None:
+        """Find the neighbours of ``path``; ``embedding``: the live index is embedding, so a
+        missing vector is coming. ``refresh``: the same file again, so what is shown stays
+        until the new answer comes."""
+        if index is None or not state.semantic_ready:
+            note = (
+                "Semantic search is unavailable, so related files are too."
+                if state.query_model is ModelState.FAILED
+                else "Loading the vector store…"
+            )
+            self.show_related(path, [], note)
+            return
+        if not (refresh and self.source == path):
+            self.show_loading(path)
+        self._find(index, path, embedding)
+
+    def needs_refresh(self, embedded: set[str] | frozenset[str]) -> bool:
+        """Whether files newly embedded (``embedded``) may change the neighbours on show."""
+        return (
+            self.source in embedded
+            or self.state != "ready"
+            or any(item.path in embedded for item in self.items)
+            or len(self.items) < RELATED_FILES
+        )
+
+    def shows_any_of(self, paths: Callable[[str], bool]) -> bool:
+        """Whether any neighbour on show is one ``paths`` accepts."""
+        return any(paths(item.path) for item in self.items)
+
+    @work(thread=True, exclusive=True, group="related", exit_on_error=False)
+    def _find(self, index: Index, path: str, embedding: bool) -> None:
+        from explorer.core.retrieval.related import RelatedError, related_files
+
+        worker = get_current_worker()
+        items: list[RelatedFile] = []
+        try:
+            record = index.keywords.file(path)
+            if record is None:
+                message = "This file is not in the index."
+            else:
+                try:
+                    items = related_files(index, path, RELATED_FILES)
+                    message = ""
+                    if not items:
+                        message = (
+                            PENDING_NEIGHBOURS if embedding else "No other file has vectors yet."
+                        )
+                except RelatedError:  # the file has no vector (the record says why)
+                    if record.state == "pending":
+                        message = (
+                            PENDING_FILE
+                            if embedding
+                            else "No vectors yet for this file: embedding is in progress."
+                        )
+                    else:
+                        why = f"{record.state}: {record.reason}" if record.reason else record.state
+                        message = f"No vectors for this file ({why})."
+        except Exception as error:  # noqa: BLE001 - the sidebar says it, the UI stays up
+            items, message = [], f"{type(error).__name__}: {error}"
+        if not worker.is_cancelled:
+            self.post_message(self._Loaded(path, items, message))
+
+    @on(_Loaded)
+    def _loaded(self, message: _Loaded) -> None:
+        if message.path == self.source:
+            self.show_related(message.path, message.related, message.message)
+
+    # -- showing ------------------------------------------------------------------------------
+
     def show_loading(self, source: str) -> None:
         if self.source != source or self.state != "ready":
             self.source = source
@@ -164,7 +264,7 @@ class RelatedList(OptionList):
             self._message("Finding related files…")
         self._show_source(source)
 
-    def show_related(self, source: str, items: list[Any], message: str = "") -> None:
+    def show_related(self, source: str, items: list[RelatedFile], message: str = "") -> None:
         """Show the neighbours of ``source`` (or ``message`` when there are none); a refresh
         of the neighbours on show stays where the user scrolled it."""
         refresh = self.source == source and self.state == "ready"

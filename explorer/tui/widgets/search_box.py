@@ -3,7 +3,7 @@
 Path filters come from ``path:PREFIX`` (or ``path:GLOB``) words typed in the query, and from
 the filter field next to it (space- or comma-separated); ``tag:TAG`` and ``version:V`` words
 filter by front matter. The box only reports what the user
-asked for (:class:`SearchBox.Changed`); running the search is the screen's job.
+asked for (:class:`SearchBox.Changed`); the search panel around it runs the search.
 """
 
 from __future__ import annotations
@@ -13,19 +13,18 @@ from dataclasses import dataclass
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import Reactive, reactive
-from textual.widgets import Input, Label
+from textual.widgets import Input
 
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.file_filter import FileFilter, parse_filter_words
 
 MODES = tuple(SearchMode)
-QUERY_PLACEHOLDER = "words or a question · path:guides/ to filter"
-"""What the empty query field says (the "Search" label before it names the box)."""
+QUERY_PLACEHOLDER = "words · path:dir/ filters"
+"""What the empty query field says (the box's title, "Search", names it)."""
 
 
 def parse_query(text: str) -> tuple[str, tuple[str, ...]]:
@@ -53,12 +52,7 @@ class OneLineInput(Input):
 
 
 class SearchBox(Horizontal):
-    """The query input, the mode label and the filter field, on one line."""
-
-    BINDINGS = [
-        Binding("escape", "leave", "Leave search", show=False),
-        Binding("down", "leave", "To results", show=False),
-    ]
+    """The query input and the filter field on one line; the mode in the bottom border."""
 
     mode: reactive[str] = reactive("hybrid", init=False)
 
@@ -90,17 +84,12 @@ class SearchBox(Horizontal):
 
         search_box: SearchBox
 
-    @dataclass
-    class Left(Message):
-        """The user left the box (Escape or Down)."""
-
-        search_box: SearchBox
-
     def compose(self) -> ComposeResult:
-        yield Label("Search", id="search-icon")
         yield OneLineInput(placeholder=QUERY_PLACEHOLDER, id="query")
-        yield Label(self._mode_label(), id="mode")
         yield OneLineInput(placeholder="path filter", id="path-filter")
+
+    def on_mount(self) -> None:
+        self.border_subtitle = self.mode
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -154,11 +143,8 @@ class SearchBox(Horizontal):
         self.mode = mode
 
     # -- internals ----------------------------------------------------------------------------
-    def _mode_label(self) -> str:
-        return f" {self.mode} "
-
-    def watch_mode(self, _mode: str) -> None:
-        self.query_one("#mode", Label).update(self._mode_label())
+    def watch_mode(self, mode: str) -> None:
+        self.border_subtitle = mode
         self._post_changed()
 
     def _post_changed(self) -> None:
@@ -179,6 +165,3 @@ class SearchBox(Horizontal):
     def _input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.post_message(self.Submitted(self))
-
-    def action_leave(self) -> None:
-        self.post_message(self.Left(self))

@@ -1,114 +1,76 @@
-"""The status bar: index progress, model state, counts, filter, and the mode that answered."""
+"""The status bar: the index's state, the models, the filter, and how the last search answered.
+
+Three reactives hold everything it shows: :attr:`StatusBar.index_state` (an
+:class:`~explorer.tui.index_state.IndexState`), :attr:`StatusBar.search` (the search panel's
+last answer) and :attr:`StatusBar.filters`. The screen assigns them; the bar repaints.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.content import Content
+from textual.reactive import reactive
 from textual.widget import Widget
 
 from explorer.safe_text import safe_text
+from explorer.tui.index_state import IndexState, ModelState
+from explorer.tui.widgets.search_panel import SearchSummary
+
+MODEL_STYLES = {
+    ModelState.READY: "$text-success",
+    ModelState.LOADING: "$text-warning",
+    ModelState.FAILED: "$text-error",
+    ModelState.WAITING: "$text-muted",
+}
 
 
 class StatusBar(Widget):
-    """One line of state; the screen feeds it through the ``set_*`` methods.
+    """One line of state.
 
-    A plain widget that repaints itself without asking for a new layout (it is always one line
-    high), so a status change per keystroke stays cheap.
+    It repaints without asking for a new layout (it is always one line high), so a status
+    change per keystroke stays cheap.
     """
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.index_text = "opening index…"
-        self.model_state = "waiting"
-        """``waiting``, ``loading``, ``ready``, ``failed`` (semantic search for queries)."""
-        self.model_note = ""
-        self.vectors_available = True
-        self.search_text = ""
-        self.answered: str | None = None
+    index_state: reactive[IndexState] = reactive(IndexState, layout=False)
+    search: reactive[SearchSummary | None] = reactive(None, layout=False)
+    """The answer on show in the results (None: no search shown)."""
+    filters: reactive[tuple[str, ...]] = reactive((), layout=False)
+    """The active filters, as typed (``guides/``, ``tag:x``)."""
+    show_timings: reactive[bool] = reactive(True, layout=False)
+    """Show how long the search took (snapshot tests turn it off)."""
+
+    # -- what tests and the screen read -------------------------------------------------------
+    @property
+    def index_text(self) -> str:
+        return self.index_state.summary()
+
+    @property
+    def answered(self) -> str | None:
         """The mode that produced the results on screen."""
-        self.requested: str | None = None
-        self.filters: tuple[str, ...] = ()
-        self.note = ""
-        self.show_timings = True
-        self.seconds: float | None = None
+        return self.search.answered if self.search is not None else None
 
-    # -- setters ------------------------------------------------------------------------------
-    def set_index(self, text: str) -> None:
-        self.index_text = text
-        self._redraw()
-
-    def set_model(self, state: str, note: str = "") -> None:
-        self.model_state = state
-        self.model_note = note
-        self._redraw()
-
-    def set_vectors(self, available: bool) -> None:
-        self.vectors_available = available
-        self._redraw()
-
-    def set_search(
-        self,
-        files: int,
-        requested: str,
-        answered: str,
-        seconds: float | None = None,
-        note: str = "",
-    ) -> None:
-        self.requested = requested
-        self.answered = answered
-        self.seconds = seconds
-        self.note = note
-        self.search_text = f"{files} result{'s' if files != 1 else ''}"
-        self._redraw()
-
-    def clear_search(self, note: str = "") -> None:
-        self.requested = None
-        self.answered = None
-        self.seconds = None
-        self.note = note
-        self.search_text = ""
-        self._redraw()
-
-    def set_filters(self, paths: tuple[str, ...]) -> None:
-        # Called on every keystroke: a repaint here would take the frame before the results
-        # arrive and put them off to the next one (up to 1/60 s later).
-        if paths == self.filters:
-            return
-        self.filters = paths
-        self._redraw()
+    @property
+    def requested(self) -> str | None:
+        """The mode the user asked for when the results on screen were searched."""
+        return self.search.requested if self.search is not None else None
 
     # -- drawing ------------------------------------------------------------------------------
-    def _redraw(self) -> None:
-        self.refresh()
-
     def render(self) -> Content:
-        return self.render_status()
-
-    def render_status(self) -> Content:
-        parts: list[Content] = [Content.styled(safe_text(self.index_text), "")]
-        model_styles = {
-            "ready": "$text-success",
-            "loading": "$text-warning",
-            "failed": "$text-error",
-            "waiting": "$text-muted",
-        }
-        model = Content.assemble(
-            ("model ", "$text-muted"),
-            (self.model_state, model_styles.get(self.model_state, "")),
-        )
-        parts.append(model)
-        if not self.vectors_available:
+        state = self.index_state
+        model = state.model
+        parts: list[Content] = [
+            Content.styled(safe_text(state.summary()), ""),
+            Content.assemble(("model ", "$text-muted"), (model.value, MODEL_STYLES[model])),
+        ]
+        if not state.vectors_available:
             parts.append(Content.styled("vectors unavailable", "bold $text-error"))
-        if self.answered is not None:
-            mode = Content.assemble(
-                (self.search_text + " by ", ""),
-                (self.answered, "bold $text-accent"),
-            )
-            if self.requested and self.requested != self.answered:
-                mode += Content.styled(f" (asked {self.requested})", "$text-muted")
-            if self.show_timings and self.seconds is not None:
-                mode += Content.styled(f" in {self.seconds * 1000:.0f} ms", "$text-muted")
+        search = self.search
+        if search is not None:
+            files = f"{search.files} result{'s' if search.files != 1 else ''}"
+            mode = Content.assemble((files + " by ", ""), (search.answered, "bold $text-accent"))
+            if search.requested != search.answered:
+                mode += Content.styled(f" (asked {search.requested})", "$text-muted")
+            if self.show_timings:
+                mode += Content.styled(f" in {search.seconds * 1000:.0f} ms", "$text-muted")
             parts.append(mode)
         if self.filters:
             parts.append(
@@ -116,6 +78,6 @@ class StatusBar(Widget):
                     ("filter ", "$text-muted"), (safe_text(" ".join(self.filters)), "bold")
                 )
             )
-        if self.note:
-            parts.append(Content.styled(safe_text(self.note), "$text-warning"))
+        if search is not None and search.note:
+            parts.append(Content.styled(safe_text(search.note), "$text-warning"))
         return Content(" │ ").join(parts)

@@ -1,0 +1,107 @@
+"""What the UI knows about its index, as one value: the status bar shows it, the screen keeps it.
+
+:class:`IndexState` is immutable; the screen makes a new one (``dataclasses.replace``) for each
+event of the live index or answer of a loading worker and hands it to the widgets that show or
+use it. Its :meth:`IndexState.summary` is the status bar's index text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from explorer.core.live.events import ProgressEvent
+
+
+class ModelState(Enum):
+    """Where a model is: not asked for yet, loading, usable, or unusable."""
+
+    WAITING = "waiting"
+    LOADING = "loading"
+    READY = "ready"
+    FAILED = "failed"
+
+
+READ_ONLY_TEXT = "read-only (another process is writing this index)"
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """The index as the UI sees it."""
+
+    opened: bool = False
+    """The live index exists and searches may run."""
+    error: str = ""
+    """Why the index could not be opened (then nothing else changes)."""
+    progress: ProgressEvent | None = None
+    """The background indexer's last progress (None before any)."""
+    counts: Mapping[str, int] = field(default_factory=dict)
+    """The last manifest read: files by state, ``chunks`` and ``embedded``."""
+    read_only: bool = False
+    """Another process writes this index; this one only reads."""
+    query_model: ModelState = ModelState.WAITING
+    """The query path: the vector store opened and the query encoder warm."""
+    document_model: ModelState | None = None
+    """The live index's document model (None until it says)."""
+    vectors_available: bool = True
+    """The vector store answers (a Chroma server may stop)."""
+    vectors: int = 0
+    """How many chunk vectors the store holds (last count)."""
+
+    @property
+    def semantic_ready(self) -> bool:
+        """Searches by meaning can run."""
+        return self.query_model is ModelState.READY
+
+    @property
+    def model(self) -> ModelState:
+        """Both models as one state: failed if either failed, else loading until both are."""
+        states = (self.query_model, self.document_model or ModelState.READY)
+        if ModelState.FAILED in states:
+            return ModelState.FAILED
+        if ModelState.LOADING in states or ModelState.WAITING in states:
+            return ModelState.LOADING
+        return ModelState.READY
+
+    @property
+    def files(self) -> int:
+        """Indexed files (fresh or waiting for vectors)."""
+        return self.counts.get("fresh", 0) + self.counts.get("pending", 0)
+
+    def summary(self) -> str:
+        """One line for the status bar: progress while indexing, else the counts."""
+        progress = self.progress
+        phase = progress.phase if progress is not None else "done"
+        if self.error:
+            return self.error
+        if self.read_only:
+            return READ_ONLY_TEXT
+        if self.document_model is ModelState.LOADING and phase != "embed":
+            waiting = self.counts.get("chunks", 0) - self.counts.get("embedded", 0)
+            return f"{self.files} files · embedding {waiting} chunks once the model has loaded"
+        if progress is None or phase == "done":
+            return self._counts_text()
+        if phase == "scan":
+            return "scanning files…"
+        if phase == "keywords":
+            return f"indexing {progress.files_done}/{progress.files_total} files"
+        if phase == "embed":
+            percent = 100 * progress.chunks_done // max(1, progress.chunks_total)
+            return (
+                f"{self.files} files · embedding {progress.chunks_done}/{progress.chunks_total} "
+                f"chunks ({percent}%)"
+            )
+        return self._counts_text()
+
+    def _counts_text(self) -> str:
+        counts = self.counts
+        if not counts:
+            return "reading index…" if self.opened else "opening index…"
+        text = f"{self.files} files · {counts.get('chunks', 0)} chunks"
+        extra = [
+            f"{counts[state]} {state}"
+            for state in ("pending", "skipped", "failed")
+            if counts.get(state)
+        ]
+        return text + (f" ({', '.join(extra)})" if extra else "")

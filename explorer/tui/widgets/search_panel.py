@@ -1,0 +1,420 @@
+"""The search panel: the search box over the results list, and everything searching takes.
+
+The panel owns the keystroke debounce, the stale-answer check (each search has a generation;
+only the newest one's answer is shown), and the search worker (its own worker group, so a new
+keystroke cancels only the stale search). It also warms the query path (vector store and query
+encoder) and counts vectors, the two things a search by meaning waits for. It reports up with
+typed messages: :class:`SearchPanel.Answered` after each answer, :class:`SearchPanel.QueryPathReady`
+once the query path is warm (or cannot be), :class:`SearchPanel.VectorsCounted`, and
+:class:`SearchPanel.NothingToLeaveFor` when the user leaves an empty panel.
+
+The screen feeds it the index (:meth:`SearchPanel.use_index`) and the index's state
+(:attr:`SearchPanel.state`), and asks it to search again when the index changed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import Input
+from textual.worker import get_current_worker
+
+from explorer.core.retrieval.file_filter import FileFilter
+from explorer.tui.index_state import IndexState, ModelState
+from explorer.tui.widgets.results import ResultsList, hit_lines
+from explorer.tui.widgets.search_box import SearchBox
+
+if TYPE_CHECKING:
+    from explorer.core.retrieval.search import SearchRequest, SearchResponse
+    from explorer.core.store.index import Index
+
+PREFIX_MIN_CHARS = 2
+"""The last word is searched as a prefix once it has this many characters (a one-letter prefix
+matches half the vocabulary and is slow on a large folder)."""
+SEARCH_DEBOUNCE = 0.15
+"""Seconds of quiet after a keystroke before a search runs (the first keystroke runs at once)."""
+RESULT_FILES = 15
+PASSAGES_PER_FILE = 3
+KEYWORD = "keyword"
+START_HINT = "Type to search. Ctrl+P goes to a file, ? shows help."
+
+
+@dataclass(frozen=True)
+class SearchSummary:
+    """How a search answered, for the status bar."""
+
+    text: str
+    """The query field as typed when it was searched."""
+    files: int
+    requested: str
+    """The mode the user asked for."""
+    answered: str
+    """The mode that produced the results (keyword while the model loads)."""
+    seconds: float
+    note: str = ""
+    """Why the answer differs from what was asked, or the search's first note."""
+
+
+@dataclass(frozen=True)
+class _Question:
+    """What the search box asked, as of its last change."""
+
+    text: str = ""
+    """The query field exactly as typed (with any ``path:`` words)."""
+    query: str = ""
+    """The words to search for."""
+    filter: FileFilter = FileFilter()
+    mode: str = "hybrid"
+
+
+@dataclass(frozen=True)
+class _Answer:
+    response: SearchResponse
+    answered: str
+    note: str
+
+
+class SearchPanel(Vertical):
+    """The search box and the results list; runs the searches the box asks for."""
+
+    BINDINGS = [
+        # Priority: the focus moves while this key is handled, so the keys of the same read
+        # (Down, Down typed fast) already reach the results list.
+        Binding("down", "leave", "To results", show=False, priority=True),
+        Binding("escape", "leave", "Leave search", show=False, priority=True),
+    ]
+
+    @dataclass
+    class Answered(Message):
+        """The results show a new answer (``summary``), or no search (``summary`` None)."""
+
+        panel: SearchPanel
+        summary: SearchSummary | None
+
+        @property
+        def control(self) -> SearchPanel:
+            return self.panel
+
+    @dataclass
+    class QueryPathReady(Message):
+        """The query path is warm (``ok``) or cannot be (``error`` says why)."""
+
+        panel: SearchPanel
+        ok: bool
+        vectors: int = 0
+        """How many chunk vectors the store holds."""
+        error: str = ""
+        vectors_error: str = ""
+        """Set when the vector store did not answer (keyword search goes on)."""
+
+    @dataclass
+    class VectorsCounted(Message):
+        """How many chunk vectors the store holds now."""
+
+        panel: SearchPanel
+        vectors: int
+
+    @dataclass
+    class NothingToLeaveFor(Message):
+        """The user left the search box while there are no results to go to."""
+
+        panel: SearchPanel
+
+    @dataclass
+    class _Finished(Message, bubble=False):
+        generation: int
+        text: str
+        mode: str
+        answer: _Answer
+        seconds: float
+        rows: list[list[Content]]
+        width: int
+
+    @dataclass
+    class _Failed(Message, bubble=False):
+        generation: int
+        message: str
+
+    def __init__(self, title: str = "", *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.title = title
+        self.index: Index | None = None
+        self.state = IndexState()
+        """The index's state, as the screen last passed it."""
+        self._question = _Question()
+        self._generation = 0
+        self._last_keystroke = 0.0
+        self._debounce: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        box = SearchBox(id="search")
+        box.border_title = self.title
+        yield box
+        yield ResultsList(id="results")
+
+    def on_mount(self) -> None:
+        self.results.show_message(START_HINT)
+        self.box.focus_query()
+
+    # -- public API ---------------------------------------------------------------------------
+    @property
+    def box(self) -> SearchBox:
+        return self.query_one(SearchBox)
+
+    @property
+    def results(self) -> ResultsList:
+        return self.query_one(ResultsList)
+
+    @property
+    def has_query(self) -> bool:
+        return bool(self._question.query.strip())
+
+    @property
+    def searches_by_meaning(self) -> bool:
+        """A query is asked in a mode that uses vectors (an answer may change as they come)."""
+        return self.has_query and self._question.mode != KEYWORD
+
+    def use_index(self, index: Index) -> None:
+        """Search ``index`` from now on: warm its query path, and answer a waiting query."""
+        self.index = index
+        self._warm_query_path(index)
+        if self.has_query:
+            self.search_again()
+
+    def warm_query_path(self) -> None:
+        """Try the query path again (the vector store came back)."""
+        if self.index is not None:
+            self._warm_query_path(self.index)
+
+    def count_vectors(self) -> None:
+        if self.index is not None:
+            self._count_vectors(self.index)
+
+    def search_again(self) -> None:
+        """Run the question on show again now (the index changed); the highlight stays."""
+        self._start_search()
+
+    def shows_any_of(self, paths: Collection[str]) -> bool:
+        """Whether new vectors for ``paths`` could change the answer on show."""
+        results = self.results
+        return results.shown_mode == KEYWORD or any(hit.path in paths for hit in results.hits)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Down and Escape leave the search box only: in the results they are the list's."""
+        if action == "leave":
+            focused = self.screen.focused
+            return isinstance(focused, Input) and self.box in focused.ancestors
+        return True
+
+    def action_leave(self) -> None:
+        results = self.results
+        if results.hits:
+            # At once (Widget.focus waits a turn): the next key of the same read is the list's.
+            self.screen.set_focus(results)
+        else:
+            self.post_message(self.NothingToLeaveFor(self))
+
+    # -- the box's questions ------------------------------------------------------------------
+    @on(SearchBox.Changed)
+    def _box_changed(self, event: SearchBox.Changed) -> None:
+        # Not stopped: the screen shows the filters.
+        self._question = _Question(event.text, event.query, event.filter, event.mode)
+        self._schedule_search()
+
+    @on(SearchBox.Submitted)
+    def _box_submitted(self, event: SearchBox.Submitted) -> None:
+        event.stop()
+        results = self.results
+        if results.hits:
+            self.screen.set_focus(results)
+            # From the list's own queue: a message this panel made would stop bubbling here,
+            # at its sender (Textual stops a message at the node that posted it).
+            results.call_next(results.open_highlighted)
+
+    def _schedule_search(self) -> None:
+        """Debounce: search at once after a pause, else once typing pauses."""
+        now = time.monotonic()
+        quiet = now - self._last_keystroke >= SEARCH_DEBOUNCE
+        self._last_keystroke = now
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+        if quiet:
+            self._start_search()
+        else:
+            self._debounce = self.set_timer(SEARCH_DEBOUNCE, self._debounced)
+
+    def _debounced(self) -> None:
+        self._debounce = None
+        self._start_search()
+
+    def _start_search(self) -> None:
+        self._generation += 1
+        question = self._question
+        if not question.query.strip():
+            filtered = question.filter.active
+            self.results.show_message(
+                "Type some words to search for." if filtered else "Type to search."
+            )
+            self.post_message(self.Answered(self, None))
+            return
+        if self.index is None:
+            self.results.show_message("Opening the index…")
+            return
+        self._search(self.index, self._generation, question, self.state, self.results.row_width)
+
+    # -- the worker ---------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(
+        self, index: Index, generation: int, question: _Question, state: IndexState, width: int
+    ) -> None:
+        from explorer.core.retrieval.query import QueryError
+        from explorer.core.retrieval.search import SearchRequest
+
+        worker = get_current_worker()
+        started = time.perf_counter()
+        words = question.query.split()
+        prefix = (
+            bool(words) and not question.query[-1:].isspace() and len(words[-1]) >= PREFIX_MIN_CHARS
+        )
+        file_filter = question.filter
+        request = SearchRequest(
+            question.query,
+            question.mode,
+            file_filter.paths,
+            limit=RESULT_FILES,
+            per_file=PASSAGES_PER_FILE,
+            prefix_last=prefix,
+            tags=file_filter.tags,
+            versions=file_filter.versions,
+        )
+        try:
+            answer = _answer(index, request, state, lambda: worker.is_cancelled)
+        except QueryError as error:
+            if not worker.is_cancelled:
+                self.post_message(self._Failed(generation, str(error)))
+            return
+        except Exception as error:  # noqa: BLE001 - one line for the user, the UI stays up
+            if not worker.is_cancelled:
+                self.post_message(self._Failed(generation, f"{type(error).__name__}: {error}"))
+            return
+        if answer is None or worker.is_cancelled:
+            return
+        rows = [hit_lines(hit, width) for hit in answer.response.results]
+        seconds = time.perf_counter() - started
+        if not worker.is_cancelled:
+            finished = self._Finished(
+                generation, question.text, question.mode, answer, seconds, rows, width
+            )
+            self.post_message(finished)
+
+    @on(_Finished)
+    def _finished(self, message: _Finished) -> None:
+        if message.generation != self._generation:
+            return  # a newer question was asked meanwhile
+        answer = message.answer
+        response = answer.response
+        self.results.show_response(
+            message.text, answer.answered, response, message.rows, message.width, message.mode
+        )
+        note = answer.note
+        if not note and response.notes and response.results:
+            note = response.notes[0]
+        summary = SearchSummary(
+            message.text,
+            len(response.results),
+            message.mode,
+            answer.answered,
+            message.seconds,
+            note,
+        )
+        self.post_message(self.Answered(self, summary))
+
+    @on(_Failed)
+    def _failed(self, message: _Failed) -> None:
+        if message.generation != self._generation:
+            return
+        self.results.show_message(message.message)
+        self.post_message(self.Answered(self, None))
+
+    # -- the query path -----------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="model", exit_on_error=False)
+    def _warm_query_path(self, index: Index) -> None:
+        """Open the vector store and warm the query encoder, off the UI thread."""
+        from explorer.core.store.vectors import VectorStoreUnavailable
+
+        vectors, vectors_error = 0, ""
+        try:
+            try:
+                vectors = index.vectors.count_chunks()
+            except VectorStoreUnavailable as error:  # the live index reports it and recovers
+                vectors_error = str(error)
+            load = getattr(index.embedder, "load_query_path", None)
+            if load is not None:
+                load()
+        except Exception as error:  # noqa: BLE001 - keyword search goes on without it
+            self.post_message(
+                self.QueryPathReady(self, False, error=f"{type(error).__name__}: {error}")
+            )
+            return
+        self.post_message(self.QueryPathReady(self, True, vectors, vectors_error=vectors_error))
+
+    @work(thread=True, exclusive=True, group="vector-count", exit_on_error=False)
+    def _count_vectors(self, index: Index) -> None:
+        try:
+            count = index.vectors.count_chunks()
+        except Exception:  # noqa: BLE001 - a count is only informative
+            return
+        self.post_message(self.VectorsCounted(self, count))
+
+
+def _answer(
+    index: Index, request: SearchRequest, state: IndexState, cancelled: Callable[[], bool]
+) -> _Answer | None:
+    """Search ``index``, answering by keyword where meaning cannot answer yet, and say why.
+
+    Runs on the search worker; None when ``cancelled()`` turned true on the way.
+    """
+    from explorer.core.retrieval.search import search
+    from explorer.core.store.vectors import VectorStoreUnavailable
+
+    asked = request.mode
+    if asked != KEYWORD and not state.semantic_ready:
+        note = (
+            "semantic search unavailable"
+            if state.query_model is ModelState.FAILED
+            else "model loading: keyword results first"
+        )
+        return _Answer(search(index, replace(request, mode=KEYWORD)), KEYWORD, note)
+    try:
+        response = search(index, request)
+    except VectorStoreUnavailable:  # semantic mode with the server gone: keywords
+        response = search(index, replace(request, mode=KEYWORD))
+        return _Answer(response, KEYWORD, "vectors unavailable: keyword results")
+    if asked == KEYWORD:
+        return _Answer(response, KEYWORD, "")
+    if response.filters and "vector" not in response.filters:  # hybrid lost its vector leg
+        return _Answer(response, KEYWORD, "vectors unavailable: keyword results")
+    if asked == "hybrid" and response.results and not _any_vector_rank(response):
+        return _Answer(response, KEYWORD, "no vectors yet: keyword results")
+    if asked != "hybrid" and not response.results and state.vectors == 0:
+        if cancelled():
+            return None
+        response = search(index, replace(request, mode=KEYWORD))
+        return _Answer(response, KEYWORD, "no vectors yet: keyword results")
+    return _Answer(response, asked, "")
+
+
+def _any_vector_rank(response: SearchResponse) -> bool:
+    """Whether any passage shown was found by the vector leg (else keywords alone answered)."""
+    return any(p.vector_rank is not None for hit in response.results for p in hit.passages)
