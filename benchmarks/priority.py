@@ -66,8 +66,8 @@ def embedding_order(no_hints: bool) -> str:
 
 
 async def measure(corpus: Path, index_dir: Path, target: str, open_after: float, limit: float):
+    from explorer.core.live.events import ModelState
     from explorer.tui.app import make_app
-    from explorer.tui.index_state import ModelState
 
     app = make_app(corpus, index_dir=index_dir, watch=False)
     out: dict = {"target": target}

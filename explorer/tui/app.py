@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SystemCommand
 from textual.notifications import SeverityLevel
@@ -21,6 +21,9 @@ from explorer.config import Settings
 from explorer.safe_text import safe_text
 from explorer.tui import themes
 from explorer.tui.screens.main import MainScreen
+
+if TYPE_CHECKING:
+    from explorer.core.embed.embedder import Embedder
 
 FIRST_FRAME_ENV = "EXPLORER_FIRST_FRAME_FILE"
 """If set, the app writes the wall-clock time of its first painted frame to this file..."""
@@ -36,7 +39,9 @@ class ExplorerApp(App[None]):
     COMMAND_PALETTE_BINDING = "f1"
     """ctrl+p is quick open, as in editors; F1 opens the command palette (as in VS Code)."""
 
-    def __init__(self, settings: Settings, embedder: Any = None, watch: bool = True) -> None:
+    def __init__(
+        self, settings: Settings, embedder: Embedder | None = None, watch: bool = True
+    ) -> None:
         super().__init__()
         self.settings = settings
         self.embedder = embedder
@@ -109,7 +114,7 @@ def make_app(
     root: Path,
     index_dir: Path | None = None,
     model: str | None = None,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     watch: bool = True,
     chroma_url: str | None = None,
 ) -> ExplorerApp:

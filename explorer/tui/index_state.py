@@ -9,19 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 
-from explorer.core.live.events import ProgressEvent
-
-
-class ModelState(Enum):
-    """Where a model is: not asked for yet, loading, usable, or unusable."""
-
-    WAITING = "waiting"
-    LOADING = "loading"
-    READY = "ready"
-    FAILED = "failed"
-
+from explorer.core.live.events import ModelState, ProgressEvent
+from explorer.core.models import FileState, SyncPhase
 
 READ_ONLY_TEXT = "read-only (another process is writing this index)"
 
@@ -40,8 +30,9 @@ class IndexState:
     """The last manifest read: files by state, ``chunks`` and ``embedded``."""
     read_only: bool = False
     """Another process writes this index; this one only reads."""
-    query_model: ModelState = ModelState.WAITING
-    """The query path: the vector store opened and the query encoder warm."""
+    query_model: ModelState = ModelState.UNLOADED
+    """The query path: the vector store opened and the query encoder warm (``UNLOADED``
+    until the index opens)."""
     document_model: ModelState | None = None
     """The live index's document model (None until it says)."""
     vectors_available: bool = True
@@ -60,33 +51,33 @@ class IndexState:
         states = (self.query_model, self.document_model or ModelState.READY)
         if ModelState.FAILED in states:
             return ModelState.FAILED
-        if ModelState.LOADING in states or ModelState.WAITING in states:
+        if ModelState.LOADING in states or ModelState.UNLOADED in states:
             return ModelState.LOADING
         return ModelState.READY
 
     @property
     def files(self) -> int:
         """Indexed files (fresh or waiting for vectors)."""
-        return self.counts.get("fresh", 0) + self.counts.get("pending", 0)
+        return self.counts.get(FileState.FRESH, 0) + self.counts.get(FileState.PENDING, 0)
 
     def summary(self) -> str:
         """One line for the status bar: progress while indexing, else the counts."""
         progress = self.progress
-        phase = progress.phase if progress is not None else "done"
+        phase = progress.phase if progress is not None else SyncPhase.DONE
         if self.error:
             return self.error
         if self.read_only:
             return READ_ONLY_TEXT
-        if self.document_model is ModelState.LOADING and phase != "embed":
+        if self.document_model is ModelState.LOADING and phase is not SyncPhase.EMBED:
             waiting = self.counts.get("chunks", 0) - self.counts.get("embedded", 0)
             return f"{self.files} files · embedding {waiting} chunks once the model has loaded"
-        if progress is None or phase == "done":
+        if progress is None or phase is SyncPhase.DONE:
             return self._counts_text()
-        if phase == "scan":
+        if phase is SyncPhase.SCAN:
             return "scanning files…"
-        if phase == "keywords":
+        if phase is SyncPhase.KEYWORDS:
             return f"indexing {progress.files_done}/{progress.files_total} files"
-        if phase == "embed":
+        if phase is SyncPhase.EMBED:
             percent = 100 * progress.chunks_done // max(1, progress.chunks_total)
             return (
                 f"{self.files} files · embedding {progress.chunks_done}/{progress.chunks_total} "
@@ -101,7 +92,7 @@ class IndexState:
         text = f"{self.files} files · {counts.get('chunks', 0)} chunks"
         extra = [
             f"{counts[state]} {state}"
-            for state in ("pending", "skipped", "failed")
+            for state in (FileState.PENDING, FileState.SKIPPED, FileState.FAILED)
             if counts.get(state)
         ]
         return text + (f" ({', '.join(extra)})" if extra else "")

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
+from explorer.core.live.events import ModelState
 from explorer.tui import themes
-from explorer.tui.index_state import ModelState
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
 from explorer.tui.widgets.help import HelpScreen
 from explorer.tui.widgets.preview import TextView
@@ -116,9 +116,8 @@ async def test_down_keys_typed_right_after_leaving_the_search_box_move_in_the_re
         assert len(screen.results.hits) >= 4
         for _ in range(3):
             app.post_message(events.Key("down", None))  # one burst: nothing handled between
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: screen.results.highlighted == 2, 5, "two rows down")
         assert screen.focused is screen.results
-        assert screen.results.highlighted == 2
 
 
 async def test_enter_opens_result_at_its_passage_in_markdown_and_code(sample_copy, app_for):

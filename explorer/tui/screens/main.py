@@ -33,22 +33,25 @@ from explorer.core.live.events import (
     ErrorEvent,
     FilesChangedEvent,
     FilesEmbeddedEvent,
+    ModelState,
     ModelStateEvent,
     ProgressEvent,
     VectorsReadyEvent,
     VectorsStateEvent,
     WriterEvent,
+    WriterState,
 )
+from explorer.core.models import SearchMode, SyncPhase
 from explorer.safe_text import safe_text
 from explorer.tui import messages
 from explorer.tui.bridge import IndexBridge
-from explorer.tui.index_state import IndexState, ModelState
+from explorer.tui.index_state import IndexState
 from explorer.tui.widgets.file_tree import FileTree
 from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.preview import Preview
 from explorer.tui.widgets.related import RelatedList
 from explorer.tui.widgets.results import ResultsList
-from explorer.tui.widgets.search_box import MODES, SearchBox
+from explorer.tui.widgets.search_box import SearchBox
 from explorer.tui.widgets.search_panel import SearchPanel
 from explorer.tui.widgets.status import StatusBar
 
@@ -298,7 +301,8 @@ class MainScreen(Screen[None]):
     def _manifest_loaded(self, event: FileTree.Loaded) -> None:
         state = self._set_state(counts=event.counts)
         progress = state.progress
-        if progress is not None and progress.phase == "keywords" and self.search_panel.has_query:
+        keywords = progress is not None and progress.phase is SyncPhase.KEYWORDS
+        if keywords and self.search_panel.has_query:
             self.search_panel.search_again()  # keyword results grow as files are indexed
 
     # -- the live index -----------------------------------------------------------------------
@@ -320,7 +324,7 @@ class MainScreen(Screen[None]):
         event = message.event
         if isinstance(event, ProgressEvent):
             self._set_state(progress=event)
-            if event.phase == "keywords":
+            if event.phase is SyncPhase.KEYWORDS:
                 self.tree.reload()
         elif isinstance(event, FilesChangedEvent):
             self._files_changed(event)
@@ -334,7 +338,7 @@ class MainScreen(Screen[None]):
         elif isinstance(event, ModelStateEvent):
             self._model_state(event)
         elif isinstance(event, WriterEvent):
-            self._set_state(read_only=event.state == "waiting")
+            self._set_state(read_only=event.state is WriterState.WAITING)
             self.notify(event.message, title="Index", timeout=8)
         elif isinstance(event, VectorsStateEvent):
             self._vectors_state(event)
@@ -393,12 +397,8 @@ class MainScreen(Screen[None]):
             self.load_related(self.current_path)
 
     def _model_state(self, event: ModelStateEvent) -> None:
-        try:
-            model = ModelState(event.state)
-        except ValueError:
-            return
-        self._set_state(document_model=model)
-        if model is ModelState.FAILED:
+        self._set_state(document_model=event.state)
+        if event.state is ModelState.FAILED:
             self.notify(event.message, title="Model", severity="warning", timeout=8)
 
     def _vectors_state(self, event: VectorsStateEvent) -> None:
@@ -439,7 +439,7 @@ class MainScreen(Screen[None]):
         mode = self.search_box.cycle_mode()
         self.notify(f"search mode: {mode}", timeout=2)
 
-    def action_set_mode(self, mode: str) -> None:
+    def action_set_mode(self, mode: SearchMode) -> None:
         self.search_box.set_mode(mode)
 
     def action_clear_filter(self) -> None:
@@ -531,7 +531,7 @@ class MainScreen(Screen[None]):
         yield SystemCommand(
             "Search mode: cycle", "hybrid → semantic → keyword (ctrl+t)", self.action_cycle_mode
         )
-        for mode in MODES:
+        for mode in SearchMode:
             yield SystemCommand(
                 f"Search mode: {mode}",
                 f"Rank results by {mode} search",

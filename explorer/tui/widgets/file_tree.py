@@ -22,6 +22,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
+from explorer.core.models import FileState
 from explorer.safe_text import safe_text
 
 if TYPE_CHECKING:
@@ -29,10 +30,10 @@ if TYPE_CHECKING:
     from explorer.core.store.manifest_records import FileRecord
 
 MARKS = {
-    "fresh": ("●", "file-tree--fresh"),
-    "pending": ("◌", "file-tree--pending"),
-    "skipped": ("⊘", "file-tree--skipped"),
-    "failed": ("✗", "file-tree--failed"),
+    FileState.FRESH: ("●", "file-tree--fresh"),
+    FileState.PENDING: ("◌", "file-tree--pending"),
+    FileState.SKIPPED: ("⊘", "file-tree--skipped"),
+    FileState.FAILED: ("✗", "file-tree--failed"),
 }
 """The mark and the component class (styled in app.tcss) of each index state."""
 EXPAND_ALL_BELOW = 80
@@ -47,13 +48,14 @@ class Entry:
 
     path: str
     is_dir: bool
-    state: str = ""
+    state: FileState | None = None
+    """None for a folder."""
     reason: str = ""
 
 
 def is_shown(record: FileRecord) -> bool:
     """Whether a manifest row belongs in the tree (binary files do not)."""
-    return not (record.state == "skipped" and record.reason.startswith("binary"))
+    return not (record.state is FileState.SKIPPED and record.reason.startswith("binary"))
 
 
 def _sort_key(entry: Entry) -> tuple[bool, str]:
@@ -168,7 +170,7 @@ class FileTree(Tree[Entry]):
         """Every file shown, sorted."""
         return sorted(self._files)
 
-    def state_of(self, path: str) -> str | None:
+    def state_of(self, path: str) -> FileState | None:
         node = self._files.get(path)
         return node.data.state if node is not None and node.data is not None else None
 

@@ -8,7 +8,7 @@ target, on a backlink the linking file at the link's line.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.content import Content
@@ -18,6 +18,10 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from explorer.safe_text import safe_text
+
+if TYPE_CHECKING:
+    from explorer.core.retrieval.links import FileLinks
+    from explorer.core.store.index import Index
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,7 @@ class LinksList(OptionList):
     class Loaded(Message, bubble=False):
         """The worker's answer (posted by the list to itself)."""
 
-        def __init__(self, path: str, found: Any, message: str) -> None:
+        def __init__(self, path: str, found: FileLinks | None, message: str) -> None:
             super().__init__()
             self.path = path
             self.found = found
@@ -85,7 +89,7 @@ class LinksList(OptionList):
         super().__init__(**kwargs)
         self.source: str | None = None
         """The file whose links are shown (or being loaded)."""
-        self.found: Any = None
+        self.found: FileLinks | None = None
         """The :class:`~explorer.core.retrieval.links.FileLinks` shown, if any."""
         self.rows: list[LinkRow | None] = []
         """Per option: the row Enter opens, or None for a header or message."""
@@ -94,7 +98,7 @@ class LinksList(OptionList):
         self.show_message("Open a file to see its links.")
 
     # -- public API ---------------------------------------------------------------------------
-    def load(self, index: Any, path: str) -> None:
+    def load(self, index: Index | None, path: str) -> None:
         """Read the links of ``path`` from ``index`` (None while it opens) off the UI thread."""
         if index is None:
             self.source = path
@@ -107,7 +111,7 @@ class LinksList(OptionList):
         self.border_subtitle = Content(safe_text(path.rsplit("/", 1)[-1]))  # text, not markup
         self._load(index, path)
 
-    def show_links(self, path: str, found: Any) -> None:
+    def show_links(self, path: str, found: FileLinks) -> None:
         """Show ``found`` (a :class:`~explorer.core.retrieval.links.FileLinks`) for ``path``; links
         read
         again for the file on show stay where the user scrolled them."""
@@ -151,7 +155,7 @@ class LinksList(OptionList):
         self.set_options([Option(Content.styled(text, "$text-muted"), disabled=True)])
 
     @work(thread=True, exclusive=True, group="links", exit_on_error=False)
-    def _load(self, index: Any, path: str) -> None:
+    def _load(self, index: Index, path: str) -> None:
         from explorer.core.retrieval.links import LinksUnavailable, file_links
 
         worker = get_current_worker()

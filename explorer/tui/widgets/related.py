@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +20,11 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from explorer.core.errors import ExplorerError
+from explorer.core.live.events import ModelState
+from explorer.core.models import FileState
 from explorer.safe_text import safe_text
-from explorer.tui.index_state import IndexState, ModelState
+from explorer.tui.index_state import IndexState
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.related import RelatedFile
@@ -134,6 +138,18 @@ def related_prompt(item: RelatedFile, width: int = DEFAULT_WIDTH) -> Content:
     return Content("\n").join(lines)
 
 
+class RelatedState(StrEnum):
+    """What the related list shows."""
+
+    IDLE = "idle"
+    """No file open: a hint."""
+    LOADING = "loading"
+    READY = "ready"
+    """The open file's neighbours."""
+    EMPTY = "empty"
+    """A file is open but has no neighbours to show; a message says why."""
+
+
 class RelatedList(OptionList):
     """Neighbours of the open file; Enter opens one at its explaining passage."""
 
@@ -172,8 +188,7 @@ class RelatedList(OptionList):
         self.source: str | None = None
         """The file whose neighbours are shown (or being loaded)."""
         self.items: list[RelatedFile] = []
-        self.state = "idle"
-        """``idle``, ``loading``, ``ready`` or ``empty`` (with a message)."""
+        self.state = RelatedState.IDLE
         self._rows_width = 0
         """The width the rows on show were laid out for."""
 
@@ -208,7 +223,7 @@ class RelatedList(OptionList):
         """Whether files newly embedded (``embedded``) may change the neighbours on show."""
         return (
             self.source in embedded
-            or self.state != "ready"
+            or self.state is not RelatedState.READY
             or any(item.path in embedded for item in self.items)
             or len(self.items) < RELATED_FILES
         )
@@ -219,32 +234,29 @@ class RelatedList(OptionList):
 
     @work(thread=True, exclusive=True, group="related", exit_on_error=False)
     def _find(self, index: Index, path: str, embedding: bool) -> None:
-        from explorer.core.retrieval.related import RelatedError, related_files
+        from explorer.core.retrieval.related import FileNotIndexed, NoVectorYet, related_files
 
         worker = get_current_worker()
         items: list[RelatedFile] = []
         try:
-            record = index.keywords.file(path)
-            if record is None:
-                message = "This file is not in the index."
+            items = related_files(index, path, RELATED_FILES)
+            message = ""
+            if not items:
+                message = PENDING_NEIGHBOURS if embedding else "No other file has vectors yet."
+        except FileNotIndexed:
+            message = "This file is not in the index."
+        except NoVectorYet as error:
+            if error.state is FileState.PENDING:
+                message = (
+                    PENDING_FILE
+                    if embedding
+                    else "No vectors yet for this file: embedding is in progress."
+                )
             else:
-                try:
-                    items = related_files(index, path, RELATED_FILES)
-                    message = ""
-                    if not items:
-                        message = (
-                            PENDING_NEIGHBOURS if embedding else "No other file has vectors yet."
-                        )
-                except RelatedError:  # the file has no vector (the record says why)
-                    if record.state == "pending":
-                        message = (
-                            PENDING_FILE
-                            if embedding
-                            else "No vectors yet for this file: embedding is in progress."
-                        )
-                    else:
-                        why = f"{record.state}: {record.reason}" if record.reason else record.state
-                        message = f"No vectors for this file ({why})."
+                why = f"{error.state}: {error.reason}" if error.reason else error.state
+                message = f"No vectors for this file ({why})."
+        except ExplorerError as error:
+            message = str(error)
         except Exception as error:  # noqa: BLE001 - the sidebar says it, the UI stays up
             items, message = [], f"{type(error).__name__}: {error}"
         if not worker.is_cancelled:
@@ -258,24 +270,24 @@ class RelatedList(OptionList):
     # -- showing ------------------------------------------------------------------------------
 
     def show_loading(self, source: str) -> None:
-        if self.source != source or self.state != "ready":
+        if self.source != source or self.state is not RelatedState.READY:
             self.source = source
-            self.state = "loading"
+            self.state = RelatedState.LOADING
             self._message("Finding related files…")
         self._show_source(source)
 
     def show_related(self, source: str, items: list[RelatedFile], message: str = "") -> None:
         """Show the neighbours of ``source`` (or ``message`` when there are none); a refresh
         of the neighbours on show stays where the user scrolled it."""
-        refresh = self.source == source and self.state == "ready"
+        refresh = self.source == source and self.state is RelatedState.READY
         self.source = source
         self.items = list(items)
         self._show_source(source)
         if not self.items:
-            self.state = "empty"
+            self.state = RelatedState.EMPTY
             self._message(message or "No related files.")
             return
-        self.state = "ready"
+        self.state = RelatedState.READY
         self._show_rows(keep_scroll=refresh)
 
     def _show_rows(self, keep_scroll: bool) -> None:
@@ -302,14 +314,14 @@ class RelatedList(OptionList):
         self.border_subtitle = Content(safe_text(short_path(source, room)))
 
     def on_resize(self, _event: events.Resize) -> None:
-        if self.state == "ready" and self._row_width() != self._rows_width:
+        if self.state is RelatedState.READY and self._row_width() != self._rows_width:
             self._show_rows(keep_scroll=True)
         if self.source is not None:
             self._show_source(self.source)
 
     def show_message(self, text: str) -> None:
         self.source = None
-        self.state = "idle"
+        self.state = RelatedState.IDLE
         self.border_subtitle = ""
         self._message(text)
 

@@ -8,7 +8,7 @@ draws the lines on screen (a line-API scroll view, no widget per row).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from textual import events
@@ -22,6 +22,10 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from explorer.safe_text import safe_spans, safe_text
+
+if TYPE_CHECKING:
+    from explorer.core.models import SearchMode
+    from explorer.core.retrieval.search import FileHit, SearchResponse
 
 SNIPPET_LINES = 2
 """Most lines of snippet under a file."""
@@ -39,7 +43,7 @@ def short_heading(heading: str, title: str) -> str:
     return heading
 
 
-def hit_lines(hit: Any, width: int) -> list[Content]:
+def hit_lines(hit: FileHit, width: int) -> list[Content]:
     """The lines of one :class:`~explorer.core.retrieval.search.FileHit`, cut to ``width`` cells.
 
     Pure and thread-safe: the search worker calls it. Score and path, followed on the same
@@ -141,7 +145,7 @@ class ResultsList(ScrollView, can_focus=True):
         """Open ``hit`` (a FileHit) at its passage number ``passage``."""
 
         results: ResultsList
-        hit: Any
+        hit: FileHit
         passage: int = 0
 
         @property
@@ -150,12 +154,12 @@ class ResultsList(ScrollView, can_focus=True):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.hits: list[Any] = []
+        self.hits: list[FileHit] = []
         self.shown_query: str | None = None
         """The query text whose results are on screen (None: a message is shown)."""
-        self.shown_mode: str | None = None
+        self.shown_mode: SearchMode | None = None
         """The mode that answered the shown results."""
-        self.shown_request: str | None = None
+        self.shown_request: SearchMode | None = None
         """The mode the user asked for when the shown results were searched."""
         self.message = ""
         """The explanation shown instead of results (empty when results are shown)."""
@@ -175,11 +179,11 @@ class ResultsList(ScrollView, can_focus=True):
     def show_response(
         self,
         query: str,
-        answered: str,
-        response: Any,
+        answered: SearchMode,
+        response: SearchResponse,
         rows: list[list[Content]] | None = None,
         width: int | None = None,
-        requested: str | None = None,
+        requested: SearchMode | None = None,
     ) -> None:
         """Show the hits of ``response`` (the answer to ``query``, by mode ``answered``; the
         user asked for ``requested``, by default the same).

@@ -22,7 +22,6 @@ from textual.widgets import Input
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.file_filter import FileFilter, parse_filter_words
 
-MODES = tuple(SearchMode)
 QUERY_PLACEHOLDER = "words · path:dir/ filters"
 """What the empty query field says (the box's title, "Search", names it)."""
 
@@ -54,7 +53,7 @@ class OneLineInput(Input):
 class SearchBox(Horizontal):
     """The query input and the filter field on one line; the mode in the bottom border."""
 
-    mode: reactive[str] = reactive("hybrid", init=False)
+    mode: reactive[SearchMode] = reactive(SearchMode.HYBRID, init=False)
 
     @dataclass
     class Changed(Message):
@@ -66,7 +65,7 @@ class SearchBox(Horizontal):
         query: str
         """The words to search for (``path:``, ``tag:`` and ``version:`` words removed)."""
         paths: tuple[str, ...]
-        mode: str
+        mode: SearchMode
         tags: tuple[str, ...] = ()
         versions: tuple[str, ...] = ()
 
@@ -132,18 +131,17 @@ class SearchBox(Horizontal):
         """
         self.screen.set_focus(box)
 
-    def cycle_mode(self) -> str:
+    def cycle_mode(self) -> SearchMode:
         """Switch to the next mode (hybrid → semantic → keyword → hybrid)."""
-        self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+        self.mode = self.mode.next()
         return self.mode
 
-    def set_mode(self, mode: str) -> None:
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}")
-        self.mode = mode
+    def set_mode(self, mode: SearchMode | str) -> None:
+        """Search in ``mode`` (a :class:`SearchMode` or its name; ValueError for another)."""
+        self.mode = SearchMode(mode)
 
     # -- internals ----------------------------------------------------------------------------
-    def watch_mode(self, mode: str) -> None:
+    def watch_mode(self, mode: SearchMode) -> None:
         self.border_subtitle = mode
         self._post_changed()
 

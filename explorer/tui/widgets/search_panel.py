@@ -29,8 +29,11 @@ from textual.timer import Timer
 from textual.widgets import Input
 from textual.worker import get_current_worker
 
+from explorer.core.errors import ExplorerError
+from explorer.core.live.events import ModelState
+from explorer.core.models import SearchMode
 from explorer.core.retrieval.file_filter import FileFilter
-from explorer.tui.index_state import IndexState, ModelState
+from explorer.tui.index_state import IndexState
 from explorer.tui.widgets.results import ResultsList, hit_lines
 from explorer.tui.widgets.search_box import SearchBox
 
@@ -45,7 +48,8 @@ SEARCH_DEBOUNCE = 0.15
 """Seconds of quiet after a keystroke before a search runs (the first keystroke runs at once)."""
 RESULT_FILES = 15
 PASSAGES_PER_FILE = 3
-KEYWORD = "keyword"
+VECTORS_UNAVAILABLE = "vectors unavailable: keyword results"
+NO_VECTORS_YET = "no vectors yet: keyword results"
 START_HINT = "Type to search. Ctrl+P goes to a file, ? shows help."
 
 
@@ -56,9 +60,9 @@ class SearchSummary:
     text: str
     """The query field as typed when it was searched."""
     files: int
-    requested: str
+    requested: SearchMode
     """The mode the user asked for."""
-    answered: str
+    answered: SearchMode
     """The mode that produced the results (keyword while the model loads)."""
     seconds: float
     note: str = ""
@@ -74,13 +78,13 @@ class _Question:
     query: str = ""
     """The words to search for."""
     filter: FileFilter = FileFilter()
-    mode: str = "hybrid"
+    mode: SearchMode = SearchMode.HYBRID
 
 
 @dataclass(frozen=True)
 class _Answer:
     response: SearchResponse
-    answered: str
+    answered: SearchMode
     note: str
 
 
@@ -134,7 +138,7 @@ class SearchPanel(Vertical):
     class _Finished(Message, bubble=False):
         generation: int
         text: str
-        mode: str
+        mode: SearchMode
         answer: _Answer
         seconds: float
         rows: list[list[Content]]
@@ -182,7 +186,7 @@ class SearchPanel(Vertical):
     @property
     def searches_by_meaning(self) -> bool:
         """A query is asked in a mode that uses vectors (an answer may change as they come)."""
-        return self.has_query and self._question.mode != KEYWORD
+        return self.has_query and self._question.mode is not SearchMode.KEYWORD
 
     def use_index(self, index: Index) -> None:
         """Search ``index`` from now on: warm its query path, and answer a waiting query."""
@@ -207,7 +211,9 @@ class SearchPanel(Vertical):
     def shows_any_of(self, paths: Collection[str]) -> bool:
         """Whether new vectors for ``paths`` could change the answer on show."""
         results = self.results
-        return results.shown_mode == KEYWORD or any(hit.path in paths for hit in results.hits)
+        return results.shown_mode == SearchMode.KEYWORD or any(
+            hit.path in paths for hit in results.hits
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Down and Escape leave the search box only: in the results they are the list's."""
@@ -278,7 +284,6 @@ class SearchPanel(Vertical):
     def _search(
         self, index: Index, generation: int, question: _Question, state: IndexState, width: int
     ) -> None:
-        from explorer.core.retrieval.query import QueryError
         from explorer.core.retrieval.search import SearchRequest
 
         worker = get_current_worker()
@@ -300,7 +305,7 @@ class SearchPanel(Vertical):
         )
         try:
             answer = _answer(index, request, state, lambda: worker.is_cancelled)
-        except QueryError as error:
+        except ExplorerError as error:  # e.g. a query with no words: its one line
             if not worker.is_cancelled:
                 self.post_message(self._Failed(generation, str(error)))
             return
@@ -385,36 +390,31 @@ def _answer(
 
     Runs on the search worker; None when ``cancelled()`` turned true on the way.
     """
-    from explorer.core.retrieval.search import search
+    from explorer.core.retrieval.search import VectorLeg, search
     from explorer.core.store.vectors import VectorStoreUnavailable
 
     asked = request.mode
-    if asked != KEYWORD and not state.semantic_ready:
+    if asked is not SearchMode.KEYWORD and not state.semantic_ready:
         note = (
             "semantic search unavailable"
             if state.query_model is ModelState.FAILED
             else "model loading: keyword results first"
         )
-        return _Answer(search(index, replace(request, mode=KEYWORD)), KEYWORD, note)
+        return _Answer(
+            search(index, replace(request, mode=SearchMode.KEYWORD)), SearchMode.KEYWORD, note
+        )
     try:
         response = search(index, request)
     except VectorStoreUnavailable:  # semantic mode with the server gone: keywords
-        response = search(index, replace(request, mode=KEYWORD))
-        return _Answer(response, KEYWORD, "vectors unavailable: keyword results")
-    if asked == KEYWORD:
-        return _Answer(response, KEYWORD, "")
-    if response.filters and "vector" not in response.filters:  # hybrid lost its vector leg
-        return _Answer(response, KEYWORD, "vectors unavailable: keyword results")
-    if asked == "hybrid" and response.results and not _any_vector_rank(response):
-        return _Answer(response, KEYWORD, "no vectors yet: keyword results")
-    if asked != "hybrid" and not response.results and state.vectors == 0:
+        response = search(index, replace(request, mode=SearchMode.KEYWORD))
+        return _Answer(response, SearchMode.KEYWORD, VECTORS_UNAVAILABLE)
+    if response.vector_leg is VectorLeg.UNAVAILABLE:  # hybrid went on with keywords alone
+        return _Answer(response, response.answered_by, VECTORS_UNAVAILABLE)
+    if response.vector_leg is VectorLeg.EMPTY:
+        return _Answer(response, response.answered_by, NO_VECTORS_YET)
+    if asked is SearchMode.SEMANTIC and not response.results and state.vectors == 0:
         if cancelled():
             return None
-        response = search(index, replace(request, mode=KEYWORD))
-        return _Answer(response, KEYWORD, "no vectors yet: keyword results")
-    return _Answer(response, asked, "")
-
-
-def _any_vector_rank(response: SearchResponse) -> bool:
-    """Whether any passage shown was found by the vector leg (else keywords alone answered)."""
-    return any(p.vector_rank is not None for hit in response.results for p in hit.passages)
+        response = search(index, replace(request, mode=SearchMode.KEYWORD))
+        return _Answer(response, SearchMode.KEYWORD, NO_VECTORS_YET)
+    return _Answer(response, response.answered_by, "")

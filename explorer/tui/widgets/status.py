@@ -11,16 +11,20 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from explorer.core.live.events import ModelState
+from explorer.core.models import SearchMode
 from explorer.safe_text import safe_text
-from explorer.tui.index_state import IndexState, ModelState
+from explorer.tui.index_state import IndexState
 from explorer.tui.widgets.search_panel import SearchSummary
 
 MODEL_STYLES = {
     ModelState.READY: "$text-success",
     ModelState.LOADING: "$text-warning",
     ModelState.FAILED: "$text-error",
-    ModelState.WAITING: "$text-muted",
+    ModelState.UNLOADED: "$text-muted",
 }
+MODEL_WORDS = {ModelState.UNLOADED: "waiting"}
+"""How a model state reads where its value would not say it (no index open yet)."""
 
 
 class StatusBar(Widget):
@@ -44,12 +48,12 @@ class StatusBar(Widget):
         return self.index_state.summary()
 
     @property
-    def answered(self) -> str | None:
+    def answered(self) -> SearchMode | None:
         """The mode that produced the results on screen."""
         return self.search.answered if self.search is not None else None
 
     @property
-    def requested(self) -> str | None:
+    def requested(self) -> SearchMode | None:
         """The mode the user asked for when the results on screen were searched."""
         return self.search.requested if self.search is not None else None
 
@@ -59,7 +63,10 @@ class StatusBar(Widget):
         model = state.model
         parts: list[Content] = [
             Content.styled(safe_text(state.summary()), ""),
-            Content.assemble(("model ", "$text-muted"), (model.value, MODEL_STYLES[model])),
+            Content.assemble(
+                ("model ", "$text-muted"),
+                (MODEL_WORDS.get(model, model.value), MODEL_STYLES[model]),
+            ),
         ]
         if not state.vectors_available:
             parts.append(Content.styled("vectors unavailable", "bold $text-error"))
