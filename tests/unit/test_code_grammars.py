@@ -198,8 +198,9 @@ def test_c_and_cpp_definitions_not_prototypes() -> None:
 
 def test_ruby_php_and_shell() -> None:
     ruby = (
-        'require "json"\n\nmodule Store\n  class FileStore\n    def initialize(path)\n'
-        "      @path = path\n    end\n\n    def read\n      File.read(@path)\n    end\n  end\nend\n"
+        'require "json"\n\nmodule Store\n  # A file store.\n  class FileStore\n'
+        "    def initialize(path)\n      @path = path\n    end\n\n    def read\n"
+        "      File.read(@path)\n    end\n  end\nend\n"
     )
     assert paths("a.rb", ruby, max_tokens=8) == [
         "",
@@ -208,6 +209,8 @@ def test_ruby_php_and_shell() -> None:
         "module Store > class FileStore > def initialize(path)",
         "module Store > class FileStore > def read",
     ]
+    # the comment above the class opens its chunk, though Ruby's tree keeps it in the module
+    assert sections("a.rb", ruby, max_tokens=8)[2][1:] == (4, 5)
     php = (
         "<?php\n\nnamespace App;\n\n#[Entity]\nfinal class User\n{\n"
         '    public function name(): string\n    {\n        return "x";\n    }\n}\n\n'

@@ -323,9 +323,18 @@ class _DefinitionReader:
         self._collect(node, 1, 1, found)
         return found
 
-    def _collect(self, node: Node, depth: int, nesting: int, found: list[Definition]) -> None:
-        previous: Node | None = None
-        leading: Node | None = None  # the first of the comments right above the next child
+    def _collect(
+        self,
+        node: Node,
+        depth: int,
+        nesting: int,
+        found: list[Definition],
+        above: tuple[Node, Node] | None = None,
+    ) -> None:
+        """Add the definitions below ``node`` to ``found``. ``above`` is a run of comments
+        (first, last) right above ``node``, which a definition opening ``node`` takes along
+        (Ruby keeps the comment above a class in the module, outside the class's block)."""
+        leading, previous = above if above is not None else (None, None)
         for child in node.named_children:
             if _is_leading(child) and not _is_trailing(child, previous):
                 if leading is None or _apart(previous, child):
@@ -336,10 +345,13 @@ class _DefinitionReader:
                     first = child if leading is None or _apart(previous, child) else leading
                     found.append(self._define(first, child, inner))
                 elif child.named_child_count and nesting < _MAX_NESTING:
+                    run = None
+                    if leading is not None and previous is not None and not _apart(previous, child):
+                        run = (leading, previous)
                     if child.type in _TRANSPARENT:
-                        self._collect(child, depth, nesting + 1, found)
+                        self._collect(child, depth, nesting + 1, found, run)
                     elif depth < _SEARCH_DEPTH:
-                        self._collect(child, depth + 1, nesting + 1, found)
+                        self._collect(child, depth + 1, nesting + 1, found, run)
                 leading = None
             previous = child
 
