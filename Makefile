@@ -12,9 +12,11 @@ run: $(STAMP)  ## open the explorer on sample_docs/
 test: $(STAMP)  ## the whole test suite (unit, UI, end to end with the real model)
 	$(BIN)/python -m pytest -q
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff, the formatter, mypy (strict on the core) and the import contracts
 	$(BIN)/ruff check explorer tests benchmarks
 	$(BIN)/ruff format --check explorer tests benchmarks
+	$(BIN)/mypy
+	PYTHONPATH=$(CURDIR) $(BIN)/lint-imports
 
 bench-beir: $(STAMP)
 	$(BIN)/python benchmarks/beir.py --data ../shared/bench/scifact --split train

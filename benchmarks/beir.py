@@ -126,7 +126,7 @@ def main() -> int:
     status = index.status()
     index.close()
 
-    summary = {mode: {k: v for k, v in results[mode].items()} for mode in MODES}
+    summary = {mode: dict(results[mode]) for mode in MODES}
     meta = {
         "data": str(data),
         "split": args.split,

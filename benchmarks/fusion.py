@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from beir import ndcg_at, read_jsonl, read_qrels, recall_at  # noqa: E402
+from beir import ndcg_at, read_jsonl, read_qrels, recall_at
 
-from explorer.config import Settings  # noqa: E402
-from explorer.core.retrieval.query import fts_expression  # noqa: E402
-from explorer.core.store.index import Index  # noqa: E402
+from explorer.config import Settings
+from explorer.core.retrieval.query import fts_expression
+from explorer.core.store.index import Index
 
 Hits = list[tuple[str, float]]
 

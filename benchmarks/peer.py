@@ -29,13 +29,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from beir import ndcg_at, read_jsonl, read_qrels, write_corpus  # noqa: E402
+from beir import ndcg_at, read_jsonl, read_qrels, write_corpus
 
-from explorer.config import Settings  # noqa: E402
-from explorer.core.embed.embedder import resolve_model_dir  # noqa: E402
-from explorer.core.indexing.indexer import Indexer  # noqa: E402
-from explorer.core.retrieval.search import SearchRequest, search  # noqa: E402
-from explorer.core.store.index import Index  # noqa: E402
+from explorer.config import Settings
+from explorer.core.embed.embedder import resolve_model_dir
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
 
 DRIVER = Path(__file__).resolve().parent / "peer_txtai.py"
 

@@ -35,11 +35,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from beir import read_jsonl, read_qrels  # noqa: E402
+from beir import read_jsonl, read_qrels
 
-from explorer.config import Settings  # noqa: E402
-from explorer.core.retrieval.search import SearchRequest, search  # noqa: E402
-from explorer.core.store.index import Index  # noqa: E402
+from explorer.config import Settings
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("keyword", "semantic", "hybrid")

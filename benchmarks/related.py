@@ -34,13 +34,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from related_links import link_graph  # noqa: E402
+from related_links import link_graph
 
-from explorer.config import Settings  # noqa: E402
-from explorer.core.models import FileState  # noqa: E402
-from explorer.core.retrieval.related import DEFAULT_TUNING, RelatedTuning, related_files  # noqa: E402
-from explorer.core.store.index import Index  # noqa: E402
-from explorer.core.store.vectors import file_vector_id  # noqa: E402
+from explorer.config import Settings
+from explorer.core.models import FileState
+from explorer.core.retrieval.related import DEFAULT_TUNING, RelatedTuning, related_files
+from explorer.core.store.index import Index
+from explorer.core.store.vectors import file_vector_id
 
 TOP = 5
 STUB_CHARS = 200

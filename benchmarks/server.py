@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.speed import run_index, warm_latency  # noqa: E402
-from tests.chroma_server import ChromaServer  # noqa: E402
+from benchmarks.speed import run_index, warm_latency
+from tests.chroma_server import ChromaServer
 
 
 def copy_vectors(root: Path, index_dir: Path, chroma_url: str) -> dict:

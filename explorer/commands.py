@@ -22,6 +22,8 @@ from explorer.locations import default_index_dir
 from explorer.safe_text import safe_text
 
 if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
     from explorer.core.indexing.report import Progress as SyncProgress
     from explorer.core.store.damaged_store import Repair
 
@@ -232,8 +234,8 @@ class _ProgressDisplay:
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
-        self._progress = None
-        self._tasks: dict[str, int] = {}
+        self._progress: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
         self._said_keywords_ready = False
 
     def __enter__(self) -> _ProgressDisplay:
@@ -247,7 +249,7 @@ class _ProgressDisplay:
                 TimeRemainingColumn,
             )
 
-            self._progress = Progress(
+            progress = Progress(
                 TextColumn("{task.description:<9}"),
                 BarColumn(),
                 MofNCompleteColumn(),
@@ -258,22 +260,24 @@ class _ProgressDisplay:
                 transient=True,
                 console=_stderr_console(),
             )
-            self._progress.start()
+            progress.start()
+            self._progress = progress
         return self
 
     def update(self, progress: SyncProgress) -> None:
-        if self._progress is None:
+        bar = self._progress
+        if bar is None:
             return
         if progress.phase in (SyncPhase.MODEL, SyncPhase.EMBED) and not self._said_keywords_ready:
             self._said_keywords_ready = True
-            self._progress.console.print(KEYWORDS_READY, style="green", highlight=False)
+            bar.console.print(KEYWORDS_READY, style="green", highlight=False)
         if progress.phase == SyncPhase.MODEL:
-            self._tasks[SyncPhase.MODEL] = self._progress.add_task("model", total=None)
+            self._tasks[SyncPhase.MODEL] = bar.add_task("model", total=None)
             return
         if progress.phase not in (SyncPhase.KEYWORDS, SyncPhase.EMBED):
             return
         if progress.phase == SyncPhase.EMBED and SyncPhase.MODEL in self._tasks:
-            self._progress.remove_task(self._tasks.pop(SyncPhase.MODEL))
+            bar.remove_task(self._tasks.pop(SyncPhase.MODEL))
         done, total = (
             (progress.files_done, progress.files_total)
             if progress.phase == SyncPhase.KEYWORDS
@@ -281,8 +285,8 @@ class _ProgressDisplay:
         )
         label = "files" if progress.phase == SyncPhase.KEYWORDS else "embedding"
         if progress.phase not in self._tasks:
-            self._tasks[progress.phase] = self._progress.add_task(label, total=total)
-        self._progress.update(self._tasks[progress.phase], completed=done, total=total)
+            self._tasks[progress.phase] = bar.add_task(label, total=total)
+        bar.update(self._tasks[progress.phase], completed=done, total=total)
 
     def __exit__(self, *exc_info) -> None:
         if self._progress is not None:
@@ -314,7 +318,7 @@ def _open_vectors(index) -> None:
     # traceback; the command that uses the store meets the same failure and reports it.
     try:
         index.vectors  # noqa: B018 - opening it is the point
-    except Exception:
+    except Exception:  # noqa: BLE001 - see above
         pass
 
 

@@ -87,4 +87,5 @@ class Settings(IndexSettings):
             chroma_url=str(chroma_url) if chroma_url else None,
             **from_config,  # type: ignore[arg-type]
         )
-        return replace(settings, **overrides) if overrides else settings
+        # Flag values by Settings' own field names; their types are the flags' (click checks).
+        return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]

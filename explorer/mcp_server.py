@@ -17,12 +17,16 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
 from explorer.config import Settings
 from explorer.core.models import SearchMode
+
+if TYPE_CHECKING:
+    from explorer.core.embed.embedder import Embedder
+    from explorer.core.store.index import Index
 
 SERVER_NAME = "explorer"
 PATH_HELP = "A file path relative to the indexed folder, e.g. docs/setup.md."
@@ -84,10 +88,12 @@ class ExplorerTools:
     failure. Calls run one at a time.
     """
 
-    def __init__(self, settings: Settings, embedder_factory: Callable[[], Any] | None = None):
+    def __init__(
+        self, settings: Settings, embedder_factory: Callable[[], Embedder] | None = None
+    ) -> None:
         self.settings = settings
         self._embedder_factory = embedder_factory
-        self._index = None
+        self._index: Index | None = None
         self._identity: tuple[int, int] | None = None
         self._lock = threading.Lock()
 
@@ -232,7 +238,8 @@ def _line_range(rel_path: str, text: str, start: int | None, end: int | None) ->
         raise ToolFailure("start_line must be at least 1 and end_line at least start_line")
     if first > max(total, 1):
         raise ToolFailure(f"{rel_path} has {total} lines; start_line {first} is past the end")
-    chosen, size, line = [], 0, first
+    chosen: list[str] = []
+    size, line = 0, first
     while line <= last:
         piece = lines[line - 1]
         if chosen and size + len(piece) > MAX_READ_CHARS:
@@ -268,7 +275,7 @@ def build_server(tools: ExplorerTools):
     from mcp.types import ToolAnnotations
 
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
-    read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     def run(work: Callable[[], dict]) -> dict:
         try:

@@ -100,12 +100,12 @@ def _warm() -> None:
     import chromadb  # noqa: F401
     import numpy  # noqa: F401
 
-    import explorer.commands  # noqa: F401
-    import explorer.core.embed.numpy_encoder  # noqa: F401
-    import explorer.core.retrieval.agent_context  # noqa: F401
-    import explorer.core.retrieval.related  # noqa: F401
-    import explorer.core.retrieval.search  # noqa: F401
-    import explorer.core.store.index  # noqa: F401
+    import explorer.commands
+    import explorer.core.embed.numpy_encoder
+    import explorer.core.retrieval.agent_context
+    import explorer.core.retrieval.related
+    import explorer.core.retrieval.search
+    import explorer.core.store.index
     import explorer.render  # noqa: F401
     from explorer.commands import forbid_embedding
     from explorer.core.embed.embedder import keep_loaded_embedders

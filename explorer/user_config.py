@@ -95,7 +95,7 @@ def load_user_config(path: Path | None = None) -> dict[str, Any]:
             value = data[key] = float(value)  # `semantic_weight = 1` means 1.0
         if not isinstance(value, kind) or isinstance(value, bool):
             raise ConfigError(f"{path}: {key} must be a {kind.__name__}, not {value!r}")
-        if kind is list and not all(isinstance(item, str) for item in value):
+        if isinstance(value, list) and not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{path}: {key} must be a list of strings")
         _check_value(path, key, value)
     return data

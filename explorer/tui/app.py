@@ -45,7 +45,8 @@ class ExplorerApp(App[None]):
         super().__init__()
         self.settings = settings
         self.embedder = embedder
-        self.watch = watch
+        self.watch_files = watch
+        """Start the file watcher (``watch`` itself is Textual's method for reactives)."""
         self.theme_problems: list[str] = []
         self._load_themes()
 
@@ -70,7 +71,7 @@ class ExplorerApp(App[None]):
 
     # -- lifecycle ----------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
-        return MainScreen(self.settings, embedder=self.embedder, watch=self.watch)
+        return MainScreen(self.settings, embedder=self.embedder, watch=self.watch_files)
 
     def on_mount(self) -> None:
         for problem in self.theme_problems:

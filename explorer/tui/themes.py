@@ -116,7 +116,14 @@ def load_theme_file(path: Traversable) -> Theme:
             if not isinstance(value, int | float) or not 0 <= value <= 1:
                 raise ThemeFileError(f"{path.name}: '{key}' must be a number from 0 to 1")
             numbers[key] = float(value)
-    return Theme(name=name.strip(), dark=dark, variables=dict(variables), **colors, **numbers)
+    # The keys of ``colors`` and ``numbers`` are Theme's own parameters, checked above.
+    return Theme(
+        name=name.strip(),
+        dark=dark,
+        variables=dict(variables),
+        **colors,  # type: ignore[arg-type]
+        **numbers,  # type: ignore[arg-type]
+    )
 
 
 def _color(path: Traversable, key: str, value: object) -> str:

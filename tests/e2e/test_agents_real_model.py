@@ -59,19 +59,21 @@ def session_answers(root: Path, env: dict, calls: list[tuple[str, dict]]) -> lis
 
     async def run():
         with anyio.fail_after(300):
-            async with stdio_client(params) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    tools = await session.list_tools()
-                    answers = [sorted(tool.name for tool in tools.tools)]
-                    for name, arguments in calls:
-                        result = await session.call_tool(name, arguments)
-                        answers.append(
-                            (True, result.content[0].text)
-                            if result.is_error
-                            else (False, result.structured_content)
-                        )
-                    return answers
+            async with (
+                stdio_client(params) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                tools = await session.list_tools()
+                answers = [sorted(tool.name for tool in tools.tools)]
+                for name, arguments in calls:
+                    result = await session.call_tool(name, arguments)
+                    answers.append(
+                        (True, result.content[0].text)
+                        if result.is_error
+                        else (False, result.structured_content)
+                    )
+                return answers
 
     return anyio.run(run)
 

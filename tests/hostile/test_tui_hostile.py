@@ -71,7 +71,9 @@ async def test_the_tui_indexes_a_hostile_folder_and_never_shows_a_file_outside(t
         screen = app.screen
         await wait_for(
             pilot,
-            lambda: {"zz-last.md", "bad\\xff\\xfename.md", "utf16.txt"} <= set(screen.tree.paths),
+            lambda: (
+                {"zz-last.md", "bad\\xff\\xfename.md", "utf16.txt"} <= set(screen.file_tree.paths)
+            ),
             20,
             "the tree to show the files after the bad name",
         )

@@ -118,7 +118,7 @@ def settled(screen) -> bool:
         and not live.busy
         and bool(screen.state.counts)
         and screen.state.counts.get("pending", 0) == 0
-        and bool(screen.tree.paths)
+        and bool(screen.file_tree.paths)
         and screen.status.index_text.endswith("chunks")
     )
 

@@ -141,7 +141,7 @@ async def test_enter_opens_result_at_its_passage_in_markdown_and_code(sample_cop
         if screen.preview.kind == "markdown":
             assert screen.preview.marked_blocks()
         # A code file: the text view scrolls to the line range.
-        code = next(p for p in screen.tree.paths if p.endswith(".py"))
+        code = next(p for p in screen.file_tree.paths if p.endswith(".py"))
         lines = (docs / code).read_text().count("\n")
         start = max(1, lines - 5)
         screen.open_file(code, [(start, lines)])
@@ -159,8 +159,8 @@ async def test_related_sidebar_follows_the_open_file(sample_copy, app_for):
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         await wait_settled(pilot)
-        screen.tree.focus()
-        screen.tree.reveal("guides/backups.md")
+        screen.file_tree.focus()
+        screen.file_tree.reveal("guides/backups.md")
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.related.state == "ready", what="related files")
         assert screen.related.source == "guides/backups.md"
@@ -253,7 +253,7 @@ async def test_tabbing_into_the_related_list_lets_enter_open_the_first_neighbour
         screen.open_file("guides/backups.md")
         await wait_for(pilot, lambda: screen.related.state == "ready", what="related files")
         assert screen.related.highlighted is None  # no cursor while the list is not in use
-        screen.tree.focus()  # the first stop of the focus chain (left to right)...
+        screen.file_tree.focus()  # the first stop of the focus chain (left to right)...
         await pilot.pause()
         await pilot.press("shift+tab")  # ...and before it the last one: the related list
         assert screen.focused is screen.related
@@ -278,8 +278,8 @@ async def test_no_vectors_yet_state(tmp_path, app_for):
     try:
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
-            await wait_for(pilot, lambda: "one.md" in screen.tree.paths, what="the tree")
-            assert screen.tree.state_of("one.md") == "pending"
+            await wait_for(pilot, lambda: "one.md" in screen.file_tree.paths, what="the tree")
+            assert screen.file_tree.state_of("one.md") == "pending"
             await type_query(pilot, "backups")
             assert result_paths(screen) == ["one.md"]
             assert screen.status.answered == "keyword"
@@ -290,7 +290,9 @@ async def test_no_vectors_yet_state(tmp_path, app_for):
                 what="the no-vectors state",
             )
             embedder.gate.set()
-            await wait_for(pilot, lambda: screen.tree.state_of("one.md") == "fresh", what="fresh")
+            await wait_for(
+                pilot, lambda: screen.file_tree.state_of("one.md") == "fresh", what="fresh"
+            )
             await wait_for(pilot, lambda: screen.status.answered == "hybrid", what="hybrid")
     finally:
         SlowEmbedder.gate.set()
@@ -413,7 +415,7 @@ async def test_ui_follows_files_changed_on_disk(sample_copy, app_for):
         # Create: the tree and the results follow with no key pressed.
         new = docs / "notes" / "zanzibar.md"
         new.write_text("# Zanzibar\n\nThe zanzibar ferry leaves at noon.\n")
-        await wait_for(pilot, lambda: "notes/zanzibar.md" in screen.tree.paths, 5, "created")
+        await wait_for(pilot, lambda: "notes/zanzibar.md" in screen.file_tree.paths, 5, "created")
         await wait_for(pilot, lambda: result_paths(screen) == ["notes/zanzibar.md"], 5, "result")
         # Edit the open file: the preview reloads.
         screen.open_file("notes/zanzibar.md")
@@ -433,8 +435,8 @@ async def test_ui_follows_files_changed_on_disk(sample_copy, app_for):
         await wait_for(
             pilot,
             lambda: (
-                "guides/zanzibar-ferry.md" in screen.tree.paths
-                and "notes/zanzibar.md" not in screen.tree.paths
+                "guides/zanzibar-ferry.md" in screen.file_tree.paths
+                and "notes/zanzibar.md" not in screen.file_tree.paths
             ),
             5,
             "moved",
@@ -445,7 +447,7 @@ async def test_ui_follows_files_changed_on_disk(sample_copy, app_for):
         # Delete.
         moved.unlink()
         await wait_for(
-            pilot, lambda: "guides/zanzibar-ferry.md" not in screen.tree.paths, 5, "gone"
+            pilot, lambda: "guides/zanzibar-ferry.md" not in screen.file_tree.paths, 5, "gone"
         )
         await wait_for(pilot, lambda: result_paths(screen) == [], 5, "no result")
 
@@ -498,7 +500,7 @@ async def test_help_palette_and_small_messages(sample_copy, app_for):
         for title in ("Go to file", "Search mode: keyword", "Edit file", "Help", "Theme"):
             assert title in titles
         # "e" with no file open says what to do.
-        screen.tree.focus()
+        screen.file_tree.focus()
         await pilot.press("e")
         await wait_for(
             pilot,

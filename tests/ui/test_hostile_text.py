@@ -47,9 +47,9 @@ async def test_escape_sequences_show_escaped_in_every_widget(hostile_copy, app_f
         screen = app.screen
         await wait_settled(pilot)
         # The file tree: the name is spelled out, not obeyed.
-        label = screen.tree._files[EVIL_PATH].label.plain
+        label = screen.file_tree._files[EVIL_PATH].label.plain
         assert label == SHOWN_NAME
-        assert screen.tree._files[ESCAPE_NAME].label.plain == CORPUS_NAME_SHOWN
+        assert screen.file_tree._files[ESCAPE_NAME].label.plain == CORPUS_NAME_SHOWN
         # The results: path, heading and snippet.
         await type_query(pilot, WORD)
         rows = {

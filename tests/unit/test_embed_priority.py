@@ -107,7 +107,7 @@ def test_focus_orders_open_file_neighbours_results_folder_then_rest():
         "near.md": 2,
         "open.md": 5,
     }
-    mtimes = {p: 0 for p in files} | {"rest/new.md": 10}
+    mtimes = dict.fromkeys(files, 0) | {"rest/new.md": 10}
     priority = EmbeddingPriority()
     priority.set_focus(Focus(open_file="open.md", results=("hit.md",), folder="docs"))
     queue = make_queue(files, mtimes, priority, neighbours=lambda path: ["near.md"])

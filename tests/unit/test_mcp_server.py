@@ -71,10 +71,12 @@ def with_session(params: StdioServerParameters, body: Callable[[ClientSession], 
 
     async def run():
         with anyio.fail_after(TIMEOUT):
-            async with stdio_client(params) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    return await body(session)
+            async with (
+                stdio_client(params) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                return await body(session)
 
     return anyio.run(run)
 

@@ -185,7 +185,7 @@ def test_unlistable_folder_is_left_out(tmp_path: Path, monkeypatch: pytest.Monke
     make(tmp_path, {"locked/a.md": "x", "open/b.md": "x"})
     real_scandir = os.scandir
 
-    def scandir(path):  # noqa: ANN001, ANN202
+    def scandir(path):
         if str(path).endswith("locked"):
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)

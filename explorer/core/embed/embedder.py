@@ -162,7 +162,7 @@ class SentenceTransformerEmbedder:
 
                     source = str(self._model_dir) if self._model_dir else self.name
                     self._model = SentenceTransformer(source, device=self._device)
-                except Exception as error:  # noqa: BLE001 - any load failure means the same to a user
+                except Exception as error:
                     raise ModelUnavailable(
                         literal(f"cannot load model {self.name!r} ({type(error).__name__}); ")
                         + "give a local sentence-transformers folder with {0}, or use the default",

@@ -256,7 +256,7 @@ class Indexer:
             )
         # Parsing runs third-party parsers over arbitrary files: whatever one raises marks this
         # file failed (with the error) and the sync goes on.
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - see above
             self.vector_phase.drop_chunk_vectors(
                 keywords.mark_skipped(
                     scanned.rel_path,

@@ -118,7 +118,7 @@ def _load_yaml(source: str) -> object:
         if "nesting depth" in str(error):
             raise FrontMatterRefused(f"nested deeper than {MAX_DEPTH} levels") from error
         raise
-    return yaml.load(source, Loader=_TextLoader)  # noqa: S506 - a safe loader
+    return yaml.load(source, Loader=_TextLoader)
 
 
 def _load_toml(source: str) -> object:

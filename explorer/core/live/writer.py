@@ -251,7 +251,7 @@ class LiveIndex:
             watcher.start()
         # watchdog's observers fail in platform ways (the inotify watch limit, a root that
         # vanished, a missing backend): the index goes on without live updates.
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - see above
             self._emit(ErrorEvent(f"cannot watch {self.settings.root}: {one_line(error)}"))
             return None
         return watcher

@@ -347,7 +347,7 @@ def _collapse(
 
     collapsed = SPACE_RUN.sub(" ", window)
     shift = offset - (len(collapsed) - len(collapsed.lstrip()))
-    spans = [(moved(s) + shift, moved(e) + shift) for s, e in hits if 0 <= s and e <= len(window)]
+    spans = [(moved(s) + shift, moved(e) + shift) for s, e in hits if s >= 0 and e <= len(window)]
     return collapsed.strip(), spans
 
 

@@ -14,7 +14,7 @@ import os
 import shlex
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,7 +92,8 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.settings = settings
         self.embedder = embedder
-        self.watch = watch
+        self.watch_files = watch
+        """Start the file watcher (``watch`` itself is Textual's method for reactives)."""
         self.bridge: IndexBridge | None = None
         self.live: LiveIndex | None = None
         self.index: Index | None = None
@@ -143,7 +144,7 @@ class MainScreen(Screen[None]):
         return self.query_one(LinksList)
 
     @property
-    def tree(self) -> FileTree:
+    def file_tree(self) -> FileTree:
         return self.query_one(FileTree)
 
     @property
@@ -171,7 +172,9 @@ class MainScreen(Screen[None]):
             self.bridge.stop()
 
     def _start_index(self) -> None:
-        self.bridge = IndexBridge(self.settings, self, embedder=self.embedder, watch=self.watch)
+        self.bridge = IndexBridge(
+            self.settings, self, embedder=self.embedder, watch=self.watch_files
+        )
         self.bridge.start()
 
     # -- opening files ------------------------------------------------------------------------
@@ -184,7 +187,7 @@ class MainScreen(Screen[None]):
             return
         self.current_path = path
         self.preview.open_file(path, absolute, passages, index)
-        self.tree.reveal(path)
+        self.file_tree.reveal(path)
         self.links.load(self.index, path)
         self.load_related(path)
         self.send_focus()
@@ -228,7 +231,7 @@ class MainScreen(Screen[None]):
     @on(FileTree.NodeHighlighted)
     def _tree_moved(self, event: FileTree.NodeHighlighted) -> None:
         entry = event.node.data
-        if entry is None or not self.tree.has_focus:
+        if entry is None or not self.file_tree.has_focus:
             return  # the cursor moved for a file opened elsewhere: not browsing
         folder = entry.path.rstrip("/") if entry.is_dir else entry.path.rpartition("/")[0]
         if folder != self._browsed_folder:
@@ -279,7 +282,7 @@ class MainScreen(Screen[None]):
 
     @on(SearchPanel.NothingToLeaveFor)
     def _search_left_empty(self) -> None:
-        self.set_focus(self.tree)
+        self.set_focus(self.file_tree)
 
     @on(SearchPanel.QueryPathReady)
     def _query_path_ready(self, event: SearchPanel.QueryPathReady) -> None:
@@ -311,7 +314,7 @@ class MainScreen(Screen[None]):
         self.index = index = message.live.index
         self._set_state(opened=True, query_model=ModelState.LOADING)
         self.send_focus()
-        self.tree.use_index(index)
+        self.file_tree.use_index(index)
         self.search_panel.use_index(index)
         if self.current_path is not None:
             self.links.load(index, self.current_path)
@@ -325,11 +328,11 @@ class MainScreen(Screen[None]):
         if isinstance(event, ProgressEvent):
             self._set_state(progress=event)
             if event.phase is SyncPhase.KEYWORDS:
-                self.tree.reload()
+                self.file_tree.reload()
         elif isinstance(event, FilesChangedEvent):
             self._files_changed(event)
         elif isinstance(event, VectorsReadyEvent):
-            self.tree.reload(now=True)
+            self.file_tree.reload(now=True)
             if self.state.semantic_ready:
                 self.search_panel.count_vectors()
             self._follow_new_vectors()
@@ -348,7 +351,7 @@ class MainScreen(Screen[None]):
             self.notify(event.message, title="Index", severity="warning", timeout=8)
 
     def _files_changed(self, event: FilesChangedEvent) -> None:
-        self.tree.reload(now=True)
+        self.file_tree.reload(now=True)
         panel = self.search_panel
         if panel.has_query:
             panel.search_again()
@@ -380,7 +383,7 @@ class MainScreen(Screen[None]):
         paths, self._embedded_since = self._embedded_since, set()
         if not paths:
             return
-        self.tree.reload()
+        self.file_tree.reload()
         current = self.current_path
         if current is not None and (current in paths or self.related.needs_refresh(paths)):
             self.load_related(current, refresh=True)
@@ -419,9 +422,7 @@ class MainScreen(Screen[None]):
     # -- actions ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``/`` is a character in a text field (paths, "http/3"): there it is typed, not bound."""
-        if action == "focus_search" and isinstance(self.focused, Input):
-            return False
-        return True
+        return not (action == "focus_search" and isinstance(self.focused, Input))
 
     def action_focus_search(self) -> None:
         self.search_box.focus_query()
@@ -453,7 +454,7 @@ class MainScreen(Screen[None]):
     def action_fuzzy_jump(self) -> None:
         from explorer.tui.widgets.fuzzy_jump import FuzzyJump  # rapidfuzz: only when asked
 
-        tree = self.tree
+        tree = self.file_tree
         paths = tree.paths or sorted(tree.records)
         self.app.push_screen(FuzzyJump(paths, tree.titles()), self._jumped)
 
@@ -471,14 +472,15 @@ class MainScreen(Screen[None]):
         sidebar = self.query_one("#sidebar")
         sidebar.display = not sidebar.display
 
-    def action_focus(self, target: str) -> None:
-        {
-            "tree": self.tree.focus,
+    def focus_pane(self, target: str) -> None:
+        focus: dict[str, Callable[[], object]] = {
+            "tree": self.file_tree.focus,
             "results": self.results.focus,
             "preview": self.preview.focus_content,
             "related": self.related.focus,
             "links": self.links.focus,
-        }[target]()
+        }
+        focus[target]()
 
     def selected_path(self) -> tuple[str | None, int | None]:
         """The file the user means: the focused list's item, else the open file."""
@@ -564,7 +566,7 @@ class MainScreen(Screen[None]):
             yield SystemCommand(
                 f"Focus {target}",
                 f"Move the focus to the {target}",
-                lambda target=target: self.action_focus(target),
+                lambda target=target: self.focus_pane(target),
             )
         yield SystemCommand("Help", "Keys and how explorer works (?)", self.action_help)
 

@@ -183,9 +183,9 @@ class FileTree(Tree[Entry]):
         first_fill = not self._files
         shown = {path: record for path, record in records.items() if is_shown(record)}
         for path in [p for p in self._files if p not in shown]:
-            node = self._files.pop(path)
-            parent = node.parent
-            node.remove()
+            gone = self._files.pop(path)
+            parent = gone.parent
+            gone.remove()
             self._prune(parent)
         for path in sorted(shown):
             record = shown[path]
@@ -254,7 +254,8 @@ class FileTree(Tree[Entry]):
         entry = node.data
         if entry is None or entry.is_dir:
             return text
-        mark, component = MARKS.get(entry.state, ("?", "file-tree--skipped"))
+        unknown = ("?", "file-tree--skipped")
+        mark, component = unknown if entry.state is None else MARKS.get(entry.state, unknown)
         return Text.assemble((mark + " ", self.get_component_rich_style(component)), text)
 
     @on(Tree.NodeSelected)
