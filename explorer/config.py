@@ -6,24 +6,17 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from explorer.core.retrieval.fusion import FusionKind
 from explorer.core.settings import DEFAULT_MODEL, IndexSettings
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.locations import resolve_index_dir
-from explorer.user_config import load_user_config
+from explorer.user_config import UserConfig, load_user_config
 
 MODEL_ENV = "EXPLORER_MODEL"
 
-_PLAIN_KEYS = {
-    "max_file_bytes": "max_file_bytes",
-    "fusion": "fusion",
-    "rrf_k": "rrf_k",
-    "semantic_weight": "semantic_weight",
-    "keyword_confidence": "keyword_confidence",
-    "lookup_weight": "lookup_weight",
-    "limit": "default_limit",
-    "min_score": "default_min_score",
-}
-"""Config file keys taken as they are, and the :class:`Settings` field each one sets."""
+_SHAPED_KEYS = frozenset({"model", "chroma_url", "exclude", "extensions", "allow_links_outside"})
+"""Config file keys that :meth:`Settings.for_root` shapes itself; every other key is taken as it
+is into the :class:`Settings` field :meth:`UserConfig.setting_names` gives."""
 
 
 @dataclass(frozen=True)
@@ -58,27 +51,26 @@ class Settings(IndexSettings):
         model = (
             overrides.pop("model", None)
             or os.environ.get(MODEL_ENV)
-            or config.get("model")
+            or config.model
             or DEFAULT_MODEL
         )
         chroma_url = (
             overrides.pop("chroma_url", None)
             or os.environ.get(CHROMA_URL_ENV)
-            or config.get("chroma_url")
+            or config.chroma_url
             or None
         )
         from_config: dict[str, object] = {}
-        if "exclude" in config:
-            from_config["exclude"] = tuple(config["exclude"])
-        if "extensions" in config:
-            from_config["extensions"] = frozenset(
-                e.lower().lstrip(".") for e in config["extensions"]
-            )
-        for key, name in _PLAIN_KEYS.items():
-            if key in config:
-                from_config[name] = config[key]
-        if "allow_links_outside" in config:
-            allowed = {Path(p).expanduser().resolve() for p in config["allow_links_outside"]}
+        if config.exclude is not None:
+            from_config["exclude"] = tuple(config.exclude)
+        if config.extensions is not None:
+            from_config["extensions"] = frozenset(e.lower().lstrip(".") for e in config.extensions)
+        for key, name in UserConfig.setting_names().items():
+            value = getattr(config, key)
+            if key not in _SHAPED_KEYS and value is not None:
+                from_config[name] = str(value) if isinstance(value, FusionKind) else value
+        if config.allow_links_outside is not None:
+            allowed = {Path(p).expanduser().resolve() for p in config.allow_links_outside}
             from_config["allow_outside_links"] = root_path in allowed
         settings = cls(
             root=root_path,

@@ -1,8 +1,8 @@
 """Where explorer keeps its indexes and user configuration.
 
 By default an index lives outside the user's folder, in a per-root directory under the user
-data dir (``$XDG_DATA_HOME/explorer/indexes``). Environment variables override each location so
-scripts and tests can isolate them.
+data dir (``$XDG_DATA_HOME/explorer/indexes``, found by platformdirs). Environment variables
+override each location so scripts and tests can isolate them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,12 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from platformdirs.unix import Unix
+
+APP_NAME = "explorer"
 INDEX_DIR_ENV = "EXPLORER_INDEX_DIR"
 """Names the index directory itself (one root per directory)."""
 DATA_DIR_ENV = "EXPLORER_DATA_DIR"
@@ -19,20 +24,28 @@ CONFIG_DIR_ENV = "EXPLORER_CONFIG_DIR"
 """Names the directory holding user preferences (theme choice and the like)."""
 
 
+def _xdg() -> Unix:
+    """The XDG base directories, read afresh (tests and scripts change the environment).
+
+    The XDG layout on every platform, macOS included, as explorer always used: platformdirs'
+    native macOS folders would leave every existing index and config file behind."""
+    from platformdirs.unix import Unix
+
+    return Unix(APP_NAME)
+
+
 def data_dir() -> Path:
     """The directory that holds every per-root index directory."""
     if override := os.environ.get(DATA_DIR_ENV):
         return Path(override).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base).expanduser() / "explorer"
+    return _xdg().user_data_path
 
 
 def config_dir() -> Path:
     """The directory that holds user preferences."""
     if override := os.environ.get(CONFIG_DIR_ENV):
         return Path(override).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
-    return Path(base).expanduser() / "explorer"
+    return _xdg().user_config_path
 
 
 def default_index_dir(root: Path) -> Path:

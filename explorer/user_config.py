@@ -19,14 +19,18 @@ it. Known keys (all optional)::
     limit = 10                                    # files a search shows by default
     min_score = 0.0                               # passages below this are hidden, 0-1
 
-An unknown key, a wrong type or a file that is not TOML is a one-line error naming the file.
+:class:`UserConfig` declares the keys once: each one's type, bounds, what it means and which
+setting it sets; the file is checked against that declaration. An unknown key, a wrong type, a
+value out of bounds or a file that is not TOML is a one-line error naming the file.
 """
 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass, field, fields
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, get_args, get_origin, get_type_hints
 
 from explorer.core.errors import ExplorerError
 from explorer.core.retrieval.fusion import FusionKind
@@ -34,35 +38,90 @@ from explorer.locations import config_dir
 
 CONFIG_NAME = "config.toml"
 
-_KINDS: dict[str, type] = {
-    "chroma_url": str,
-    "model": str,
-    "exclude": list,
-    "extensions": list,
-    "max_file_bytes": int,
-    "allow_links_outside": list,
-    "fusion": str,
-    "semantic_weight": float,
-    "keyword_confidence": float,
-    "lookup_weight": float,
-    "rrf_k": int,
-    "limit": int,
-    "min_score": float,
-}
-
 FUSION_RULES = tuple(kind.value for kind in FusionKind)
 """How hybrid search may fuse its legs."""
 
-_RANGES: dict[str, tuple[float, float | None]] = {
-    "max_file_bytes": (1, None),
-    "semantic_weight": (0.0, 1.0),
-    "keyword_confidence": (0.0, 10.0),
-    "lookup_weight": (0.0, 1.0),
-    "rrf_k": (1, None),
-    "limit": (1, None),
-    "min_score": (0.0, 1.0),
-}
-"""Bounds (inclusive; None: no upper bound) of the numeric settings."""
+
+@dataclass(frozen=True)
+class Bounds:
+    """The inclusive range of a numeric setting (no upper bound when ``high`` is None)."""
+
+    low: float
+    high: float | None = None
+
+    def describe(self) -> str:
+        if self.high is None:
+            return f"at least {self.low:g}"
+        return f"between {self.low:g} and {self.high:g}"
+
+
+_RENAMED = "setting"
+"""Field metadata: the :class:`~explorer.config.Settings` field a key sets, when named otherwise."""
+
+
+@dataclass(frozen=True)
+class UserConfig:
+    """The settings of the config file, checked; a key the file leaves out is None."""
+
+    chroma_url: str | None = None
+    """A Chroma server (``http://host:port``) to keep vectors on."""
+    model: str | None = None
+    """Sentence-transformers model name or folder."""
+    exclude: list[str] | None = None
+    """Gitignore-style patterns to leave out, relative to the root."""
+    extensions: list[str] | None = None
+    """File extensions to index."""
+    max_file_bytes: Annotated[int | None, Bounds(1)] = None
+    """Larger files are skipped."""
+    allow_links_outside: list[str] | None = field(
+        default=None, metadata={_RENAMED: "allow_outside_links"}
+    )
+    """Roots whose symbolic links may lead out of them (on for the root that is listed)."""
+    fusion: FusionKind | None = None
+    """How hybrid search fuses its legs."""
+    semantic_weight: Annotated[float | None, Bounds(0.0, 1.0)] = None
+    """Weight of meaning against keywords."""
+    keyword_confidence: Annotated[float | None, Bounds(0.0, 10.0)] = None
+    """The keyword weight is multiplied by the query's coverage to this power."""
+    lookup_weight: Annotated[float | None, Bounds(0.0, 1.0)] = None
+    """Weight of meaning for a query made only of identifiers."""
+    rrf_k: Annotated[int | None, Bounds(1)] = None
+    """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
+    limit: Annotated[int | None, Bounds(1)] = field(
+        default=None, metadata={_RENAMED: "default_limit"}
+    )
+    """Files a search shows by default."""
+    min_score: Annotated[float | None, Bounds(0.0, 1.0)] = field(
+        default=None, metadata={_RENAMED: "default_min_score"}
+    )
+    """Passages scoring below this are hidden by default."""
+
+    @classmethod
+    def setting_names(cls) -> dict[str, str]:
+        """Each key and the :class:`~explorer.config.Settings` field it sets."""
+        return {f.name: f.metadata.get(_RENAMED, f.name) for f in fields(cls)}
+
+
+@dataclass(frozen=True)
+class _KeySpec:
+    """What a key of :class:`UserConfig` accepts, read from its annotation."""
+
+    kind: type
+    bounds: Bounds | None
+
+
+@cache
+def _specs() -> dict[str, _KeySpec]:
+    """The accepted type and bounds of every key, from :class:`UserConfig`'s annotations."""
+    specs: dict[str, _KeySpec] = {}
+    for name, hint in get_type_hints(UserConfig, include_extras=True).items():
+        bounds = None
+        if get_origin(hint) is Annotated:
+            hint, *extras = get_args(hint)
+            bounds = next((extra for extra in extras if isinstance(extra, Bounds)), None)
+        kind = next(arg for arg in get_args(hint) if arg is not type(None))  # X of ``X | None``
+        specs[name] = _KeySpec(get_origin(kind) or kind, bounds)
+    return specs
 
 
 class ConfigError(ExplorerError, ValueError):
@@ -73,40 +132,47 @@ def config_path() -> Path:
     return config_dir() / CONFIG_NAME
 
 
-def load_user_config(path: Path | None = None) -> dict[str, Any]:
-    """The settings in the config file, checked; ``{}`` when there is no file."""
+def load_user_config(path: Path | None = None) -> UserConfig:
+    """The settings in the config file, checked; all None when there is no file."""
     path = path or config_path()
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return UserConfig()
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read it ({error})") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML ({error})") from None
+    specs = _specs()
+    values: dict[str, object] = {}
     for key, value in data.items():
-        kind = _KINDS.get(key)
-        if kind is None:
-            known = ", ".join(sorted(_KINDS))
+        spec = specs.get(key)
+        if spec is None:
+            known = ", ".join(sorted(specs))
             raise ConfigError(f"{path}: unknown setting {key!r} (known: {known})")
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            value = data[key] = float(value)  # `semantic_weight = 1` means 1.0
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise ConfigError(f"{path}: {key} must be a {kind.__name__}, not {value!r}")
-        if isinstance(value, list) and not all(isinstance(item, str) for item in value):
-            raise ConfigError(f"{path}: {key} must be a list of strings")
-        _check_value(path, key, value)
-    return data
+        values[key] = _checked(path, key, value, spec)
+    return UserConfig(**values)  # type: ignore[arg-type]  # each value checked against its field
 
 
-def _check_value(path: Path, key: str, value: Any) -> None:
-    """Raise :class:`ConfigError` for a value of the right type that is out of bounds."""
-    if key == "fusion" and value not in FUSION_RULES:
-        raise ConfigError(f"{path}: fusion must be one of {', '.join(FUSION_RULES)}, not {value!r}")
-    if key in _RANGES:
-        low, high = _RANGES[key]
+def _checked(path: Path, key: str, value: object, spec: _KeySpec) -> object:
+    """``value`` as key ``key`` holds it; :class:`ConfigError` when it does not fit."""
+    kind = spec.kind
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)  # `semantic_weight = 1` means 1.0
+    expected = str if issubclass(kind, FusionKind) else kind
+    if not isinstance(value, expected) or isinstance(value, bool):
+        raise ConfigError(f"{path}: {key} must be a {expected.__name__}, not {value!r}")
+    if isinstance(value, list) and not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{path}: {key} must be a list of strings")
+    if issubclass(kind, FusionKind):
+        if value not in FUSION_RULES:
+            rules = ", ".join(FUSION_RULES)
+            raise ConfigError(f"{path}: {key} must be one of {rules}, not {value!r}")
+        return FusionKind(value)
+    if spec.bounds is not None and isinstance(value, (int, float)):
+        low, high = spec.bounds.low, spec.bounds.high
         if value < low or (high is not None and value > high):
-            bounds = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
-            raise ConfigError(f"{path}: {key} must be {bounds}, not {value!r}")
+            raise ConfigError(f"{path}: {key} must be {spec.bounds.describe()}, not {value!r}")
+    return value
