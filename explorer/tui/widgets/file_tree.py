@@ -113,6 +113,8 @@ class FileTree(Tree[Entry]):
         """The last manifest read: {path: FileRecord}."""
         self._files: dict[str, TreeNode[Entry]] = {}
         self._dirs: dict[str, TreeNode[Entry]] = {"": self.root}
+        self._marks: dict[str, tuple[FileState, str]] = {}
+        """(state, reason) of every file shown, as last set."""
         self.root.expand()
         self._index: Index | None = None
         self._read_at = 0.0
@@ -179,26 +181,32 @@ class FileTree(Tree[Entry]):
         return {path: record.title for path, record in self.records.items() if record.title}
 
     def set_files(self, records: dict[str, FileRecord]) -> None:
-        """Show exactly the files of ``records`` ({path: FileRecord}), updating in place."""
+        """Show exactly the files of ``records`` ({path: FileRecord}), updating in place.
+
+        Only the difference to what is shown is applied: while a large folder is indexed the
+        manifest comes every second, and walking 11,000 nodes each time held the screen for
+        0.1-0.4 s (benchmarks/scale.py).
+        """
         first_fill = not self._files
-        shown = {path: record for path, record in records.items() if is_shown(record)}
-        for path in [p for p in self._files if p not in shown]:
-            gone = self._files.pop(path)
-            parent = gone.parent
-            gone.remove()
+        marks = {path: (r.state, r.reason) for path, r in records.items() if is_shown(r)}
+        if marks == self._marks:
+            return
+        old = self._marks
+        for path in old.keys() - marks.keys():
+            node = self._files.pop(path)
+            parent = node.parent
+            node.remove()
             self._prune(parent)
-        for path in sorted(shown):
-            record = shown[path]
+        for path in sorted(p for p, mark in marks.items() if old.get(p) != mark):
+            state, reason = marks[path]
             node = self._files.get(path)
             if node is None:
                 parent = self._folder(path.rpartition("/")[0])
-                entry = Entry(path, False, record.state, record.reason)
-                self._files[path] = self._insert(parent, entry)
-            elif node.data is not None and (
-                node.data.state != record.state or node.data.reason != record.reason
-            ):
-                node.data = Entry(path, False, record.state, record.reason)
+                self._files[path] = self._insert(parent, Entry(path, False, state, reason))
+            else:
+                node.data = Entry(path, False, state, reason)
                 node.refresh()
+        self._marks = marks
         if first_fill and self._files:
             if len(self._files) <= EXPAND_ALL_BELOW:
                 for child in self.root.children:
@@ -229,10 +237,13 @@ class FileTree(Tree[Entry]):
     def _insert(self, parent: TreeNode[Entry], entry: Entry) -> TreeNode[Entry]:
         key = _sort_key(entry)
         before = None
-        for index, child in enumerate(parent.children):
-            if child.data is not None and _sort_key(child.data) > key:
-                before = index
-                break
+        children = parent.children
+        last = children[-1].data if children else None
+        if last is not None and _sort_key(last) > key:  # else it goes last: a sorted fill
+            for index, child in enumerate(children):
+                if child.data is not None and _sort_key(child.data) > key:
+                    before = index
+                    break
         # A file name is untrusted text: shown escaped, and never parsed as markup.
         name = Text(safe_text(entry.path.rstrip("/").rsplit("/", 1)[-1]))
         if entry.is_dir:
