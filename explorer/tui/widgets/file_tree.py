@@ -193,9 +193,9 @@ class FileTree(Tree[Entry]):
             return
         old = self._marks
         for path in old.keys() - marks.keys():
-            node = self._files.pop(path)
-            parent = node.parent
-            node.remove()
+            gone = self._files.pop(path)
+            parent = gone.parent
+            gone.remove()
             self._prune(parent)
         for path in sorted(p for p, mark in marks.items() if old.get(p) != mark):
             state, reason = marks[path]
