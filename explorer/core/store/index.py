@@ -23,7 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.core.embed.embedder import Embedder, load_embedder
+from explorer.core.embed.embedder import Embedder, SentenceTransformerEmbedder, load_embedder
+from explorer.core.embed.export_cache import EXPORT_DIR_NAME
 from explorer.core.errors import ExplorerError
 from explorer.core.models import FileState
 from explorer.core.settings import IndexSettings
@@ -325,6 +326,9 @@ class Index:
         with self._embedder_lock:  # not the vectors' lock: the model loads while Chroma opens
             if self._embedder is None:
                 self._embedder = load_embedder(self.settings.model)
+                if isinstance(self._embedder, SentenceTransformerEmbedder):
+                    # The query encoder is exported once and kept with the index.
+                    self._embedder.keep_query_encoder_in(self.settings.index_dir / EXPORT_DIR_NAME)
             return self._embedder
 
     # -- the write lock -----------------------------------------------------------------------
