@@ -259,7 +259,9 @@ class SentenceTransformerEmbedder:
 
         try:
             return OnnxQueryEncoder(self._export_dir, manifest, prepack=self._many_queries)
-        except Exception as error:  # noqa: BLE001 - a damaged export: the model answers instead
+        # A damaged or truncated export fails inside onnxruntime in its own ways: the model
+        # answers instead.
+        except Exception as error:
             log.warning("cannot open the query encoder in %s: %s", self._export_dir, error)
             return None
 
@@ -291,6 +293,8 @@ class SentenceTransformerEmbedder:
 
                     source = str(self._model_dir) if self._model_dir else self.name
                     self._model = SentenceTransformer(source, device=self._device)
+                # Loading runs the model folder's own code and configs: any failure means the
+                # same to a user.
                 except Exception as error:
                     raise ModelUnavailable(
                         literal(f"cannot load model {self.name!r} ({type(error).__name__}); ")
