@@ -262,7 +262,9 @@ class SentenceTransformerEmbedder:
         # A damaged or truncated export fails inside onnxruntime in its own ways: the model
         # answers instead.
         except Exception as error:
-            log.warning("cannot open the query encoder in %s: %s", self._export_dir, error)
+            log.warning(
+                "cannot open the query encoder in %s: %s", self._export_dir, error, exc_info=True
+            )
             return None
 
     def _export(self, model: SentenceTransformer) -> None:
