@@ -2,6 +2,7 @@
 
     git archive OLD_COMMIT | tar -x -C /tmp/before       # the code to compare with
     python benchmarks/query_encoder.py --before /tmp/before [--root sample_docs] [--runs 9]
+        [--index BUILT_INDEX_OF_ROOT]
 
 Measures, for each source tree (this checkout is "after"):
 - ``explorer search QUERY ROOT --mode hybrid`` as a whole process with ``EXPLORER_NO_DAEMON=1``
@@ -10,9 +11,11 @@ Measures, for each source tree (this checkout is "after"):
 - in one process per tree: the time to open the query path (``load_query_path``) and the
   per-query ``embed_query`` latency (median and p95 over 20 queries x --repeat).
 
-The index is built once, by this checkout (which also exports the query encoder into it); the
-older code ignores the export folder. The machine's load average is printed before and after:
-on a shared machine, compare the two columns of one run, not runs made at different times.
+The index is built (or a copy of --index updated) once, by this checkout, which exports the
+query encoder into it if the model must load; else the first search exports it, before the
+timed runs. The older code ignores the export folder. The machine's load average is printed
+before and after: on a shared machine, compare the two columns of one run, not runs made at
+different times; the CPU seconds of each process depend less on the load than its wall time.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -72,7 +77,14 @@ def tree_env(tree: Path, base: dict[str, str]) -> dict[str, str]:
     return {**base, "PYTHONPATH": str(tree), "EXPLORER_NO_DAEMON": "1", "HF_HUB_OFFLINE": "1"}
 
 
-def search_once(tree: Path, args: list[str], env: dict[str, str]) -> tuple[float, str]:
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def search_once(tree: Path, args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system) and output of one search process."""
+    cpu = children_cpu()
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "explorer", *args],
@@ -85,7 +97,7 @@ def search_once(tree: Path, args: list[str], env: dict[str, str]) -> tuple[float
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{tree}: explorer {' '.join(args)} failed: {done.stderr}")
-    return seconds, done.stdout
+    return seconds, children_cpu() - cpu, done.stdout
 
 
 def latency(tree: Path, index_dir: Path, repeat: int, env: dict[str, str]) -> dict:
@@ -105,6 +117,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--before", type=Path, required=True, help="source tree to compare with")
     parser.add_argument("--root", type=Path, default=REPO / "sample_docs")
+    parser.add_argument("--index", type=Path, help="a built index of --root to copy (else built)")
     parser.add_argument("--query", default="how do I limit the request rate")
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--repeat", type=int, default=5)
@@ -115,7 +128,9 @@ def main() -> None:
         index_dir = Path(temp) / "index"
         env = {**os.environ, "EXPLORER_DATA_DIR": f"{temp}/data"}
         root = str(options.root.resolve())
-        subprocess.run(
+        if options.index is not None:
+            shutil.copytree(options.index, index_dir)
+        subprocess.run(  # builds, or brings a copied index up to date (and exports)
             [sys.executable, "-m", "explorer", "index", root, "--index-dir", str(index_dir)],
             cwd=REPO,
             env=tree_env(REPO, env),
@@ -126,11 +141,13 @@ def main() -> None:
         for tree in trees.values():
             search_once(tree, args, env)  # page cache warm for both
         times: dict[str, list[float]] = {name: [] for name in trees}
+        cpu: dict[str, list[float]] = {name: [] for name in trees}
         outputs: dict[str, set[str]] = {name: set() for name in trees}
         for _ in range(options.runs):
             for name, tree in trees.items():
-                seconds, output = search_once(tree, args, env)
+                seconds, cpu_seconds, output = search_once(tree, args, env)
                 times[name].append(seconds)
+                cpu[name].append(cpu_seconds)
                 outputs[name].add(output)
         latencies = {
             name: latency(tree, index_dir, options.repeat, env) for name, tree in trees.items()
@@ -142,11 +159,18 @@ def main() -> None:
         lat = latencies[name]
         print(
             f"{name:>6}: explorer search (hybrid, EXPLORER_NO_DAEMON=1) median "
-            f"{statistics.median(runs):.3f} s (range {min(runs):.3f}-{max(runs):.3f}); "
+            f"{statistics.median(runs):.3f} s (range {min(runs):.3f}-{max(runs):.3f}), "
+            f"CPU median {statistics.median(cpu[name]):.3f} s; "
             f"query path opens in {lat['open_ms']:.0f} ms; embed_query median "
             f"{lat['median_ms']:.1f} ms, p95 {lat['p95_ms']:.1f} ms; heavy imports {lat['heavy']}"
         )
-    print(f"same output before and after: {outputs['before'] == outputs['after']}")
+    same = outputs["before"] == outputs["after"]
+    print(f"same output before and after: {same}")
+    if not same:
+        for name in trees:
+            print(f"--- {name} ({len(outputs[name])} distinct outputs):")
+            for output in sorted(outputs[name]):
+                print(output[:600])
 
 
 if __name__ == "__main__":
