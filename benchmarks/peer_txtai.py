@@ -4,8 +4,9 @@ It speaks JSON lines: the first line on stdin names the documents folder and the
 it builds a txtai index of every ``*.md`` file there (id: the file name without
 ``.md``) with ``hybrid=True`` (BM25 + dense), exact vector search (the ``numpy`` backend, a full
 scan) and ``maxlength=256`` (or loads the one a former run saved in the optional ``cache``
-folder), and answers one line with the build time. Each later line is a list
-of queries; the answer holds, per query, the ids best first and the seconds ``search`` took.
+folder), and answers one line with the build time. Each later line is a list of queries;
+the answer holds, per query, the ids best first and the seconds ``search`` took (wall clock,
+and CPU time of all threads).
 End of input ends it, after a last line with the peak resident memory.
 """
 
@@ -80,10 +81,11 @@ def main() -> int:
         request = json.loads(line)
         results = []
         for query in request["queries"]:
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.process_time()
             hits = embeddings.search(query, request["limit"])
-            seconds = time.perf_counter() - began
-            results.append({"ids": [str(hit[0]) for hit in hits], "seconds": seconds})
+            seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
+            ids = [str(hit[0]) for hit in hits]
+            results.append({"ids": ids, "seconds": seconds, "cpu_seconds": cpu})
         answer({"results": results, "rss_mb": round(memory_mb("VmRSS"), 1)})
     answer({"peak_rss_mb": round(memory_mb("VmHWM"), 1)})
     return 0
