@@ -104,6 +104,51 @@ def run_explorer(index: Index, queries: list[str], limit: int) -> tuple[list[lis
     return ranked, seconds
 
 
+def explorer_stages(index: Index, queries: list[str], limit: int) -> dict[str, float]:
+    """CPU ms per query of each stage of explorer's hybrid search (one more pass, timed by
+    wrapping the stages' functions; nested calls are counted in their own stage only)."""
+    import explorer.core.retrieval.search as search_module
+
+    spent: dict[str, float] = {}
+    stages = [
+        (index.embedder, "embed_query", "query embedding (numpy encoder)"),
+        (index.keywords, "search", "keyword leg (FTS5 BM25, 200 candidates)"),
+        (index.vectors, "query_chunks", "vector leg (Chroma HNSW, 200 candidates)"),
+        (index.vectors, "chunk_vectors", "cosines of keyword-only hits (Chroma get)"),
+        (index.keywords, "chunk_places", "candidate places (SQLite)"),
+        (search_module, "_coverage", "keyword coverage of the query"),
+        (search_module, "_fuse", "fusion"),
+        (search_module, "_group", "grouping by file, snippets"),
+    ]
+    originals = []
+
+    def timed(function, label):
+        def wrapper(*args, **kwargs):
+            began = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - began
+
+        return wrapper
+
+    for owner, name, label in stages:
+        originals.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, timed(getattr(owner, name), label))
+    try:
+        began = time.process_time()
+        run_explorer(index, queries, limit)
+        total = time.process_time() - began
+    finally:
+        for owner, name, function in reversed(originals):
+            if owner is search_module:
+                setattr(owner, name, function)
+            else:
+                delattr(owner, name)  # the instance attribute hid the class's method
+    spent["everything else"] = total - sum(spent.values())
+    return {label: round(1000 * value / len(queries), 2) for label, value in spent.items()}
+
+
 def summarise(ranked, timings, qrels_list) -> dict:
     """nDCG@10, and p50/p95 of wall-clock and of CPU time (all the process's threads: on a
     shared machine, what a query costs rather than how long it waited for a core)."""
@@ -135,6 +180,9 @@ def main() -> int:
     )
     parser.add_argument("--limit", type=int, default=10, help="Results asked of each (10).")
     parser.add_argument("--rounds", type=int, default=2, help="Timed passes over the queries.")
+    parser.add_argument(
+        "--stages", action="store_true", help="Then time explorer's stages (one more pass)."
+    )
     parser.add_argument("--json", action="store_true", help="Print one JSON object.")
     args = parser.parse_args()
 
@@ -183,6 +231,7 @@ def main() -> int:
         if round_number == 0:
             explorer_ranked, txtai_ranked = ranked, peer_ranked
     explorer_rss = memory_mb("VmRSS")
+    stages = explorer_stages(index, queries, args.limit) if args.stages else {}
     status = index.status()
     index.close()
     txtai_peak = peer.close()
@@ -234,7 +283,8 @@ def main() -> int:
         "txtai_config": peer.built["config"],
     }
     if args.json:
-        print(json.dumps({"explorer": explorer, "txtai": txtai, "ratios": ratios, "meta": meta}))
+        both = {"explorer": explorer, "txtai": txtai, "ratios": ratios}
+        print(json.dumps({**both, "explorer_stages_cpu_ms": stages, "meta": meta}))
         return 0
     print(
         f"{data.name} ({args.split}): {meta['documents']} documents, {len(queries)} queries x "
@@ -260,6 +310,10 @@ def main() -> int:
         f"{txtai['peak_rss_mb_building']} MB; "
         f"explorer sync: {explorer['sync_seconds']} s ({report.chunks_embedded} chunks embedded)"
     )
+    if stages:
+        print("explorer hybrid, CPU ms per query by stage:")
+        for label, value in stages.items():
+            print(f"  {label:<44}{value:>8.2f}")
     return 0
 
 
