@@ -47,7 +47,10 @@ class IndexState:
 
     @property
     def model(self) -> ModelState:
-        """Both models as one state: failed if either failed, else loading until both are."""
+        """Both models as one state: failed if either failed, else loading until both are
+        ready (``UNLOADED`` before the index opens: nothing is loading yet)."""
+        if not self.opened and self.query_model is ModelState.UNLOADED:
+            return ModelState.UNLOADED
         states = (self.query_model, self.document_model or ModelState.READY)
         if ModelState.FAILED in states:
             return ModelState.FAILED

@@ -1,14 +1,29 @@
-"""Pure pieces behind the UI: fuzzy file matching, query parsing, theme files."""
+"""Pure pieces behind the UI: fuzzy file matching, query parsing, theme files, the index's
+state as a status line, and the live-index bridge's messages."""
 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from textual.message import Message
 
 import explorer
+from explorer.config import Settings
+from explorer.core.live.events import (
+    FilesChangedEvent,
+    ModelState,
+    ProgressEvent,
+    WriterEvent,
+    WriterState,
+)
+from explorer.core.models import SyncPhase
 from explorer.core.retrieval.fuzzy import match_paths
+from explorer.tui.bridge import IndexBridge
+from explorer.tui.index_state import IndexState
+from explorer.tui.messages import LiveIndexEvent
 from explorer.tui.themes import ThemeFileError, load_theme_file, load_themes, shipped_themes_dir
 from explorer.tui.widgets.search_box import parse_query, split_filter
 
@@ -117,3 +132,48 @@ def test_the_app_paints_at_120_frames_unless_told_otherwise(environment, expecte
         [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
     )
     assert done.stdout.split() == [str(expected), str(expected)]
+
+
+def test_the_bridge_posts_each_live_event_as_it_is_and_progress_merges():
+    posted: list[Message] = []
+
+    class Target:
+        def post_message(self, message: Message) -> bool:
+            posted.append(message)
+            return True
+
+    bridge = IndexBridge(Settings.for_root(Path(".")), Target())  # type: ignore[arg-type]
+    events = [
+        ProgressEvent(SyncPhase.KEYWORDS, 1, 4),
+        FilesChangedEvent(frozenset({"a.md"})),
+        WriterEvent(WriterState.WAITING, "another process writes"),
+    ]
+    for event in events:
+        bridge._on_event(event)  # what the writer thread calls
+    assert [type(m) for m in posted] == [LiveIndexEvent] * 3
+    assert [m.event for m in posted if isinstance(m, LiveIndexEvent)] == events
+    newer = LiveIndexEvent(ProgressEvent(SyncPhase.KEYWORDS, 2, 4))
+    assert newer.can_replace(posted[0])  # a queued progress gives way to a newer one
+    assert not newer.can_replace(posted[1]) and not posted[1].can_replace(posted[0])
+
+
+def test_the_index_state_reads_as_one_status_line():
+    state = IndexState()
+    assert state.summary() == "opening index…" and state.model is ModelState.UNLOADED
+    assert replace(state, opened=True).model is ModelState.LOADING
+    counts = {"fresh": 3, "pending": 1, "skipped": 2, "failed": 0, "chunks": 40, "embedded": 30}
+    state = replace(state, opened=True, counts=counts, query_model=ModelState.READY)
+    assert state.summary() == "4 files · 40 chunks (1 pending, 2 skipped)"
+    assert state.model is ModelState.READY and state.semantic_ready
+    keywords = replace(state, progress=ProgressEvent(SyncPhase.KEYWORDS, 7, 9))
+    assert keywords.summary() == "indexing 7/9 files"
+    embed = replace(state, progress=ProgressEvent(SyncPhase.EMBED, chunks_done=10, chunks_total=40))
+    assert embed.summary() == "4 files · embedding 10/40 chunks (25%)"
+    loading = replace(state, document_model=ModelState.LOADING)
+    assert loading.summary() == "4 files · embedding 10 chunks once the model has loaded"
+    assert loading.model is ModelState.LOADING
+    assert replace(loading, query_model=ModelState.FAILED).model is ModelState.FAILED
+    assert replace(state, read_only=True).summary().startswith("read-only")
+    assert replace(state, error="cannot open the index: x").summary() == (
+        "cannot open the index: x"
+    )
