@@ -10,10 +10,19 @@ import re
 import sys
 import textwrap
 import time
+from typing import TYPE_CHECKING
 
 import click
 
 from explorer.safe_text import safe_spans, safe_text
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from explorer.core.retrieval.agent_context import AgentAnswer
+    from explorer.core.retrieval.links import FileLinks, Link, ReferenceCheck
+    from explorer.core.retrieval.related import RelatedFile
+    from explorer.core.store.index import Status
 
 URL = re.compile(
     r"\]\(([^)\s]+)"  # a Markdown link's target: [text](target)
@@ -51,7 +60,7 @@ def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def render_search(answer, explain: bool, first: int = 1) -> None:
+def render_search(answer: AgentAnswer, explain: bool, first: int = 1) -> None:
     """An :class:`~explorer.core.retrieval.agent_context.AgentAnswer` as text: files best first,
     each
     with its passages (snippets, or full text with ``--content``), or metadata only."""
@@ -105,7 +114,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def render_related(path: str, neighbours) -> None:
+def render_related(path: str, neighbours: Sequence[RelatedFile]) -> None:
     path = safe_text(path)
     if not neighbours:
         click.echo(f"no related files for {path}")
@@ -126,7 +135,7 @@ def render_related(path: str, neighbours) -> None:
         )
 
 
-def _stale_lines(status) -> list[str]:
+def _stale_lines(status: Status) -> list[str]:
     """What the stale files are, and what to do, when there are any."""
     if not status.stale:
         return []
@@ -144,7 +153,7 @@ def _stale_lines(status) -> list[str]:
     return [f"stale       {', '.join(parts)}: run `explorer index {root}` to catch up"]
 
 
-def render_status(status) -> None:
+def render_status(status: Status) -> None:
     reasons = ", ".join(f"{n} {safe_text(r)}" for r, n in sorted(status.skip_reasons.items()))
     when = (
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update))
@@ -169,14 +178,14 @@ def render_status(status) -> None:
     click.echo("\n".join(lines))
 
 
-def _link_line(where: str, link) -> str:
+def _link_line(where: str, link: Link) -> str:
     """``where`` (a path and line) and the target as written, marked when it is missing."""
     mark = "" if link.exists else click.style("  missing", fg="red", bold=True)
     kind = "" if link.kind == "link" else f"  ({link.kind})"
     return f"  {safe_text(where)}  {safe_text(link.raw)}{kind}{mark}"
 
 
-def render_links(found) -> None:
+def render_links(found: FileLinks) -> None:
     """``explorer links``: outgoing links, then backlinks, with lines."""
     path = safe_text(found.path)
     if not found.exists:
@@ -189,7 +198,7 @@ def render_links(found) -> None:
         click.echo(_link_line(f"{link.source}:{link.line}", link))
 
 
-def render_missing_references(check) -> None:
+def render_missing_references(check: ReferenceCheck) -> None:
     """``explorer check-refs``: one ``file:line: missing target`` line per broken reference."""
     for link in check.missing:
         kind = "" if link.kind == "link" else f" ({link.kind})"
@@ -211,7 +220,7 @@ def render_missing_references(check) -> None:
         )
 
 
-def _vectors_problem(status) -> str:
+def _vectors_problem(status: Status) -> str:
     """What keeps the vectors from being counted: a server that does not answer, or a local
     store that is damaged (its message names the command that repairs it)."""
     if status.vectors_available:

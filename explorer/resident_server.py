@@ -172,11 +172,11 @@ def _read_request(connection: socket.socket) -> bytes:
     return b"".join(parts)
 
 
-def _reply(connection: socket.socket, reply: dict) -> None:
+def _reply(connection: socket.socket, reply: dict[str, object]) -> None:
     connection.sendall(json.dumps(reply).encode())
 
 
-def run_command(argv: list[str], env: dict[str, str], cwd: str) -> dict:
+def run_command(argv: list[str], env: dict[str, str], cwd: str) -> dict[str, object]:
     """Run ``explorer ARGV`` as the client would have, in its environment and folder."""
     from click.testing import CliRunner
 

@@ -70,7 +70,7 @@ class ExplorerApp(App[None]):
         themes.save_preference("theme", theme.name)
 
     # -- lifecycle ----------------------------------------------------------------------------
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen[None]:
         return MainScreen(self.settings, embedder=self.embedder, watch=self.watch_files)
 
     def on_mount(self) -> None:
@@ -105,7 +105,7 @@ class ExplorerApp(App[None]):
             **kwargs,
         )
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if isinstance(screen, MainScreen):
             yield from screen.system_commands()

@@ -159,7 +159,7 @@ def preferences_path() -> Path:
     return config_dir() / PREFERENCES_NAME
 
 
-def load_preferences() -> dict:
+def load_preferences() -> dict[str, object]:
     """The saved preferences, or an empty dict when there are none (or they are unreadable)."""
     try:
         data = json.loads(preferences_path().read_text(encoding="utf-8"))

@@ -46,7 +46,7 @@ from explorer.safe_text import safe_text
 from explorer.tui import messages
 from explorer.tui.bridge import IndexBridge
 from explorer.tui.index_state import IndexState
-from explorer.tui.widgets.file_tree import FileTree
+from explorer.tui.widgets.file_tree import Entry, FileTree
 from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.preview import Preview
 from explorer.tui.widgets.related import RelatedList
@@ -229,7 +229,7 @@ class MainScreen(Screen[None]):
             return None
 
     @on(FileTree.NodeHighlighted)
-    def _tree_moved(self, event: FileTree.NodeHighlighted) -> None:
+    def _tree_moved(self, event: FileTree.NodeHighlighted[Entry]) -> None:
         entry = event.node.data
         if entry is None or not self.file_tree.has_focus:
             return  # the cursor moved for a file opened elsewhere: not browsing

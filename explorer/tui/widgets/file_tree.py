@@ -270,7 +270,7 @@ class FileTree(Tree[Entry]):
         return Text.assemble((mark + " ", self.get_component_rich_style(component)), text)
 
     @on(Tree.NodeSelected)
-    def _selected(self, event: Tree.NodeSelected) -> None:
+    def _selected(self, event: Tree.NodeSelected[Entry]) -> None:
         event.stop()
         entry = event.node.data
         if entry is not None and not entry.is_dir:

@@ -168,7 +168,7 @@ class ResultsList(ScrollView, can_focus=True):
         """(hit number, line of that hit) per line."""
         self._first_line: list[int] = []
         self._rows_width = 0
-        self._cache: LRUCache[tuple, Strip] = LRUCache(256)
+        self._cache: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(256)
 
     # -- public API ---------------------------------------------------------------------------
     @property

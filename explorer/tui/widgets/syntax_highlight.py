@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.content import Content
+
+if TYPE_CHECKING:
+    from pygments.token import _TokenType
 
 MAX_HIGHLIGHT_CHARS = 1_000_000
 """Only this much of a file is syntax-highlighted; the rest is shown plain."""
@@ -29,12 +34,12 @@ def highlight_lines(text: str, language: str) -> list[Content]:
     except ClassNotFound:
         return [Content(line) for line in text.split("\n")]
     styles = HighlightTheme.STYLES
-    resolved: dict = {}
+    resolved: dict[_TokenType, str] = {}
 
-    def style_of(token_type) -> str:
+    def style_of(token_type: _TokenType) -> str:
         found = resolved.get(token_type)
         if found is None:
-            kind = token_type
+            kind: _TokenType | None = token_type
             found = ""
             while kind is not None:
                 if kind in styles:

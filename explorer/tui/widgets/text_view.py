@@ -27,7 +27,7 @@ class TextView(ScrollView, can_focus=True):
         self._lines: list[Content] = []
         self._passage: tuple[int, int] | None = None
         self._gutter = 2
-        self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
+        self._cache: LRUCache[tuple[int, int, int, bool], Strip] = LRUCache(1024)
 
     @property
     def line_count(self) -> int:
