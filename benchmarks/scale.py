@@ -422,7 +422,13 @@ def tui_terminal(root: Path, index_dir: Path, env: dict, query: str, timeout: fl
                     break
                 time.sleep(0.05)
             out["status"] = terminal.screen().rstrip().splitlines()[-1:]
-            terminal.keys("C-q")
+            if out.get("first_results_s") is None:
+                out["screen"] = terminal.screen().rstrip().splitlines()[-6:]
+            try:
+                terminal.keys("C-q")
+            except subprocess.CalledProcessError:
+                out["quit"] = "the terminal had closed"
+                return out
             rss_mb = None
             deadline = time.time() + 60
             while time.time() < deadline and rss_mb is None:
