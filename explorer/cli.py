@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any, ParamSpec, TypeVar
 
 import click
 
@@ -30,10 +31,14 @@ EXIT_MISSING_REFERENCES = 1
 """``check-refs`` found a reference to a file that does not exist."""
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
 class OneLineUsageError(click.UsageError):
     """A usage error shown as one ``explorer: error:`` line, like every other failure."""
 
-    def show(self, file=None) -> None:
+    def show(self, file: IO[Any] | None = None) -> None:
         click.echo(f"explorer: error: {safe_text(self.format_message())}", file=file, err=True)
 
 
@@ -54,7 +59,13 @@ class ExplorerGroup(click.Group):
             args = ["open", *args]
         return super().parse_args(ctx, args)
 
-    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
         except OneLineUsageError:
@@ -62,7 +73,7 @@ class ExplorerGroup(click.Group):
         except click.UsageError as error:
             raise _one_line(error) from None
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except OneLineUsageError:
@@ -77,11 +88,11 @@ def fail(message: str) -> None:
     sys.exit(EXIT_USAGE)
 
 
-def friendly_errors(command):
+def friendly_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
     """Turn every failure into one clear line; EXPLORER_DEBUG=1 keeps the traceback."""
 
     @functools.wraps(command)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return command(*args, **kwargs)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
@@ -106,14 +117,14 @@ def friendly_errors(command):
     return wrapper
 
 
-def one_shot(command):
+def one_shot(command: Callable[_P, _R]) -> Callable[_P, _R]:
     """For a read-only command run as its own process (``run``): skip the cyclic garbage
     collector, which only slows the imports of a process that lives a second, and leave
     without the interpreter's teardown (about 0.3 s of freeing Chroma and the model) once
     the answer is written. Called in-process (tests, ``CliRunner``), the command runs as is."""
 
     @functools.wraps(command)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         ctx = click.get_current_context()
         whole_process = isinstance(ctx.obj, dict) and ctx.obj.get("whole_process", False)
         if whole_process:

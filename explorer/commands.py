@@ -22,10 +22,16 @@ from explorer.locations import default_index_dir
 from explorer.safe_text import safe_text
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress, TaskID
 
+    from explorer.core.indexing.report import IndexReport
     from explorer.core.indexing.report import Progress as SyncProgress
+    from explorer.core.retrieval.agent_context import ContextOptions
+    from explorer.core.retrieval.related import RelatedFile
+    from explorer.core.retrieval.search import SearchRequest
     from explorer.core.store.damaged_store import Repair
+    from explorer.core.store.index import Index
 
 
 class RootError(ExplorerError, ValueError):
@@ -183,7 +189,12 @@ def _paths_inside(root: Path, paths: tuple[Path, ...]) -> list[str]:
 
 
 def _print_index_report(
-    settings, report, as_json, keywords_only, lead: str = "", repairs: Sequence[Repair] = ()
+    settings: Settings,
+    report: IndexReport,
+    as_json: bool,
+    keywords_only: bool,
+    lead: str = "",
+    repairs: Sequence[Repair] = (),
 ) -> None:
     if as_json:
         print_json({**report.as_json(), "repairs": [r.as_json() for r in repairs]})
@@ -288,18 +299,18 @@ class _ProgressDisplay:
             self._tasks[progress.phase] = bar.add_task(label, total=total)
         bar.update(self._tasks[progress.phase], completed=done, total=total)
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self._progress is not None:
             self._progress.stop()
 
 
-def _stderr_console():
+def _stderr_console() -> Console:
     from rich.console import Console
 
     return Console(stderr=True)
 
 
-def _open_for_reading(settings: Settings, vectors: bool = True):
+def _open_for_reading(settings: Settings, vectors: bool = True) -> tuple[Index, threading.Thread]:
     """Open an existing index and start opening Chroma (unless ``vectors`` is False) on a
     thread, so the query model can load meanwhile."""
     import numpy  # noqa: F401 - before the thread: two threads importing numpy at once race
@@ -312,7 +323,7 @@ def _open_for_reading(settings: Settings, vectors: bool = True):
     return index, warm
 
 
-def _open_vectors(index) -> None:
+def _open_vectors(index: Index) -> None:
     """Open the vector store; a failure is raised again where the store is first used."""
     # The whole body of a warm-up thread: nothing it meets may end the process or print a
     # traceback; the command that uses the store meets the same failure and reports it.
@@ -346,7 +357,7 @@ class SearchOptions:
     per_file: int = 3
     min_score: float | None = None
 
-    def request(self, query: str, settings: Settings):
+    def request(self, query: str, settings: Settings) -> SearchRequest:
         """The core's search request, with the settings' defaults filled in and the filter
         words of the query (``path:``, ``tag:``, ``version:``, as in the TUI) taken out."""
         from explorer.core.retrieval.agent_context import build_request
@@ -371,7 +382,7 @@ def run_search(
     root: Path | None,
     options: IndexOptions,
     search_options: SearchOptions,
-    context,
+    context: ContextOptions,
     explain: bool,
     output: OutputFormat,
 ) -> None:
@@ -392,8 +403,10 @@ def run_search(
         require_server(settings)
     index, warm = _open_for_reading(settings, vectors=mode != "keyword")
     try:
-        if mode != "keyword":
-            index.embedder.load_query_path()
+        # Not every Embedder has a query path to warm (the protocol does not ask for one).
+        load_query_path = getattr(index.embedder, "load_query_path", None)
+        if mode != "keyword" and load_query_path is not None:
+            load_query_path()
         warm.join()
         answer = shape_answer(index, search(index, request), context)
     finally:
@@ -424,7 +437,9 @@ def related_settings(file: Path, options: IndexOptions, root: Path | None) -> Se
     return settings_for(root, options)
 
 
-def run_related(file: Path, options: IndexOptions, root, limit, as_json) -> None:
+def run_related(
+    file: Path, options: IndexOptions, root: Path | None, limit: int, as_json: bool
+) -> None:
     settings = related_settings(file, options, root)
     absolute = file.resolve()
     require_server(settings)
@@ -467,7 +482,7 @@ RELATED_CANDIDATES = 2
 without vectors, this many per neighbour asked for (``--limit``)."""
 
 
-def _related_answer(index, rel_path: str, limit: int) -> list:
+def _related_answer(index: Index, rel_path: str, limit: int) -> list[RelatedFile]:
     """The related files of ``rel_path``; for a file still waiting for its vectors, embedded
     on the spot first (one line on stderr says so).
 
@@ -537,7 +552,7 @@ def _find_indexed_root(file: Path) -> Path:
     raise RootError(f"no index holds {file}; run `explorer index FOLDER` or pass --root")
 
 
-def run_status(root, options: IndexOptions, as_json) -> None:
+def run_status(root: Path | None, options: IndexOptions, as_json: bool) -> None:
     from explorer.core.store.index import Index
 
     settings = settings_for(root, options)
@@ -555,7 +570,7 @@ def run_status(root, options: IndexOptions, as_json) -> None:
     render_status(status)
 
 
-def run_links(file: Path, options: IndexOptions, root, as_json: bool) -> None:
+def run_links(file: Path, options: IndexOptions, root: Path | None, as_json: bool) -> None:
     """``explorer links FILE``: the file's links and backlinks."""
     from explorer.core.retrieval.links import file_links
 
@@ -618,7 +633,7 @@ def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> b
     return bool(check.missing)
 
 
-def run_mcp(root, options: IndexOptions) -> None:
+def run_mcp(root: Path | None, options: IndexOptions) -> None:
     """``explorer mcp``: serve the index over stdio until the client leaves."""
     try:
         from explorer.mcp_server import serve

@@ -25,8 +25,15 @@ from explorer.config import Settings
 from explorer.core.models import SearchMode
 
 if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
     from explorer.core.embed.embedder import Embedder
+    from explorer.core.ingest.safe_paths import InsidePath
+    from explorer.core.ingest.scanner import ScanRules
     from explorer.core.store.index import Index
+
+JSONObject = dict[str, object]
+"""A tool's answer: one JSON object."""
 
 SERVER_NAME = "explorer"
 PATH_HELP = "A file path relative to the indexed folder, e.g. docs/setup.md."
@@ -107,7 +114,7 @@ class ExplorerTools:
             return None
         return info.st_dev, info.st_ino
 
-    def index(self):
+    def index(self) -> Index:
         """The open index, reopened if a rebuild swapped its database in."""
         from explorer.core.store.index import Index
 
@@ -125,7 +132,7 @@ class ExplorerTools:
             self._index.close()
             self._index = None
 
-    def call(self, work: Callable[[], dict]) -> dict:
+    def call(self, work: Callable[[], JSONObject]) -> JSONObject:
         """Run one tool's work; any failure becomes a :class:`ToolFailure` with one line."""
         with self._lock:
             try:
@@ -137,7 +144,7 @@ class ExplorerTools:
             except Exception as error:
                 raise ToolFailure(_describe(error)) from error
 
-    def _inside(self, path: str):
+    def _inside(self, path: str) -> InsidePath:
         from explorer.core.ingest.safe_paths import resolve_inside
 
         return resolve_inside(self.settings.root, path)
@@ -158,7 +165,7 @@ class ExplorerTools:
         max_tokens: int | None = None,
         metadata_only: bool = False,
         explain: bool = False,
-    ) -> dict:
+    ) -> JSONObject:
         from explorer.commands import SearchOptions
         from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
         from explorer.core.retrieval.search import search
@@ -181,7 +188,7 @@ class ExplorerTools:
         response = search(index, request)
         return shape_answer(index, response, context).as_json(explain=explain)
 
-    def related(self, path: str, limit: int = 10) -> dict:
+    def related(self, path: str, limit: int = 10) -> JSONObject:
         from explorer.core.retrieval.related import related_files
 
         if limit > MAX_LIMIT:
@@ -190,7 +197,9 @@ class ExplorerTools:
         neighbours = related_files(self.index(), inside.rel_path, limit)
         return {"file": inside.rel_path, "related": [n.as_json() for n in neighbours]}
 
-    def read(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
+    def read(
+        self, path: str, start_line: int | None = None, end_line: int | None = None
+    ) -> JSONObject:
         from explorer.core.ingest.scanner import load_text
 
         inside = self._inside(path)
@@ -210,7 +219,7 @@ class ExplorerTools:
             raise ToolFailure(f"{inside.rel_path}: not readable as text ({reason}: {detail})")
         return _line_range(inside.rel_path, loaded, start_line, end_line)
 
-    def links(self, path: str) -> dict:
+    def links(self, path: str) -> JSONObject:
         from explorer.core.retrieval.links import file_links
 
         inside = self._inside(path)
@@ -219,17 +228,17 @@ class ExplorerTools:
             raise ToolFailure(f"{inside.rel_path}: no such file (and nothing links to it)")
         return found.as_json()
 
-    def status(self) -> dict:
+    def status(self) -> JSONObject:
         index = self.index()
         return index.status(check_disk=True).as_json()
 
-    def _rules(self):
+    def _rules(self) -> ScanRules:
         from explorer.core.indexing.disk_state import scan_rules
 
         return scan_rules(self.settings)
 
 
-def _line_range(rel_path: str, text: str, start: int | None, end: int | None) -> dict:
+def _line_range(rel_path: str, text: str, start: int | None, end: int | None) -> JSONObject:
     lines = text.splitlines(keepends=True)
     total = len(lines)
     first = 1 if start is None else start
@@ -268,7 +277,7 @@ def _describe(error: Exception) -> str:
     return describe(error, name_of=str).replace(" (set EXPLORER_DEBUG=1 for details)", "")
 
 
-def build_server(tools: ExplorerTools):
+def build_server(tools: ExplorerTools) -> MCPServer:
     """The MCP server with explorer's five tools bound to ``tools``."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
@@ -277,7 +286,7 @@ def build_server(tools: ExplorerTools):
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
-    def run(work: Callable[[], dict]) -> dict:
+    def run(work: Callable[[], JSONObject]) -> JSONObject:
         try:
             return tools.call(work)
         except ToolFailure as failure:
