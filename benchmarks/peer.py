@@ -111,7 +111,7 @@ def explorer_stages(index: Index, queries: list[str], limit: int) -> dict[str, f
 
     spent: dict[str, float] = {}
     stages = [
-        (index.embedder, "embed_query", "query embedding (numpy encoder)"),
+        (index.embedder, "embed_query", "query embedding"),
         (index.keywords, "search", "keyword leg (FTS5 BM25, 200 candidates)"),
         (index.vectors, "query_chunks", "vector leg (Chroma HNSW, 200 candidates)"),
         (index.vectors, "chunk_vectors", "cosines of keyword-only hits (Chroma get)"),
