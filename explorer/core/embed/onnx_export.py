@@ -35,6 +35,7 @@ from explorer.core.embed.export_cache import (
     staging_dir,
 )
 from explorer.core.embed.onnx_encoder import OnnxQueryEncoder, runtime_version
+from explorer.core.errors import ExplorerError
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ PROBES = [
 """Texts the export is checked on: short and long, cased, accented, CJK, code, emoji."""
 
 
-class ExportFailed(Exception):
+class ExportFailed(ExplorerError):
     """The model could not be exported, or the export does not give the model's embeddings."""
 
 

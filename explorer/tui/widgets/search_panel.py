@@ -14,6 +14,7 @@ The screen feeds it the index (:meth:`SearchPanel.use_index`) and the index's st
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
@@ -353,9 +354,19 @@ class SearchPanel(Vertical):
         self.post_message(self.Answered(self, None))
 
     # -- the query path -----------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="model", exit_on_error=False)
     def _warm_query_path(self, index: Index) -> None:
-        """Open the vector store and warm the query encoder, off the UI thread."""
+        """Open the vector store and warm the query encoder, off the UI thread.
+
+        A daemon thread, not a Textual worker: on an index without a query-encoder export the
+        warm-up loads the whole model (seconds of importing torch), and Python joins a worker's
+        thread before it exits, so ctrl+q would wait for it. The embedder's own lock keeps two
+        warm-ups from loading the model twice.
+        """
+        threading.Thread(
+            target=self._warm, args=(index,), name="explorer-query-warmup", daemon=True
+        ).start()
+
+    def _warm(self, index: Index) -> None:
         from explorer.core.store.vectors import VectorStoreUnavailable
 
         vectors, vectors_error = 0, ""
