@@ -89,7 +89,7 @@ async def measure(corpus: Path, index_dir: Path, target: str, open_after: float,
         while time.monotonic() - opened < limit:
             if model_ready is None and screen.state.document_model is ModelState.READY:
                 model_ready = time.monotonic() - opened
-            if embedded is None and screen.tree.state_of(target) == "fresh":
+            if embedded is None and screen.file_tree.state_of(target) == "fresh":
                 embedded = time.monotonic() - opened
             items = screen.related.items if screen.current_path == target else []
             if items and first is None:

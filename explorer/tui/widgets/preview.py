@@ -185,12 +185,19 @@ class Preview(Vertical):
 
     async def _ensure_markdown(self) -> Any:
         """The Markdown widget, made on first use (its parser is slow to import)."""
+        container = self.query_one("#preview-markdown", VerticalScroll)
         markdown = self._markdown()
         if markdown is None:
             from textual.widgets import Markdown
 
             markdown = Markdown(id="markdown", open_links=False)
-            await self.query_one("#preview-markdown", VerticalScroll).mount(markdown)
+            await container.mount(markdown)
+        elif not markdown.is_mounted:
+            # A file opened while the previous one was still mounting the widget: updating it
+            # before it is mounted raises MountError, so wait for that mount to finish.
+            from textual.widget import AwaitMount
+
+            await AwaitMount(container, [markdown])
         return markdown
 
     def action_next_passage(self) -> None:
