@@ -242,3 +242,25 @@ def test_links_command_errors_are_one_line(cli, target, fragment):
     assert result.exit_code == 2
     assert result.stderr.startswith("explorer: error: ") and fragment in result.stderr
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_links_through_a_symlink_out_of_the_root_never_tell_what_is_outside(tmp_path):
+    outside = write_files(tmp_path / "outside", {"secret.md": "# Secret\n"})
+    root = write_files(
+        tmp_path / "root",
+        {"a.md": "# A\n\n[one](ext/secret.md), [two](ext/nothing.md), [three](b.md).\n"},
+    )
+    (root / "b.md").write_text("# B\n")
+    (root / "ext").symlink_to(outside, target_is_directory=True)
+    index = Index(Settings.for_root(root, tmp_path / "index", model="fake"), FakeEmbedder())
+    try:
+        Indexer(index).sync(embed=False)
+        found = file_links(index, "a.md")
+        # The file that exists out there and the one that does not look the same.
+        assert {link.target: link.exists for link in found.outgoing} == {
+            "ext/secret.md": False,
+            "ext/nothing.md": False,
+            "b.md": True,
+        }
+    finally:
+        index.close()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.references import FileReference, ReferenceKind
+from explorer.core.ingest.root_paths import OutsideRoot, resolve_inside_root
 from explorer.core.store.index import Index
 
 
@@ -94,8 +95,17 @@ class _Disk:
         self._exists: dict[str, bool] = {}
 
     def exists(self, path: str) -> bool:
+        """Whether ``path`` names a file or folder of the tree. A path that a symbolic link
+        leads out of the root is not of the tree: it counts as missing whether or not
+        something exists out there, so a link never tells what lies outside the root."""
         if path not in self._exists:
-            self._exists[path] = path == "." or (self.root / path).exists()
+            if path == ".":
+                self._exists[path] = True
+            else:
+                try:
+                    self._exists[path] = resolve_inside_root(self.root, path).exists()
+                except OutsideRoot:
+                    self._exists[path] = False
         return self._exists[path]
 
     def folder_exists(self, path: str) -> bool:
