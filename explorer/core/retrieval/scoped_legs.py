@@ -18,11 +18,14 @@ chunk ids costs 60–80 ms for 10,000 chunks (``benchmarks/scale.py``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from explorer.core.store.index import Index
+
+Hit = TypeVar("Hit")
 
 OVERFETCH_SHARE = 0.25
 """With a filter allowing at least this share of the indexed files, a leg over-fetches."""
@@ -37,8 +40,24 @@ def _share(index: Index, allowed: Sequence[str]) -> float:
     return len(allowed) / max(1, keywords.derived("indexed files", keywords.indexed_file_count))
 
 
-def _first_fetch(k: int, share: float) -> int:
-    return math.ceil(k / share * OVERFETCH_MARGIN)
+def _overfetched(
+    share: float,
+    k: int,
+    fetch_best: Callable[[int], list[Hit]],
+    keep_allowed: Callable[[list[Hit]], list[Hit]],
+) -> list[Hit] | None:
+    """The ``k`` best allowed candidates by over-fetching, or None when the share is too small
+    for it or the limit was reached first (the caller then restricts the leg instead)."""
+    if share < OVERFETCH_SHARE:
+        return None
+    fetch = math.ceil(k / share * OVERFETCH_MARGIN)
+    while fetch <= OVERFETCH_LIMIT * k / share:
+        found = fetch_best(fetch)
+        kept = keep_allowed(found)
+        if len(kept) >= k or len(found) < fetch:
+            return kept[:k]
+        fetch *= 2
+    return None
 
 
 def keyword_hits(
@@ -49,17 +68,14 @@ def keyword_hits(
         return index.keywords.search(expression, k)
     if not allowed:
         return []
-    share = _share(index, allowed)
-    if share >= OVERFETCH_SHARE:
-        wanted = set(allowed)
-        fetch = _first_fetch(k, share)
-        while fetch <= OVERFETCH_LIMIT * k / share:
-            found = index.keywords.search(expression, fetch)
-            kept = [hit for hit in found if hit[1] in wanted]
-            if len(kept) >= k or len(found) < fetch:
-                return kept[:k]
-            fetch *= 2
-    return index.keywords.search(expression, k, allowed)
+    wanted = set(allowed)
+    kept = _overfetched(
+        _share(index, allowed),
+        k,
+        lambda fetch: index.keywords.search(expression, fetch),
+        lambda found: [hit for hit in found if hit[1] in wanted],
+    )
+    return kept if kept is not None else index.keywords.search(expression, k, allowed)
 
 
 def vector_hits(
@@ -70,15 +86,15 @@ def vector_hits(
         return index.vectors.query_chunks(vector, k)
     if not allowed:
         return []
-    share = _share(index, allowed)
-    if share >= OVERFETCH_SHARE:
-        wanted = set(allowed)
-        fetch = _first_fetch(k, share)
-        while fetch <= OVERFETCH_LIMIT * k / share:
-            found = index.vectors.query_chunks(vector, fetch)
-            places = index.keywords.chunk_places([cid for cid, _sim in found])
-            kept = [(cid, sim) for cid, sim in found if cid in places and places[cid][0] in wanted]
-            if len(kept) >= k or len(found) < fetch:
-                return kept[:k]
-            fetch *= 2
+    wanted = set(allowed)
+
+    def keep(found: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        places = index.keywords.chunk_places([cid for cid, _sim in found])
+        return [(cid, sim) for cid, sim in found if cid in places and places[cid][0] in wanted]
+
+    kept = _overfetched(
+        _share(index, allowed), k, lambda fetch: index.vectors.query_chunks(vector, fetch), keep
+    )
+    if kept is not None:
+        return kept
     return index.vectors.query_chunks_among(vector, k, index.keywords.chunk_ids_of(allowed))
