@@ -9,6 +9,7 @@ it. Known keys (all optional)::
     extensions = ["md", "txt", "py"]              # file extensions to index
     max_file_bytes = 2000000                      # larger files are skipped
     allow_links_outside = ["~/notes"]             # roots whose links may lead out of them
+    embedding_precision = "auto"                  # documents in "bf16" (where native) or "fp32"
 
     # ranking
     fusion = "calibrated"                         # "calibrated", "convex" or "rrf" (ranks)
@@ -28,18 +29,17 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from functools import cache
 from pathlib import Path
 from typing import Annotated, get_args, get_origin, get_type_hints
 
 from explorer.core.errors import ExplorerError
+from explorer.core.models import EmbeddingPrecision
 from explorer.core.retrieval.fusion import FusionKind
 from explorer.locations import config_dir
 
 CONFIG_NAME = "config.toml"
-
-FUSION_RULES = tuple(kind.value for kind in FusionKind)
-"""How hybrid search may fuse its legs."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,8 @@ class UserConfig:
         default=None, metadata={_RENAMED: "allow_outside_links"}
     )
     """Roots whose symbolic links may lead out of them (on for the root that is listed)."""
+    embedding_precision: EmbeddingPrecision | None = None
+    """The number format documents are embedded in."""
     fusion: FusionKind | None = None
     """How hybrid search fuses its legs."""
     semantic_weight: Annotated[float | None, Bounds(0.0, 1.0)] = None
@@ -161,16 +163,16 @@ def _checked(path: Path, key: str, value: object, spec: _KeySpec) -> object:
     kind = spec.kind
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)  # `semantic_weight = 1` means 1.0
-    expected = str if issubclass(kind, FusionKind) else kind
+    expected = str if issubclass(kind, StrEnum) else kind
     if not isinstance(value, expected) or isinstance(value, bool):
         raise ConfigError(f"{path}: {key} must be a {expected.__name__}, not {value!r}")
     if isinstance(value, list) and not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{path}: {key} must be a list of strings")
-    if issubclass(kind, FusionKind):
-        if value not in FUSION_RULES:
-            rules = ", ".join(FUSION_RULES)
-            raise ConfigError(f"{path}: {key} must be one of {rules}, not {value!r}")
-        return FusionKind(value)
+    if issubclass(kind, StrEnum):
+        choices = [member.value for member in kind]
+        if value not in choices:
+            raise ConfigError(f"{path}: {key} must be one of {', '.join(choices)}, not {value!r}")
+        return kind(value)
     if spec.bounds is not None and isinstance(value, (int, float)):
         low, high = spec.bounds.low, spec.bounds.high
         if value < low or (high is not None and value > high):

@@ -45,3 +45,13 @@ class SyncPhase(StrEnum):
     EMBED = "embed"
     DONE = "done"
     """The sync ended (a live writer is idle)."""
+
+
+class EmbeddingPrecision(StrEnum):
+    """The number format documents are embedded in (queries are always fp32)."""
+
+    AUTO = "auto"
+    """bf16 where the CPU computes bf16 natively (AVX-512 BF16 or AMX), else fp32."""
+    FP32 = "fp32"
+    BF16 = "bf16"
+    """``torch.autocast`` to bfloat16; slower than fp32 on a CPU without native bf16."""

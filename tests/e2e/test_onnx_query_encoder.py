@@ -22,6 +22,9 @@ import pytest
 from explorer.core.embed.embedder import SentenceTransformerEmbedder
 from explorer.core.embed.export_cache import EXPORT_DIR_NAME, ExportStatus, read_manifest
 from explorer.core.embed.onnx_encoder import OnnxQueryEncoder
+from explorer.core.models import EmbeddingPrecision
+
+FP32 = EmbeddingPrecision.FP32
 
 pytestmark = pytest.mark.e2e
 
@@ -77,8 +80,10 @@ def _assert_equal(ours: np.ndarray, reference: np.ndarray) -> None:
     assert float(cosines.min()) >= MIN_COSINE
 
 
-def _exported(model: str, export_dir: Path) -> SentenceTransformerEmbedder:
-    embedder = SentenceTransformerEmbedder(model)
+def _exported(
+    model: str, export_dir: Path, precision: EmbeddingPrecision = EmbeddingPrecision.AUTO
+) -> SentenceTransformerEmbedder:
+    embedder = SentenceTransformerEmbedder(model, precision=precision)
     embedder.keep_query_encoder_in(export_dir)
     embedder.load_document_model()  # loading for indexing exports
     return embedder
@@ -117,10 +122,10 @@ def test_bundled_model_equals_sentence_transformers_on_real_passages(
     np.testing.assert_allclose(encoder.encode(texts), one_by_one, atol=1e-5)  # padded batch
 
 
-def test_embed_query_matches_the_document_embedding_of_the_same_text(
+def test_embed_query_matches_the_fp32_document_embedding_of_the_same_text(
     bundled_export: Path,
 ) -> None:
-    embedder = SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+    embedder = SentenceTransformerEmbedder("all-MiniLM-L6-v2", precision=FP32)
     embedder.keep_query_encoder_in(bundled_export)
     queries = ["how do I restore a backup", "rate limits", LONG]
     vectors = np.stack([embedder.embed_query(query) for query in queries])
@@ -238,7 +243,7 @@ def test_an_unfaithful_export_is_recorded_and_the_model_answers(tmp_path: Path) 
     pooling.write_text(json.dumps({**config, "include_prompt": False}))
     export_dir = tmp_path / "index" / EXPORT_DIR_NAME
     export_dir.parent.mkdir()
-    embedder = _exported(str(folder), export_dir)
+    embedder = _exported(str(folder), export_dir, FP32)
     manifest = read_manifest(export_dir)
     assert manifest is not None and manifest.status is ExportStatus.UNSUPPORTED
     assert "differs" in manifest.reason
@@ -256,7 +261,7 @@ def test_a_read_only_index_answers_with_the_model_and_writes_nothing(
     monkeypatch.setattr("explorer.core.embed.embedder.is_writable", lambda folder: False)
     index_dir = tmp_path / "index"
     index_dir.mkdir()
-    embedder = SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+    embedder = SentenceTransformerEmbedder("all-MiniLM-L6-v2", precision=FP32)
     embedder.keep_query_encoder_in(index_dir / EXPORT_DIR_NAME)
     query = "how do I restore a backup"
     vector = embedder.embed_query(query)

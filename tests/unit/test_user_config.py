@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from explorer.config import Settings
+from explorer.core.models import EmbeddingPrecision
 from explorer.locations import config_dir, data_dir
 from explorer.user_config import ConfigError, UserConfig, load_user_config
 
@@ -17,6 +18,7 @@ exclude = ["drafts/"]
 extensions = [".MD", "txt"]
 max_file_bytes = 1000
 allow_links_outside = []
+embedding_precision = "fp32"
 fusion = "convex"
 semantic_weight = 0.7
 keyword_confidence = 2
@@ -49,6 +51,7 @@ def test_every_key_reaches_the_settings(isolated_locations, tmp_path) -> None:
     assert settings.exclude == ("drafts/",)
     assert settings.extensions == frozenset({"md", "txt"})
     assert settings.max_file_bytes == 1000 and settings.allow_outside_links is False
+    assert settings.embedding_precision is EmbeddingPrecision.FP32
     assert settings.fusion == "convex" and type(settings.fusion) is str
     assert (settings.semantic_weight, settings.lookup_weight) == (0.7, 0.1)
     assert settings.keyword_confidence == 2.0 and isinstance(settings.keyword_confidence, float)
@@ -70,6 +73,7 @@ def test_flags_and_environment_win_over_the_file(isolated_locations, tmp_path, m
         ("max_file_bytes = true", "max_file_bytes must be a int, not True"),
         ("keyword_confidence = 11", "keyword_confidence must be between 0 and 10, not 11.0"),
         ("limit = [", "not valid TOML"),
+        ('embedding_precision = "fp16"', "must be one of auto, fp32, bf16, not 'fp16'"),
     ],
 )
 def test_a_bad_file_is_one_error_naming_it(tmp_path, text: str, message: str) -> None:

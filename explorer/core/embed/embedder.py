@@ -29,6 +29,7 @@ from explorer.core.embed.export_cache import (
     write_manifest,
 )
 from explorer.core.errors import ExplorerError, literal
+from explorer.core.models import EmbeddingPrecision
 
 if TYPE_CHECKING:
     import numpy as np
@@ -105,11 +106,21 @@ def _cached_hub_model(model: str) -> Path | None:
 class SentenceTransformerEmbedder:
     """sentence-transformers for documents; for queries, its ONNX export when one fits."""
 
-    def __init__(self, model: str, device: str = "cpu", *, many_queries: bool = False) -> None:
+    def __init__(
+        self,
+        model: str,
+        device: str = "cpu",
+        *,
+        many_queries: bool = False,
+        precision: EmbeddingPrecision = EmbeddingPrecision.AUTO,
+    ) -> None:
         """``many_queries``: this process will embed many queries (a resident reader), so the
-        query encoder may take longer to open for quicker queries."""
+        query encoder may take longer to open for quicker queries. ``precision``: the number
+        format of document vectors (queries are always fp32)."""
         self.name = model
         self._device = device
+        self._precision = precision
+        self._bf16: bool | None = None  # resolved once torch is loaded
         self._many_queries = many_queries
         self._model_dir = resolve_model_dir(model)
         self._model: SentenceTransformer | None = None
@@ -170,26 +181,47 @@ class SentenceTransformerEmbedder:
         return tokenizer(text)
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._encode(texts, self.documents_in_bf16)
+
+    @property
+    def documents_in_bf16(self) -> bool:
+        """Whether documents are embedded under bf16 autocast (loads torch to find out)."""
+        if self._bf16 is None:
+            self._document_model()
+            self._bf16 = self._precision is EmbeddingPrecision.BF16 or (
+                self._precision is EmbeddingPrecision.AUTO and native_bf16()
+            )
+        return self._bf16
+
+    def _encode(self, texts: list[str], bf16: bool) -> np.ndarray:
         import numpy as np
 
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self._document_model()
-        vectors: np.ndarray = model.encode(
-            texts,
-            batch_size=32,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
-        return vectors.astype(np.float32, copy=False)
+        import torch
+
+        # Only the matrix products run in bf16; layer norms, softmax and pooling stay fp32.
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            vectors = model.encode(
+                texts,
+                batch_size=32,
+                convert_to_tensor=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        result: np.ndarray = vectors.float().cpu().numpy()
+        if bf16:  # normalised before the cast back: normalise the fp32 vectors again
+            norms = np.linalg.norm(result, axis=1, keepdims=True)
+            result = result / np.where(norms > 0, norms, 1.0)
+        return result.astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:
         import numpy as np
 
         encoder = self._fast_query_encoder()
         if encoder is None:
-            document: np.ndarray = self.embed_documents([text])[0]
+            document: np.ndarray = self._encode([text], bf16=False)[0]
             return document
         vector: np.ndarray = encoder.encode([text])[0]
         norm = float(np.linalg.norm(vector))
@@ -331,7 +363,19 @@ class SentenceTransformerEmbedder:
         return spans
 
 
-_kept_embedders: dict[tuple[str, Path | None], SentenceTransformerEmbedder] | None = None
+def native_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (AVX-512 BF16 or AMX tiles), which is where
+    autocast to bf16 is faster than fp32; elsewhere torch emulates it, slower (loads torch)."""
+    import torch
+
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    # Private helpers of torch.cpu: a torch without them is treated as a CPU without bf16.
+    return any(bool(getattr(torch.cpu, check, lambda: False)()) for check in checks)
+
+
+_kept_embedders: (
+    dict[tuple[str, Path | None, EmbeddingPrecision], SentenceTransformerEmbedder] | None
+) = None
 """One embedder per model for the whole process, once :func:`keep_loaded_embedders` ran."""
 
 
@@ -343,11 +387,13 @@ def keep_loaded_embedders() -> None:
         _kept_embedders = {}
 
 
-def load_embedder(model: str) -> Embedder:
+def load_embedder(model: str, precision: EmbeddingPrecision = EmbeddingPrecision.AUTO) -> Embedder:
     """The embedder for a model name or path (load errors: :class:`ModelUnavailable`)."""
     if _kept_embedders is None:
-        return SentenceTransformerEmbedder(model)
-    key = (model, resolve_model_dir(model))
+        return SentenceTransformerEmbedder(model, precision=precision)
+    key = (model, resolve_model_dir(model), precision)
     if key not in _kept_embedders:
-        _kept_embedders[key] = SentenceTransformerEmbedder(model, many_queries=True)
+        _kept_embedders[key] = SentenceTransformerEmbedder(
+            model, many_queries=True, precision=precision
+        )
     return _kept_embedders[key]

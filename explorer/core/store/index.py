@@ -325,7 +325,8 @@ class Index:
     def embedder(self) -> Embedder:
         with self._embedder_lock:  # not the vectors' lock: the model loads while Chroma opens
             if self._embedder is None:
-                self._embedder = load_embedder(self.settings.model)
+                settings = self.settings
+                self._embedder = load_embedder(settings.model, settings.embedding_precision)
                 if isinstance(self._embedder, SentenceTransformerEmbedder):
                     # The query encoder is exported once and kept with the index.
                     self._embedder.keep_query_encoder_in(self.settings.index_dir / EXPORT_DIR_NAME)
