@@ -106,6 +106,8 @@ def render_search(answer: AgentAnswer, explain: bool, first: int = 1) -> None:
                     vector = f"vector - (cos {passage.vector_similarity:.3f}, measured)"
                 else:
                     vector = "vector -"
+                if passage.file_similarity is not None:
+                    vector += f" · file cos {passage.file_similarity:.3f}"
                 click.echo(f"        {keyword} · {vector} · fused {passage.fused:.4f}")
 
 

@@ -11,5 +11,5 @@ from explorer.cli import main
 from tests.fakes import FakeEmbedder
 
 if __name__ == "__main__":
-    explorer.core.store.index.load_embedder = lambda model: FakeEmbedder()
+    explorer.core.store.index.load_embedder = lambda model, precision: FakeEmbedder()
     main(prog_name="explorer")

@@ -57,6 +57,10 @@ class IndexSettings:
     lookup_weight: float = 0.2
     """Weight of the vector leg for a query made only of identifiers (``proxy_cache_valid``),
     where meaning says little."""
+    file_weight: float = 0.3
+    """Weight of a passage's whole-file cosine next to its own in the vector leg: meaning =
+    (cosine + w x file cosine) / (1 + w). Chosen on the nginx dev set, sample_docs and SciFact
+    train (``benchmarks/RESULTS.md``, "Fourth pass"); 0 turns it off."""
     rrf_k: int = 60
     """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
     candidates: int = 200

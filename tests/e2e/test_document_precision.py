@@ -63,9 +63,7 @@ def test_queries_are_fp32_whatever_the_documents_use(
     # Neither embedder has an export folder, so queries run on the model itself.
     query = "how do I restore the database after the disk died"
     np.testing.assert_allclose(bf16.embed_query(query), fp32.embed_query(query), atol=1e-6)
-    np.testing.assert_allclose(
-        bf16.embed_query(query), fp32.embed_documents([query])[0], atol=1e-6
-    )
+    np.testing.assert_allclose(bf16.embed_query(query), fp32.embed_documents([query])[0], atol=1e-6)
 
 
 @pytest.mark.parametrize("native", [True, False])

@@ -26,7 +26,9 @@ CORPUS = {
 @pytest.fixture(autouse=True)
 def fake_model(monkeypatch):
     """Every command gets the fake embedder instead of loading a model."""
-    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr(
+        "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+    )
 
 
 @pytest.fixture
@@ -66,7 +68,9 @@ def shared(tmp_path_factory):
     base = tmp_path_factory.mktemp("cli")
     root, index_dir = write_files(base / "root", CORPUS), base / "index"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+        patch.setattr(
+            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+        )
         ok(CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)]))
     return root, index_dir
 
@@ -415,7 +419,9 @@ def hostile(tmp_path_factory):
     base = tmp_path_factory.mktemp("hostile")
     root, index_dir = write_hostile(base / "root"), base / "index"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+        patch.setattr(
+            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+        )
         ok(CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)]))
     return root, index_dir
 

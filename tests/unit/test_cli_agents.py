@@ -36,7 +36,9 @@ CORPUS = {
 
 @pytest.fixture(autouse=True)
 def fake_model(monkeypatch):
-    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr(
+        "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+    )
 
 
 @pytest.fixture
@@ -73,7 +75,9 @@ def shared(tmp_path_factory):
     base = tmp_path_factory.mktemp("agents")
     root, index_dir = write_files(base / "root", CORPUS), base / "index"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+        patch.setattr(
+            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+        )
         ok(CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)]))
     return root, index_dir
 

@@ -24,7 +24,9 @@ BACKUP_TAGGED = {
 
 @pytest.fixture(autouse=True)
 def fake_model(monkeypatch):
-    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr(
+        "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +36,9 @@ def sample(tmp_path_factory):
     root, index_dir = base / "docs", base / "index"
     shutil.copytree(SAMPLE_DOCS, root)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+        patch.setattr(
+            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+        )
         done = CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)])
     assert done.exit_code == 0, done.output
     return root, index_dir

@@ -200,7 +200,9 @@ def test_a_damaged_store_fails_the_same_way_twice_and_a_fresh_one_opens_in_its_p
 # -- the CLI --------------------------------------------------------------------------------------
 @pytest.fixture
 def cli(monkeypatch):
-    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr(
+        "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+    )
     runner = CliRunner()
 
     def invoke(*args):

@@ -312,7 +312,9 @@ def test_live_index_follows_the_focus_and_reports_files_as_they_are_embedded(roo
 # -- explorer related on a file without vectors ---------------------------------------------------
 @pytest.fixture
 def cli_fake_model(monkeypatch):
-    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr(
+        "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+    )
 
 
 def related_json(root: Path, index_dir: Path, rel: str, *extra: str):

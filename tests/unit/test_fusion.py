@@ -113,12 +113,41 @@ def test_explain_text_shows_a_measured_cosine_without_a_rank(capsys):
     from explorer.core.retrieval.search import FileHit, Passage, SearchResponse
     from explorer.render import render_search
 
-    passage = Passage("c1", "Intro", 1, 2, 0, 10, 0.7, "some text", [], 1, 9.5, None, 0.123, 0.7)
+    passage = Passage(
+        "c1", "Intro", 1, 2, 0, 10, 0.7, "some text", [], 1, 9.5, None, 0.123, fused=0.7
+    )
     response = SearchResponse("q", "hybrid", [FileHit("a.md", "A", 0.7, [passage])])
     render_search(AgentAnswer(response, ContextOptions()), explain=True)
     assert "keyword #1 (bm25 9.50) · vector - (cos 0.123, measured) · fused 0.7000" in (
         capsys.readouterr().out
     )
+    passage.file_similarity = 0.456
+    render_search(AgentAnswer(response, ContextOptions()), explain=True)
+    assert "vector - (cos 0.123, measured) · file cos 0.456 · fused 0.7000" in (
+        capsys.readouterr().out
+    )
+
+
+def test_meaning_blends_the_passage_cosine_with_its_files():
+    passage = LegScores(None, None, 1, 0.5, file_similarity=0.8)
+    assert passage.meaning(0.5, 0.3) == pytest.approx((0.5 + 0.3 * 0.8) / 1.3)
+    assert passage.meaning(0.5, 0.0) == 0.5
+    assert LegScores(None, None, 1, 0.5).meaning(0.5, 0.3) == 0.5  # no file vector yet
+
+
+def test_of_two_equal_passages_the_one_whose_file_means_the_query_wins():
+    # Same BM25, same cosine; one sits in a file that as a whole is about the query, the other
+    # in a file about something else.
+    candidates = [
+        LegScores(1, 5.0, 1, 0.5, file_similarity=0.2),
+        LegScores(2, 5.0, 2, 0.5, file_similarity=0.6),
+        *[LegScores(3 + i, 1.0, 3 + i, 0.3, file_similarity=0.3) for i in range(10)],
+    ]
+    blended, description = fuse(FusionRule(file_weight=0.3), candidates)
+    assert blended[1] > blended[0]
+    assert "meaning = (cosine + 0.3 x file cosine) / 1.3" in description
+    plain, _ = fuse(FusionRule(file_weight=0.0), candidates)
+    assert plain[0] == pytest.approx(plain[1])
 
 
 def partly_covered(keyword_cosine: float) -> list[LegScores]:

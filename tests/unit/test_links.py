@@ -161,7 +161,9 @@ def test_an_index_made_before_links_extracts_them_on_the_next_sync(built, tmp_pa
 @pytest.fixture
 def cli(tmp_path, monkeypatch):
     """The CLI on the corpus, with the fake embedder and a private index directory."""
-    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr(
+        "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+    )
     root = write_files(tmp_path / "root", CORPUS)
     index_dir = tmp_path / "cli-index"
 

@@ -49,7 +49,9 @@ def corpus(tmp_path_factory):
     (root / "notes" / "escape.md").symlink_to(secret / "secret.md")
     (root / "notes" / "inside-link.md").symlink_to(root / "notes" / "stars.md")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+        patch.setattr(
+            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+        )
         result = CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)])
         assert result.exit_code == 0, result.stderr
     return root, index_dir
@@ -135,7 +137,9 @@ def test_search_answers_with_the_fields_of_the_cli_json(corpus):
     plain, content, metadata, budget, under_notes = with_session(server_params(*corpus), body)
     cli = CliRunner()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+        patch.setattr(
+            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+        )
         expected = json.loads(
             cli.invoke(
                 main,

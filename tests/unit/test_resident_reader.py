@@ -25,7 +25,9 @@ CORPUS = {
 
 @pytest.fixture(autouse=True)
 def fake_model(monkeypatch):
-    monkeypatch.setattr("explorer.core.store.index.load_embedder", lambda model: FakeEmbedder())
+    monkeypatch.setattr(
+        "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+    )
 
 
 @pytest.fixture

@@ -212,13 +212,16 @@ def test_explain_fields(index):
     response = run(index, "install explorer on linux", limit=50, per_file=50)
     data = response.as_json(explain=True)
     passage = data["results"][0]["passages"][0]
-    for key in ("keyword_rank", "keyword_score", "vector_rank", "vector_similarity", "fused"):
+    keys = ("keyword_rank", "keyword_score", "vector_rank", "vector_similarity", "file_similarity")
+    for key in (*keys, "fused"):
         assert key in passage
     assert passage["keyword_rank"] >= 1 and passage["vector_rank"] >= 1
+    assert passage["file_similarity"] is not None
     assert passage["fused"] == pytest.approx(passage["score"], abs=1e-3)
     # The rule, with this query's own numbers: how much of the query the keyword leg's best
     # passages hold, how far the legs agree, and so the keyword leg's weight.
-    assert "z(cosine)" in data["fusion"] and "z(BM25)" in data["fusion"]
+    assert "z(meaning)" in data["fusion"] and "z(BM25)" in data["fusion"]
+    assert "meaning = (cosine + 0.3 x file cosine) / 1.3" in data["fusion"]
     numbers = re.search(
         r"this query: coverage 0\.67, agreement ([0-9.]+), keyword weight ([0-9.]+)$",
         data["fusion"],
@@ -233,16 +236,19 @@ def test_explain_fields(index):
     )
     lookup = run(index, "compute_orbit").fusion
     assert lookup.startswith(
-        "logistic(0.2 x z(cosine) + 0.8 x max(coverage^3, agreement) x z(BM25))"
+        "logistic(0.2 x z(meaning) + 0.8 x max(coverage^3, agreement) x z(BM25))"
     )
     assert lookup.endswith("(the query names only identifiers)")
     plain = response.as_json()
     assert "keyword_rank" not in plain["results"][0]["passages"][0]
+    assert "file_similarity" not in plain["results"][0]["passages"][0]
     assert "fused" not in plain["results"][0]["passages"][0]
 
 
 def test_convex_fusion_mixes_cosine_and_relative_bm25(index):
-    convex = reopened(index, fusion="convex", semantic_weight=0.7, keyword_confidence=0.0)
+    convex = reopened(
+        index, fusion="convex", semantic_weight=0.7, keyword_confidence=0.0, file_weight=0.0
+    )
     try:
         response = run(convex, "install explorer on linux", limit=50, per_file=50)
     finally:
@@ -349,10 +355,32 @@ def test_rrf_fusion_scores_fused_ranks_over_the_best_possible(index):
         rrf_index.close()
 
 
-def test_semantic_score_is_the_cosine_similarity(built):
+def test_semantic_score_is_the_cosine_blended_with_the_files(built):
     index, embedder = built
     query = "telescope lenses and mirrors"
     response = run(index, query, mode="semantic", limit=5)
+    vector = embedder.embed_query(query)
+    passages = [p for hit in response.results for p in hit.passages]
+    stored = index.vectors.chunk_vectors([p.chunk_id for p in passages])
+    for hit in response.results:
+        chunk_vectors = index.vectors.chunk_vectors(index.keywords.chunk_ids(hit.path))
+        mean = np.mean([np.asarray(v) for v in chunk_vectors.values()], axis=0)
+        file_cosine = float(np.dot(mean / np.linalg.norm(mean), vector))
+        for passage in hit.passages:
+            cosine = float(np.dot(np.asarray(stored[passage.chunk_id]), vector))
+            assert passage.file_similarity == pytest.approx(file_cosine, abs=1e-3)
+            expected = (cosine + 0.3 * file_cosine) / 1.3
+            assert passage.score == pytest.approx(max(0.0, expected), abs=1e-3)
+
+
+def test_semantic_score_is_the_cosine_similarity_without_file_weight(built):
+    index, embedder = built
+    plain = reopened(index, file_weight=0.0)
+    query = "telescope lenses and mirrors"
+    try:
+        response = run(plain, query, mode="semantic", limit=5)
+    finally:
+        plain.close()
     vector = embedder.embed_query(query)
     passages = [p for hit in response.results for p in hit.passages]
     stored = index.vectors.chunk_vectors([p.chunk_id for p in passages])

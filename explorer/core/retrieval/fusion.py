@@ -54,6 +54,16 @@ class LegScores:
     vector_similarity: float | None
     measured_similarity: float | None = None
     """Cosine similarity computed for a passage the vector leg did not return (None: unknown)."""
+    file_similarity: float | None = None
+    """Cosine similarity of the passage's whole file (its stored file vector, the normalised
+    mean of its chunks' vectors; None: not stored yet)."""
+
+    def meaning(self, cosine: float, file_weight: float) -> float:
+        """The vector side of this passage: its cosine, with ``file_weight`` of its file's
+        (``(cosine + w x file cosine) / (1 + w)``; the cosine alone without a file vector)."""
+        if self.file_similarity is None or file_weight <= 0:
+            return cosine
+        return (cosine + file_weight * self.file_similarity) / (1 + file_weight)
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,8 @@ class FusionRule:
     agreement: tuple[float, float] | None = None
     """Where the legs' agreement (mean cosine of the keyword leg's best passages over the
     vector leg's) starts and ends lifting the keyword factor to 1 (None: coverage alone)."""
+    file_weight: float = 0.0
+    """Weight of the passage's whole-file cosine next to its own (see :meth:`LegScores.meaning`)."""
 
     def describe(self, coverage: float | None = None, agreement: float | None = None) -> str:
         """The rule in words; with ``coverage`` (and ``agreement``), this query's keyword
@@ -80,15 +92,21 @@ class FusionRule:
             return f"reciprocal rank fusion, k={self.rrf_k}"
         w = self.semantic_weight
         leg = "BM25/best BM25" if self.kind is FusionKind.CONVEX else "z(BM25)"
+        cosine = "cosine"
+        if self.file_weight > 0:
+            cosine = "meaning"
         keyword = f"{1 - w:g}"
         if self.confidence and self.agreement:
             keyword += f" x max(coverage^{self.confidence:g}, agreement)"
         elif self.confidence:
             keyword += f" x coverage^{self.confidence:g}"
         if self.kind is FusionKind.CONVEX:
-            text = f"{w:g} x cosine + {keyword} x {leg}"
+            text = f"{w:g} x {cosine} + {keyword} x {leg}"
         else:
-            text = f"logistic({w:g} x z(cosine) + {keyword} x {leg}), z over the candidates"
+            text = f"logistic({w:g} x z({cosine}) + {keyword} x {leg}), z over the candidates"
+        if self.file_weight > 0:
+            f = self.file_weight
+            text += f"; meaning = (cosine + {f:g} x file cosine) / {1 + f:g}"
         if coverage is not None and self.confidence:
             factor = coverage**self.confidence
             numbers = f"coverage {coverage:.2f}"
@@ -126,7 +144,7 @@ def fuse(
     floor = min(
         (c.vector_similarity for c in candidates if c.vector_similarity is not None), default=0.0
     )
-    cosines = [_cosine(c, floor, rule.measured) for c in candidates]
+    cosines = [c.meaning(_cosine(c, floor, rule.measured), rule.file_weight) for c in candidates]
     bm25 = [c.keyword_score or 0.0 for c in candidates]
     agreement = None
     if rule.agreement and has_vectors and has_keywords:

@@ -48,7 +48,11 @@ from explorer.core.retrieval.query import (
 from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index
 from explorer.core.store.manifest_records import FileSummary, StoredChunk
-from explorer.core.store.vectors import VectorStoreDamaged, VectorStoreUnavailable
+from explorer.core.store.vectors import (
+    VectorStoreDamaged,
+    VectorStoreUnavailable,
+    file_vector_id,
+)
 
 MEASURED = 100
 """Keyword hits (best first) whose cosine is measured when the vector leg did not return them."""
@@ -73,6 +77,8 @@ class Passage:
     keyword_score: float | None = None
     vector_rank: int | None = None
     vector_similarity: float | None = None
+    file_similarity: float | None = None
+    """Cosine similarity of the passage's whole file (its stored file vector)."""
     fused: float | None = None
 
 
@@ -139,6 +145,7 @@ class SearchResponse:
                         "keyword_score",
                         "vector_rank",
                         "vector_similarity",
+                        "file_similarity",
                         "fused",
                     ):
                         passage.pop(key)
@@ -264,6 +271,9 @@ class Legs:
     passages holds: how well the keyword leg answers this query at all."""
     lookup: bool = False
     """The query names only identifiers (``proxy_cache_valid``, ``X-Tern-Signature``)."""
+    file_similarity: dict[str, float] = field(default_factory=dict)
+    """Cosine similarity of each candidate file's stored file vector (files without one are
+    left out)."""
 
 
 def fusion_rule(settings: IndexSettings) -> FusionRule:
@@ -281,6 +291,7 @@ def fusion_rule(settings: IndexSettings) -> FusionRule:
         confidence=settings.keyword_confidence,
         lookup_weight=lookup,
         agreement=AGREEMENT_RAMP,
+        file_weight=settings.file_weight,
     )
 
 
@@ -320,7 +331,24 @@ def _gather(
     if request.mode == SearchMode.HYBRID and vector is not None and known and keyword_hits:
         legs.measured = _measure(index, vector, keyword_hits, {cid for cid, _ in known})
         legs.coverage = _coverage(index, request, keyword_hits)
+    if vector is not None and known and index.settings.file_weight > 0:
+        legs.file_similarity = _file_similarity(index, vector, places)
     return legs
+
+
+def _file_similarity(
+    index: Index, vector: np.ndarray, places: dict[str, tuple[str, int]]
+) -> dict[str, float]:
+    """The cosine similarity of each candidate file's stored file vector (the normalised mean of
+    its chunks' vectors): how well the file as a whole means what the query means."""
+    records = index.keywords.files_by_path(sorted({path for path, _start in places.values()}))
+    ids = {file_vector_id(path, record.hash): path for path, record in records.items()}
+    try:
+        stored = index.vectors.file_vectors(list(ids))
+    except (VectorStoreUnavailable, VectorStoreDamaged):
+        return {}
+    query = np.asarray(vector, dtype=np.float32)
+    return {ids[fid]: float(np.dot(np.asarray(v, np.float32), query)) for fid, v in stored.items()}
 
 
 def _coverage(
@@ -374,6 +402,7 @@ class _Candidate:
     keyword_score: float | None
     vector_rank: int | None
     vector_similarity: float | None
+    file_similarity: float | None
 
 
 def _fuse(
@@ -393,14 +422,21 @@ def _fuse(
         vector_rank, vector_similarity = vector.get(cid, (None, None))
         legs_of.append(
             LegScores(
-                keyword_rank, keyword_score, vector_rank, vector_similarity, legs.measured.get(cid)
+                keyword_rank,
+                keyword_score,
+                vector_rank,
+                vector_similarity,
+                legs.measured.get(cid),
+                legs.file_similarity.get(legs.places[cid][0]),
             )
         )
     description = ""
     if request.mode == SearchMode.HYBRID:
         scores, description = fuse(rule, legs_of, legs.coverage, legs.lookup)
     elif request.mode == SearchMode.SEMANTIC:
-        scores = [_unit(leg.vector_similarity or 0.0) for leg in legs_of]
+        scores = [
+            _unit(leg.meaning(leg.vector_similarity or 0.0, rule.file_weight)) for leg in legs_of
+        ]
     else:
         best = legs.keyword[0][2] if legs.keyword and legs.keyword[0][2] > 0 else 1.0
         scores = [(leg.keyword_score or 0.0) / best for leg in legs_of]
@@ -424,6 +460,7 @@ def _fuse(
                     leg.vector_similarity
                     if leg.vector_similarity is not None
                     else leg.measured_similarity,
+                    leg.file_similarity,
                 )
             )
     scored.sort(key=lambda c: (-round(c.score, 4), c.path, c.start_char))  # as shown: 4 places
@@ -497,6 +534,9 @@ def _passage(
         vector_rank=candidate.vector_rank,
         vector_similarity=(
             None if candidate.vector_similarity is None else round(candidate.vector_similarity, 4)
+        ),
+        file_similarity=(
+            None if candidate.file_similarity is None else round(candidate.file_similarity, 4)
         ),
         fused=round(candidate.fused, 6),
     )

@@ -264,6 +264,8 @@ class VectorStore:
         """Chunk vectors already fetched, least recently used first. A chunk id names one
         chunk of one version of a file, so its vector changes only when the model does: the
         collections are opened again then (see :meth:`_open_collections`)."""
+        self._file_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        """File vectors already fetched, the same way (a file vector's id names the content)."""
         self._copy: Path | None = None
         """The private copy a read-only store opened (removed on close)."""
         self._connect()
@@ -342,6 +344,7 @@ class VectorStore:
 
     def _open_collections(self) -> None:
         self._vector_cache.clear()
+        self._file_cache.clear()
         space = {"hnsw:space": "cosine"}
         chunks, files = self._names
         client = self._opened()
@@ -435,7 +438,17 @@ class VectorStore:
         Vectors fetched before come from a cache (see :data:`VECTOR_CACHE`): typing a query
         asks for mostly the same chunks on every keystroke, and Chroma takes milliseconds.
         """
-        cache = self._vector_cache
+        return self._cached_vectors(self._chunks, self._vector_cache, ids)
+
+    @_guarded
+    def file_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored file vector (the normalised mean of its chunks' vectors) of each of
+        ``ids`` the store holds, cached as :meth:`chunk_vectors` caches chunks."""
+        return self._cached_vectors(self._files, self._file_cache, ids)
+
+    def _cached_vectors(
+        self, collection: Collection, cache: OrderedDict[str, np.ndarray], ids: Sequence[str]
+    ) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
         missing: list[str] = []
         for cid in ids:
@@ -446,9 +459,7 @@ class VectorStore:
                 cache.move_to_end(cid)
                 found[cid] = vector
         for start in range(0, len(missing), self._batch):
-            part = self._chunks.get(
-                ids=missing[start : start + self._batch], include=["embeddings"]
-            )
+            part = collection.get(ids=missing[start : start + self._batch], include=["embeddings"])
             for cid, vector in zip(part["ids"], _vectors(part["embeddings"]), strict=True):
                 found[cid] = cache[cid] = vector
         while len(cache) > VECTOR_CACHE:
