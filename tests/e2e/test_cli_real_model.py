@@ -145,6 +145,10 @@ def test_path_glob_limits_both_legs_before_ranking(corpus):
     assert all(not path.startswith("notes/2026/04") for path in paths)
     assert str(example["count"]) in found["filters"]["keyword"]
     assert str(example["count"]) in found["filters"]["vector"]
+    # Every file's stored vector is reached (locally and on the server) and weighs in.
+    passages = [passage for hit in found["results"] for passage in hit["passages"]]
+    assert all(-1.0 <= passage["file_similarity"] <= 1.0 for passage in passages)
+    assert "file cosine" in found["fusion"]
 
 
 def test_status_reports_counts_model_and_store(corpus):
