@@ -12,6 +12,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -293,3 +294,60 @@ def test_status_text_on_damaged_vectors_names_the_store_and_the_fix(built, cli):
     assert "unreadable, counts are from the manifest" in line
     assert f"{settings.index_dir / CHROMA_DIR_NAME} is damaged (file is not a database)" in line
     assert f"run `explorer index {settings.root}" in line
+
+
+class _MidWrite:
+    """A chunk collection read while another process writes it: its ``get`` fails the way
+    Chroma fails then, ``failures`` times in all (across fresh opens)."""
+
+    def __init__(self, collection, failures: list[int]) -> None:
+        self._collection = collection
+        self._failures = failures
+
+    def get(self, *args, **kwargs):
+        from chromadb.errors import InternalError
+
+        if self._failures[0] > 0:
+            self._failures[0] -= 1
+            raise InternalError("Error executing plan: Error finding id")
+        return self._collection.get(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._collection, name)
+
+
+def _stored_store(tmp_path, monkeypatch, failures: int) -> tuple[VectorStore, list[str]]:
+    directory = tmp_path / "chroma"
+    writer = VectorStore(directory)
+    ids = [f"c{i}" for i in range(5)]
+    writer.upsert_chunks(ids, np.eye(5, 8, dtype=np.float32), ["a.md"] * 5)
+    writer.close()
+    left = [failures]
+    opened = VectorStore._open_collections
+
+    def open_mid_write(self):
+        opened(self)
+        self._chunks = _MidWrite(self._chunks, left)
+
+    monkeypatch.setattr(VectorStore, "_open_collections", open_mid_write)
+    monkeypatch.setattr("explorer.core.store.vectors.REREAD_PAUSE", 0.0)
+    return VectorStore(directory, read_only=True), ids
+
+
+def test_a_reader_that_meets_a_write_in_progress_reads_again_and_answers(tmp_path, monkeypatch):
+    store, ids = _stored_store(tmp_path, monkeypatch, failures=1)
+    try:
+        vectors = store.chunk_vectors(ids)
+    finally:
+        store.close()
+    assert sorted(vectors) == ids
+    assert vectors["c2"][2] == pytest.approx(1.0)
+
+
+def test_a_store_that_fails_again_after_a_fresh_open_is_damaged(tmp_path, monkeypatch):
+    store, ids = _stored_store(tmp_path, monkeypatch, failures=2)
+    try:
+        with pytest.raises(VectorStoreDamaged, match="Error finding id"):
+            store.chunk_vectors(ids)
+    finally:
+        store.close()

@@ -31,6 +31,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -56,6 +57,10 @@ if TYPE_CHECKING:
 CHUNKS = "chunks"
 FILES = "files"
 CONNECT_TIMEOUT = 3.0
+REREAD_PAUSE = 0.25
+"""Seconds a reader waits before reading a store again that looked damaged (see
+:meth:`VectorStore._met_a_write`)."""
+
 VECTOR_CACHE = 4096
 """Most chunk vectors :meth:`VectorStore.chunk_vectors` keeps (about 1.5 kB each at 384
 dimensions): a hybrid search asks for the vectors of up to 100 keyword hits on every keystroke,
@@ -200,20 +205,24 @@ def _guarded(
     @functools.wraps(method)
     def wrapper(self: VectorStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._lock:
-            try:
-                return method(self, *args, **kwargs)
-            except VectorStoreError:
-                raise
-            except Exception as error:
-                if self.address is not None and _is_connection_error(error):
-                    raise unreachable(
-                        VectorStoreUnavailable, self.address, _reason(error)
-                    ) from error
-                self._raise_if_damaged(error)
-                raise
-            except BaseException as error:  # a panic of Chroma's Rust core is no Exception
-                self._raise_if_damaged(error)
-                raise
+            retried = False
+            while True:
+                try:
+                    return method(self, *args, **kwargs)
+                except VectorStoreError:
+                    raise
+                except BaseException as error:  # a panic of Chroma's Rust core is no Exception
+                    lost = isinstance(error, Exception) and _is_connection_error(error)
+                    if self.address is not None and lost:
+                        raise unreachable(
+                            VectorStoreUnavailable, self.address, _reason(error)
+                        ) from error
+                    opening = method.__name__ == "_connect"
+                    if not retried and self._met_a_write(error, opening):
+                        retried = True  # read it again, once, from a fresh open
+                        continue
+                    self._raise_if_damaged(error)
+                    raise
 
     return wrapper
 
@@ -225,7 +234,7 @@ def _is_connection_error(error: Exception) -> bool:
     return "could not connect to a chroma server" in str(error).lower()
 
 
-def _reason(error: Exception) -> str:
+def _reason(error: BaseException) -> str:
     text = " ".join(str(error).split()) or type(error).__name__
     return text[:120]
 
@@ -281,6 +290,30 @@ class VectorStore:
             _forget_system(self._opened_directory())
             self.close()  # removes a private copy; the caller never gets this store
         raise VectorStoreDamaged(self.directory, reason, self.repair_command) from None
+
+    def _met_a_write(self, error: BaseException, opening: bool) -> bool:
+        """Whether ``error`` may be another process writing this local store right now; if so,
+        the store is closed, and (unless it was ``opening``) opened again after a pause, so the
+        call can be made once more.
+
+        A segment's words (``Error finding id``) come both from a damaged store and from one
+        whose vectors another process is writing while this one reads: its graph and its
+        database disagree for a moment. A store that fails the same way after a pause and a
+        fresh open is damaged; SQLite's own damage codes are never retried.
+        """
+        if self.directory is None or not _is_chroma_failure(error):
+            return False
+        reason = _damage_reason(error)
+        if reason is None or re.search(r"code: \d+", reason):
+            return False
+        log.info("reading the vector store again after: %s", reason)
+        directory = self._opened_directory()
+        self.close()
+        _forget_system(directory)
+        time.sleep(REREAD_PAUSE)
+        if not opening:
+            self._connect()
+        return True
 
     def _opened_directory(self) -> Path:
         """The directory Chroma opens: the store's own, or a read-only store's private copy."""
