@@ -553,13 +553,14 @@ def _find_indexed_root(file: Path) -> Path:
 
 
 def run_status(root: Path | None, options: IndexOptions, as_json: bool) -> None:
+    from explorer.core.indexing.disk_state import status_against_disk
     from explorer.core.store.index import Index
 
     settings = settings_for(root, options)
     index = Index.open_existing(settings)
     try:
         index.keywords.check()
-        status = index.status(check_disk=True)
+        status = status_against_disk(index)
     finally:
         index.close()
     if as_json:

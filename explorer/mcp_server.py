@@ -229,8 +229,9 @@ class ExplorerTools:
         return found.as_json()
 
     def status(self) -> JSONObject:
-        index = self.index()
-        return index.status(check_disk=True).as_json()
+        from explorer.core.indexing.disk_state import status_against_disk
+
+        return status_against_disk(self.index()).as_json()
 
     def _rules(self) -> ScanRules:
         from explorer.core.indexing.disk_state import scan_rules

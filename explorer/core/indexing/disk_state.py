@@ -9,11 +9,10 @@ it sees exactly the files an ``explorer index`` would.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS, ScanRules, scan
 from explorer.core.settings import IndexSettings
-from explorer.core.store.manifest_records import FileRecord
+from explorer.core.store.index import Index, Status
+from explorer.core.store.manifest_records import DiskChanges, FileRecord
 
 
 def scan_rules(settings: IndexSettings) -> ScanRules:
@@ -25,19 +24,6 @@ def scan_rules(settings: IndexSettings) -> ScanRules:
         extra_ignored_dirs=(settings.index_dir,),
         allow_outside_links=settings.allow_outside_links,
     )
-
-
-@dataclass(frozen=True)
-class DiskChanges:
-    """Files that changed on disk since the manifest last saw them (sorted paths)."""
-
-    edited: list[str] = field(default_factory=list)
-    new: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-
-    @property
-    def total(self) -> int:
-        return len(self.edited) + len(self.new) + len(self.deleted)
 
 
 def compare_with_disk(settings: IndexSettings, records: dict[str, FileRecord]) -> DiskChanges:
@@ -53,3 +39,9 @@ def compare_with_disk(settings: IndexSettings, records: dict[str, FileRecord]) -
     on_disk = {f.rel_path for f in result.files} | {s.rel_path for s in result.skipped}
     deleted = sorted(path for path in records if path not in on_disk)
     return DiskChanges(edited=edited, new=new, deleted=deleted)
+
+
+def status_against_disk(index: Index) -> Status:
+    """The index's status with the files edited, created or deleted since the last run
+    counted as stale."""
+    return index.status(disk=compare_with_disk(index.settings, index.keywords.files()))

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 
-from explorer.core.retrieval.query import HIGHLIGHT_STOPWORDS
+from explorer.core.ingest.function_words import FUNCTION_WORDS
 from explorer.core.store.keywords import KeywordIndex
 from explorer.core.store.manifest_records import FileRecord, StoredChunk
 
@@ -107,7 +107,7 @@ def keyword_neighbours(keywords: KeywordIndex, path: str, limit: int = NEIGHBOUR
         for word in _WORD.findall(f"{chunk.title} {chunk.heading}".lower()):
             counts[word] += 3  # a title or heading word says more than a body word
         counts.update(_WORD.findall(chunk.text.lower()))
-    terms = [w for w, _n in counts.most_common() if w not in HIGHLIGHT_STOPWORDS]
+    terms = [w for w, _n in counts.most_common() if w not in FUNCTION_WORDS]
     terms = terms[:NEIGHBOUR_TERMS]
     if not terms:
         return []

@@ -35,6 +35,7 @@ from explorer.core.store.keywords import (
     KeywordIndex,
     KeywordIndexDamaged,
 )
+from explorer.core.store.manifest_records import DiskChanges
 from explorer.core.store.vectors import (
     VectorStore,
     VectorStoreDamaged,
@@ -367,22 +368,21 @@ class Index:
         self._write_lock.release()
 
     # -- status -------------------------------------------------------------------------------
-    def status(self, count_vectors: bool = True, check_disk: bool = False) -> Status:
-        """What the index holds; ``check_disk`` also compares the folder with the manifest
-        (a stat walk) and counts edited, new and deleted files as stale."""
+    def status(self, count_vectors: bool = True, disk: DiskChanges | None = None) -> Status:
+        """What the index holds; with ``disk`` (how the folder differs from the manifest, see
+        :func:`explorer.core.indexing.disk_state.status_against_disk`), edited, new and
+        deleted files count as stale."""
         counts = self.keywords.counts()
         indexed, waiting = counts[FileState.FRESH], counts[FileState.PENDING]
         edited = new = deleted = 0
-        if check_disk:
-            from explorer.core.indexing.disk_state import compare_with_disk
-
+        if disk is not None:
             records = self.keywords.files()
-            changes = compare_with_disk(self.settings, records)
-            edited, new, deleted = len(changes.edited), len(changes.new), len(changes.deleted)
-            for path in (*changes.edited, *changes.deleted):  # stale now, whatever they were
-                state = records[path].state
-                indexed -= state == FileState.FRESH
-                waiting -= state == FileState.PENDING
+            edited, new, deleted = len(disk.edited), len(disk.new), len(disk.deleted)
+            for path in (*disk.edited, *disk.deleted):  # stale now, whatever they were
+                record = records.get(path)
+                if record is not None:
+                    indexed -= record.state == FileState.FRESH
+                    waiting -= record.state == FileState.PENDING
         stored_model = self.keywords.get_meta("model")
         stored_dimension = self.keywords.get_meta("dimension")
         needs_rebuild, reason = False, ""
@@ -425,7 +425,7 @@ class Index:
             edited=edited,
             new=new,
             deleted=deleted,
-            disk_checked=check_disk,
+            disk_checked=disk is not None,
         )
 
     def touch_last_update(self) -> None:

@@ -1,4 +1,5 @@
-"""The records of the manifest: file states, a file's row, a stored chunk."""
+"""The records of the manifest: file states, a file's row, a stored chunk, and how the folder
+differs from it."""
 
 from __future__ import annotations
 
@@ -64,3 +65,16 @@ class FileSummary:
     title: str
     description: str = ""
     tags: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DiskChanges:
+    """Files that changed on disk since the manifest last saw them (sorted paths)."""
+
+    edited: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.edited) + len(self.new) + len(self.deleted)
