@@ -120,7 +120,7 @@ class SentenceTransformerEmbedder:
         self.name = model
         self._device = device
         self._precision = precision
-        self._bf16: bool | None = None  # resolved once torch is loaded
+        self._bf16: bool | None = None  # resolved on first use
         self._many_queries = many_queries
         self._model_dir = resolve_model_dir(model)
         self._model: SentenceTransformer | None = None
@@ -185,9 +185,9 @@ class SentenceTransformerEmbedder:
 
     @property
     def documents_in_bf16(self) -> bool:
-        """Whether documents are embedded under bf16 autocast (loads torch to find out)."""
+        """Whether documents are embedded under bf16 autocast (``auto`` imports torch to ask
+        the CPU)."""
         if self._bf16 is None:
-            self._document_model()
             self._bf16 = self._precision is EmbeddingPrecision.BF16 or (
                 self._precision is EmbeddingPrecision.AUTO and native_bf16()
             )
