@@ -38,7 +38,8 @@ def compare_with_disk(settings: IndexSettings, records: dict[str, FileRecord]) -
             edited.append(scanned.rel_path)
     on_disk = {f.rel_path for f in result.files} | {s.rel_path for s in result.skipped}
     deleted = sorted(path for path in records if path not in on_disk)
-    return DiskChanges(edited=edited, new=new, deleted=deleted)
+    states = {path: records[path].state for path in (*edited, *deleted)}
+    return DiskChanges(edited=edited, new=new, deleted=deleted, states=states)
 
 
 def status_against_disk(index: Index) -> Status:

@@ -376,13 +376,10 @@ class Index:
         indexed, waiting = counts[FileState.FRESH], counts[FileState.PENDING]
         edited = new = deleted = 0
         if disk is not None:
-            records = self.keywords.files()
             edited, new, deleted = len(disk.edited), len(disk.new), len(disk.deleted)
-            for path in (*disk.edited, *disk.deleted):  # stale now, whatever they were
-                record = records.get(path)
-                if record is not None:
-                    indexed -= record.state == FileState.FRESH
-                    waiting -= record.state == FileState.PENDING
+            for state in disk.states.values():  # stale now, whatever they were
+                indexed -= state == FileState.FRESH
+                waiting -= state == FileState.PENDING
         stored_model = self.keywords.get_meta("model")
         stored_dimension = self.keywords.get_meta("dimension")
         needs_rebuild, reason = False, ""

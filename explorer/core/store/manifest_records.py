@@ -74,6 +74,8 @@ class DiskChanges:
     edited: list[str] = field(default_factory=list)
     new: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    states: dict[str, FileState] = field(default_factory=dict)
+    """The manifest's state of each edited or deleted file (what it was before it went stale)."""
 
     @property
     def total(self) -> int:
