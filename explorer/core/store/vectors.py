@@ -91,6 +91,8 @@ class VectorStoreDamaged(VectorStoreError):
 
 CHROMA_DATABASE = "chroma.sqlite3"
 DAMAGED_SQLITE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+SQLITE_CODE = re.compile(r"code: (\d+)")
+"""How Chroma quotes an SQLite error code in its messages."""
 DAMAGED_SEGMENT_WORDS = ("hnsw", "pickle", "error finding id")
 """What Chroma says (lowercase) when a vector segment on disk cannot be read."""
 
@@ -99,7 +101,7 @@ def _damage_reason(error: BaseException) -> str | None:
     """Chroma's words when ``error`` (its InternalError or a Rust panic) says the local store
     is damaged; None for anything else (a read-only file, a lock, a bug)."""
     text = " ".join(str(error).split())
-    code = re.search(r"code: (\d+)", text)
+    code = SQLITE_CODE.search(text)
     if code is not None:
         return text if int(code.group(1)) & 0xFF in DAMAGED_SQLITE_CODES else None
     lowered = text.lower()
@@ -304,7 +306,7 @@ class VectorStore:
         if self.directory is None or not _is_chroma_failure(error):
             return False
         reason = _damage_reason(error)
-        if reason is None or re.search(r"code: \d+", reason):
+        if reason is None or SQLITE_CODE.search(reason):
             return False
         log.info("reading the vector store again after: %s", reason)
         directory = self._opened_directory()
@@ -597,8 +599,7 @@ class VectorStore:
 
     @_guarded
     def file_vector(self, file_id: str) -> np.ndarray | None:
-        found = self._files.get(ids=[file_id], include=["embeddings"])
-        return _vectors(found["embeddings"])[0] if found["ids"] else None
+        return self.file_vectors([file_id]).get(file_id)
 
     @_guarded
     def query_files(
