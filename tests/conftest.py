@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -77,6 +78,17 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
+
+
+def sample_passages(limit: int) -> list[str]:
+    """Real passages: the paragraphs (over 40 characters) of sample_docs' Markdown files, in
+    file order, up to ``limit`` of them."""
+    found = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "sample_docs").rglob("*.md")):
+        for block in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
+            if len(block.strip()) > 40:
+                found.append(block.strip())
+    return found[:limit]
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:

@@ -7,29 +7,17 @@ the same whichever format the documents use.
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from explorer.core.embed import embedder as embedder_module
 from explorer.core.embed.embedder import SentenceTransformerEmbedder
 from explorer.core.models import EmbeddingPrecision
+from tests.conftest import sample_passages
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
 MODEL = "all-MiniLM-L6-v2"
-
-
-def _passages() -> list[str]:
-    found = []
-    for path in sorted((REPO / "sample_docs").rglob("*.md")):
-        for block in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
-            if len(block.strip()) > 40:
-                found.append(block.strip())
-    return found[:80]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +33,7 @@ def bf16() -> SentenceTransformerEmbedder:
 def test_bf16_document_vectors_stay_within_cosine_0999_of_fp32(
     fp32: SentenceTransformerEmbedder, bf16: SentenceTransformerEmbedder
 ) -> None:
-    texts = _passages()
+    texts = sample_passages(80)
     assert len(texts) > 40
     reference = fp32.embed_documents(texts)
     vectors = bf16.embed_documents(texts)

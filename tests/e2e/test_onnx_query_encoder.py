@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from explorer.core.embed.embedder import SentenceTransformerEmbedder
 from explorer.core.embed.export_cache import EXPORT_DIR_NAME, ExportStatus, read_manifest
 from explorer.core.embed.onnx_encoder import OnnxQueryEncoder
 from explorer.core.models import EmbeddingPrecision
+from tests.conftest import sample_passages
 
 FP32 = EmbeddingPrecision.FP32
 
@@ -51,16 +51,6 @@ ODD_TEXTS = [
     "tabs\tand\nnewlines\r\nmixed",
     LONG,
 ]
-
-
-def _passages() -> list[str]:
-    """Real passages: the paragraphs of sample_docs' Markdown files, up to 60 of them."""
-    found = []
-    for path in sorted((REPO / "sample_docs").rglob("*.md")):
-        for block in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
-            if len(block.strip()) > 40:
-                found.append(block.strip())
-    return found[:60]
 
 
 def _reference(model_dir: Path, texts: list[str]) -> np.ndarray:
@@ -113,7 +103,7 @@ def bundled_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_bundled_model_equals_sentence_transformers_on_real_passages(
     bundled_dir: Path, bundled_export: Path
 ) -> None:
-    texts = _passages() + ODD_TEXTS
+    texts = sample_passages(60) + ODD_TEXTS
     assert len(texts) > 50
     encoder = _encoder(bundled_export)
     assert (encoder.dimension, encoder.max_seq_length) == (384, 256)
@@ -195,7 +185,7 @@ def test_other_architectures_equal_sentence_transformers(tmp_path: Path, kind: s
     export_dir.parent.mkdir()
     _exported(str(folder), export_dir)
     encoder = _encoder(export_dir)
-    texts = _passages()[:20] + ODD_TEXTS
+    texts = sample_passages(20) + ODD_TEXTS
     ours = np.stack([encoder.encode([text])[0] for text in texts])
     _assert_equal(ours, _reference(folder, texts))
     manifest = read_manifest(export_dir)
