@@ -108,6 +108,8 @@ def render_search(answer: AgentAnswer, explain: bool, first: int = 1) -> None:
                     vector = "vector -"
                 if passage.file_similarity is not None:
                     vector += f" · file cos {passage.file_similarity:.3f}"
+                if passage.file_keyword_score is not None:
+                    keyword += f" · file bm25 {passage.file_keyword_score:.2f}"
                 click.echo(f"        {keyword} · {vector} · fused {passage.fused:.4f}")
 
 

@@ -16,7 +16,8 @@ it. Known keys (all optional)::
     semantic_weight = 0.5                         # weight of meaning, 0-1
     keyword_confidence = 3.0                      # keyword weight x coverage^this, 0-10
     lookup_weight = 0.2                           # weight of meaning for identifier queries
-    file_weight = 0.3                             # weight of the whole file's meaning, 0-2
+    file_weight = 0.5                             # weight of the whole file's meaning, 0-2
+    file_keyword_weight = 1.0                     # weight of the whole file's words, 0-2
     rrf_k = 60                                    # rrf: the k of 1 / (k + rank), at least 1
     limit = 10                                    # files a search shows by default
     min_score = 0.0                               # passages below this are hidden, 0-1
@@ -90,6 +91,8 @@ class UserConfig:
     """Weight of meaning for a query made only of identifiers."""
     file_weight: Annotated[float | None, Bounds(0.0, 2.0)] = None
     """Weight of a passage's whole-file cosine next to its own."""
+    file_keyword_weight: Annotated[float | None, Bounds(0.0, 2.0)] = None
+    """Weight of a passage's whole-file BM25 next to its own."""
     rrf_k: Annotated[int | None, Bounds(1)] = None
     """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
     limit: Annotated[int | None, Bounds(1)] = field(

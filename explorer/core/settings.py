@@ -57,10 +57,14 @@ class IndexSettings:
     lookup_weight: float = 0.2
     """Weight of the vector leg for a query made only of identifiers (``proxy_cache_valid``),
     where meaning says little."""
-    file_weight: float = 0.3
+    file_weight: float = 0.5
     """Weight of a passage's whole-file cosine next to its own in the vector leg: meaning =
     (cosine + w x file cosine) / (1 + w). Chosen on the nginx dev set, sample_docs and SciFact
-    train (``benchmarks/RESULTS.md``, "Fourth pass"); 0 turns it off."""
+    train (``benchmarks/RESULTS.md``, "Fifth pass"); 0 turns it off."""
+    file_keyword_weight: float = 1.0
+    """Weight of the whole file's BM25 next to the passage's own in the keyword leg: words =
+    (z(BM25) + w x z(file BM25)) / (1 + w) in hybrid, (BM25/best + w x file BM25/best) /
+    (1 + w) in keyword mode. Chosen with ``file_weight`` ("Fifth pass"); 0 turns it off."""
     rrf_k: int = 60
     """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
     candidates: int = 200

@@ -150,6 +150,37 @@ def test_of_two_equal_passages_the_one_whose_file_means_the_query_wins():
     assert plain[0] == pytest.approx(plain[1])
 
 
+@pytest.mark.parametrize("kind", [FusionKind.CALIBRATED, FusionKind.CONVEX])
+def test_of_two_equal_passages_the_one_whose_file_holds_the_words_wins(kind):
+    # Same BM25, same cosine; one sits in a file whose whole text matches the query's words
+    # far better than the other's.
+    candidates = [
+        LegScores(1, 5.0, 1, 0.5, file_keyword_score=2.0),
+        LegScores(2, 5.0, 2, 0.5, file_keyword_score=9.0),
+        *[LegScores(3 + i, 1.0, 3 + i, 0.3, file_keyword_score=1.0) for i in range(10)],
+    ]
+    mixed, description = fuse(FusionRule(kind, file_keyword_weight=1.0), candidates)
+    assert mixed[1] > mixed[0]
+    assert "x file BM25/best) / 2" in description or "x z(file BM25)) / 2" in description
+    plain, _ = fuse(FusionRule(kind, file_keyword_weight=0.0), candidates)
+    assert plain[0] == pytest.approx(plain[1])
+    no_files = [
+        LegScores(c.keyword_rank, c.keyword_score, c.vector_rank, c.vector_similarity)
+        for c in candidates
+    ]  # an index without the file table
+    assert fuse(FusionRule(kind, file_keyword_weight=1.0), no_files)[0] == pytest.approx(plain)
+
+
+def test_the_keyword_leg_alone_mixes_in_the_file_too():
+    # No vectors yet: hybrid answers by its keyword leg, each side over its best.
+    candidates = [
+        LegScores(1, 8.0, None, None, file_keyword_score=1.0),
+        LegScores(2, 6.0, None, None, file_keyword_score=4.0),
+    ]
+    scores, _ = fuse(FusionRule(file_keyword_weight=1.0), candidates)
+    assert scores == pytest.approx([(1 + 0.25) / 2, (0.75 + 1) / 2])
+
+
 def partly_covered(keyword_cosine: float) -> list[LegScores]:
     """The vector leg's best passage (0) holds no query word; the keyword leg's three best
     (1–3) hold part of the query, and the vector leg rates them ``keyword_cosine``."""

@@ -9,7 +9,7 @@ import pytest
 from explorer.core.ingest.documents import Chunk
 from explorer.core.models import FileState
 from explorer.core.retrieval.query import fts_expression
-from explorer.core.store.keywords import KeywordIndex
+from explorer.core.store.keywords import SCHEMA_VERSION, KeywordIndex
 
 
 @pytest.fixture
@@ -38,6 +38,10 @@ def add(keywords, path, texts, title="", prefix=None):
 
 def paths_for(keywords, query, paths=None, limit=50):
     return [path for _id, path, _score in keywords.search(fts_expression(query), limit, paths)]
+
+
+def file_scores(keywords, query, paths):
+    return keywords.file_search(fts_expression(query), paths)
 
 
 def fts_rows(keywords) -> int:
@@ -250,9 +254,10 @@ def test_an_index_made_before_the_tag_columns_is_upgraded_in_place(tmp_path):
     try:
         assert paths_for(keywords, "okapi") == ["a.md"]
         assert paths_for(keywords, "walrus") == ["a.md"]
-        assert keywords.get_meta("schema") == "2"
+        assert keywords.get_meta("schema") == SCHEMA_VERSION
         assert keywords.counts()["embedded"] == 1, "the vectors stay valid: nothing to re-embed"
         assert fts_rows(keywords) == 1
+        assert set(file_scores(keywords, "walrus okapi", ["a.md"])) == {"a.md"}
     finally:
         keywords.close()
     again = KeywordIndex(path)  # a second open has nothing left to do
@@ -271,3 +276,54 @@ def test_description_and_tags_go_with_the_first_chunk_only(keywords):
         add(keywords, f"filler{i}.md", [f"Unrelated notes, part {i}."])
     hits = keywords.search(fts_expression("okapi"), 10)
     assert [cid for cid, _path, _score in hits] == ["two#0"]
+
+
+def test_a_page_about_the_words_outscores_one_that_mentions_them_once(keywords):
+    add(keywords, "about.md", ["walrus habitat", "what a walrus eats", "walrus tusks"])
+    add(keywords, "mention.md", ["a walrus once", "harbour cranes", "tide tables"])
+    add(keywords, "other.md", ["walrus walrus"])
+    scores = file_scores(keywords, "walrus", ["about.md", "mention.md"])
+    assert set(scores) == {"about.md", "mention.md"}, "only the files asked for"
+    assert scores["about.md"] > scores["mention.md"] > 0
+    assert file_scores(keywords, "walrus", []) == {}
+
+
+def test_the_whole_file_row_follows_replace_skip_and_remove(keywords):
+    add(keywords, "a.md", ["alpha apples", "beta bananas"])
+    add(keywords, "b.md", ["bananas too"])
+    assert set(file_scores(keywords, "apples bananas", ["a.md", "b.md"])) == {"a.md", "b.md"}
+    add(keywords, "a.md", ["cherries only"], prefix="a2")
+    assert set(file_scores(keywords, "apples bananas", ["a.md", "b.md"])) == {"b.md"}
+    assert set(file_scores(keywords, "cherries", ["a.md"])) == {"a.md"}
+    keywords.mark_skipped("a.md", 1, 1, FileState.SKIPPED, "too large")
+    assert file_scores(keywords, "cherries", ["a.md"]) == {}
+    keywords.remove_file("b.md")
+    assert file_scores(keywords, "bananas", ["b.md"]) == {}
+    db = sqlite3.connect(keywords.path)
+    try:
+        assert db.execute("SELECT COUNT(*) FROM files_fts").fetchone()[0] == 0
+    finally:
+        db.close()
+
+
+def test_an_index_without_the_file_table_reads_and_is_upgraded_when_written(tmp_path):
+    path = tmp_path / "index.sqlite"
+    made = KeywordIndex(path)
+    add(made, "a.md", ["walrus text", "more walrus"])
+    made.close()
+    db = sqlite3.connect(path)  # as schema 2 left it: no whole-file table
+    db.executescript("DROP TABLE files_fts; UPDATE meta SET value = '2' WHERE key = 'schema';")
+    db.commit()
+    db.close()
+    reader = KeywordIndex(path, read_only=True)
+    try:
+        assert paths_for(reader, "walrus") == ["a.md", "a.md"]
+        assert file_scores(reader, "walrus", ["a.md"]) == {}, "no file table: no file term"
+    finally:
+        reader.close()
+    writer = KeywordIndex(path)
+    try:
+        assert set(file_scores(writer, "walrus", ["a.md"])) == {"a.md"}
+        assert writer.get_meta("schema") == SCHEMA_VERSION
+    finally:
+        writer.close()

@@ -213,15 +213,17 @@ def test_explain_fields(index):
     data = response.as_json(explain=True)
     passage = data["results"][0]["passages"][0]
     keys = ("keyword_rank", "keyword_score", "vector_rank", "vector_similarity", "file_similarity")
-    for key in (*keys, "fused"):
+    for key in (*keys, "file_keyword_score", "fused"):
         assert key in passage
     assert passage["keyword_rank"] >= 1 and passage["vector_rank"] >= 1
     assert passage["file_similarity"] is not None
+    assert passage["file_keyword_score"] > 0
     assert passage["fused"] == pytest.approx(passage["score"], abs=1e-3)
     # The rule, with this query's own numbers: how much of the query the keyword leg's best
     # passages hold, how far the legs agree, and so the keyword leg's weight.
-    assert "z(meaning)" in data["fusion"] and "z(BM25)" in data["fusion"]
-    assert "meaning = (cosine + 0.3 x file cosine) / 1.3" in data["fusion"]
+    assert "z(meaning)" in data["fusion"] and "x words" in data["fusion"]
+    assert "meaning = (cosine + 0.5 x file cosine) / 1.5" in data["fusion"]
+    assert "words = (z(BM25) + 1 x z(file BM25)) / 2" in data["fusion"]
     numbers = re.search(
         r"this query: coverage 0\.67, agreement ([0-9.]+), keyword weight ([0-9.]+)$",
         data["fusion"],
@@ -236,18 +238,24 @@ def test_explain_fields(index):
     )
     lookup = run(index, "compute_orbit").fusion
     assert lookup.startswith(
-        "logistic(0.2 x z(meaning) + 0.8 x max(coverage^3, agreement) x z(BM25))"
+        "logistic(0.2 x z(meaning) + 0.8 x max(coverage^3, agreement) x words)"
     )
     assert lookup.endswith("(the query names only identifiers)")
     plain = response.as_json()
     assert "keyword_rank" not in plain["results"][0]["passages"][0]
     assert "file_similarity" not in plain["results"][0]["passages"][0]
+    assert "file_keyword_score" not in plain["results"][0]["passages"][0]
     assert "fused" not in plain["results"][0]["passages"][0]
 
 
 def test_convex_fusion_mixes_cosine_and_relative_bm25(index):
     convex = reopened(
-        index, fusion="convex", semantic_weight=0.7, keyword_confidence=0.0, file_weight=0.0
+        index,
+        fusion="convex",
+        semantic_weight=0.7,
+        keyword_confidence=0.0,
+        file_weight=0.0,
+        file_keyword_weight=0.0,
     )
     try:
         response = run(convex, "install explorer on linux", limit=50, per_file=50)
@@ -461,3 +469,76 @@ def test_the_response_says_what_the_vector_leg_gave(index, tmp_path, settings_fo
         keywords_only.close()
     assert early.vector_leg == VectorLeg.EMPTY and early.answered_by == SearchMode.KEYWORD
     assert [hit.path for hit in early.results] == ["a.md"]
+
+
+def _pages_and_a_passing_mention(tmp_path, **overrides) -> Index:
+    """A page about walruses (each long section names them and their tusks once) and a dental
+    page with one shorter passage that names walrus tusks once."""
+    filler = " ".join(f"coastal{n} survey{n} notes{n}" for n in range(60))
+    walrus = "".join(
+        f"\n## {topic}\n\nThe walrus {text}. {filler}\n"
+        for topic, text in (
+            ("Habitat", "hauls out on sea ice; its tusks mark it"),
+            ("Diet", "eats clams; its tusks rake the sea floor"),
+            ("Climbing", "hooks its tusks into the ice"),
+            ("Herds", "gathers in large herds, tusks out"),
+            ("Calves", "calf grows its first tusks in a year"),
+            ("Sound", "sings under water, tusks and all"),
+        )
+    )
+    teeth = "".join(f"\n## {topic}\n\nBrush and floss. {filler}\n" for topic in ("Care", "Gums"))
+    root = write_files(
+        tmp_path / "root",
+        {
+            "animals/pinnipeds.md": "# Northern pinnipeds\n" + walrus,
+            "health/teeth.md": "# Teeth\n"
+            + teeth
+            + "\n## Odd teeth\n\nWalrus tusks are teeth. "
+            + filler[: len(filler) // 2],
+            **{
+                f"misc/note{n}.md": f"# Note {n}\n\nRain, soil and compost {n}.\n"
+                for n in range(20)
+            },
+        },
+    )
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name, **overrides)
+    index = Index(settings, embedder=FakeEmbedder())
+    Indexer(index).sync()
+    return index
+
+
+@pytest.mark.parametrize("mode", [SearchMode.KEYWORD, SearchMode.HYBRID])
+def test_a_page_about_the_words_beats_one_passage_that_names_them(tmp_path, mode):
+    index = _pages_and_a_passing_mention(tmp_path)
+    plain = reopened(index, file_keyword_weight=0.0, file_weight=0.0)
+    page, mention = "animals/pinnipeds.md", "health/teeth.md"
+
+    def order(searched: Index) -> list[str]:
+        found = search(searched, SearchRequest("walrus tusks", mode=mode)).results
+        return [hit.path for hit in found if hit.path in (page, mention)]
+
+    try:
+        assert order(plain) == [mention, page], "by its best passage alone, the mention wins"
+        assert order(index) == [page, mention]
+        hits = {hit.path: hit for hit in search(index, SearchRequest("walrus tusks")).results}
+        assert (
+            hits[page].passages[0].file_keyword_score > hits[mention].passages[0].file_keyword_score
+        )
+    finally:
+        plain.close()
+        index.close()
+
+
+def test_keyword_scores_mix_the_passage_and_its_file_each_over_the_best(tmp_path):
+    index = _pages_and_a_passing_mention(tmp_path)
+    try:
+        response = search(index, SearchRequest("walrus", mode=SearchMode.KEYWORD, per_file=9))
+        passages = [p for hit in response.results for p in hit.passages]
+        best = max(p.keyword_score for p in passages)
+        best_file = max(p.file_keyword_score for p in passages)
+        for p in passages:
+            expected = (p.keyword_score / best + p.file_keyword_score / best_file) / 2
+            assert p.score == pytest.approx(expected, abs=1e-3)
+        assert max(p.score for p in passages) <= 1.0
+    finally:
+        index.close()

@@ -24,6 +24,7 @@ semantic_weight = 0.7
 keyword_confidence = 2
 lookup_weight = 0.1
 file_weight = 0.5
+file_keyword_weight = 0.25
 rrf_k = 30
 limit = 4
 min_score = 0.5
@@ -55,7 +56,7 @@ def test_every_key_reaches_the_settings(isolated_locations, tmp_path) -> None:
     assert settings.embedding_precision is EmbeddingPrecision.FP32
     assert settings.fusion == "convex" and type(settings.fusion) is str
     assert (settings.semantic_weight, settings.lookup_weight) == (0.7, 0.1)
-    assert settings.file_weight == 0.5
+    assert (settings.file_weight, settings.file_keyword_weight) == (0.5, 0.25)
     assert settings.keyword_confidence == 2.0 and isinstance(settings.keyword_confidence, float)
     assert (settings.rrf_k, settings.default_limit, settings.default_min_score) == (30, 4, 0.5)
 

@@ -23,6 +23,12 @@ Rules (``FusionKind``):
   meaning) do not. A query made
   only of identifiers uses ``lookup_weight`` as ``w`` (meaning says little about
   ``proxy_cache_valid``).
+
+  Each leg also hears the passage's whole file: with ``file_weight`` the cosine becomes the
+  passage's *meaning*, ``(cosine + w_f x file cosine) / (1 + w_f)`` (the file's stored vector),
+  and with ``file_keyword_weight`` z(BM25) becomes its *words*,
+  ``(z(BM25) + w_k x z(file BM25)) / (1 + w_k)`` (the BM25 of the whole file as one row), so a
+  passage in a page about the query beats an equal passage in a page that mentions it once.
 - ``convex``: ``w × cosine + (1 − w) × c^p × BM25 / best BM25`` (the rule before calibration,
   with ``p = 0``).
 - ``rrf``: Reciprocal Rank Fusion, ``Σ 1 / (k + rank)`` divided by its best possible value.
@@ -57,6 +63,9 @@ class LegScores:
     file_similarity: float | None = None
     """Cosine similarity of the passage's whole file (its stored file vector, the normalised
     mean of its chunks' vectors; None: not stored yet)."""
+    file_keyword_score: float | None = None
+    """BM25 of the passage's whole file (None: the file does not match the query's words, or
+    the index has no file table yet)."""
 
     def meaning(self, cosine: float, file_weight: float) -> float:
         """The vector side of this passage: its cosine, with ``file_weight`` of its file's
@@ -84,6 +93,9 @@ class FusionRule:
     vector leg's) starts and ends lifting the keyword factor to 1 (None: coverage alone)."""
     file_weight: float = 0.0
     """Weight of the passage's whole-file cosine next to its own (see :meth:`LegScores.meaning`)."""
+    file_keyword_weight: float = 0.0
+    """Weight of the whole file's BM25 next to the passage's own on the keyword side:
+    ``(z(BM25) + w x z(file BM25)) / (1 + w)`` (convex: each over its best)."""
 
     def describe(self, coverage: float | None = None, agreement: float | None = None) -> str:
         """The rule in words; with ``coverage`` (and ``agreement``), this query's keyword
@@ -92,6 +104,8 @@ class FusionRule:
             return f"reciprocal rank fusion, k={self.rrf_k}"
         w = self.semantic_weight
         leg = "BM25/best BM25" if self.kind is FusionKind.CONVEX else "z(BM25)"
+        if self.file_keyword_weight > 0:
+            leg = "words"
         cosine = "cosine"
         if self.file_weight > 0:
             cosine = "meaning"
@@ -107,6 +121,11 @@ class FusionRule:
         if self.file_weight > 0:
             f = self.file_weight
             text += f"; meaning = (cosine + {f:g} x file cosine) / {1 + f:g}"
+        if self.file_keyword_weight > 0:
+            f = self.file_keyword_weight
+            one = "BM25/best" if self.kind is FusionKind.CONVEX else "z(BM25)"
+            whole = "file BM25/best" if self.kind is FusionKind.CONVEX else "z(file BM25)"
+            text += f"; words = ({one} + {f:g} x {whole}) / {1 + f:g}"
         if coverage is not None and self.confidence:
             factor = coverage**self.confidence
             numbers = f"coverage {coverage:.2f}"
@@ -146,13 +165,16 @@ def fuse(
     )
     cosines = [c.meaning(_cosine(c, floor, rule.measured), rule.file_weight) for c in candidates]
     bm25 = [c.keyword_score or 0.0 for c in candidates]
+    file_bm25 = [c.file_keyword_score or 0.0 for c in candidates]
+    with_files = rule.file_keyword_weight > 0 and any(file_bm25)
     agreement = None
     if rule.agreement and has_vectors and has_keywords:
         agreement = _agreement(candidates, cosines, rule.agreement)
     described = rule.describe(coverage, agreement) + note
     if not has_vectors:  # a leg that found nothing (no vectors yet) does not count
-        best = max(bm25) or 1.0
-        return [_unit(b / best) for b in bm25], described
+        return [
+            _unit(b) for b in keyword_relative(bm25, file_bm25, rule.file_keyword_weight)
+        ], described
     if not has_keywords:
         return [_unit(c) for c in cosines], described
     w = rule.semantic_weight
@@ -161,13 +183,34 @@ def fuse(
         factor = max(factor, agreement)
     keyword_weight = (1 - w) * factor
     if rule.kind is FusionKind.CONVEX:
-        best = max(bm25) or 1.0
+        words = keyword_relative(bm25, file_bm25, rule.file_keyword_weight)
         return [
-            _unit(w * c + keyword_weight * b / best) for c, b in zip(cosines, bm25, strict=True)
+            _unit(w * c + keyword_weight * b) for c, b in zip(cosines, words, strict=True)
         ], described
-    z_cos, z_bm25 = _standardise(cosines), _standardise(bm25)
-    scores = [_logistic(w * c + keyword_weight * b) for c, b in zip(z_cos, z_bm25, strict=True)]
+    z_cos, z_words = _standardise(cosines), _standardise(bm25)
+    if with_files:
+        f = rule.file_keyword_weight
+        z_words = [
+            (b + f * fb) / (1 + f) for b, fb in zip(z_words, _standardise(file_bm25), strict=True)
+        ]
+    scores = [_logistic(w * c + keyword_weight * b) for c, b in zip(z_cos, z_words, strict=True)]
     return scores, described
+
+
+def keyword_relative(
+    bm25: Sequence[float], file_bm25: Sequence[float], weight: float
+) -> list[float]:
+    """The keyword side on a 0–1 scale: each passage's BM25 over the best one's, with ``weight``
+    of its file's BM25 over the best file's (``(b + w x f) / (1 + w)``; the file term only when
+    some file matched). The keyword mode's score, and the convex rule's keyword leg."""
+    best = max(bm25, default=0.0) or 1.0
+    if weight <= 0 or not any(file_bm25):
+        return [b / best for b in bm25]
+    best_file = max(file_bm25)
+    return [
+        (b / best + weight * fb / best_file) / (1 + weight)
+        for b, fb in zip(bm25, file_bm25, strict=True)
+    ]
 
 
 AGREEMENT_RAMP = (0.4, 0.7)

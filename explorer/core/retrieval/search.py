@@ -33,7 +33,14 @@ import numpy as np
 from explorer.core.models import SearchMode
 from explorer.core.retrieval import scoped_legs
 from explorer.core.retrieval.file_filter import FileFilter
-from explorer.core.retrieval.fusion import AGREEMENT_RAMP, FusionKind, FusionRule, LegScores, fuse
+from explorer.core.retrieval.fusion import (
+    AGREEMENT_RAMP,
+    FusionKind,
+    FusionRule,
+    LegScores,
+    fuse,
+    keyword_relative,
+)
 from explorer.core.retrieval.query import (
     QueryError,
     coverage,
@@ -79,6 +86,8 @@ class Passage:
     vector_similarity: float | None = None
     file_similarity: float | None = None
     """Cosine similarity of the passage's whole file (its stored file vector)."""
+    file_keyword_score: float | None = None
+    """BM25 of the passage's whole file (all its passages as one row)."""
     fused: float | None = None
 
 
@@ -146,6 +155,7 @@ class SearchResponse:
                         "vector_rank",
                         "vector_similarity",
                         "file_similarity",
+                        "file_keyword_score",
                         "fused",
                     ):
                         passage.pop(key)
@@ -274,6 +284,8 @@ class Legs:
     file_similarity: dict[str, float] = field(default_factory=dict)
     """Cosine similarity of each candidate file's stored file vector (files without one are
     left out)."""
+    file_keyword: dict[str, float] = field(default_factory=dict)
+    """BM25 of each candidate file as a whole (files the query's words miss are left out)."""
 
 
 def fusion_rule(settings: IndexSettings) -> FusionRule:
@@ -292,6 +304,7 @@ def fusion_rule(settings: IndexSettings) -> FusionRule:
         lookup_weight=lookup,
         agreement=AGREEMENT_RAMP,
         file_weight=settings.file_weight,
+        file_keyword_weight=settings.file_keyword_weight,
     )
 
 
@@ -311,6 +324,7 @@ def _gather(
 ) -> Legs:
     keyword_hits: list[tuple[str, str, float]] = []
     returned: list[tuple[str, float]] = []
+    expression = None
     if request.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
         expression = fts_expression(request.query, request.prefix_last)
         if expression is None:
@@ -333,6 +347,9 @@ def _gather(
         legs.coverage = _coverage(index, request, keyword_hits)
     if vector is not None and known and index.settings.file_weight > 0:
         legs.file_similarity = _file_similarity(index, vector, places)
+    if expression is not None and keyword_hits and index.settings.file_keyword_weight > 0:
+        candidate_files = sorted({path for path, _start in places.values()})
+        legs.file_keyword = index.keywords.file_search(expression, candidate_files)
     return legs
 
 
@@ -403,6 +420,7 @@ class _Candidate:
     vector_rank: int | None
     vector_similarity: float | None
     file_similarity: float | None
+    file_keyword_score: float | None
 
 
 def _fuse(
@@ -428,6 +446,7 @@ def _fuse(
                 vector_similarity,
                 legs.measured.get(cid),
                 legs.file_similarity.get(legs.places[cid][0]),
+                legs.file_keyword.get(legs.places[cid][0]),
             )
         )
     description = ""
@@ -438,8 +457,11 @@ def _fuse(
             _unit(leg.meaning(leg.vector_similarity or 0.0, rule.file_weight)) for leg in legs_of
         ]
     else:
-        best = legs.keyword[0][2] if legs.keyword and legs.keyword[0][2] > 0 else 1.0
-        scores = [(leg.keyword_score or 0.0) / best for leg in legs_of]
+        scores = keyword_relative(
+            [leg.keyword_score or 0.0 for leg in legs_of],
+            [leg.file_keyword_score or 0.0 for leg in legs_of],
+            rule.file_keyword_weight,
+        )
     scored: list[_Candidate] = []
     file_scores: dict[str, float] = {}
     for cid, leg, score in zip(ids, legs_of, scores, strict=True):
@@ -461,6 +483,7 @@ def _fuse(
                     if leg.vector_similarity is not None
                     else leg.measured_similarity,
                     leg.file_similarity,
+                    leg.file_keyword_score,
                 )
             )
     scored.sort(key=lambda c: (-round(c.score, 4), c.path, c.start_char))  # as shown: 4 places
@@ -537,6 +560,9 @@ def _passage(
         ),
         file_similarity=(
             None if candidate.file_similarity is None else round(candidate.file_similarity, 4)
+        ),
+        file_keyword_score=(
+            None if candidate.file_keyword_score is None else round(candidate.file_keyword_score, 4)
         ),
         fused=round(candidate.fused, 6),
     )

@@ -4,8 +4,9 @@ The manifest (``files``) is the source of truth for what the index holds: each f
 mtime, content hash and state. ``chunks`` holds every passage with its position, and
 ``chunks_fts`` is an FTS5 table over the same rows (BM25, porter stemming), with the file's
 title beside each chunk's heading and text, and its front-matter description and tags beside its
-first chunk. Both change in one transaction per file, so the keyword leg is never out of step
-with the manifest.
+first chunk. ``files_fts`` holds each file whole (one row, keyed by its first chunk's rowid), for
+the BM25 of the page as a whole. All change in one transaction per file, so the keyword leg is
+never out of step with the manifest.
 
 A damaged database (a truncated file, garbage, overwritten pages) is reported as
 :class:`KeywordIndexDamaged` wherever SQLite notices it: on opening, in :meth:`KeywordIndex.check`
@@ -53,10 +54,10 @@ __all__ = [
     "StoredChunk",
 ]
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+"""2: ``chunks_fts`` gained the description and tags columns; 3: ``files_fts``."""
 DERIVED_KEPT = 32
 """Values :meth:`KeywordIndex.derived` keeps (least recently used dropped first)."""
-"""2: ``chunks_fts`` gained the description and tags columns."""
 
 WAL_SWITCH_SECONDS = 10.0
 
@@ -93,6 +94,9 @@ CREATE INDEX IF NOT EXISTS chunks_unembedded ON chunks(path, ord) WHERE embedded
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     title, heading, body, description, tags, tokenize = 'porter unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS files_fts USING fts5(
+    title, heading, body, description, tags, tokenize = 'porter unicode61 remove_diacritics 2'
+);
 """
 _FTS_COLUMNS = ("title", "heading", "body", "description", "tags")
 _FTS_REBUILD = """
@@ -105,9 +109,20 @@ INSERT INTO chunks_fts(rowid, title, heading, body, description, tags)
         CASE c.ord WHEN 0 THEN COALESCE(json_extract(f.metadata, '$.description'), '') ELSE '' END,
         CASE c.ord WHEN 0 THEN COALESCE(json_extract(f.metadata, '$.tags'), '') ELSE '' END
     FROM chunks c JOIN files f ON f.path = c.path;
+DROP TABLE IF EXISTS files_fts;
+CREATE VIRTUAL TABLE files_fts USING fts5(
+    title, heading, body, description, tags, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO files_fts(rowid, title, heading, body, description, tags)
+    SELECT MIN(c.rowid), f.title, group_concat(c.heading, char(10)), group_concat(c.text, char(10)),
+        COALESCE(json_extract(f.metadata, '$.description'), ''),
+        COALESCE(json_extract(f.metadata, '$.tags'), '')
+    FROM (SELECT * FROM chunks ORDER BY path, ord) c JOIN files f ON f.path = c.path
+    GROUP BY c.path;
 """
-"""Rebuild the keyword table from the chunks and the manifest (an index made before the
-description and tags columns): no file is read again and no vector changes.
+"""Rebuild the keyword tables from the chunks and the manifest (an index made before the
+description and tags columns, or before ``files_fts``): no file is read again and no vector
+changes.
 
 A file's description and tags go with its first chunk only: FTS5's BM25 normalises by the length
 of the whole row, so repeating them in every chunk would rank every passage of a described file
@@ -118,6 +133,8 @@ BM25_WEIGHTS = (2.0, 2.0, 1.0, 1.5, 2.0)
 description and tags columns ignores the last two until it is next opened for writing."""
 _BM25_SCORE = f"-bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS score"
 """A chunk's keyword score, higher is better (FTS5's bm25 is lower-is-better)."""
+_FILE_BM25_SCORE = f"-bm25(files_fts, {', '.join(map(str, BM25_WEIGHTS))})"
+"""A whole file's keyword score, higher is better."""
 
 
 DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
@@ -296,8 +313,9 @@ class KeywordIndex:
                 time.sleep(0.02)
 
     def _upgrade_keyword_table(self) -> None:
-        """Give an older keyword table the description and tags columns (a few seconds for
-        18k chunks; once, by whichever process gets there first)."""
+        """Give an older index the keyword tables of this schema: the description and tags
+        columns, the whole-file table (a few seconds for 18k chunks; once, by whichever process
+        gets there first)."""
         if not self._keyword_table_is_old():
             return
         self._db.execute("BEGIN IMMEDIATE")
@@ -443,6 +461,7 @@ class KeywordIndex:
         description, tags = metadata.get("description", ""), metadata.get("tags", "")
         with self._lock, self._db:
             old_ids = self._delete_chunks_of(path)
+            first_rowid: int | None = None
             for ordinal, (chunk_id, chunk) in enumerate(chunks):
                 cursor = self._db.execute(
                     "INSERT INTO chunks(id, path, ord, heading, start_line, end_line, start_char,"
@@ -469,6 +488,20 @@ class KeywordIndex:
                         chunk.text,
                         "" if ordinal else description,
                         "" if ordinal else tags,
+                    ),
+                )
+                first_rowid = first_rowid or cursor.lastrowid
+            if chunks:
+                self._db.execute(
+                    "INSERT INTO files_fts(rowid, title, heading, body, description, tags)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        first_rowid,
+                        title,
+                        "\n".join(chunk.heading_path for _id, chunk in chunks),
+                        "\n".join(chunk.text for _id, chunk in chunks),
+                        description,
+                        tags,
                     ),
                 )
             self._db.execute(
@@ -524,9 +557,12 @@ class KeywordIndex:
             )
 
     def _delete_chunks_of(self, path: str) -> list[str]:
-        rows = self._db.execute("SELECT rowid, id FROM chunks WHERE path = ?", (path,)).fetchall()
+        rows = self._db.execute(
+            "SELECT rowid, id FROM chunks WHERE path = ? ORDER BY rowid", (path,)
+        ).fetchall()
         if rows:
             self._db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r[0],) for r in rows])
+            self._db.execute("DELETE FROM files_fts WHERE rowid = ?", (rows[0][0],))
             self._db.execute("DELETE FROM chunks WHERE path = ?", (path,))
         return [row[1] for row in rows]
 
@@ -602,6 +638,31 @@ class KeywordIndex:
                     (match, json.dumps(list(paths)), limit),
                 ).fetchall()
         return [(row[0], row[1], float(row[2])) for row in rows]
+
+    def file_search(self, match: str, paths: Sequence[str]) -> dict[str, float]:
+        """The BM25 score (higher is better) of each of ``paths`` that matches ``match`` as a
+        whole file: all its passages, headings and title in one row, so a page about the query
+        outscores one whose single passage happens to hold the same words. BM25's statistics
+        are the whole index's; only the scores of ``paths`` are read. Empty for an index made
+        before the file table (until it is next opened for writing)."""
+        if not paths:
+            return {}
+        with self._lock:
+            if not self.derived("file table", self._has_file_table):
+                return {}
+            rows = self._db.execute(
+                f"SELECT c.path, {_FILE_BM25_SCORE} FROM files_fts"
+                " JOIN chunks c ON c.rowid = files_fts.rowid WHERE files_fts MATCH ?"
+                " AND c.path IN (SELECT value FROM json_each(?))",
+                (match, json.dumps(list(paths))),
+            ).fetchall()
+        return {row[0]: float(row[1]) for row in rows}
+
+    def _has_file_table(self) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'files_fts'"
+        ).fetchone()
+        return row is not None
 
     # -- more like this -----------------------------------------------------------------------
     def distinctive_terms(self, path: str, limit: int, candidates: int = 64) -> list[str]:
