@@ -149,6 +149,11 @@ def test_path_glob_limits_both_legs_before_ranking(corpus):
     passages = [passage for hit in found["results"] for passage in hit["passages"]]
     assert all(-1.0 <= passage["file_similarity"] <= 1.0 for passage in passages)
     assert "file cosine" in found["fusion"]
+    # So is each file's BM25 as a whole: a passage that matched the words sits in a file that
+    # matches them, and the filter holds for the whole-file leg too.
+    worded = [passage for passage in passages if passage["keyword_rank"]]
+    assert worded and all(passage["file_keyword_score"] > 0 for passage in worded)
+    assert "z(file BM25)" in found["fusion"]
 
 
 def test_status_reports_counts_model_and_store(corpus):

@@ -126,6 +126,9 @@ def test_explain_text_shows_a_measured_cosine_without_a_rank(capsys):
     assert "vector - (cos 0.123, measured) · file cos 0.456 · fused 0.7000" in (
         capsys.readouterr().out
     )
+    passage.file_keyword_score = 21.5
+    render_search(AgentAnswer(response, ContextOptions()), explain=True)
+    assert "keyword #1 (bm25 9.50) · file bm25 21.50 · vector -" in capsys.readouterr().out
 
 
 def test_meaning_blends_the_passage_cosine_with_its_files():
@@ -168,7 +171,9 @@ def test_of_two_equal_passages_the_one_whose_file_holds_the_words_wins(kind):
         LegScores(c.keyword_rank, c.keyword_score, c.vector_rank, c.vector_similarity)
         for c in candidates
     ]  # an index without the file table
-    assert fuse(FusionRule(kind, file_keyword_weight=1.0), no_files)[0] == pytest.approx(plain)
+    scores, said = fuse(FusionRule(kind, file_keyword_weight=1.0), no_files)
+    assert scores == pytest.approx(plain)
+    assert "file BM25" not in said
 
 
 def test_the_keyword_leg_alone_mixes_in_the_file_too():

@@ -166,7 +166,8 @@ def fuse(
     cosines = [c.meaning(_cosine(c, floor, rule.measured), rule.file_weight) for c in candidates]
     bm25 = [c.keyword_score or 0.0 for c in candidates]
     file_bm25 = [c.file_keyword_score or 0.0 for c in candidates]
-    with_files = rule.file_keyword_weight > 0 and any(file_bm25)
+    if not any(file_bm25):  # no file matched, or no file table yet: the rule says so too
+        rule = replace(rule, file_keyword_weight=0.0)
     agreement = None
     if rule.agreement and has_vectors and has_keywords:
         agreement = _agreement(candidates, cosines, rule.agreement)
@@ -188,7 +189,7 @@ def fuse(
             _unit(w * c + keyword_weight * b) for c, b in zip(cosines, words, strict=True)
         ], described
     z_cos, z_words = _standardise(cosines), _standardise(bm25)
-    if with_files:
+    if rule.file_keyword_weight > 0:
         f = rule.file_keyword_weight
         z_words = [
             (b + f * fb) / (1 + f) for b, fb in zip(z_words, _standardise(file_bm25), strict=True)
