@@ -56,6 +56,7 @@ def keyword_index(tmp_path_factory):
             "code.py": "def foo_bar(x):\n    return x * 2\n",
             "errors.md": "# Errors\n\nTERN-E1042 means the disk is full.\n",
             "other.md": "# Tern\n\nTern is a bookmark server; E1042 appears apart from it.\n",
+            "outage.md": "# Outage\n\nThe old drive died last night.\n",
         },
     )
     settings = Settings.for_root(root, base / "index", model=FakeEmbedder.name)
@@ -104,6 +105,19 @@ def test_prefix_last_matches_a_partly_typed_word(keyword_index):
     assert {path for _id, path, _score in hits} == {"guide.md"}
     # A trailing space means the word is finished: no prefix query.
     assert fts_expression("kuber ", prefix_last=True) == fts_expression("kuber")
+
+
+def test_a_whole_word_the_stemmer_shortens_is_not_a_prefix_of_everything(keyword_index):
+    """The keyword table stems a prefix too: as a prefix, `died` would be `di*` and match
+    `disk`. A word the stemmer changes is complete, and is searched as typed (its stem still
+    matches its other forms); a word it leaves alone stays a prefix."""
+    hits = keyword_index.keywords.search(fts_expression("drive died", prefix_last=True), 10)
+    assert {path for _id, path, _score in hits} == {"outage.md"}
+    assert fts_expression("drive died", prefix_last=True) == '"drive" OR "died"'
+    assert fts_expression("drive di", prefix_last=True) == '"drive"'
+    assert fts_expression("kubern", prefix_last=True) == '"kubern" *'
+    # In an identifier only its last token is being typed: `va` of `proxy_cache_va`.
+    assert fts_expression("proxy_cache_va", prefix_last=True) == '"proxy_cache_va" *'
 
 
 def test_one_or_two_letters_being_typed_do_not_expand():

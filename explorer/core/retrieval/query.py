@@ -9,9 +9,11 @@ in plain words are left out. Operators and punctuation in the input are never pa
 from __future__ import annotations
 
 import re
+import sqlite3
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.function_words import FUNCTION_WORDS
@@ -123,12 +125,49 @@ def fts_expression(text: str, prefix_last: bool = False) -> str | None:
     quoted = ['"' + " ".join(piece.words) + '"' for piece in pieces]
     if typing and pieces[-1] is last:
         if len(" ".join(last.words)) >= MIN_PREFIX:
-            quoted[-1] += " *"
+            # The keyword table stems what it is asked, prefixes too: "died" * is "di" *, every
+            # word that starts with "di". A word the stemmer changes is taken as typed (its
+            # stem already matches its other forms); only one it leaves alone is a prefix.
+            if not stemmer_changes(_last_token(last.words[-1])):
+                quoted[-1] += " *"
         elif len(quoted) > 1:
             # One or two letters just typed expand to thousands of terms and only add noise:
             # answer with the words before them until the word takes shape.
             quoted.pop()
     return " OR ".join(quoted)
+
+
+STEMMING_TABLES = """
+CREATE VIRTUAL TABLE stemmed USING fts5(word, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE stemmed_terms USING fts5vocab(stemmed, row);
+CREATE VIRTUAL TABLE plain USING fts5(word, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE plain_terms USING fts5vocab(plain, row);
+"""
+"""Scratch tables tokenised like the keyword index, with and without its stemmer."""
+
+
+@lru_cache(maxsize=4096)
+def stemmer_changes(word: str) -> bool:
+    """Whether the keyword index's stemmer stores ``word`` as something other than the word
+    itself (``died`` as ``di``, ``certificates`` as ``certif``; case and accents aside), asked
+    of SQLite's own tokenizers so the two never disagree."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(STEMMING_TABLES)
+        db.execute("INSERT INTO stemmed VALUES (?)", (word,))
+        db.execute("INSERT INTO plain VALUES (?)", (word,))
+        stemmed = [row[0] for row in db.execute("SELECT term FROM stemmed_terms")]
+        plain = [row[0] for row in db.execute("SELECT term FROM plain_terms")]
+    finally:
+        db.close()
+    return stemmed != plain
+
+
+def _last_token(word: str) -> str:
+    """The last token the keyword index makes of ``word`` (``va`` of ``proxy_cache_va``): the
+    one a prefix query extends."""
+    tokens = [token for token in re.split(r"[\W_]+", word) if token]
+    return tokens[-1] if tokens else word
 
 
 def _stem_pattern(word: str) -> str:
