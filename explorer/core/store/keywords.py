@@ -491,9 +491,10 @@ class KeywordIndex:
                     ),
                 )
                 first_rowid = first_rowid or cursor.lastrowid
-            if chunks:
+            if chunks:  # OR REPLACE: a row left by a writer of an older schema cannot block it
                 self._db.execute(
-                    "INSERT INTO files_fts(rowid, title, heading, body, description, tags)"
+                    "INSERT OR REPLACE INTO files_fts(rowid, title, heading, body, description,"
+                    " tags)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         first_rowid,
