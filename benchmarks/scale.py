@@ -134,7 +134,7 @@ def run_explorer_cli(args: list[str]) -> None:
     from explorer.cli import main
 
     embedder = HashingEmbedder()
-    explorer.core.store.index.load_embedder = lambda model: embedder
+    explorer.core.store.index.load_embedder = lambda model, precision=None: embedder
     sys.argv = ["explorer", *args]
     main(prog_name="explorer")
 
