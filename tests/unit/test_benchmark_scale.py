@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 from tests.conftest import write_files
 
-SCALE = Path(__file__).resolve().parents[2] / "benchmarks" / "scale.py"
-MODEL = ["--model", "scale-hash-384"]
-
 
 def scale_cli(*args: object) -> dict:
+    """The command the benchmark itself runs (its own ``explorer_command``), as a process."""
+    from benchmarks.scale import explorer_command  # numpy and textual: only when run
+
     done = subprocess.run(
-        [sys.executable, str(SCALE), "explorer", *map(str, args), *MODEL],
+        explorer_command(*map(str, args)),
         capture_output=True,
         text=True,
         timeout=300,
