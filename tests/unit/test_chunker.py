@@ -188,7 +188,7 @@ def test_yaml_front_matter_is_metadata_not_chunk_text() -> None:
     assert result.metadata == {
         "title": "Install guide",
         "description": "How to install",
-        "tags": "setup, linux",
+        "tags": ["setup", "linux"],
         "version": "1.2",
     }
     assert headings(result) == ["Install guide", "Steps"]
@@ -199,7 +199,7 @@ def test_yaml_front_matter_is_metadata_not_chunk_text() -> None:
 def test_toml_front_matter() -> None:
     text = '+++\ntitle = "Hugo page"\ntags = ["a", "b"]\nversion = 3\n+++\n\n# Top\n\nText.\n'
     metadata, body = parse_front_matter(text)
-    assert metadata == {"title": "Hugo page", "tags": "a, b", "version": "3"}
+    assert metadata == {"title": "Hugo page", "tags": ["a", "b"], "version": "3"}
     assert text[body:].startswith("\n# Top")
     result = chunk_file("page.md", text, words)
     assert [c.text for c in check(text, result)] == ["# Top\n\nText."]

@@ -13,6 +13,7 @@ from explorer.core.ingest.chunker import chunk_file
 from explorer.core.ingest.front_matter import (
     FIELD_CAPS,
     MAX_FRONT_MATTER_CHARS,
+    MAX_TAGS,
     front_matter_end,
     read_front_matter,
 )
@@ -80,13 +81,13 @@ def test_values_are_kept_as_written() -> None:
         "title": "yes",
         "version": "1.10",
         "description": "2024-01-02",
-        "tags": "1.0, on, x",
+        "tags": ["1.0", "on", "x"],
     }
     toml = '+++\ntitle = "T"\nversion = 1.10\ntags = ["a", 2]\ndescription = 2024-01-02\n+++\n'
     assert read_front_matter(toml).metadata == {
         "title": "T",
         "version": "1.10",
-        "tags": "a, 2",
+        "tags": ["a", "2"],
         "description": "2024-01-02",
     }
 
@@ -103,11 +104,12 @@ def test_values_of_the_wrong_shape_are_dropped_with_a_note_never_a_repr() -> Non
         "tags: [red, [deep, list], {k: v}, blue]\n---\nbody\n"
     )
     front = read_front_matter(text)
-    assert front.metadata == {"version": "1.10", "tags": "red, blue"}
+    assert front.metadata == {"version": "1.10", "tags": ["red", "blue"]}
     assert "title ignored: dict, not text" in front.notes
     assert "description ignored: list, not text" in front.notes
     assert sum("a tag ignored" in note for note in front.notes) == 2
-    assert not any("{" in value or "[" in value for value in front.metadata.values())
+    kept = [front.metadata["version"], *front.metadata["tags"]]
+    assert not any("{" in value or "[" in value for value in kept)
 
 
 def test_every_field_is_capped() -> None:
@@ -115,10 +117,29 @@ def test_every_field_is_capped() -> None:
     tags = ", ".join(f"t{i}" for i in range(500))
     text = f"---\ntitle: {long}\ndescription: {long}\nversion: {long}\ntags: [{tags}]\n---\nb\n"
     front = read_front_matter(text)
-    for key, cap in FIELD_CAPS.items():
-        assert len(front.metadata[key]) <= cap, key
+    for key in ("title", "description", "version"):
+        assert len(front.metadata[key]) <= FIELD_CAPS[key], key
+    assert len(front.metadata["tags"]) == MAX_TAGS
     assert front.metadata["title"].endswith("…")
     assert "title cut to 300 characters" in front.notes
+
+
+def test_a_tag_may_hold_a_comma_and_a_string_of_tags_is_split_on_commas() -> None:
+    listed = read_front_matter('---\ntags: ["C, C++", docs]\n---\nbody\n')
+    assert listed.metadata["tags"] == ["C, C++", "docs"]
+    toml = read_front_matter('+++\ntags = ["Data, AI"]\n+++\nbody\n')
+    assert toml.metadata["tags"] == ["Data, AI"]
+    written = read_front_matter("---\ntags: ops, backup ,, \n---\nbody\n")
+    assert written.metadata["tags"] == ["ops", "backup"]
+
+
+def test_long_tags_are_cut_whole_to_the_cap() -> None:
+    tags = ", ".join("x" * 90 + str(i) for i in range(20))
+    front = read_front_matter(f"---\ntags: [{tags}]\n---\nbody\n")
+    kept = front.metadata["tags"]
+    assert 0 < len(kept) < 20 and len(", ".join(kept)) <= FIELD_CAPS["tags"]
+    assert all(tag.startswith("x" * 90) for tag in kept)
+    assert f"tags cut to {FIELD_CAPS['tags']} characters" in front.notes
 
 
 def test_oversized_or_deep_blocks_are_refused_quickly() -> None:

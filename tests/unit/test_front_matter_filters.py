@@ -153,6 +153,45 @@ def test_an_index_made_before_the_fields_table_is_migrated_on_open(tmp_path):
         index.close()
 
 
+def test_a_tag_that_holds_a_comma_is_one_tag(tmp_path):
+    root = write_files(
+        tmp_path / "root",
+        {
+            "ml.md": '---\ntags: ["Data, AI", ops]\n---\n\n# Models\n\nShared words here.\n',
+            "data.md": "---\ntags: [data]\n---\n\n# Data\n\nShared words here.\n",
+        },
+    )
+    index = Index(Settings.for_root(root, tmp_path / "index", model="fake"), FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        whole = run(index, "shared words", tags=("data, ai",))
+        assert [hit.path for hit in whole.results] == ["ml.md"]
+        assert whole.results[0].tags == ["Data, AI", "ops"]
+        part = run(index, "shared words", tags=("data",))
+        assert [hit.path for hit in part.results] == ["data.md"]
+        assert run(index, "shared words", tags=("ai",)).results == []
+    finally:
+        index.close()
+
+
+def test_tags_an_older_explorer_stored_comma_joined_still_filter_one_by_one(tmp_path):
+    root = write_files(tmp_path / "root", {"a.md": "# A\n\nShared words here.\n"})
+    settings = Settings.for_root(root, tmp_path / "index", model="fake")
+    index = Index(settings, FakeEmbedder())
+    Indexer(index).sync()
+    index.close()
+    with sqlite3.connect(tmp_path / "index" / "index.sqlite") as db:
+        db.execute("""UPDATE files SET metadata = '{"tags": "alpha, beta"}'""")
+        db.executescript("DROP TABLE file_fields; DROP TABLE links;")
+        db.execute("DELETE FROM meta WHERE key = 'links_complete'")
+    index = Index(settings, FakeEmbedder())
+    try:
+        hits = run(index, "shared", tags=("beta",)).results
+        assert [hit.path for hit in hits] == ["a.md"] and hits[0].tags == ["alpha", "beta"]
+    finally:
+        index.close()
+
+
 def test_filter_words_are_taken_out_of_the_query():
     parsed = parse_filter_words("restore tag:backup path:guides/ version:1.5 tag:Ops data ")
     assert parsed.query == "restore data "

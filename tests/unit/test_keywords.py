@@ -213,7 +213,7 @@ def test_finding_finished_files_grows_with_files_not_files_times_chunks(tmp_path
 # -- front matter as weighted keyword fields ---------------------------------------------------
 def test_a_word_only_in_tags_or_description_finds_its_file(keywords):
     chunks = [("tagged#0", chunk("Plain body text about installing packages."))]
-    metadata = {"description": "How teams rotate their credentials", "tags": "zebrafish, ops"}
+    metadata = {"description": "How teams rotate their credentials", "tags": ["zebrafish", "ops"]}
     keywords.replace_file("tagged.md", 100, 1, "hash-t", chunks, metadata, "Install")
     add(keywords, "other.md", ["Credentials are mentioned here once, in the body."])
     for i in range(6):
@@ -271,7 +271,7 @@ def test_description_and_tags_go_with_the_first_chunk_only(keywords):
     """BM25 normalises by the whole row, so fields repeated on every chunk would lower every
     passage of a described file; they are searched with its first passage alone."""
     chunks = [("two#0", chunk("Opening words.")), ("two#1", chunk("Later words.", line=5))]
-    keywords.replace_file("two.md", 100, 1, "h", chunks, {"tags": "okapi"}, "Two")
+    keywords.replace_file("two.md", 100, 1, "h", chunks, {"tags": ["okapi"]}, "Two")
     for i in range(4):
         add(keywords, f"filler{i}.md", [f"Unrelated notes, part {i}."])
     hits = keywords.search(fts_expression("okapi"), 10)

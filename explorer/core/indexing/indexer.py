@@ -269,7 +269,7 @@ class Indexer:
             report.failed += 1
             return
         title = chunked.metadata.get("title") or _title_from_path(scanned.rel_path)
-        metadata = dict(chunked.metadata)
+        metadata = chunked.metadata.copy()
         if chunked.notes:  # kept with the metadata, so what was dropped can be looked up
             metadata["notes"] = "; ".join(chunked.notes)
         chunks = [

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from explorer.core.ingest.front_matter import FileMetadata
 from explorer.core.ingest.references import FileReference
 
 
@@ -89,8 +90,8 @@ class ChunkedFile:
     """A file's text split into chunks, plus the metadata parsed from its front matter."""
 
     chunks: list[Chunk]
-    metadata: dict[str, str] = field(default_factory=dict)
-    """Front matter ``title``, ``description``, ``tags`` (comma-joined), ``version``."""
+    metadata: FileMetadata = field(default_factory=lambda: FileMetadata())
+    """Front matter ``title``, ``description``, ``tags``, ``version``."""
     references: list[FileReference] = field(default_factory=list)
     """Links and path mentions to other files, in file order."""
     notes: list[str] = field(default_factory=list)

@@ -6,9 +6,10 @@ laughs" would otherwise expand into hundreds of millions of characters), nesting
 :data:`MAX_DEPTH` is refused, and every kept field is cut to its cap in :data:`FIELD_CAPS`.
 
 Values are kept as the text the author wrote: ``version: 1.10`` stays ``1.10`` (no float),
-``title: yes`` stays ``yes`` (no boolean). ``tags`` may be a list of scalars (comma-joined) or a
-string; a value of the wrong shape (a mapping as a title, a list inside the tags) is dropped and
-a note says so. Nothing here raises: bad front matter is reported, never fatal.
+``title: yes`` stays ``yes`` (no boolean). ``tags`` may be a list of scalars, each one tag
+whatever it holds (``["C, C++"]`` is one tag), or a string of comma-separated tags; a value of
+the wrong shape (a mapping as a title, a list inside the tags) is dropped and a note says so.
+Nothing here raises: bad front matter is reported, never fatal.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import yaml
 
@@ -28,7 +30,8 @@ MAX_FRONT_MATTER_CHARS = 32_000
 MAX_DEPTH = 16
 """Deepest nesting of lists and mappings read; deeper front matter is refused."""
 FIELD_CAPS: dict[str, int] = {"title": 300, "description": 2_000, "tags": 1_000, "version": 100}
-"""The kept fields and the most characters each may hold (longer values are cut)."""
+"""The kept fields and the most characters each may hold (longer values are cut; for ``tags``,
+all of them together)."""
 MAX_TAGS = 100
 """Most tags kept from a list."""
 
@@ -46,6 +49,18 @@ class _TextLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignor
     }
 
 
+class FileMetadata(TypedDict, total=False):
+    """What the index keeps of a file's front matter; a field the file lacks is absent."""
+
+    title: str
+    description: str
+    tags: list[str]
+    """One entry per tag, as written (a tag may hold a comma)."""
+    version: str
+    notes: str
+    """What was dropped or cut, kept by the indexer so it can be looked up."""
+
+
 class FrontMatterRefused(ExplorerError, ValueError):
     """Front matter that is well fenced but not read (too large, aliases, too deep)."""
 
@@ -54,8 +69,8 @@ class FrontMatterRefused(ExplorerError, ValueError):
 class FrontMatter:
     """What a document's front matter holds, and where its body starts."""
 
-    metadata: dict[str, str] = field(default_factory=dict)
-    """``title``, ``description``, ``tags`` (comma-joined), ``version``: text, capped."""
+    metadata: FileMetadata = field(default_factory=lambda: FileMetadata())
+    """``title``, ``description``, ``tags``, ``version``: text, capped."""
     body_start: int = 0
     """Offset of the first character after the block (0 without front matter)."""
     notes: tuple[str, ...] = ()
@@ -94,7 +109,7 @@ def read_front_matter(text: str) -> FrontMatter:
     return FrontMatter()
 
 
-def parse_front_matter(text: str) -> tuple[dict[str, str], int]:
+def parse_front_matter(text: str) -> tuple[FileMetadata, int]:
     """``(metadata, body start)`` of :func:`read_front_matter` (its notes left out)."""
     front = read_front_matter(text)
     return front.metadata, front.body_start
@@ -147,32 +162,47 @@ def _cap(key: str, value: str, notes: list[str]) -> str:
     return value[: cap - 1].rstrip() + "…"
 
 
-def _fields(data: dict[str, object]) -> tuple[dict[str, str], list[str]]:
+def _fields(data: dict[str, object]) -> tuple[FileMetadata, list[str]]:
     """The kept fields of a parsed block as capped text, and notes on what was dropped."""
-    metadata: dict[str, str] = {}
+    metadata = FileMetadata()
     notes: list[str] = []
-    for key in FIELD_CAPS:
-        value = data.get(key)
-        if value is None:
-            continue
-        if key == "tags" and isinstance(value, (list, tuple)):
-            text = _tags(value, notes)
-        else:
-            scalar = _scalar(value)
-            if scalar is None:
-                notes.append(f"{key} ignored: {type(value).__name__}, not text")
-                continue
-            text = scalar
-        text = text.strip()
-        if text:
-            metadata[key] = _cap(key, text, notes)
+    if title := _text("title", data.get("title"), notes):
+        metadata["title"] = title
+    if description := _text("description", data.get("description"), notes):
+        metadata["description"] = description
+    if tags := _tags(data.get("tags"), notes):
+        metadata["tags"] = tags
+    if version := _text("version", data.get("version"), notes):
+        metadata["version"] = version
     return metadata, notes
 
 
-def _tags(values: Sequence[object], notes: list[str]) -> str:
-    """A list of tags, comma-joined; items that are not scalars are dropped with a note."""
+def _text(key: str, value: object, notes: list[str]) -> str:
+    """A scalar field as capped text; "" when absent, empty or of the wrong shape (noted)."""
+    if value is None:
+        return ""
+    text = _scalar(value)
+    if text is None:
+        notes.append(f"{key} ignored: {type(value).__name__}, not text")
+        return ""
+    text = text.strip()
+    return _cap(key, text, notes) if text else ""
+
+
+def _tags(value: object, notes: list[str]) -> list[str]:
+    """The tags: a list's scalar items (others dropped with a note) or a string split on
+    commas; at most :data:`MAX_TAGS` of them, and :data:`FIELD_CAPS` characters in all."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        items: Sequence[object] = value
+    elif (text := _scalar(value)) is not None:
+        items = text.split(",")
+    else:
+        notes.append(f"tags ignored: {type(value).__name__}, not text")
+        return []
     tags = []
-    for item in values:
+    for item in items:
         text = _scalar(item) if item is not None else None
         if text is None:
             if item is not None:
@@ -183,7 +213,13 @@ def _tags(values: Sequence[object], notes: list[str]) -> str:
     if len(tags) > MAX_TAGS:
         notes.append(f"tags cut to the first {MAX_TAGS}")
         tags = tags[:MAX_TAGS]
-    return ", ".join(tags)
+    kept: list[str] = []
+    for tag in tags:
+        if len(", ".join([*kept, tag])) > FIELD_CAPS["tags"]:
+            notes.append(f"tags cut to {FIELD_CAPS['tags']} characters")
+            break
+        kept.append(tag)
+    return kept
 
 
 def front_matter_end(text: str) -> int:

@@ -56,7 +56,8 @@ class FileField(StrEnum):
 
 
 def metadata_tags(metadata: Mapping[str, object]) -> list[str]:
-    """The tags of a file's metadata, whether stored as a list or comma-joined."""
+    """The tags of a file's metadata: a list, or (an index written before tags were kept as a
+    list) one comma-joined string."""
     value = metadata.get("tags")
     if value is None:
         return []

@@ -31,6 +31,7 @@ from urllib.parse import quote
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.documents import Chunk
+from explorer.core.ingest.front_matter import FileMetadata
 from explorer.core.ingest.references import FileReference
 from explorer.core.models import FileState
 from explorer.core.store.damaged_store import damage_words
@@ -107,7 +108,8 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
 INSERT INTO chunks_fts(rowid, title, heading, body, description, tags)
     SELECT c.rowid, f.title, c.heading, c.text,
         CASE c.ord WHEN 0 THEN COALESCE(json_extract(f.metadata, '$.description'), '') ELSE '' END,
-        CASE c.ord WHEN 0 THEN COALESCE(json_extract(f.metadata, '$.tags'), '') ELSE '' END
+        CASE c.ord WHEN 0 THEN COALESCE((SELECT group_concat(value, ', ')
+            FROM json_each(f.metadata, '$.tags')), '') ELSE '' END
     FROM chunks c JOIN files f ON f.path = c.path;
 DROP TABLE IF EXISTS files_fts;
 CREATE VIRTUAL TABLE files_fts USING fts5(
@@ -116,7 +118,7 @@ CREATE VIRTUAL TABLE files_fts USING fts5(
 INSERT INTO files_fts(rowid, title, heading, body, description, tags)
     SELECT MIN(c.rowid), f.title, group_concat(c.heading, char(10)), group_concat(c.text, char(10)),
         COALESCE(json_extract(f.metadata, '$.description'), ''),
-        COALESCE(json_extract(f.metadata, '$.tags'), '')
+        COALESCE((SELECT group_concat(value, ', ') FROM json_each(f.metadata, '$.tags')), '')
     FROM (SELECT * FROM chunks ORDER BY path, ord) c JOIN files f ON f.path = c.path
     GROUP BY c.path;
 """
@@ -439,11 +441,6 @@ class KeywordIndex:
             summaries[path] = FileSummary(title, description, metadata_tags(fields))
         return summaries
 
-    def file_metadata(self, path: str) -> dict[str, str]:
-        with self._lock:
-            row = self._db.execute("SELECT metadata FROM files WHERE path = ?", (path,)).fetchone()
-        return json.loads(row[0]) if row else {}
-
     def replace_file(
         self,
         path: str,
@@ -451,14 +448,14 @@ class KeywordIndex:
         mtime_ns: int,
         content_hash: str,
         chunks: Sequence[tuple[str, Chunk]],
-        metadata: dict[str, str],
+        metadata: FileMetadata,
         title: str,
         references: Sequence[FileReference] = (),
     ) -> list[str]:
         """Swap a file's chunks, fields and references for new ones (state pending); returns
         the old chunk ids."""
         now = time.time()
-        description, tags = metadata.get("description", ""), metadata.get("tags", "")
+        description, tags = metadata.get("description", ""), ", ".join(metadata.get("tags", []))
         with self._lock, self._db:
             old_ids = self._delete_chunks_of(path)
             first_rowid: int | None = None
