@@ -395,7 +395,8 @@ def search(
 ) -> None:
     """Search the index of ROOT for QUERY.
 
-    QUERY may hold filter words too: path:GLOB, tag:TAG, version:V (as in the TUI).
+    QUERY may hold filter words too: path:GLOB, tag:TAG, version:V (as in the TUI);
+    quote a value with spaces: tag:"Data, AI".
     """
     from explorer.commands import IndexOptions, OutputFormat, SearchOptions, run_search
     from explorer.core.retrieval.agent_context import ContextOptions

@@ -384,6 +384,11 @@ async def test_tag_and_version_words_filter_the_results(sample_copy, app_for):
         screen.action_clear_filter()
         await wait_for(pilot, lambda: screen.status.filters == (), what="filters cleared")
         assert screen.search_box.text == "snapshot"
+        await type_query(pilot, ' tag:"on call"')
+        await wait_for(pilot, lambda: screen.status.filters == ('tag:"on call"',), what="quoted")
+        screen.action_clear_filter()
+        await wait_for(pilot, lambda: screen.status.filters == (), what="quoted tag cleared")
+        assert screen.search_box.text == "snapshot"
 
 
 async def test_fuzzy_jump_opens_a_file(sample_copy, app_for):

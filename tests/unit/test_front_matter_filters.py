@@ -164,7 +164,8 @@ def test_a_tag_that_holds_a_comma_is_one_tag(tmp_path):
     index = Index(Settings.for_root(root, tmp_path / "index", model="fake"), FakeEmbedder())
     try:
         Indexer(index).sync()
-        whole = run(index, "shared words", tags=("data, ai",))
+        typed = parse_filter_words('shared words tag:"data, ai"')
+        whole = run(index, typed.query, tags=typed.filter.tags)
         assert [hit.path for hit in whole.results] == ["ml.md"]
         assert whole.results[0].tags == ["Data, AI", "ops"]
         part = run(index, "shared words", tags=("data",))
@@ -197,6 +198,16 @@ def test_filter_words_are_taken_out_of_the_query():
     assert parsed.query == "restore data "
     assert parsed.filter == FileFilter(("guides/",), ("backup", "Ops"), ("1.5",))
     assert parse_filter_words("tag: half typed").filter == FileFilter()
+
+
+def test_a_quoted_filter_value_may_hold_spaces():
+    parsed = parse_filter_words('models tag:"Data, AI" path:"My Notes/" version:1.5 notes')
+    assert parsed.query == "models notes"
+    assert parsed.filter == FileFilter(("My Notes/",), ("Data, AI",), ("1.5",))
+    assert parsed.filter.words() == ("My Notes/", 'tag:"Data, AI"', "version:1.5")
+    typing = parse_filter_words('models tag:"Data, A')
+    assert typing.query.strip() == "models" and typing.filter.tags == ("Data, A",)
+    assert parse_filter_words('tag:"" x').filter == FileFilter()
     assert parse_filter_words("tag: half typed").query == "half typed"
     # Only whole words: "retag:x" and "mytag:x" are searched as they are.
     assert parse_filter_words("retag:x").query == "retag:x"

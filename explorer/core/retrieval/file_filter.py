@@ -19,7 +19,9 @@ from explorer.core.retrieval.query import PathFilter
 from explorer.core.store.file_facts import FileField
 from explorer.core.store.keywords import KeywordIndex
 
-_FILTER_WORD = re.compile(r"(?:^|(?<=\s))(path|tag|version):(\S*)")
+_FILTER_WORD = re.compile(r'(?:^|(?<=\s))(path|tag|version):(?:"([^"]*)"?|(\S*))')
+"""A filter word: ``tag:backup``, or quoted for a value with spaces (``tag:"Data, AI"``); a
+quote not yet closed runs to the end of the text (the value is still being typed)."""
 
 
 @dataclass(frozen=True)
@@ -65,9 +67,14 @@ class FileFilter:
         """The filter as query words (``guides/``, ``tag:backup``): how a status line shows it."""
         return (
             *self.paths,
-            *(f"tag:{tag}" for tag in self.tags),
-            *(f"version:{version}" for version in self.versions),
+            *(f"tag:{_quoted(tag)}" for tag in self.tags),
+            *(f"version:{_quoted(version)}" for version in self.versions),
         )
+
+
+def _quoted(value: str) -> str:
+    """A filter value as it would be typed: in quotes when it holds white space."""
+    return f'"{value}"' if any(char.isspace() for char in value) else value
 
 
 @dataclass(frozen=True)
@@ -81,11 +88,13 @@ class ParsedQuery:
 def parse_filter_words(text: str) -> ParsedQuery:
     """Take ``path:``, ``tag:`` and ``version:`` words out of ``text``.
 
-    An empty value (``tag:`` being typed) is dropped. A trailing space of the query is kept (it
+    A value in double quotes may hold spaces (``tag:"Data, AI"``). An empty value (``tag:``
+    being typed) is dropped. A trailing space of the query is kept (it
     ends the last word for prefix matching); other runs of white space fold to one.
     """
     found: dict[str, list[str]] = {"path": [], "tag": [], "version": []}
-    for kind, value in _FILTER_WORD.findall(text):
+    for kind, quoted, bare in _FILTER_WORD.findall(text):
+        value = quoted.strip() or bare
         if value and value not in found[kind]:
             found[kind].append(value)
     query = _FILTER_WORD.sub(" ", text)

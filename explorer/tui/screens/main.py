@@ -42,6 +42,7 @@ from explorer.core.live.events import (
     WriterState,
 )
 from explorer.core.models import SearchMode, SyncPhase
+from explorer.core.retrieval.file_filter import parse_filter_words
 from explorer.safe_text import safe_text
 from explorer.tui import messages
 from explorer.tui.bridge import IndexBridge
@@ -446,10 +447,7 @@ class MainScreen(Screen[None]):
     def action_clear_filter(self) -> None:
         box = self.search_box
         box.set_filter("")
-        text = " ".join(
-            w for w in box.text.split() if not w.startswith(("path:", "tag:", "version:"))
-        )
-        box.set_text(text)
+        box.set_text(parse_filter_words(box.text).query.strip())
 
     def action_fuzzy_jump(self) -> None:
         from explorer.tui.widgets.fuzzy_jump import FuzzyJump  # rapidfuzz: only when asked

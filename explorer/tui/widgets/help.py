@@ -37,7 +37,8 @@ edit, add, move or delete files and the tree, the results and the sidebar follow
 - Type to search; results follow every keystroke.
 - `path:guides/` in the query (or the filter field) keeps only files under `guides/`;
   globs work too: `path:**/*.py`.
-- `tag:backup` and `version:1.5` keep only files whose front matter says so.
+- `tag:backup` and `version:1.5` keep only files whose front matter says so; quote a value
+  with spaces: `tag:"Data, AI"`.
 - While the model loads, keyword results show first; hybrid results replace them when it is
   ready. The status bar says which mode answered.
 
