@@ -362,6 +362,29 @@ async def test_mode_toggle_and_path_filter_from_the_keyboard(sample_copy, app_fo
         assert screen.status.filters == ("guides/",)
 
 
+async def test_a_folder_with_a_space_is_filtered_by_a_quoted_path(sample_copy, app_for):
+    docs, _index_dir = sample_copy
+    for folder in ("My Notes", "notes"):
+        (docs / folder).mkdir(exist_ok=True)
+        (docs / folder / "pantry.md").write_text("# Pantry\n\nThe pantry holds quince jam.\n")
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await type_query(pilot, "quince jam")
+        assert {"My Notes/pantry.md", "notes/pantry.md"} <= set(result_paths(screen))
+        screen.search_box.set_text("")
+        await type_query(pilot, 'quince jam path:"My Notes/"')
+        assert result_paths(screen) == ["My Notes/pantry.md"]
+        assert screen.status.filters == ('"My Notes/"',)
+        screen.search_box.set_text("quince jam")
+        await pilot.press("ctrl+f")
+        await pilot.press(*'"My Notes/"')
+        await wait_for(
+            pilot, lambda: result_paths(screen) == ["My Notes/pantry.md"], what="field filter"
+        )
+
+
 async def test_tag_and_version_words_filter_the_results(sample_copy, app_for):
     app = app_for(sample_copy)
     async with app.run_test(size=SIZE) as pilot:

@@ -69,6 +69,8 @@ def test_parse_query_takes_path_words_out():
     assert parse_query("proxy ") == ("proxy ", ())  # a trailing space ends the last word
     assert parse_query("path:") == ("", ())
     assert split_filter(" guides/, runbooks/ api/") == ("guides/", "runbooks/", "api/")
+    assert split_filter('"My Notes/", api/ "a,b/*.md" ""') == ("My Notes/", "api/", "a,b/*.md")
+    assert split_filter('guides/ "half typ') == ("guides/", "half typ")
 
 
 def test_shipped_theme_files_are_valid():

@@ -204,7 +204,7 @@ def test_a_quoted_filter_value_may_hold_spaces():
     parsed = parse_filter_words('models tag:"Data, AI" path:"My Notes/" version:1.5 notes')
     assert parsed.query == "models notes"
     assert parsed.filter == FileFilter(("My Notes/",), ("Data, AI",), ("1.5",))
-    assert parsed.filter.words() == ("My Notes/", 'tag:"Data, AI"', "version:1.5")
+    assert parsed.filter.words() == ('"My Notes/"', 'tag:"Data, AI"', "version:1.5")
     typing = parse_filter_words('models tag:"Data, A')
     assert typing.query.strip() == "models" and typing.filter.tags == ("Data, A",)
     assert parse_filter_words('tag:"" x').filter == FileFilter()

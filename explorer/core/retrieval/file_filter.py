@@ -66,7 +66,7 @@ class FileFilter:
     def words(self) -> tuple[str, ...]:
         """The filter as query words (``guides/``, ``tag:backup``): how a status line shows it."""
         return (
-            *self.paths,
+            *(_quoted(path) for path in self.paths),
             *(f"tag:{_quoted(tag)}" for tag in self.tags),
             *(f"version:{_quoted(version)}" for version in self.versions),
         )

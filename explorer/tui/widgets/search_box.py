@@ -1,7 +1,8 @@
 """The search box: the query, the search mode, and a path filter.
 
 Path filters come from ``path:PREFIX`` (or ``path:GLOB``) words typed in the query, and from
-the filter field next to it (space- or comma-separated); ``tag:TAG`` and ``version:V`` words
+the filter field next to it (space- or comma-separated, a pattern with a space in double
+quotes); ``tag:TAG`` and ``version:V`` words
 filter by front matter. The box only reports what the user
 asked for (:class:`SearchBox.Changed`); the search panel around it runs the search.
 """
@@ -33,9 +34,14 @@ def parse_query(text: str) -> tuple[str, tuple[str, ...]]:
     return parsed.query, parsed.filter.paths
 
 
+_FIELD_PATTERN = re.compile(r'"([^"]*)"?|([^\s,"]+)')
+"""A pattern of the filter field: bare, or in double quotes when it holds a space or a comma."""
+
+
 def split_filter(text: str) -> tuple[str, ...]:
-    """The patterns of the filter field (space- or comma-separated)."""
-    return tuple(p for p in re.split(r"[\s,]+", text.strip()) if p)
+    """The patterns of the filter field (space- or comma-separated; ``"My Notes/"`` quoted)."""
+    found = (quoted.strip() or bare for quoted, bare in _FIELD_PATTERN.findall(text))
+    return tuple(pattern for pattern in found if pattern)
 
 
 class OneLineInput(Input):
