@@ -11,7 +11,7 @@ from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.retrieval.file_filter import FileFilter, parse_filter_words
 from explorer.core.retrieval.search import SearchRequest, search
-from explorer.core.store.index import Index
+from explorer.core.store.index import DATABASE_NAME, Index
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 
@@ -53,6 +53,27 @@ def index(tmp_path_factory):
 
 def run(index, query, **options):
     return search(index, SearchRequest(query=query, **options))
+
+
+def folder_index(tmp_path, files: dict[str, str], embed: bool = True) -> Index:
+    """An index (fake embedder) of ``files`` written under ``tmp_path``, synced."""
+    root = write_files(tmp_path / "root", files)
+    index = Index(Settings.for_root(root, tmp_path / "index", model="fake"), FakeEmbedder())
+    Indexer(index).sync(embed=embed)
+    return index
+
+
+def as_an_older_explorer_left_it(index: Index, *statements: str) -> Index:
+    """Close ``index``, take its fields and links tables away (after ``statements``), as an
+    explorer from before them left the database, and open it again."""
+    settings = index.settings
+    index.close()
+    with sqlite3.connect(settings.index_dir / DATABASE_NAME) as db:
+        for statement in statements:
+            db.execute(statement)
+        db.executescript("DROP TABLE file_fields; DROP TABLE links;")
+        db.execute("DELETE FROM meta WHERE key = 'links_complete'")
+    return Index(settings, FakeEmbedder())
 
 
 @pytest.mark.parametrize("candidates", [200, 10])
@@ -114,17 +135,14 @@ def test_a_filter_matching_nothing_says_so(index):
 
 
 def test_an_edited_or_deleted_file_changes_what_the_filter_allows(tmp_path):
-    root = write_files(
-        tmp_path / "root",
-        {
-            "a.md": "---\ntags: [alpha]\n---\n\n# A\n\nShared words here.\n",
-            "b.md": "---\ntags: [beta]\n---\n\n# B\n\nShared words here.\n",
-        },
-    )
-    index = Index(Settings.for_root(root, tmp_path / "index", model="fake"), FakeEmbedder())
+    files = {
+        "a.md": "---\ntags: [alpha]\n---\n\n# A\n\nShared words here.\n",
+        "b.md": "---\ntags: [beta]\n---\n\n# B\n\nShared words here.\n",
+    }
+    index = folder_index(tmp_path, files)
+    root = index.settings.root
     try:
         indexer = Indexer(index)
-        indexer.sync()
         assert index.keywords.facts.paths_with("tag", ["alpha"]) == {"a.md"}
         (root / "b.md").write_text("---\ntags: [alpha]\n---\n\n# B\n\nShared words.\n")
         (root / "a.md").unlink()
@@ -136,16 +154,7 @@ def test_an_edited_or_deleted_file_changes_what_the_filter_allows(tmp_path):
 
 
 def test_an_index_made_before_the_fields_table_is_migrated_on_open(tmp_path):
-    root = write_files(tmp_path / "root", corpus())
-    settings = Settings.for_root(root, tmp_path / "index", model="fake")
-    index = Index(settings, FakeEmbedder())
-    Indexer(index).sync(embed=False)
-    index.close()
-    database = tmp_path / "index" / "index.sqlite"
-    with sqlite3.connect(database) as db:  # as an older explorer left it
-        db.executescript("DROP TABLE file_fields; DROP TABLE links;")
-        db.execute("DELETE FROM meta WHERE key = 'links_complete'")
-    index = Index(settings, FakeEmbedder())
+    index = as_an_older_explorer_left_it(folder_index(tmp_path, corpus(), embed=False))
     try:
         response = run(index, "ferry", mode="keyword", tags=("ferry",))
         assert [hit.path for hit in response.results] == ["other/guide.md"]
@@ -154,16 +163,12 @@ def test_an_index_made_before_the_fields_table_is_migrated_on_open(tmp_path):
 
 
 def test_a_tag_that_holds_a_comma_is_one_tag(tmp_path):
-    root = write_files(
-        tmp_path / "root",
-        {
-            "ml.md": '---\ntags: ["Data, AI", ops]\n---\n\n# Models\n\nShared words here.\n',
-            "data.md": "---\ntags: [data]\n---\n\n# Data\n\nShared words here.\n",
-        },
-    )
-    index = Index(Settings.for_root(root, tmp_path / "index", model="fake"), FakeEmbedder())
+    files = {
+        "ml.md": '---\ntags: ["Data, AI", ops]\n---\n\n# Models\n\nShared words here.\n',
+        "data.md": "---\ntags: [data]\n---\n\n# Data\n\nShared words here.\n",
+    }
+    index = folder_index(tmp_path, files)
     try:
-        Indexer(index).sync()
         typed = parse_filter_words('shared words tag:"data, ai"')
         whole = run(index, typed.query, tags=typed.filter.tags)
         assert [hit.path for hit in whole.results] == ["ml.md"]
@@ -176,16 +181,10 @@ def test_a_tag_that_holds_a_comma_is_one_tag(tmp_path):
 
 
 def test_tags_an_older_explorer_stored_comma_joined_still_filter_one_by_one(tmp_path):
-    root = write_files(tmp_path / "root", {"a.md": "# A\n\nShared words here.\n"})
-    settings = Settings.for_root(root, tmp_path / "index", model="fake")
-    index = Index(settings, FakeEmbedder())
-    Indexer(index).sync()
-    index.close()
-    with sqlite3.connect(tmp_path / "index" / "index.sqlite") as db:
-        db.execute("""UPDATE files SET metadata = '{"tags": "alpha, beta"}'""")
-        db.executescript("DROP TABLE file_fields; DROP TABLE links;")
-        db.execute("DELETE FROM meta WHERE key = 'links_complete'")
-    index = Index(settings, FakeEmbedder())
+    index = as_an_older_explorer_left_it(
+        folder_index(tmp_path, {"a.md": "# A\n\nShared words here.\n"}),
+        """UPDATE files SET metadata = '{"tags": "alpha, beta"}'""",
+    )
     try:
         hits = run(index, "shared", tags=("beta",)).results
         assert [hit.path for hit in hits] == ["a.md"] and hits[0].tags == ["alpha", "beta"]
