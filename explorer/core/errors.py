@@ -33,3 +33,14 @@ class ExplorerError(Exception):
 def literal(text: str) -> str:
     """``text`` as part of a message template: its braces are not placeholders."""
     return text.replace("{", "{{").replace("}", "}}")
+
+
+def describe(error: BaseException, name_of: Callable[[str], str] = str) -> str:
+    """The one line a failure shows: an :class:`ExplorerError`'s own text (its fields spelled by
+    ``name_of``; a front end passes its own spelling), an OS error with its file, or the type of
+    an unexpected one."""
+    if isinstance(error, ExplorerError):
+        return error.naming(name_of)
+    if isinstance(error, OSError) and error.filename:
+        return f"{error.strerror or error}: {error.filename}"
+    return f"{type(error).__name__}: {error}"

@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 
 from explorer.config import Settings
-from explorer.safe_text import safe_text
+from explorer.core.safe_text import safe_text
 from explorer.tui import themes
 from explorer.tui.screens.main import MainScreen
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.resident_client import LOCK_NAME, SERVED_NOTE, SOCKET_NAME
+from explorer.cli.resident_client import LOCK_NAME, SERVED_NOTE, SOCKET_NAME
 from tests.conftest import run_explorer, wait_until
 
 pytestmark = pytest.mark.e2e

@@ -526,12 +526,12 @@ def test_index_progress_labels_its_times_and_says_when_keywords_work(
 
     from rich.console import Console
 
-    from explorer.commands import KEYWORDS_READY
+    from explorer.cli.commands import KEYWORDS_READY
 
     screen = io.StringIO()
-    monkeypatch.setattr("explorer.commands._stderr_is_terminal", lambda: True)
+    monkeypatch.setattr("explorer.cli.commands._stderr_is_terminal", lambda: True)
     monkeypatch.setattr(
-        "explorer.commands._stderr_console",
+        "explorer.cli.commands._stderr_console",
         lambda: Console(file=screen, force_terminal=True, width=140),
     )
     ok(invoke(runner, "index", root, "--index-dir", index_dir))

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from explorer.api.requests import SearchOptions
 from explorer.cli import main
-from explorer.commands import SearchOptions
 from explorer.config import Settings
 from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
 from explorer.core.retrieval.search import SearchRequest, search

@@ -8,8 +8,9 @@ import inspect
 import pkgutil
 
 import explorer
-from explorer.cli import describe, exit_code
+from explorer.cli.entry import describe, exit_code
 from explorer.core.errors import ExplorerError
+from explorer.core.errors import describe as describe_error
 from explorer.core.retrieval.query import QueryError
 from explorer.core.store.chroma_server import ServerAddress, ServerUnreachable, unreachable
 
@@ -52,7 +53,7 @@ def test_the_cli_spells_fields_as_flags_and_others_as_given():
     error = QueryError("{0} and {1} must be at least 1", fields=("limit", "per_file"))
     assert str(error) == "limit and per_file must be at least 1"
     assert describe(error) == "--limit and --per-file must be at least 1"
-    assert describe(error, name_of=str) == str(error)
+    assert describe_error(error) == str(error)
     assert exit_code(error) == 2
 
 

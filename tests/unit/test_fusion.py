@@ -109,9 +109,9 @@ def test_calibrated_is_the_logistic_of_the_weighted_standard_scores():
 
 
 def test_explain_text_shows_a_measured_cosine_without_a_rank(capsys):
+    from explorer.cli.render import render_search
     from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
     from explorer.core.retrieval.search import FileHit, Passage, SearchResponse
-    from explorer.render import render_search
 
     passage = Passage(
         "c1", "Intro", 1, 2, 0, 10, 0.7, "some text", [], 1, 9.5, None, 0.123, fused=0.7

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from explorer.cli import main
-from explorer.resident_client import SERVED_NOTE, SOCKET_NAME
+from explorer.cli.resident_client import SERVED_NOTE, SOCKET_NAME
 from tests.conftest import EXPLORER_PROCESS, run_explorer, wait_until, write_files
 from tests.fakes import FakeEmbedder
 
@@ -223,7 +223,7 @@ def test_the_reader_never_embeds_a_file_waiting_for_vectors(tmp_path, monkeypatc
         main, ["index", str(root), "--index-dir", str(index_dir), "--keywords-only"]
     )
     assert done.exit_code == 0, done.output
-    monkeypatch.setattr("explorer.commands._may_embed", False)
+    monkeypatch.setattr("explorer.cli.commands._may_embed", False)
     args = ["related", str(root / "notes" / "stars.md"), "--index-dir", str(index_dir)]
     refused = CliRunner().invoke(main, args)
     assert refused.exit_code == 2

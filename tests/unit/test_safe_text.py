@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from explorer.safe_text import safe_json, safe_spans, safe_text
+from explorer.core.safe_text import safe_json, safe_spans, safe_text
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,7 @@ from explorer.core.live.events import (
 )
 from explorer.core.models import SearchMode, SyncPhase
 from explorer.core.retrieval.file_filter import parse_filter_words
-from explorer.safe_text import safe_text
+from explorer.core.safe_text import safe_text
 from explorer.tui import messages
 from explorer.tui.bridge import IndexBridge
 from explorer.tui.index_state import IndexState

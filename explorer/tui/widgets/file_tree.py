@@ -23,7 +23,7 @@ from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
 from explorer.core.models import FileState
-from explorer.safe_text import safe_text
+from explorer.core.safe_text import safe_text
 
 if TYPE_CHECKING:
     from explorer.core.store.index import Index

@@ -14,7 +14,7 @@ from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
 from explorer.core.retrieval.fuzzy import PathMatch, match_files
-from explorer.safe_text import safe_spans
+from explorer.core.safe_text import safe_spans
 
 LIMIT = 50
 MATCH_STYLE = "bold $text-accent underline"

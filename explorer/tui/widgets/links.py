@@ -17,7 +17,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from explorer.safe_text import safe_text
+from explorer.core.safe_text import safe_text
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.links import FileLinks

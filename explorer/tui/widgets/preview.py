@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from explorer.safe_text import safe_text
+from explorer.core.safe_text import safe_text
 from explorer.tui.widgets.preview_loading import (
     HIGHLIGHT_LATER_BYTES,
     MARKDOWN_SUFFIXES,

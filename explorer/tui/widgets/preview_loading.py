@@ -20,7 +20,7 @@ from explorer.core.ingest.file_reading import (
     read_head,
 )
 from explorer.core.ingest.front_matter import front_matter_end
-from explorer.safe_text import safe_text
+from explorer.core.safe_text import safe_text
 from explorer.tui.widgets.syntax_highlight import highlight_lines
 
 MARKDOWN_WIDGET_LIMIT = 60_000

@@ -23,7 +23,7 @@ from textual.worker import get_current_worker
 from explorer.core.errors import ExplorerError
 from explorer.core.live.events import ModelState
 from explorer.core.models import FileState
-from explorer.safe_text import safe_text
+from explorer.core.safe_text import safe_text
 from explorer.tui.index_state import IndexState
 
 if TYPE_CHECKING:

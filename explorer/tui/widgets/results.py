@@ -21,7 +21,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from explorer.safe_text import safe_spans, safe_text
+from explorer.core.safe_text import safe_spans, safe_text
 
 if TYPE_CHECKING:
     from explorer.core.models import SearchMode

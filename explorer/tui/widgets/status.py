@@ -13,7 +13,7 @@ from textual.widget import Widget
 
 from explorer.core.live.events import ModelState
 from explorer.core.models import SearchMode
-from explorer.safe_text import safe_text
+from explorer.core.safe_text import safe_text
 from explorer.tui.index_state import IndexState
 from explorer.tui.widgets.search_panel import SearchSummary
 

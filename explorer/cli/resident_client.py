@@ -1,7 +1,7 @@
 """The fast path of a one-shot ``explorer search`` or ``related``: ask the index's resident reader.
 
 A process that imports Chroma and opens the store spends about a second before it answers.
-The resident reader (:mod:`explorer.resident_server`) is a process that has done so already and
+The resident reader (:mod:`explorer.cli.resident_server`) is a process that has done so already and
 listens on a Unix socket in the index directory. This client sends it the command line, the
 environment and the working folder, and writes the answer it gets back byte for byte. It imports
 nothing heavy (no chromadb, torch or sentence_transformers).
@@ -104,8 +104,8 @@ def _index_dir(argv: list[str]) -> tuple[Path, bool] | None:
     the nearest indexed folder above FILE), as the command does."""
     import click
 
-    from explorer.cli import main
-    from explorer.commands import IndexOptions, related_settings, settings_for
+    from explorer.cli.commands import IndexOptions, related_settings, settings_for
+    from explorer.cli.entry import main
     from explorer.core.errors import ExplorerError
 
     command = main.commands[argv[0]]

@@ -166,7 +166,7 @@ class ExplorerTools:
         metadata_only: bool = False,
         explain: bool = False,
     ) -> JSONObject:
-        from explorer.commands import SearchOptions
+        from explorer.api.requests import SearchOptions
         from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
         from explorer.core.retrieval.search import search
 
@@ -271,11 +271,11 @@ def _line_range(rel_path: str, text: str, start: int | None, end: int | None) ->
 
 def _describe(error: Exception) -> str:
     """The line an agent gets: fields named as the tools' parameters (``per_file``)."""
-    from explorer.cli import describe
+    from explorer.core.errors import describe
 
     if isinstance(error, ToolFailure):
         return str(error)
-    return describe(error, name_of=str).replace(" (set EXPLORER_DEBUG=1 for details)", "")
+    return describe(error)
 
 
 def build_server(tools: ExplorerTools) -> MCPServer:

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from explorer.cli import print_json
+from explorer.api.requests import SearchOptions
+from explorer.cli.render import print_json
 from explorer.config import Settings
 from explorer.core.errors import ExplorerError, literal
-from explorer.core.models import SearchMode, SyncPhase
+from explorer.core.models import SyncPhase
+from explorer.core.safe_text import safe_text
 from explorer.core.store.keywords import KeywordIndex, KeywordIndexDamaged
 from explorer.locations import default_index_dir
-from explorer.safe_text import safe_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from explorer.core.indexing.report import Progress as SyncProgress
     from explorer.core.retrieval.agent_context import ContextOptions
     from explorer.core.retrieval.related import RelatedFile
-    from explorer.core.retrieval.search import SearchRequest
     from explorer.core.store.damaged_store import Repair
     from explorer.core.store.index import Index
 
@@ -342,41 +342,6 @@ class OutputFormat(StrEnum):
     """One ``path<TAB>score`` line per file."""
 
 
-@dataclass(frozen=True)
-class SearchOptions:
-    """What to search and how many, as the CLI and the MCP server take it.
-
-    ``limit`` and ``min_score`` of None mean the defaults of the settings (config file)."""
-
-    mode: SearchMode = SearchMode.HYBRID
-    paths: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    versions: tuple[str, ...] = ()
-    limit: int | None = None
-    offset: int = 0
-    per_file: int = 3
-    min_score: float | None = None
-
-    def request(self, query: str, settings: Settings) -> SearchRequest:
-        """The core's search request, with the settings' defaults filled in and the filter
-        words of the query (``path:``, ``tag:``, ``version:``, as in the TUI) taken out."""
-        from explorer.core.retrieval.agent_context import build_request
-        from explorer.core.retrieval.file_filter import parse_filter_words
-
-        parsed = parse_filter_words(query)
-        return build_request(
-            parsed.query.strip(),
-            mode=self.mode,
-            paths=tuple(dict.fromkeys((*self.paths, *parsed.filter.paths))),
-            tags=tuple(dict.fromkeys((*self.tags, *parsed.filter.tags))),
-            versions=tuple(dict.fromkeys((*self.versions, *parsed.filter.versions))),
-            limit=settings.default_limit if self.limit is None else self.limit,
-            offset=self.offset,
-            per_file=self.per_file,
-            min_score=settings.default_min_score if self.min_score is None else self.min_score,
-        )
-
-
 def run_search(
     query: str,
     root: Path | None,
@@ -418,7 +383,7 @@ def run_search(
         for line in answer.path_lines():
             click.echo(safe_text(line))  # a name's control characters escaped, its tab kept
         return
-    from explorer.render import render_search
+    from explorer.cli.render import render_search
 
     render_search(answer, explain, first=request.offset + 1)
 
@@ -457,7 +422,7 @@ def run_related(
     if as_json:
         print_json({"file": rel_path, "related": [n.as_json() for n in neighbours]})
         return
-    from explorer.render import render_related
+    from explorer.cli.render import render_related
 
     render_related(rel_path, neighbours)
 
@@ -566,7 +531,7 @@ def run_status(root: Path | None, options: IndexOptions, as_json: bool) -> None:
     if as_json:
         print_json(status.as_json())
         return
-    from explorer.render import render_status
+    from explorer.cli.render import render_status
 
     render_status(status)
 
@@ -597,7 +562,7 @@ def run_links(file: Path, options: IndexOptions, root: Path | None, as_json: boo
     if as_json:
         print_json(found.as_json())
         return
-    from explorer.render import render_links
+    from explorer.cli.render import render_links
 
     render_links(found)
 
@@ -628,7 +593,7 @@ def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> b
     if as_json:
         print_json({"root": str(settings.root), **check.as_json()})
     else:
-        from explorer.render import render_missing_references
+        from explorer.cli.render import render_missing_references
 
         render_missing_references(check)
     return bool(check.missing)
@@ -637,7 +602,7 @@ def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> b
 def run_mcp(root: Path | None, options: IndexOptions) -> None:
     """``explorer mcp``: serve the index over stdio until the client leaves."""
     try:
-        from explorer.mcp_server import serve
+        from explorer.mcp.server import serve
     except ImportError as error:
         raise RootError(
             f"the MCP server needs the mcp package ({error}); pip install 'mcp>=2.3,<3'"

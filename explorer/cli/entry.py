@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -18,10 +17,11 @@ from typing import IO, Any, ParamSpec, TypeVar
 import click
 
 from explorer.core.errors import ExplorerError
+from explorer.core.errors import describe as describe_error
 from explorer.core.models import SearchMode
+from explorer.core.safe_text import safe_text
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.locations import INDEX_DIR_ENV
-from explorer.safe_text import safe_json, safe_text
 
 EXIT_USAGE = 2
 """Every expected failure: bad input, no index, a busy or unreachable store, ..."""
@@ -151,8 +151,8 @@ def run() -> None:
     """The ``explorer`` console script: the CLI as a process of its own.
 
     A search is first offered to the index's resident reader (see
-    :mod:`explorer.resident_client`); when it cannot answer, this process runs the command."""
-    from explorer.resident_client import try_resident
+    :mod:`explorer.cli.resident_client`); when it cannot answer, this process runs the command."""
+    from explorer.cli.resident_client import try_resident
 
     exit_code = try_resident(sys.argv[1:])
     if exit_code is not None:
@@ -165,14 +165,13 @@ def flag_name(field: str) -> str:
     return "--" + field.replace("_", "-")
 
 
-def describe(error: BaseException, name_of: Callable[[str], str] = flag_name) -> str:
-    """The one line a failure shows: an :class:`ExplorerError`'s own text (its fields spelled by
-    ``name_of``), an OS error with its file, or the type of an unexpected one."""
-    if isinstance(error, ExplorerError):
-        return error.naming(name_of)
-    if isinstance(error, OSError) and error.filename:
-        return f"{error.strerror or error}: {error.filename}"
-    return f"{type(error).__name__}: {error} (set EXPLORER_DEBUG=1 for details)"
+def describe(error: BaseException) -> str:
+    """The one line the CLI shows for a failure: the fields an error names spelled as flags,
+    and, for an unexpected failure, how to see its traceback."""
+    line = describe_error(error, flag_name)
+    if isinstance(error, ExplorerError) or (isinstance(error, OSError) and error.filename):
+        return line
+    return f"{line} (set EXPLORER_DEBUG=1 for details)"
 
 
 def exit_code(error: BaseException) -> int:
@@ -239,7 +238,7 @@ def open_command(
     chroma_url: str | None = None,
 ) -> None:
     """Open the explorer TUI on ROOT."""
-    from explorer.commands import IndexOptions, check_root, require_server, settings_for
+    from explorer.cli.commands import IndexOptions, check_root, require_server, settings_for
 
     check_root(root)
     require_server(settings_for(root, IndexOptions(index_dir, model, chroma_url)))
@@ -286,7 +285,7 @@ def index(
 
     `explorer index ROOT --only PATH...` updates just those paths.
     """
-    from explorer.commands import IndexOptions, run_index
+    from explorer.cli.commands import IndexOptions, run_index
 
     if paths and not only:
         fail(f"unexpected argument {str(paths[0])!r}; to update just some files use --only PATH...")
@@ -398,7 +397,8 @@ def search(
     QUERY may hold filter words too: path:GLOB, tag:TAG, version:V (as in the TUI);
     quote a value with spaces: tag:"Data, AI".
     """
-    from explorer.commands import IndexOptions, OutputFormat, SearchOptions, run_search
+    from explorer.api.requests import SearchOptions
+    from explorer.cli.commands import IndexOptions, OutputFormat, run_search
     from explorer.core.retrieval.agent_context import ContextOptions
 
     if as_json and output_format not in (None, "json"):
@@ -443,7 +443,7 @@ def related(
     as_json: bool,
 ) -> None:
     """Show the files nearest in meaning to FILE."""
-    from explorer.commands import IndexOptions, run_related
+    from explorer.cli.commands import IndexOptions, run_related
 
     run_related(file, IndexOptions(index_dir, model, chroma_url), root, limit, as_json)
 
@@ -464,7 +464,7 @@ def status(
     as_json: bool,
 ) -> None:
     """Show what the index of ROOT holds and whether it needs a rebuild."""
-    from explorer.commands import IndexOptions, run_status
+    from explorer.cli.commands import IndexOptions, run_status
 
     run_status(root, IndexOptions(index_dir, model, chroma_url), as_json)
 
@@ -490,7 +490,7 @@ def links(
 
     FILE may be a file that no longer exists: its backlinks are then the links to fix.
     """
-    from explorer.commands import IndexOptions, run_links
+    from explorer.cli.commands import IndexOptions, run_links
 
     run_links(file, IndexOptions(index_dir, model, chroma_url), root, as_json)
 
@@ -514,7 +514,7 @@ def check_refs(
     The keyword index of ROOT is brought up to date first (no model is loaded), so this works
     in a git hook or CI without a prior `explorer index`.
     """
-    from explorer.commands import IndexOptions, run_check_refs
+    from explorer.cli.commands import IndexOptions, run_check_refs
 
     if run_check_refs(root, IndexOptions(index_dir, model, chroma_url), as_json):
         sys.exit(EXIT_MISSING_REFERENCES)
@@ -537,7 +537,7 @@ def mcp_command(
     Tools: search, related, read, links and status. It only reads the index (run
     `explorer index` or the TUI to update it) and refuses every path outside ROOT.
     """
-    from explorer.commands import IndexOptions, run_mcp
+    from explorer.cli.commands import IndexOptions, run_mcp
 
     run_mcp(root, IndexOptions(index_dir, model, chroma_url))
 
@@ -546,11 +546,6 @@ def mcp_command(
 @click.argument("index_dir", type=click.Path(file_okay=False, path_type=Path))
 def resident_reader(index_dir: Path) -> None:
     """Serve one-shot searches of INDEX_DIR (started by `explorer search` itself)."""
-    from explorer.resident_server import serve
+    from explorer.cli.resident_server import serve
 
     serve(index_dir)
-
-
-def print_json(data: object) -> None:
-    """Print ``data`` as JSON; no control character is written raw (see :func:`safe_json`)."""
-    click.echo(safe_json(json.dumps(data, indent=2, ensure_ascii=False)))

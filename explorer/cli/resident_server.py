@@ -1,7 +1,7 @@
 """The resident reader: a process that keeps Chroma imported and answers one-shot searches.
 
 Started detached by the first ``explorer search`` on an index (see
-:mod:`explorer.resident_client`), it listens on ``reader.sock`` in the index directory (mode
+:mod:`explorer.cli.resident_client`), it listens on ``reader.sock`` in the index directory (mode
 0600, in a folder of its user that nobody else may write to). One reader per index directory:
 ``reader.lock`` (an exclusive ``flock``, holding the reader's pid) decides, and the holder may
 remove a socket a killed reader left. Each request runs the very command code a process would
@@ -9,7 +9,7 @@ remove a socket a killed reader left. Each request runs the very command code a 
 byte for byte.
 
 It never takes the write lock (``related`` on a file still waiting for its vectors is refused,
-see :func:`explorer.commands.forbid_embedding`). It leaves when idle for
+see :func:`explorer.cli.commands.forbid_embedding`). It leaves when idle for
 ``EXPLORER_READER_IDLE`` seconds (default 600), and when the index changed since it started (a
 writer recorded vectors, updated the index, or a rebuild swapped the database): that request is
 refused, the client answers in-process and the next call starts a fresh reader.
@@ -28,7 +28,7 @@ import sys
 from contextlib import suppress
 from pathlib import Path
 
-from explorer.resident_client import (
+from explorer.cli.resident_client import (
     LOCK_NAME,
     PROTOCOL,
     owned_private_dir,
@@ -102,14 +102,7 @@ def _warm() -> None:
     import onnxruntime  # noqa: F401
     import tokenizers  # noqa: F401
 
-    import explorer.commands
-    import explorer.core.embed.onnx_encoder
-    import explorer.core.retrieval.agent_context
-    import explorer.core.retrieval.related
-    import explorer.core.retrieval.search
-    import explorer.core.store.index
-    import explorer.render  # noqa: F401
-    from explorer.commands import forbid_embedding
+    from explorer.cli.commands import forbid_embedding
     from explorer.core.embed.embedder import keep_loaded_embedders
 
     keep_loaded_embedders()
@@ -180,7 +173,7 @@ def run_command(argv: list[str], env: dict[str, str], cwd: str) -> dict[str, obj
     """Run ``explorer ARGV`` as the client would have, in its environment and folder."""
     from click.testing import CliRunner
 
-    from explorer.cli import main
+    from explorer.cli.entry import main
 
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     try:

@@ -1,11 +1,12 @@
 """Plain-text rendering of search results, related files and status for the terminal.
 
 Everything shown comes from outside (file names, titles, passages, the user's query): each piece
-goes through :func:`explorer.safe_text.safe_text` so no control character reaches the terminal.
+goes through :func:`explorer.core.safe_text.safe_text` so no control character reaches the terminal.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import textwrap
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from explorer.safe_text import safe_spans, safe_text
+from explorer.core.safe_text import safe_json, safe_spans, safe_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -232,3 +233,8 @@ def _vectors_problem(status: Status) -> str:
     if status.vector_store == "server":
         return " — unreachable: counts are from the manifest"
     return f" — unreadable, counts are from the manifest: {safe_text(status.vectors_problem)}"
+
+
+def print_json(data: object) -> None:
+    """Print ``data`` as JSON; no control character is written raw (see :func:`safe_json`)."""
+    click.echo(safe_json(json.dumps(data, indent=2, ensure_ascii=False)))

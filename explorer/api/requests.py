@@ -1,0 +1,47 @@
+"""The requests every front end takes (the CLI's flags, the MCP server's tool arguments)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from explorer.core.models import SearchMode
+
+if TYPE_CHECKING:
+    from explorer.config import Settings
+    from explorer.core.retrieval.search import SearchRequest
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """What to search and how many, as the CLI and the MCP server take it.
+
+    ``limit`` and ``min_score`` of None mean the defaults of the settings (config file)."""
+
+    mode: SearchMode = SearchMode.HYBRID
+    paths: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()
+    limit: int | None = None
+    offset: int = 0
+    per_file: int = 3
+    min_score: float | None = None
+
+    def request(self, query: str, settings: Settings) -> SearchRequest:
+        """The core's search request, with the settings' defaults filled in and the filter
+        words of the query (``path:``, ``tag:``, ``version:``, as in the TUI) taken out."""
+        from explorer.core.retrieval.agent_context import build_request
+        from explorer.core.retrieval.file_filter import parse_filter_words
+
+        parsed = parse_filter_words(query)
+        return build_request(
+            parsed.query.strip(),
+            mode=self.mode,
+            paths=tuple(dict.fromkeys((*self.paths, *parsed.filter.paths))),
+            tags=tuple(dict.fromkeys((*self.tags, *parsed.filter.tags))),
+            versions=tuple(dict.fromkeys((*self.versions, *parsed.filter.versions))),
+            limit=settings.default_limit if self.limit is None else self.limit,
+            offset=self.offset,
+            per_file=self.per_file,
+            min_score=settings.default_min_score if self.min_score is None else self.min_score,
+        )

@@ -1,0 +1,1 @@
+"""The Model Context Protocol front end: ``explorer mcp`` serves the index to agents."""
