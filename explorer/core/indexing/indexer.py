@@ -11,7 +11,6 @@ run killed at any moment is repaired by the next one without a full rebuild.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import os
 import threading
 import time
@@ -22,10 +21,12 @@ from explorer.core.indexing.disk_state import scan_rules
 from explorer.core.indexing.embed_priority import EmbeddingPriority
 from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback, chunk_id
 from explorer.core.indexing.vector_phase import VectorPhase
-from explorer.core.ingest.chunker import chunk_file, file_references
+from explorer.core.ingest.chunker import chunk_document
 from explorer.core.ingest.documents import ScannedFile, SkippedFile
+from explorer.core.ingest.file_reading import FileRefused
+from explorer.core.ingest.formats.reading import load_source
 from explorer.core.ingest.root_paths import disk_path, path_key
-from explorer.core.ingest.scanner import load_text, scan, scan_path
+from explorer.core.ingest.scanner import scan, scan_path
 from explorer.core.models import FileState, SyncPhase
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import KeywordIndexDamaged
@@ -223,7 +224,7 @@ class Indexer:
             else:
                 report.unchanged += 1
             return
-        loaded = load_text(scanned.abs_path, self.index.settings.max_file_bytes)
+        loaded = load_source(scanned.abs_path, scanned.rel_path, self.index.settings.max_file_bytes)
         if isinstance(loaded, tuple):
             reason, detail = loaded
             self.vector_phase.drop_chunk_vectors(
@@ -237,7 +238,7 @@ class Indexer:
             )
             report.skipped[reason] = report.skipped.get(reason, 0) + 1
             return
-        content_hash = hashlib.sha256(loaded.encode("utf-8", "surrogatepass")).hexdigest()
+        content_hash = loaded.content_hash
         if (
             record is not None
             and record.hash == content_hash
@@ -247,13 +248,26 @@ class Indexer:
             report.unchanged += 1
             return
         try:
-            chunked = chunk_file(
+            chunked = chunk_document(
                 scanned.rel_path,
-                loaded,
+                loaded.format,
+                loaded.document(),  # a PDF, a DOCX...: extracted in the worker process
                 self.index.embedder.token_spans,
                 max_tokens=self.index.settings.chunk_tokens,
                 overlap_tokens=self.index.settings.chunk_overlap,
             )
+        except FileRefused as refused:  # an encrypted PDF, a zip bomb, a parser out of time
+            self.vector_phase.drop_chunk_vectors(
+                keywords.mark_skipped(
+                    scanned.rel_path,
+                    scanned.size,
+                    scanned.mtime_ns,
+                    FileState.SKIPPED,
+                    f"{refused.reason}: {refused.detail}",
+                )
+            )
+            report.skipped[refused.reason] = report.skipped.get(refused.reason, 0) + 1
+            return
         # Parsing runs third-party parsers over arbitrary files: whatever one raises marks this
         # file failed (with the error) and the sync goes on.
         except Exception as error:  # noqa: BLE001 - see above
@@ -303,9 +317,14 @@ class Indexer:
                 return
             if record.state not in (FileState.FRESH, FileState.PENDING):
                 continue
-            loaded = load_text(root / disk_path(path), self.index.settings.max_file_bytes)
-            if isinstance(loaded, str):
-                keywords.replace_links(path, file_references(path, loaded))
+            loaded = load_source(root / disk_path(path), path, self.index.settings.max_file_bytes)
+            if isinstance(loaded, tuple):
+                continue
+            try:
+                document = loaded.document()
+            except FileRefused:
+                continue
+            keywords.replace_links(path, loaded.format.references(path, document))
         keywords.facts.set_links_complete()
 
     def _mark_skipped(
