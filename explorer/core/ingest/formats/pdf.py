@@ -42,6 +42,18 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffe\uffff]")
 _SOFT_HYPHEN = re.compile(r"\x02(?:\r?\n)?")
 """PDFium marks a word hyphenated across lines with \\x02: the word is joined again."""
 _TRAILING_SPACE = re.compile(r"[ \t]+$", re.M)
+_LIGATURES = str.maketrans(
+    {
+        "\ufb00": "ff",
+        "\ufb01": "fi",
+        "\ufb02": "fl",
+        "\ufb03": "ffi",
+        "\ufb04": "ffl",
+        "\ufb05": "st",
+        "\ufb06": "st",
+    }
+)
+"""A word set with a ligature (``ﬁ``) is spelled out, so a search for its letters finds it."""
 
 
 class PdfFormat(DocumentFormat):
@@ -151,9 +163,9 @@ def _page_text(pdf: pypdfium2.PdfDocument, index: int) -> str | None:
 
 
 def _clean(text: str) -> str:
-    """A page's text with line breaks as ``\\n``, hyphenated words joined, control
-    characters gone and no white space at line ends."""
-    text = _SOFT_HYPHEN.sub("", text.replace("\r\n", "\n"))
+    """A page's text with line breaks as ``\\n``, hyphenated words joined, ligatures spelled
+    out, control characters gone and no white space at line ends."""
+    text = _SOFT_HYPHEN.sub("", text.replace("\r\n", "\n")).translate(_LIGATURES)
     text = _CONTROL.sub(" ", text)
     return _TRAILING_SPACE.sub("", text).strip("\n")
 

@@ -7,8 +7,9 @@ runs with resource limits: its address space is capped (``RLIMIT_AS``, so a zip 
 runaway allocation fails there), and so is the CPU time of each request (``RLIMIT_CPU``). The
 parent waits for each answer at most the format's time cap; past it, or when the child dies,
 the child is killed, the file is skipped with the reason, and the next request starts a fresh
-child. A child serves request after request (starting one costs about
-:data:`STARTUP_SECONDS_MEASURED`), and exits when its parent closes the pipe or dies.
+child. A child serves request after request (starting one took 0.15 s here, and a request
+costs about 0.2-0.8 ms more than extracting in process: ``benchmarks/RESULTS.md``), and exits
+when its parent closes the pipe or dies.
 
 The protocol is a JSON header line and the file's bytes in, one JSON line out; the answer is
 validated before it becomes a :class:`~explorer.core.ingest.formats.contract.Document` (the
@@ -43,7 +44,6 @@ POOL_SIZE = 2
 """Workers at most: one for the indexer and one for the preview, so neither waits long."""
 STARTUP_SECONDS = 20.0
 """How long a new worker may take to import its parsers and say it is ready."""
-STARTUP_SECONDS_MEASURED = "0.3 s"
 MAX_ANSWER_BYTES = 512 * 1024**2
 _READY = b"ready\n"
 
@@ -283,7 +283,7 @@ def _metadata(data: Any) -> FileMetadata:
     for key in ("title", "description", "version", "notes"):
         value = data.get(key)
         if isinstance(value, str):
-            metadata[key] = value  # type: ignore[literal-required]
+            metadata[key] = value
     tags = data.get("tags")
     if isinstance(tags, list):
         metadata["tags"] = [str(tag) for tag in tags]
