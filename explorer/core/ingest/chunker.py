@@ -73,8 +73,7 @@ def chunk_document(
     if document.pages:
         starts = [page.start for page in document.pages]
         chunks = [
-            replace(chunk, page=max(bisect_right(starts, chunk.start_char), 1))
-            for chunk in chunks
+            replace(chunk, page=max(bisect_right(starts, chunk.start_char), 1)) for chunk in chunks
         ]
     return ChunkedFile(
         chunks=chunks,
