@@ -6,6 +6,7 @@ while a slow PDF is being extracted."""
 from __future__ import annotations
 
 import re
+import threading
 import time
 from dataclasses import replace
 
@@ -14,7 +15,12 @@ import pytest
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.ingest.formats.docx import DocxFormat
 from explorer.core.ingest.formats.pdf import PdfFormat
-from explorer.core.ingest.formats.sandbox import shared_pool
+from explorer.core.ingest.formats.sandbox import (
+    ExtractionCancelled,
+    ExtractionWorker,
+    shared_pool,
+)
+from explorer.core.live.writer import LiveIndex
 from explorer.core.models import FileState, SearchMode
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
@@ -179,3 +185,44 @@ async def test_the_tui_answers_typing_while_a_slow_pdf_is_extracted(tmp_path, mo
         assert time.monotonic() - started < 5
         assert not recorded("z/slow.pdf"), "the PDF was done before the search answered"
         await wait_for(pilot, lambda: recorded("z/slow.pdf"), 60, "the PDF to be indexed")
+
+
+def test_a_cancelled_extraction_stops_at_once_and_judges_nothing(tmp_path, monkeypatch):
+    """Quitting while a slow PDF is read: the worker is stopped within a fraction of a second
+    and the file is not recorded as skipped (it is read again next time)."""
+    monkeypatch.setattr(
+        PdfFormat, "limits", replace(PdfFormat.limits, seconds=60.0, max_pages=None)
+    )
+    worker = ExtractionWorker()
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    started = time.monotonic()
+    with pytest.raises(ExtractionCancelled):
+        worker.extract(PdfFormat(), slow_pdf(), "slow.pdf", PdfFormat.limits, cancel)
+    assert time.monotonic() - started < 2.0
+    assert worker.pid is None  # stopped, not left reading
+
+
+def test_stopping_the_live_index_while_a_slow_pdf_is_read_returns_at_once(
+    tmp_path, settings_for, monkeypatch
+):
+    monkeypatch.setattr(
+        PdfFormat, "limits", replace(PdfFormat.limits, seconds=60.0, max_pages=None)
+    )
+    root = tmp_path / "docs"
+    write(root / "a.md", "# A\n\nfirst\n")
+    write(root / "slow.pdf", make_pdf([[f"line {n}" for n in range(45)]] * 20_000))
+    live = LiveIndex(settings_for(root), lambda _event: None, FakeEmbedder(), watch=False)
+    live.start()
+    deadline = time.monotonic() + 20
+    while live.index.keywords.file("a.md") is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # into the PDF's extraction
+    started = time.monotonic()
+    live.stop()
+    assert time.monotonic() - started < 2.0  # reading the PDF whole takes about 5 s
+    index = Index(settings_for(root), embedder=FakeEmbedder())
+    try:
+        assert index.keywords.file("slow.pdf") is None  # not judged: read again next time
+    finally:
+        index.close()

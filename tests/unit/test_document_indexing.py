@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -200,3 +202,14 @@ def test_the_preview_of_html_is_its_text_and_a_notebook_renders_as_markdown(fold
     notebook = preview_document("nb/study.ipynb", folder / "nb/study.ipynb")
     assert notebook.kind == PreviewKind.MARKDOWN
     assert notebook.text == "# Study\n\nComets observed.\n\n```python\nx = 1\n```\n"
+
+
+def test_a_cancelled_preview_stops_reading_at_once(tmp_path):
+    cancel = threading.Event()
+    cancel.set()  # another file was opened before this one was read
+    write(tmp_path / "manual.pdf", MANUAL)
+    started = time.monotonic()
+    document = preview_document("manual.pdf", tmp_path / "manual.pdf", cancel=cancel)
+    assert document.kind == PreviewKind.MESSAGE
+    assert document.note == "Reading this document was cancelled."
+    assert time.monotonic() - started < 1.0

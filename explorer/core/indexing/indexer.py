@@ -25,6 +25,7 @@ from explorer.core.ingest.chunker import chunk_document
 from explorer.core.ingest.documents import ScannedFile, SkippedFile
 from explorer.core.ingest.file_reading import FileRefused
 from explorer.core.ingest.formats.reading import load_source
+from explorer.core.ingest.formats.sandbox import ExtractionCancelled
 from explorer.core.ingest.root_paths import disk_path, path_key
 from explorer.core.ingest.scanner import scan, scan_path
 from explorer.core.models import FileState, SyncPhase
@@ -96,7 +97,7 @@ class Indexer:
             if cancel is not None and cancel.is_set():
                 report.cancelled = True
                 break
-            self._update_file(scanned, known.get(scanned.rel_path), report)
+            self._update_file(scanned, known.get(scanned.rel_path), report, cancel)
             if done % 25 == 0 or done == total:
                 notify(Progress(SyncPhase.KEYWORDS, files_done=done, files_total=total))
         if not report.cancelled and not self.index.keywords.facts.links_complete():
@@ -150,7 +151,7 @@ class Indexer:
             if isinstance(found, SkippedFile):
                 self._mark_skipped(found, record, report)
                 continue
-            self._update_file(found, record, report)
+            self._update_file(found, record, report, cancel)
             if not found.abs_path.exists() and self.index.keywords.file(rel_path) is not None:
                 self._remove([rel_path], report)  # deleted while it was being read
         if embed:
@@ -210,7 +211,11 @@ class Indexer:
 
     # -- phase 1: keywords --------------------------------------------------------------------
     def _update_file(
-        self, scanned: ScannedFile, record: FileRecord | None, report: IndexReport
+        self,
+        scanned: ScannedFile,
+        record: FileRecord | None,
+        report: IndexReport,
+        cancel: threading.Event | None = None,
     ) -> None:
         keywords = self.index.keywords
         if (
@@ -251,11 +256,14 @@ class Indexer:
             chunked = chunk_document(
                 scanned.rel_path,
                 loaded.format,
-                loaded.document(),  # a PDF, a DOCX...: extracted in the worker process
+                loaded.document(cancel=cancel),  # a PDF, a DOCX...: in the worker process
                 self.index.embedder.token_spans,
                 max_tokens=self.index.settings.chunk_tokens,
                 overlap_tokens=self.index.settings.chunk_overlap,
             )
+        except ExtractionCancelled:  # stopped while a worker read it: judged next time
+            report.cancelled = True
+            return
         except FileRefused as refused:  # an encrypted PDF, a zip bomb, a parser out of time
             self.vector_phase.drop_chunk_vectors(
                 keywords.mark_skipped(
@@ -321,8 +329,8 @@ class Indexer:
             if isinstance(loaded, tuple):
                 continue
             try:
-                document = loaded.document()
-            except FileRefused:
+                document = loaded.document(cancel=cancel)
+            except (FileRefused, ExtractionCancelled):
                 continue
             keywords.replace_links(path, loaded.format.references(path, document))
         keywords.facts.set_links_complete()

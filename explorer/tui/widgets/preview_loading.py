@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from textual.content import Content
+from textual.worker import NoActiveWorker, Worker, get_current_worker
 
 from explorer.core.ingest.formats import PreviewKind
 from explorer.core.ingest.formats.contract import PLAIN_SUFFIXES
@@ -43,6 +44,21 @@ class LoadedFile:
     note: str = ""
 
 
+class _WorkerCancelled:
+    """The running Textual worker's cancellation (another file opened, the app quitting), as
+    the core's cancel flag: a document's extraction stops with it instead of making the app
+    wait for its time cap."""
+
+    def __init__(self) -> None:
+        try:
+            self._worker: Worker[object] | None = get_current_worker()
+        except NoActiveWorker:  # called outside a worker (tests, a direct call)
+            self._worker = None
+
+    def is_set(self) -> bool:
+        return self._worker is not None and self._worker.is_cancelled
+
+
 def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
     """Read and prepare a file for the preview (runs on a worker thread).
 
@@ -51,7 +67,7 @@ def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
     makes it Textual content. With ``highlight=False`` code comes back as plain lines (fast);
     call again to colour it.
     """
-    document = preview_document(path, absolute, MAX_PREVIEW_BYTES)
+    document = preview_document(path, absolute, MAX_PREVIEW_BYTES, cancel=_WorkerCancelled())
     note = document.note
     if document.kind == PreviewKind.MESSAGE:
         return LoadedFile(path, "message", note=note)

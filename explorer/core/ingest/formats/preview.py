@@ -26,7 +26,7 @@ from explorer.core.ingest.file_reading import (
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind
 from explorer.core.ingest.formats.reading import SourceFile, source_of
 from explorer.core.ingest.formats.registry import format_for, sniffed_format
-from explorer.core.ingest.formats.sandbox import ExtractionPool
+from explorer.core.ingest.formats.sandbox import CancelFlag, ExtractionCancelled, ExtractionPool
 from explorer.core.ingest.front_matter import front_matter_end
 from explorer.core.safe_text import safe_text
 
@@ -61,8 +61,12 @@ def preview_document(
     absolute: Path,
     max_bytes: int = MAX_PREVIEW_BYTES,
     pool: ExtractionPool | None = None,
+    cancel: CancelFlag | None = None,
 ) -> PreviewDocument:
-    """The preview of the file ``rel_path`` at ``absolute``; never raises for the file's sake."""
+    """The preview of the file ``rel_path`` at ``absolute``; never raises for the file's sake.
+
+    ``cancel`` set (the user opened another file, the app quits) stops a document's
+    extraction at once; the answer then only says so."""
     fmt = format_for(rel_path)
     cap = fmt.limits.max_bytes if fmt.extracted and fmt.limits.max_bytes else max_bytes
     try:
@@ -81,7 +85,7 @@ def preview_document(
         if truncated:
             note = f"Too large to show (over the {cap // 1_000_000} MB cap of its format)."
             return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note)
-        return _extracted(rel_path, data, sniffed or fmt, pool)
+        return _extracted(rel_path, data, sniffed or fmt, pool, cancel)
     data = data[:cap]
     if bom_encoding(data) is None and b"\0" in data[:BINARY_PROBE_BYTES]:
         note = "Binary file: nothing to preview."
@@ -97,7 +101,11 @@ def preview_document(
 
 
 def _extracted(
-    rel_path: str, data: bytes, fmt: DocumentFormat, pool: ExtractionPool | None
+    rel_path: str,
+    data: bytes,
+    fmt: DocumentFormat,
+    pool: ExtractionPool | None,
+    cancel: CancelFlag | None,
 ) -> PreviewDocument:
     source = source_of(rel_path, data, fmt)
     if not isinstance(source, SourceFile):
@@ -105,7 +113,10 @@ def _extracted(
         note = f"Cannot show this {fmt.name}: {reason}: {detail}"
         return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note, format=fmt.name)
     try:
-        document = source.document(pool)
+        document = source.document(pool, cancel)
+    except ExtractionCancelled:
+        note = "Reading this document was cancelled."
+        return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note, format=fmt.name)
     except FileRefused as refused:
         note = f"Cannot show this {fmt.name}: {refused.reason}: {refused.detail}"
         return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note, format=fmt.name)

@@ -27,7 +27,7 @@ from explorer.core.ingest.file_reading import (
 )
 from explorer.core.ingest.formats.contract import Document, DocumentFormat
 from explorer.core.ingest.formats.registry import format_for, sniffed_format
-from explorer.core.ingest.formats.sandbox import ExtractionPool, shared_pool
+from explorer.core.ingest.formats.sandbox import CancelFlag, ExtractionPool, shared_pool
 
 
 def size_cap(rel_path: str, max_file_bytes: int) -> int:
@@ -48,14 +48,18 @@ class SourceFile:
     data: bytes | None = None
     """The bytes (an extracted format)."""
 
-    def document(self, pool: ExtractionPool | None = None) -> Document:
+    def document(
+        self, pool: ExtractionPool | None = None, cancel: CancelFlag | None = None
+    ) -> Document:
         """The file as a document; raises :class:`FileRefused` with the reason it cannot be
-        read (an encrypted PDF, a zip bomb, a parser that ran out of time)."""
+        read (an encrypted PDF, a zip bomb, a parser that ran out of time), and
+        :class:`~explorer.core.ingest.formats.sandbox.ExtractionCancelled` when ``cancel`` is
+        set while the worker reads it."""
         if self.text is not None:
             return self.format.from_text(self.rel_path, self.text)
         assert self.data is not None
         fmt = self.format
-        return (pool or shared_pool()).extract(fmt, self.data, self.rel_path, fmt.limits)
+        return (pool or shared_pool()).extract(fmt, self.data, self.rel_path, fmt.limits, cancel)
 
 
 def load_source(path: Path, rel_path: str, max_file_bytes: int) -> SourceFile | tuple[str, str]:

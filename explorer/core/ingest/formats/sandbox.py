@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.documents import SkipReason
@@ -45,11 +45,26 @@ POOL_SIZE = 2
 STARTUP_SECONDS = 20.0
 """How long a new worker may take to import its parsers and say it is ready."""
 MAX_ANSWER_BYTES = 512 * 1024**2
+CANCEL_POLL_SECONDS = 0.1
+"""How often a wait for the worker looks at its caller's cancel event."""
 _READY = b"ready\n"
+
+
+class CancelFlag(Protocol):
+    """What says a caller gave up: a :class:`threading.Event`, or a front end's worker."""
+
+    def is_set(self) -> bool: ...
 
 
 class WorkerUnavailable(ExplorerError):
     """The extraction worker could not be started (an environment problem, not a file's)."""
+
+
+class ExtractionCancelled(ExplorerError):
+    """The caller gave up waiting (its cancel event was set): nothing is known of the file."""
+
+    def __init__(self) -> None:
+        super().__init__("extraction cancelled")
 
 
 class ExtractionWorker:
@@ -65,10 +80,18 @@ class ExtractionWorker:
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
-    def extract(self, fmt: DocumentFormat, data: bytes, rel_path: str, limits: Limits) -> Document:
+    def extract(
+        self,
+        fmt: DocumentFormat,
+        data: bytes,
+        rel_path: str,
+        limits: Limits,
+        cancel: CancelFlag | None = None,
+    ) -> Document:
         """The document of ``data`` (the file ``rel_path`` of format ``fmt``), read in the
         worker; raises :class:`FileRefused` with the reason when it cannot be read in time,
-        within the memory cap, or at all."""
+        within the memory cap, or at all, and :class:`ExtractionCancelled` (the worker
+        stopped) as soon as ``cancel`` is set."""
         seconds = limits.seconds or 30.0
         header = {
             "format": fmt.name,
@@ -84,7 +107,7 @@ class ExtractionWorker:
         process = self._started()
         try:
             _send(process, json.dumps(header).encode("utf-8") + b"\n", data)
-            answer = self._answer(process, seconds, fmt)
+            answer = self._answer(process, seconds, fmt, cancel)
         except BaseException:
             self.stop()
             raise
@@ -136,10 +159,17 @@ class ExtractionWorker:
         return process
 
     def _answer(
-        self, process: subprocess.Popen[bytes], seconds: float, fmt: DocumentFormat
+        self,
+        process: subprocess.Popen[bytes],
+        seconds: float,
+        fmt: DocumentFormat,
+        cancel: CancelFlag | None,
     ) -> dict[str, Any]:
         assert process.stdout is not None
-        line = _read_line(process.stdout, time.monotonic() + seconds, MAX_ANSWER_BYTES)
+        deadline = time.monotonic() + seconds
+        line = _read_line(process.stdout, deadline, MAX_ANSWER_BYTES, cancel)
+        if cancel is not None and cancel.is_set() and line is None:
+            raise ExtractionCancelled  # the caller stops the worker
         if line is None:  # out of time: the worker is stuck in a parser
             self.stop()
             raise FileRefused(SkipReason.UNREADABLE, f"took longer than {seconds:g} s to read")
@@ -171,18 +201,25 @@ def _send(process: subprocess.Popen[bytes], header: bytes, data: bytes) -> None:
         pass  # the worker died: reading its answer says how
 
 
-def _read_line(stream: IO[bytes], deadline: float, most: int) -> bytes | None:
+def _read_line(
+    stream: IO[bytes], deadline: float, most: int, cancel: CancelFlag | None = None
+) -> bytes | None:
     """Bytes up to and including the first newline; what came before end of file (no newline)
-    when the stream ends first or ``most`` bytes came without one; None past ``deadline``."""
+    when the stream ends first or ``most`` bytes came without one; None past ``deadline`` or
+    once ``cancel`` is set (looked at every :data:`CANCEL_POLL_SECONDS`)."""
     descriptor = stream.fileno()
     parts: list[bytes] = []
     size = 0
     with selectors.DefaultSelector() as selector:
         selector.register(descriptor, selectors.EVENT_READ)
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not selector.select(remaining):
+            if cancel is not None and cancel.is_set():
                 return None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            if not selector.select(min(remaining, CANCEL_POLL_SECONDS)):
+                continue
             part = os.read(descriptor, 1 << 20)
             if not part:
                 return b"".join(parts)
@@ -301,11 +338,19 @@ class ExtractionPool:
         self._all: list[ExtractionWorker] = []
         self._available = threading.Condition()
 
-    def extract(self, fmt: DocumentFormat, data: bytes, rel_path: str, limits: Limits) -> Document:
-        """The document of ``data``, read by an idle worker (waiting for one if need be)."""
+    def extract(
+        self,
+        fmt: DocumentFormat,
+        data: bytes,
+        rel_path: str,
+        limits: Limits,
+        cancel: CancelFlag | None = None,
+    ) -> Document:
+        """The document of ``data``, read by an idle worker (waiting for one if need be);
+        see :meth:`ExtractionWorker.extract`."""
         worker = self._acquire()
         try:
-            return worker.extract(fmt, data, rel_path, limits)
+            return worker.extract(fmt, data, rel_path, limits, cancel)
         finally:
             with self._available:
                 self._idle.append(worker)
