@@ -13,6 +13,8 @@ from dataclasses import replace
 import pytest
 
 from explorer.core.indexing.indexer import Indexer
+from explorer.core.ingest.file_reading import FileRefused
+from explorer.core.ingest.formats import format_named
 from explorer.core.ingest.formats.docx import DocxFormat
 from explorer.core.ingest.formats.pdf import PdfFormat
 from explorer.core.ingest.formats.sandbox import (
@@ -150,8 +152,6 @@ def test_a_zip_bomb_is_refused_before_anything_is_inflated(hostile_documents):
     fmt = DocxFormat()
     data = (hostile_documents / "bad/bomb.docx").read_bytes()
     started = time.process_time()
-    from explorer.core.ingest.file_reading import FileRefused
-
     with pytest.raises(FileRefused, match="zip bomb"):
         fmt.extract(data, "bomb.docx", fmt.limits)
     assert time.process_time() - started < 0.5  # 300 MB were never inflated
@@ -226,3 +226,20 @@ def test_stopping_the_live_index_while_a_slow_pdf_is_read_returns_at_once(
         assert index.keywords.file("slow.pdf") is None  # not judged: read again next time
     finally:
         index.close()
+
+
+def test_a_document_that_needs_too_much_memory_is_skipped_and_the_next_one_is_read():
+    """The worker's address space is capped: a page whose tree outgrows it is refused with
+    that reason (never the parent's memory), and a fresh worker reads the next file."""
+    html = format_named("html")
+    huge = b"<html><body>" + b"<p>word <b>bold</b> text</p>" * 600_000 + b"</body></html>"
+    worker = ExtractionWorker(memory_bytes=150 * 2**20)
+    try:
+        with pytest.raises(FileRefused) as refused:
+            worker.extract(html, huge, "huge.html", html.limits)
+        assert refused.value.detail == "needs more than the reader's 150 MB of memory"
+        small = worker.extract(html, b"<p>a small page</p>", "small.html", html.limits)
+        assert small.text == "a small page\n"
+        assert worker.starts == 2  # the worker that ran out was replaced
+    finally:
+        worker.stop()

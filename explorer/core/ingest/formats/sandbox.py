@@ -111,6 +111,8 @@ class ExtractionWorker:
         except BaseException:
             self.stop()
             raise
+        if answer.get("exit"):  # the worker ran out of memory and leaves: start afresh
+            self.stop()
         return _document_from_answer(answer, fmt)
 
     def stop(self) -> None:

@@ -45,6 +45,20 @@ def _limit_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
+def _ran_out_of_memory(memory_bytes: int) -> bool:
+    """Whether this process came close to its address-space cap (its peak resident size
+    passed 80 % of it): a C parser that cannot allocate may only say "unknown error"."""
+    peak_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    return peak_bytes > 0.8 * memory_bytes
+
+
+def _out_of_memory(memory_bytes: int) -> dict[str, Any]:
+    """The answer for a document that needed more memory than the cap; the worker then exits
+    (its next request starts a fresh one, with its memory and its peak back to nothing)."""
+    detail = f"needs more than the reader's {memory_bytes // 2**20} MB of memory"
+    return {"ok": False, "reason": str(SkipReason.UNREADABLE), "detail": detail, "exit": True}
+
+
 def _preload() -> None:
     """Import the parsers now, before the first request's clock starts."""
     for module in ("pypdfium2", "lxml.html", "docx"):
@@ -62,8 +76,7 @@ def _answer(request: dict[str, Any], data: bytes, memory_bytes: int) -> dict[str
     except FileRefused as refused:
         return {"ok": False, "reason": str(refused.reason), "detail": refused.detail}
     except MemoryError:
-        detail = f"needs more than the reader's {memory_bytes // 2**20} MB of memory"
-        return {"ok": False, "reason": str(SkipReason.UNREADABLE), "detail": detail}
+        return _out_of_memory(memory_bytes)
     except RecursionError:
         detail = "nested too deeply to read"
         return {"ok": False, "reason": str(SkipReason.UNREADABLE), "detail": detail}
@@ -71,6 +84,8 @@ def _answer(request: dict[str, Any], data: bytes, memory_bytes: int) -> dict[str
         detail = f"the {request.get('format')} reader is not installed ({error.name})"
         return {"ok": False, "reason": str(SkipReason.UNREADABLE), "detail": detail}
     except Exception as error:  # noqa: BLE001 - a parser's error on a malformed file is a reason
+        if _ran_out_of_memory(memory_bytes):  # libxml2 reports a failed allocation as an error
+            return _out_of_memory(memory_bytes)
         detail = f"damaged {request.get('format')} file ({type(error).__name__}: {error})"
         return {"ok": False, "reason": str(SkipReason.UNREADABLE), "detail": detail[:500]}
     return {"ok": True, "document": encode_document(document)}
@@ -120,6 +135,8 @@ def serve(memory_bytes: int) -> None:
             ).encode()
         replies.write(line + b"\n")
         replies.flush()
+        if answer.get("exit"):
+            return
 
 
 def main() -> None:
