@@ -204,6 +204,12 @@ def test_the_preview_of_html_is_its_text_and_a_notebook_renders_as_markdown(fold
     assert notebook.text == "# Study\n\nComets observed.\n\n```python\nx = 1\n```\n"
 
 
+def test_the_preview_reads_a_pdf_by_another_name_as_the_index_does(tmp_path):
+    write(tmp_path / "notes.md", MANUAL)
+    document = preview_document("notes.md", tmp_path / "notes.md")
+    assert document.format == "pdf" and "Quasar mode" in document.text
+
+
 def test_a_cancelled_preview_stops_reading_at_once(tmp_path):
     cancel = threading.Event()
     cancel.set()  # another file was opened before this one was read

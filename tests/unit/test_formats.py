@@ -78,6 +78,13 @@ def test_content_decides_when_a_text_name_holds_a_pdf():
     )
 
 
+def test_a_text_note_that_starts_like_a_pdf_stays_a_text_note():
+    note = b"%PDF-1.7 is the header every PDF starts with.\n"
+    source = source_of("pdf-notes.md", note)
+    assert isinstance(source, SourceFile) and source.format.name == "markdown"
+    assert source.text == note.decode()
+
+
 def test_a_file_named_pdf_that_is_no_pdf_is_refused_with_that_reason():
     with pytest.raises(FileRefused) as refused:
         extract("pdf", b"<html>not a pdf</html>")

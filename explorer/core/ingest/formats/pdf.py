@@ -66,12 +66,12 @@ class PdfFormat(DocumentFormat):
     summary = "text per page (p. N on every passage), sections from the outline, properties"
 
     def sniff(self, head: bytes) -> bool:
-        return b"%PDF-" in head[:1024]
+        return head.startswith(b"%PDF-")
 
     def extract(self, data: bytes, rel_path: str, limits: Limits) -> Document:
         import pypdfium2
 
-        if not self.sniff(data[:1024]):
+        if b"%PDF-" not in data[:1024]:  # the header may follow some junk, says the spec
             raise FileRefused(SkipReason.UNREADABLE, "not a PDF (no %PDF header)")
         try:
             pdf = pypdfium2.PdfDocument(data)

@@ -21,6 +21,7 @@ from explorer.core.ingest.file_reading import (
     FileRefused,
     bom_encoding,
     decode_leniently,
+    decode_text,
     read_head,
 )
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind
@@ -80,7 +81,7 @@ def preview_document(
         note = f"Cannot read this file: {error.strerror}"
         return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note)
     truncated = len(data) > cap
-    sniffed = None if fmt.extracted else sniffed_format(data[:BINARY_PROBE_BYTES])
+    sniffed = None if fmt.extracted else _sniffed(data[:cap])
     if fmt.extracted or sniffed is not None:
         if truncated:
             note = f"Too large to show (over the {cap // 1_000_000} MB cap of its format)."
@@ -98,6 +99,19 @@ def preview_document(
         kind = PreviewKind.CODE if language else PreviewKind.TEXT
     body = front_matter_end(text) if kind == PreviewKind.MARKDOWN else 0
     return PreviewDocument(rel_path, kind, text, language, body, note=note, format=fmt.name)
+
+
+def _sniffed(data: bytes) -> DocumentFormat | None:
+    """The extracted format of a file named as text whose bytes are no text but a PDF or a
+    DOCX (the index reads it so too: :func:`~explorer.core.ingest.formats.reading.source_of`)."""
+    found = sniffed_format(data[:BINARY_PROBE_BYTES])
+    if found is None:
+        return None
+    try:
+        decode_text(data)
+    except FileRefused:
+        return found
+    return None
 
 
 def _extracted(

@@ -79,17 +79,22 @@ def load_source(path: Path, rel_path: str, max_file_bytes: int) -> SourceFile | 
 def source_of(
     rel_path: str, data: bytes, fmt: DocumentFormat | None = None
 ) -> SourceFile | tuple[str, str]:
-    """A file's bytes as a :class:`SourceFile` of its format (by name, or by content)."""
+    """A file's bytes as a :class:`SourceFile` of its format (by name, or by content).
+
+    A file named as text is read as text whenever it decodes as text (so a note that quotes
+    ``%PDF-`` stays a note); only bytes that are no text and whose first bytes say PDF or DOCX
+    are read as that format.
+    """
     fmt = fmt or format_for(rel_path)
     if not fmt.extracted:
-        sniffed = sniffed_format(data[:BINARY_PROBE_BYTES])
-        if sniffed is not None:
+        try:
+            text = decode_text(data)
+        except FileRefused as refused:
+            sniffed = sniffed_format(data[:BINARY_PROBE_BYTES])
+            if sniffed is None:
+                return (refused.reason, refused.detail)
             fmt = sniffed  # a PDF by another name
-    if fmt.extracted:
-        return SourceFile(rel_path, fmt, hashlib.sha256(data).hexdigest(), data=data)
-    try:
-        text = decode_text(data)
-    except FileRefused as refused:
-        return (refused.reason, refused.detail)
-    content_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return SourceFile(rel_path, fmt, content_hash, text=text)
+        else:
+            content_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            return SourceFile(rel_path, fmt, content_hash, text=text)
+    return SourceFile(rel_path, fmt, hashlib.sha256(data).hexdigest(), data=data)
