@@ -20,6 +20,8 @@ Run it under the CPU lock::
     flock /tmp/explorer-cpu.lock python benchmarks/pdf_libraries.py /tmp/texdoc --json
 
 ``--every N`` takes every Nth file (for a quick look); ``--library`` runs one library.
+explorer depends on pypdfium2 only (pypdf is a test dependency): ``pip install pdfminer.six``
+to measure it too.
 """
 
 from __future__ import annotations
