@@ -87,7 +87,7 @@ def render_search(answer: AgentAnswer, explain: bool, first: int = 1) -> None:
         if options.metadata_only:
             continue
         for passage in hit.passages:
-            where = f"L{passage.start_line}-{passage.end_line}"
+            where = f"{_page(passage.page)}L{passage.start_line}-{passage.end_line}"
             heading = f"{safe_text(passage.heading)}  " if passage.heading else ""
             click.echo(f"      {heading}{where}  {passage.score:.2f}")
             if options.content:
@@ -119,6 +119,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _page(page: int | None) -> str:
+    """``p. 3 `` before a passage's lines in a paged document (a PDF), else nothing."""
+    return "" if page is None else f"p. {page} "
+
+
 def render_related(path: str, neighbours: Sequence[RelatedFile]) -> None:
     path = safe_text(path)
     if not neighbours:
@@ -131,11 +136,13 @@ def render_related(path: str, neighbours: Sequence[RelatedFile]) -> None:
         click.echo(f"{number:>2}. {name}  {other.score:.2f}{title}")
         source, match = other.source_passage, other.related_passage
         click.echo(
-            f"      here  L{source.start_line}-{source.end_line} {safe_text(source.heading)}: "
+            f"      here  {_page(source.page)}L{source.start_line}-{source.end_line} "
+            f"{safe_text(source.heading)}: "
             f"{safe_text(_one_line(source.text)[:120])}"
         )
         click.echo(
-            f"      there L{match.start_line}-{match.end_line} {safe_text(match.heading)}: "
+            f"      there {_page(match.page)}L{match.start_line}-{match.end_line} "
+            f"{safe_text(match.heading)}: "
             f"{safe_text(_one_line(match.text)[:120])}"
         )
 
@@ -158,6 +165,20 @@ def _stale_lines(status: Status) -> list[str]:
     return [f"stale       {', '.join(parts)}: run `explorer index {root}` to catch up"]
 
 
+SKIPPED_SHOWN = 10
+"""Skipped files the text of ``status`` names, each with its reason."""
+
+
+def _skipped_lines(status: Status) -> list[str]:
+    """``skipped     manual.pdf: unreadable: encrypted PDF`` for the first few skipped files."""
+    shown = [
+        f"skipped     {safe_text(path)}: {safe_text(reason)}"
+        for path, reason in status.skipped_files[:SKIPPED_SHOWN]
+    ]
+    more = status.skipped + status.failed - len(shown)
+    return shown + ([f"            … and {more} more"] if more > 0 else [])
+
+
 def render_status(status: Status) -> None:
     reasons = ", ".join(f"{n} {safe_text(r)}" for r, n in sorted(status.skip_reasons.items()))
     when = (
@@ -171,6 +192,7 @@ def render_status(status: Status) -> None:
         f"files       {status.indexed} indexed, {status.stale} stale, "
         f"{status.skipped} skipped, {status.failed} failed" + (f" ({reasons})" if reasons else ""),
         *_stale_lines(status),
+        *_skipped_lines(status),
         f"chunks      {status.chunks} ({status.vectors} with vectors)",
         f"vectors     {status.vector_store} store at {safe_text(status.vector_location)}"
         + _vectors_problem(status),

@@ -330,13 +330,13 @@ def test_update_paths_handles_folders_and_vanishing_files(corpus, settings_for, 
         (corpus / "guides").rename(corpus / "manual")
         indexer.update_paths(["guides", "manual"])  # a vanished folder drops its entries
         assert all(p.startswith("manual/") for p in index.keywords.files())
-        real_load = indexer_module.load_text
+        real_load = indexer_module.load_source
 
-        def vanish_then_load(path, *cap):
+        def vanish_then_load(path, *args):
             Path(path).unlink()
-            return real_load(path, *cap)
+            return real_load(path, *args)
 
-        monkeypatch.setattr(indexer_module, "load_text", vanish_then_load)
+        monkeypatch.setattr(indexer_module, "load_source", vanish_then_load)
         (corpus / "notes" / "todo.txt").write_text("changed\n")
         indexer.update_paths(["notes/todo.txt"])  # deleted mid-read: treated as deleted
         assert "notes/todo.txt" not in index.keywords.files()

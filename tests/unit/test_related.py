@@ -94,7 +94,8 @@ def test_limit_is_respected(index):
 def test_json_shape(index):
     data = related_files(index, "kitchen/pasta.md", limit=1)[0].as_json()
     assert set(data) == {"path", "title", "score", "source_passage", "related_passage"}
-    assert set(data["source_passage"]) == {"heading", "start_line", "end_line", "text"}
+    assert set(data["source_passage"]) == {"heading", "start_line", "end_line", "text", "page"}
+    assert data["source_passage"]["page"] is None  # a page only in a paged document (PDF)
 
 
 @pytest.mark.parametrize("path", ["nope.md", "space", "../outside.md"])

@@ -11,7 +11,6 @@ run killed at any moment is repaired by the next one without a full rebuild.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import os
 import threading
 import time
@@ -22,10 +21,13 @@ from explorer.core.indexing.disk_state import scan_rules
 from explorer.core.indexing.embed_priority import EmbeddingPriority
 from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback, chunk_id
 from explorer.core.indexing.vector_phase import VectorPhase
-from explorer.core.ingest.chunker import chunk_file, file_references
+from explorer.core.ingest.chunker import chunk_document
 from explorer.core.ingest.documents import ScannedFile, SkippedFile
+from explorer.core.ingest.file_reading import FileRefused
+from explorer.core.ingest.formats.reading import load_source
+from explorer.core.ingest.formats.sandbox import ExtractionCancelled
 from explorer.core.ingest.root_paths import disk_path, path_key
-from explorer.core.ingest.scanner import load_text, scan, scan_path
+from explorer.core.ingest.scanner import scan, scan_path
 from explorer.core.models import FileState, SyncPhase
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import KeywordIndexDamaged
@@ -95,7 +97,7 @@ class Indexer:
             if cancel is not None and cancel.is_set():
                 report.cancelled = True
                 break
-            self._update_file(scanned, known.get(scanned.rel_path), report)
+            self._update_file(scanned, known.get(scanned.rel_path), report, cancel)
             if done % 25 == 0 or done == total:
                 notify(Progress(SyncPhase.KEYWORDS, files_done=done, files_total=total))
         if not report.cancelled and not self.index.keywords.facts.links_complete():
@@ -149,7 +151,7 @@ class Indexer:
             if isinstance(found, SkippedFile):
                 self._mark_skipped(found, record, report)
                 continue
-            self._update_file(found, record, report)
+            self._update_file(found, record, report, cancel)
             if not found.abs_path.exists() and self.index.keywords.file(rel_path) is not None:
                 self._remove([rel_path], report)  # deleted while it was being read
         if embed:
@@ -209,7 +211,11 @@ class Indexer:
 
     # -- phase 1: keywords --------------------------------------------------------------------
     def _update_file(
-        self, scanned: ScannedFile, record: FileRecord | None, report: IndexReport
+        self,
+        scanned: ScannedFile,
+        record: FileRecord | None,
+        report: IndexReport,
+        cancel: threading.Event | None = None,
     ) -> None:
         keywords = self.index.keywords
         if (
@@ -223,7 +229,7 @@ class Indexer:
             else:
                 report.unchanged += 1
             return
-        loaded = load_text(scanned.abs_path, self.index.settings.max_file_bytes)
+        loaded = load_source(scanned.abs_path, scanned.rel_path, self.index.settings.max_file_bytes)
         if isinstance(loaded, tuple):
             reason, detail = loaded
             self.vector_phase.drop_chunk_vectors(
@@ -237,7 +243,7 @@ class Indexer:
             )
             report.skipped[reason] = report.skipped.get(reason, 0) + 1
             return
-        content_hash = hashlib.sha256(loaded.encode("utf-8", "surrogatepass")).hexdigest()
+        content_hash = loaded.content_hash
         if (
             record is not None
             and record.hash == content_hash
@@ -247,13 +253,29 @@ class Indexer:
             report.unchanged += 1
             return
         try:
-            chunked = chunk_file(
+            chunked = chunk_document(
                 scanned.rel_path,
-                loaded,
+                loaded.format,
+                loaded.document(cancel=cancel),  # a PDF, a DOCX...: in the worker process
                 self.index.embedder.token_spans,
                 max_tokens=self.index.settings.chunk_tokens,
                 overlap_tokens=self.index.settings.chunk_overlap,
             )
+        except ExtractionCancelled:  # stopped while a worker read it: judged next time
+            report.cancelled = True
+            return
+        except FileRefused as refused:  # an encrypted PDF, a zip bomb, a parser out of time
+            self.vector_phase.drop_chunk_vectors(
+                keywords.mark_skipped(
+                    scanned.rel_path,
+                    scanned.size,
+                    scanned.mtime_ns,
+                    FileState.SKIPPED,
+                    f"{refused.reason}: {refused.detail}",
+                )
+            )
+            report.skipped[refused.reason] = report.skipped.get(refused.reason, 0) + 1
+            return
         # Parsing runs third-party parsers over arbitrary files: whatever one raises marks this
         # file failed (with the error) and the sync goes on.
         except Exception as error:  # noqa: BLE001 - see above
@@ -303,9 +325,14 @@ class Indexer:
                 return
             if record.state not in (FileState.FRESH, FileState.PENDING):
                 continue
-            loaded = load_text(root / disk_path(path), self.index.settings.max_file_bytes)
-            if isinstance(loaded, str):
-                keywords.replace_links(path, file_references(path, loaded))
+            loaded = load_source(root / disk_path(path), path, self.index.settings.max_file_bytes)
+            if isinstance(loaded, tuple):
+                continue
+            try:
+                document = loaded.document(cancel=cancel)
+            except (FileRefused, ExtractionCancelled):
+                continue
+            keywords.replace_links(path, loaded.format.references(path, document))
         keywords.facts.set_links_complete()
 
     def _mark_skipped(

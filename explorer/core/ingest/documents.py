@@ -83,6 +83,8 @@ class Chunk:
     """1-based line of the last character (inclusive)."""
     start_char: int
     end_char: int
+    page: int | None = None
+    """1-based page the passage is on, in a paged document (PDF); None elsewhere."""
 
 
 @dataclass

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pathspec
 
+from explorer.core.ingest import formats
 from explorer.core.ingest.documents import ScannedFile, ScanResult, SkippedFile, SkipReason
 from explorer.core.ingest.file_reading import (
     FileRefused,
@@ -54,13 +55,11 @@ __all__ = [
     "scan_path",
 ]
 
-DEFAULT_EXTENSIONS: frozenset[str] = frozenset(
-    "md markdown mdx txt rst adoc org py pyi js jsx ts tsx mjs go rs java kt c h cpp hpp cs rb php "
-    "swift scala sh bash zsh sql toml yaml yml json ini cfg conf html css xml".split()
-)
-"""File extensions indexed by default: lowercase, without the dot."""
+DEFAULT_EXTENSIONS: frozenset[str] = formats.DEFAULT_EXTENSIONS
+"""File extensions indexed by default: lowercase, without the dot; every extension a format of
+:mod:`explorer.core.ingest.formats` claims."""
 
-DEFAULT_NAMES: frozenset[str] = frozenset({"makefile", "dockerfile", "readme", "license"})
+DEFAULT_NAMES: frozenset[str] = formats.DEFAULT_NAMES
 """Files without an extension that are indexed by default (compared case-insensitively)."""
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
@@ -275,6 +274,7 @@ def _classify(
         target = os.path.realpath(path)
         if not is_inside(rules.real_root, target):
             return SkippedFile(rel, SkipReason.OUTSIDE_ROOT, f"a link to {path_key(target)}")
+    max_bytes = formats.format_for(rel).limits.max_bytes or max_bytes  # a PDF has its own cap
     if info.st_size > max_bytes:
         detail = f"{human_size(info.st_size)} > {human_size(max_bytes)} cap"
         return SkippedFile(rel, SkipReason.TOO_LARGE, detail)

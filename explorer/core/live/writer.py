@@ -324,7 +324,7 @@ class LiveIndex:
     def _apply_batch(self, indexer: Indexer, batch: set[str]) -> None:
         """Keywords only; the batch's vectors follow in the next embedding pass."""
         try:
-            indexer.update_paths(batch, embed=False)
+            indexer.update_paths(batch, embed=False, cancel=self._stop)
         # Same boundary for a batch: one bad batch must not stop the writer.
         except Exception as error:
             log.exception("updating %d paths failed", len(batch))

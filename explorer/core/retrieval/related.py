@@ -70,6 +70,8 @@ class PassageRef:
     start_line: int
     end_line: int
     text: str
+    page: int | None = None
+    """1-based page in a paged document (PDF); None elsewhere."""
 
 
 @dataclass
@@ -313,4 +315,5 @@ def _reference(chunk: StoredChunk) -> PassageRef:
         start_line=chunk.start_line,
         end_line=chunk.end_line,
         text=text,
+        page=chunk.page,
     )

@@ -89,6 +89,8 @@ class Passage:
     file_keyword_score: float | None = None
     """BM25 of the passage's whole file (all its passages as one row)."""
     fused: float | None = None
+    page: int | None = None
+    """1-based page of a passage of a paged document (PDF); None elsewhere."""
 
 
 @dataclass
@@ -565,4 +567,5 @@ def _passage(
             None if candidate.file_keyword_score is None else round(candidate.file_keyword_score, 4)
         ),
         fused=round(candidate.fused, 6),
+        page=chunk.page,
     )

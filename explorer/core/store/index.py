@@ -49,6 +49,8 @@ CHROMA_DIR_NAME = "chroma"
 LOCK_NAME = "write.lock"
 LIVE_WRITER = "the explorer TUI"
 """How a live index names itself in the lock file; it keeps the index current while it runs."""
+SKIPPED_LISTED = 100
+"""Skipped files ``status`` names with their reasons (the rest are counted)."""
 READER_REFRESH_SECONDS = 2.0
 """A reader reopens a local Chroma client written by another process at most this often."""
 
@@ -98,6 +100,9 @@ class Status:
     """Files the index holds that are gone from disk."""
     disk_checked: bool = False
     """True when the folder was compared with the manifest (a stat walk)."""
+    skipped_files: tuple[tuple[str, str], ...] = ()
+    """``(path, reason)`` of skipped and failed files (the first :data:`SKIPPED_LISTED`, by
+    path): ``("manual.pdf", "unreadable: encrypted PDF")``."""
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -110,6 +115,9 @@ class Status:
                 "failed": self.failed,
             },
             "skip_reasons": self.skip_reasons,
+            "skipped_files": [
+                {"path": path, "reason": reason} for path, reason in self.skipped_files
+            ],
             "chunks": self.chunks,
             "vectors": self.vectors,
             "model": self.model,
@@ -423,6 +431,7 @@ class Index:
             new=new,
             deleted=deleted,
             disk_checked=disk is not None,
+            skipped_files=tuple(self.keywords.skipped_files(SKIPPED_LISTED)),
         )
 
     def touch_last_update(self) -> None:

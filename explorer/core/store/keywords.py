@@ -87,7 +87,8 @@ CREATE TABLE IF NOT EXISTS chunks(
     start_char INTEGER NOT NULL,
     end_char INTEGER NOT NULL,
     text TEXT NOT NULL,
-    embedded INTEGER NOT NULL DEFAULT 0
+    embedded INTEGER NOT NULL DEFAULT 0,
+    page INTEGER
 );
 CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks(path);
 DROP INDEX IF EXISTS chunks_to_embed;
@@ -254,6 +255,7 @@ class KeywordIndex:
                 )
                 self._db.commit()
                 self._upgrade_keyword_table()
+                self._add_page_column()
                 self.facts = FileFacts(self._db, self._lock)
                 """Front-matter fields and references, replaced with each file's chunks."""
                 self.facts.create()
@@ -333,6 +335,21 @@ class KeywordIndex:
         except BaseException:
             self._db.rollback()
             raise
+
+    def _add_page_column(self) -> None:
+        """Give an index made before paged documents the chunks' ``page`` column: NULL for
+        every chunk it holds (none came from a PDF). Adding a column rewrites nothing."""
+        if self._has_page_column():
+            return
+        try:
+            self._db.execute("ALTER TABLE chunks ADD COLUMN page INTEGER")
+            self._db.commit()
+        except sqlite3.OperationalError as error:
+            if "duplicate column" not in str(error):  # another process added it first
+                raise
+
+    def _has_page_column(self) -> bool:
+        return any(row[1] == "page" for row in self._db.execute("PRAGMA table_info(chunks)"))
 
     def _keyword_table_is_old(self) -> bool:
         columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(chunks_fts)"))
@@ -462,7 +479,7 @@ class KeywordIndex:
             for ordinal, (chunk_id, chunk) in enumerate(chunks):
                 cursor = self._db.execute(
                     "INSERT INTO chunks(id, path, ord, heading, start_line, end_line, start_char,"
-                    " end_char, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " end_char, text, page) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         chunk_id,
                         path,
@@ -473,6 +490,7 @@ class KeywordIndex:
                         chunk.start_char,
                         chunk.end_char,
                         chunk.text,
+                        chunk.page,
                     ),
                 )
                 self._db.execute(
@@ -599,9 +617,12 @@ class KeywordIndex:
         return rows
 
     def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
+        # An index opened read-only may predate the page column (a writer adds it).
+        with self._lock:
+            page = "c.page" if self.derived("page column", self._has_page_column) else "NULL"
         rows = self._rows_by_id(
             "SELECT c.id, c.path, c.ord, c.heading, c.start_line, c.end_line, c.start_char,"
-            " c.end_char, c.text, f.title FROM chunks c JOIN files f ON f.path = c.path"
+            f" c.end_char, c.text, f.title, {page} FROM chunks c JOIN files f ON f.path = c.path"
             " WHERE c.id IN ({})",
             chunk_ids,
         )
@@ -777,6 +798,15 @@ class KeywordIndex:
             "chunks": chunks,
             "embedded": embedded,
         }
+
+    def skipped_files(self, limit: int) -> list[tuple[str, str]]:
+        """``(path, reason)`` of the first ``limit`` skipped or failed files, by path."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, reason FROM files WHERE state IN (?, ?) ORDER BY path LIMIT ?",
+                (FileState.SKIPPED, FileState.FAILED, limit),
+            ).fetchall()
+        return [(str(path), str(reason)) for path, reason in rows]
 
     def skip_reasons(self) -> dict[str, int]:
         with self._lock:

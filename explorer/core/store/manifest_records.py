@@ -56,6 +56,8 @@ class StoredChunk:
     end_char: int
     text: str
     title: str = ""
+    page: int | None = None
+    """1-based page of a passage of a paged document (PDF); None elsewhere."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
@@ -21,6 +20,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from explorer.core.errors import ExplorerError
+from explorer.core.ingest.formats import format_for
 from explorer.core.live.events import ModelState
 from explorer.core.models import FileState
 from explorer.core.safe_text import safe_text
@@ -35,7 +35,6 @@ SCORE_CELLS = 5
 """The width of the score in front of a path ("0.83 ")."""
 DEFAULT_WIDTH = 34
 """The width rows are laid out for before the list has a size."""
-MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdown", ".mkd"}
 RELATED_FILES = 8
 PENDING_FILE = "Embedding this file first… its related files appear once its vectors are ready."
 """The related sidebar while the open file waits for its vectors and the live index embeds."""
@@ -86,9 +85,10 @@ def short_path(path: str, width: int) -> str:
 
 
 def plain_passage(text: str, path: str) -> str:
-    """A passage as plain words: Markdown (for a Markdown file) is rendered to its text, so
-    ``**bold**``, ``[links](url)`` and ``#`` marks do not show; code is kept as is."""
-    if PurePosixPath(path).suffix.lower() in MARKDOWN_SUFFIXES:
+    """A passage as plain words: Markdown (of a file whose text is Markdown, or written like
+    it: a notebook, an HTML page's or a DOCX's text) is rendered to its text, so ``**bold**``,
+    ``[links](url)`` and ``#`` marks do not show; code is kept as is."""
+    if format_for(path).markdown_text:
         text = _markdown_text(text)
     return " ".join(text.split())
 

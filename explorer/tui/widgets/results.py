@@ -25,7 +25,7 @@ from explorer.core.safe_text import safe_spans, safe_text
 
 if TYPE_CHECKING:
     from explorer.core.models import SearchMode
-    from explorer.core.retrieval.search import FileHit, SearchResponse
+    from explorer.core.retrieval.search import FileHit, Passage, SearchResponse
 
 SNIPPET_LINES = 2
 """Most lines of snippet under a file."""
@@ -43,6 +43,12 @@ def short_heading(heading: str, title: str) -> str:
     return heading
 
 
+def _place(passage: Passage) -> str:
+    """Where a passage is: ``L12``, or ``p. 3 L120`` in a paged document (a PDF)."""
+    line = f"L{passage.start_line}"
+    return line if passage.page is None else f"p. {passage.page} {line}"
+
+
 def hit_lines(hit: FileHit, width: int) -> list[Content]:
     """The lines of one :class:`~explorer.core.retrieval.search.FileHit`, cut to ``width`` cells.
 
@@ -56,10 +62,10 @@ def hit_lines(hit: FileHit, width: int) -> list[Content]:
     if not hit.passages:
         return [_cut(path, width)]
     best = hit.passages[0]
-    others = ", ".join(f"L{p.start_line}" for p in hit.passages[1:])
+    others = ", ".join(_place(p) for p in hit.passages[1:])
     heading = Content.assemble(
         (safe_text(short_heading(best.heading, hit.title)) or "(top)", HEADING_STYLE),
-        (f"  L{best.start_line}", MUTED_STYLE),
+        (f"  {_place(best)}", MUTED_STYLE),
     )
     where = heading + Content.styled(f"  (also {others})" if others else "", MUTED_STYLE)
     if path.cell_length + len(INDENT) + heading.cell_length <= width:

@@ -1,0 +1,38 @@
+"""Source code: sections at its definitions, found by a parser of its language.
+
+Python's definitions are read with ``ast`` (:mod:`explorer.core.ingest.code_sections`); those of
+the languages in :data:`~explorer.core.ingest.code_grammars.GRAMMARS` with tree-sitter
+(:mod:`explorer.core.ingest.code_grammars`). A file that does not parse, or whose grammar is not
+installed, is cut into windows like plain text. References are path mentions in backticks
+(comments, docstrings).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from explorer.core.ingest.code_grammars import GRAMMARS, grammar_sections
+from explorer.core.ingest.code_sections import python_sections
+from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind, Structure
+from explorer.core.ingest.windows import Chunker
+
+PYTHON_EXTENSIONS = frozenset({"py", "pyi"})
+
+
+class CodeFormat(DocumentFormat):
+    """Source code of Python and of every language with a tree-sitter grammar."""
+
+    name = "code"
+    extensions = PYTHON_EXTENSIONS | frozenset(GRAMMARS)
+    preview_kind = PreviewKind.CODE
+    summary = "sections at definitions (Python by ast, others by tree-sitter)"
+
+    def structure(self, rel_path: str, document: Document, chunker: Chunker) -> Structure:
+        ext = PurePosixPath(rel_path).suffix.lower().lstrip(".")
+        if ext in PYTHON_EXTENSIONS:
+            sections = python_sections(chunker, document.text)
+        elif ext in GRAMMARS:
+            sections = grammar_sections(chunker, GRAMMARS[ext])
+        else:  # a file sniffed as code by another name: windows
+            sections = None
+        return Structure(sections, self.references(rel_path, document))

@@ -1,0 +1,348 @@
+"""HTML: the text a reader sees, without tags, scripts, styles or the site's navigation.
+
+A page is parsed by lxml (libxml2's HTML parser: fast, and it recovers from broken markup; see
+``benchmarks/RESULTS.md`` for the parsers measured), then walked once, without recursion:
+
+- what is not content is left out: scripts, styles, templates, forms, the ``<head>``, and the
+  navigation chrome (``nav``, ``aside``, a page's own ``header`` and ``footer``, ARIA
+  navigation/banner/search roles, hidden elements, and the sidebars, related bars and heading
+  permalinks of Sphinx, MkDocs and Read the Docs themes);
+- when the page marks its main content (``<main>``, ``role="main"``, a single ``<article>``),
+  only that is read;
+- ``h1``-``h6`` become heading lines (``## Title``) and so the sections' heading paths;
+  paragraphs are wrapped, list items start with ``-``, ``<pre>`` becomes a fenced block,
+  table rows ``| a | b |`` lines;
+- ``<title>`` gives the title, ``<meta name="description">`` the description and
+  ``<meta name="keywords">`` the tags (front matter, as Hugo writes it atop an HTML page,
+  takes precedence);
+- ``<a href>`` and ``<img src>`` that point into the folder are references, resolved as a
+  Markdown link is (relative to the page, ``/path`` from the root), on the line where they land.
+
+Extraction runs in the worker process (:mod:`explorer.core.ingest.formats.sandbox`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+from urllib.parse import unquote
+
+from explorer.core.ingest.documents import SkipReason
+from explorer.core.ingest.file_reading import FileRefused, decode_leniently
+from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limits, PreviewKind
+from explorer.core.ingest.formats.text_builder import TextBuilder
+from explorer.core.ingest.front_matter import FileMetadata, read_front_matter
+from explorer.core.ingest.references import FileReference, ReferenceKind, resolve_target
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
+
+SKIPPED_TAGS = frozenset(
+    "script style noscript template head nav aside svg iframe object embed canvas button "
+    "select input textarea form dialog map area link meta base".split()
+)
+"""Elements whose content is never text of the page."""
+PAGE_CHROME_TAGS = frozenset({"header", "footer"})
+"""Left out when they belong to the page (not to an article or a section inside it)."""
+CHROME_ROLES = frozenset(
+    "navigation banner contentinfo search complementary menu menubar toolbar dialog".split()
+)
+CHROME_CLASSES = frozenset(
+    "sphinxsidebar sphinxsidebarwrapper related headerlink footer navbar sidebar breadcrumb "
+    "breadcrumbs skip-link wy-nav-side wy-nav-top rst-versions rst-footer-buttons md-sidebar "
+    "md-header md-footer md-nav md-search site-header site-footer cookie-banner "
+    "visually-hidden sr-only".split()
+)
+"""Classes of navigation chrome in common themes (Sphinx, Read the Docs, MkDocs Material)."""
+BLOCK_TAGS = frozenset(
+    "p div section article main body li ul ol dl dt dd blockquote figure figcaption hr br "
+    "address details summary center caption header footer fieldset legend".split()
+)
+HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
+_CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?[A-Za-z0-9_-]+""", re.I)
+_LANGUAGE_CLASS = re.compile(r"(?:highlight|language|lang)-([A-Za-z0-9_+-]+)")
+
+
+class HtmlFormat(DocumentFormat):
+    """Web pages and HTML manuals (Sphinx, MkDocs, Hugo output)."""
+
+    name = "html"
+    extensions = frozenset({"html", "htm", "xhtml"})
+    extracted = True
+    limits = Limits(max_bytes=20_000_000, seconds=30.0, max_chars=10_000_000)
+    preview_kind = PreviewKind.CODE
+    markdown_text: ClassVar[bool] = True
+    summary = "text without markup or navigation, sections at h1-h6, <title>, links"
+
+    def extract(self, data: bytes, rel_path: str, limits: Limits) -> Document:
+        import lxml.html
+        from lxml.etree import ParserError
+
+        front_metadata = FileMetadata()
+        notes: tuple[str, ...] = ()
+        source: bytes | str = data
+        if data.lstrip()[:3] in (b"---", b"+++"):
+            text = decode_leniently(data)
+            front = read_front_matter(text)
+            front_metadata, notes = front.metadata, front.notes
+            source = text[front.fence_end :]
+        elif not _CHARSET.search(data[:4096]):
+            source = decode_leniently(data)  # libxml2 would read it as Latin-1
+        if not (source.strip() if isinstance(source, str) else source.strip()):
+            return Document("", metadata=front_metadata, notes=notes, headings=())
+        try:
+            root = lxml.html.document_fromstring(source)
+        except (ParserError, ValueError) as error:
+            raise FileRefused(SkipReason.UNREADABLE, f"not HTML ({error})") from None
+        metadata = _page_metadata(root)
+        metadata.update(front_metadata)
+        walker = _PageWalker(rel_path, limits.max_chars)
+        walker.walk(_content_root(root))
+        text = walker.builder.text()
+        if walker.builder.full:
+            notes += (f"text cut at {limits.max_chars:,} characters",)
+        return Document(
+            text,
+            metadata=metadata,
+            notes=notes,
+            headings=tuple(walker.builder.headings),
+            references=tuple(walker.references),
+        )
+
+    def preview_language(self, rel_path: str, text: str) -> str | None:
+        return "markdown"
+
+
+def _page_metadata(root: HtmlElement) -> FileMetadata:
+    """Title, description and tags from the page's ``<head>``."""
+    metadata = FileMetadata()
+    title = root.find(".//title")
+    if title is not None and (words := " ".join(title.text_content().split())):
+        metadata["title"] = words[:300]
+    for meta in root.iter("meta"):
+        name = str(meta.get("name") or meta.get("property") or "").lower()
+        content = " ".join(str(meta.get("content") or "").split())
+        if not content:
+            continue
+        if name in ("description", "og:description") and "description" not in metadata:
+            metadata["description"] = content[:2000]
+        elif name == "keywords" and "tags" not in metadata:
+            tags = [tag.strip() for tag in content.split(",") if tag.strip()]
+            metadata["tags"] = tags[:100]
+    return metadata
+
+
+def _content_root(root: HtmlElement) -> HtmlElement:
+    """The element holding the page's main content: ``<main>``, ``role="main"``, a single
+    ``<article>``, else the body."""
+    for path in (".//main", ".//*[@role='main']"):
+        found = root.find(path)
+        if found is not None:
+            return found
+    articles = root.findall(".//article")
+    if len(articles) == 1:
+        return articles[0]
+    body = root.find(".//body")
+    return body if body is not None else root
+
+
+def _is_chrome(element: HtmlElement) -> bool:
+    """Whether an element is navigation chrome or hidden, not content."""
+    tag = element.tag
+    if tag in SKIPPED_TAGS:
+        return True
+    attributes = element.attrib
+    if "hidden" in attributes or attributes.get("aria-hidden") == "true":
+        return True
+    if attributes.get("role") in CHROME_ROLES:
+        return True
+    classes = attributes.get("class")
+    if classes and not CHROME_CLASSES.isdisjoint(classes.split()):
+        return True
+    if tag in PAGE_CHROME_TAGS:
+        return not any(
+            parent.tag in ("article", "section", "main") for parent in element.iterancestors()
+        )
+    return False
+
+
+def _language(element: HtmlElement) -> str:
+    """The language a ``<pre>`` block declares (``highlight-python3``, ``language-go``)."""
+    candidates = [element, *element.iterchildren("code")]
+    parent = element.getparent()
+    for _ in range(2):
+        if parent is None:
+            break
+        candidates.append(parent)
+        parent = parent.getparent()
+    for candidate in candidates:
+        match = _LANGUAGE_CLASS.search(str(candidate.get("class") or ""))
+        if match:
+            return match.group(1)
+    return ""
+
+
+def _text_of(element: HtmlElement) -> str:
+    """An element's text, chrome inside it (a heading's permalink) left out."""
+    pieces: list[str] = []
+    stack: list[tuple[HtmlElement, bool]] = [(element, False)]
+    while stack:
+        node, closing = stack.pop()
+        if closing:
+            pieces.append(node.tail or "")
+            continue
+        if not isinstance(node.tag, str) or (node is not element and _is_chrome(node)):
+            if node is not element:
+                pieces.append(node.tail or "")
+            continue
+        pieces.append(node.text or "")
+        if node is not element:
+            stack.append((node, True))
+        stack.extend((child, False) for child in reversed(node))
+    return "".join(pieces)
+
+
+@dataclass
+class _Paragraph:
+    """Inline text gathered until the next block boundary, with the links in it."""
+
+    pieces: list[str] = field(default_factory=list)
+    links: list[tuple[int, ReferenceKind, str]] = field(default_factory=list)
+    """(index of the piece the link starts at, kind, target as written)."""
+
+
+class _PageWalker:
+    """Walks a page's content element by element (no recursion) into a :class:`TextBuilder`."""
+
+    def __init__(self, rel_path: str, max_chars: int) -> None:
+        self.rel_path = rel_path
+        self.builder = TextBuilder(max_chars)
+        self.references: list[FileReference] = []
+        self.paragraph = _Paragraph()
+        self.lists: list[list[int]] = []
+        """Open lists, innermost last: [next number] for ``<ol>``, [] for ``<ul>``."""
+        self.items: list[tuple[str, list[bool]]] = []
+        """Open list items, innermost last: the prefix of the item's first line, and whether
+        that line was written (its other paragraphs are indented under it)."""
+
+    def walk(self, root: HtmlElement) -> None:
+        stack: list[tuple[HtmlElement, bool]] = [(root, False)]
+        while stack and not self.builder.full:
+            element, closing = stack.pop()
+            if closing:
+                self._end(element)
+                self.paragraph.pieces.append(element.tail or "")
+                continue
+            if not isinstance(element.tag, str) or _is_chrome(element):
+                self.paragraph.pieces.append(element.tail or "")  # comments, chrome
+                continue
+            if self._start(element):
+                stack.append((element, True))
+                stack.extend((child, False) for child in reversed(element))
+            else:
+                self.paragraph.pieces.append(element.tail or "")
+        self.flush()
+
+    def _start(self, element: HtmlElement) -> bool:
+        """Open an element; False when it was read whole (its children are not walked)."""
+        tag = element.tag
+        if tag in HEADING_TAGS:
+            self.flush()
+            self.builder.heading(HEADING_TAGS[tag], _text_of(element))
+            return False
+        if tag == "pre":
+            self.flush()
+            self.builder.preformatted(_text_of(element), _language(element))
+            return False
+        if tag == "table":
+            self.flush()
+            self._table(element)
+            return False
+        if tag == "img":
+            self._link(ReferenceKind.IMAGE, element.get("src"))
+            alt = " ".join(str(element.get("alt") or "").split())
+            if alt:
+                self.paragraph.pieces.append(f" {alt} ")
+            return False
+        if tag in BLOCK_TAGS:
+            self.flush()
+        if tag in ("ul", "ol"):
+            start = str(element.get("start") or "1")
+            self.lists.append([int(start) if start.isdigit() else 1] if tag == "ol" else [])
+        elif tag == "li":
+            self.items.append((self._item_prefix(), [False]))
+        elif tag == "a":
+            self._link(ReferenceKind.LINK, element.get("href"))
+        self.paragraph.pieces.append(element.text or "")
+        return True
+
+    def _end(self, element: HtmlElement) -> None:
+        tag = element.tag
+        if tag in ("ul", "ol"):
+            self.flush()
+            if self.lists:
+                self.lists.pop()
+        elif tag == "li":
+            self.flush()
+            if self.items:
+                self.items.pop()
+        elif tag in BLOCK_TAGS:
+            self.flush()
+
+    def _item_prefix(self) -> str:
+        if not self.lists:
+            return "- "
+        depth = "  " * (len(self.lists) - 1)
+        counter = self.lists[-1]
+        if counter:
+            counter[0] += 1
+            return f"{depth}{counter[0] - 1}. "
+        return f"{depth}- "
+
+    def _link(self, kind: ReferenceKind, raw: str | None) -> None:
+        if raw:
+            self.paragraph.links.append((len(self.paragraph.pieces), kind, str(raw)))
+
+    def flush(self) -> None:
+        """Write the gathered inline text as a paragraph (a list item's first line with its
+        bullet), and its links at their lines."""
+        paragraph, self.paragraph = self.paragraph, _Paragraph()
+        prefix = indent = ""
+        if self.items:
+            bullet, written = self.items[-1]
+            indent = " " * len(bullet)
+            prefix = indent if written[0] else bullet
+        lines = self.builder.paragraph(paragraph.pieces, prefix, indent, tight=bool(self.items))
+        if lines is not None and self.items:
+            self.items[-1][1][0] = True
+        line = self.builder.line
+        for index, kind, raw in paragraph.links:
+            if lines is not None and index < len(lines):
+                line = lines[index]
+            self._reference(line, kind, raw)
+
+    def _table(self, table: HtmlElement) -> None:
+        rows: list[list[str]] = []
+        links: list[tuple[int, str]] = []
+        for row in table.iter("tr"):
+            if next(row.iterancestors("table"), None) is not table:
+                continue  # a row of a nested table: read with the cell that holds it
+            cells = [cell for cell in row if cell.tag in ("td", "th")]
+            links.extend(
+                (len(rows), str(a.get("href")))
+                for cell in cells
+                for a in cell.iter("a")
+                if a.get("href")
+            )
+            rows.append([_text_of(cell) for cell in cells])
+        lines = self.builder.table(rows)
+        for row_number, raw in links:
+            line = lines[row_number]
+            if line is not None:
+                self._reference(line, ReferenceKind.LINK, raw)
+
+    def _reference(self, line: int, kind: ReferenceKind, raw: str) -> None:
+        target = resolve_target(self.rel_path, raw)
+        if target is not None:
+            self.references.append(FileReference(line, kind, unquote(raw), target))

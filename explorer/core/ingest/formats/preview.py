@@ -1,0 +1,162 @@
+"""The document a preview shows: its text, how to show it, and where its pages start.
+
+:func:`preview_document` reads a file as the index does and returns plain data a front end
+renders (the core stays free of any UI toolkit): a text file's text as it is, an extracted
+document's text (a PDF's pages with their page-break lines, an HTML page's readable text), so
+the lines a search result names are the lines the preview shows. It runs where the caller runs
+(the TUI calls it on a worker thread); an extracted format is read by the extraction worker
+process, so a hostile document costs the preview its time cap at most, never a hang.
+
+The file is untrusted: control characters in its text come back escaped (``\\x1b``), its lines
+kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.core.ingest.file_reading import (
+    BINARY_PROBE_BYTES,
+    FileRefused,
+    bom_encoding,
+    decode_leniently,
+    decode_text,
+    read_head,
+)
+from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind
+from explorer.core.ingest.formats.reading import SourceFile, source_of
+from explorer.core.ingest.formats.registry import format_for, sniffed_format
+from explorer.core.ingest.formats.sandbox import CancelFlag, ExtractionCancelled, ExtractionPool
+from explorer.core.ingest.front_matter import front_matter_end
+from explorer.core.safe_text import safe_text
+
+MAX_PREVIEW_BYTES = 8_000_000
+"""Read at most this much of a text file (an extracted format: its own size cap)."""
+
+
+@dataclass(frozen=True)
+class PreviewDocument:
+    """What a preview shows of one file."""
+
+    path: str
+    kind: PreviewKind
+    """How to show :attr:`text`: rendered Markdown, highlighted code, plain text; or only
+    :attr:`note` (a binary file, an unreadable document)."""
+    text: str = ""
+    """The whole text, lines as the index counts them (``\\r\\n`` read as one break)."""
+    language: str | None = None
+    """The Pygments language to highlight :attr:`text` in (code), or None."""
+    body_start: int = 0
+    """Where the text to render starts (after a Markdown file's front matter)."""
+    page_lines: tuple[int, ...] = ()
+    """The 1-based line where each page's text starts (page 1 first); empty without pages."""
+    note: str = ""
+    """Said beside the text (cut, pages left out), or instead of it."""
+    format: str = ""
+    """The name of the file's format (``markdown``, ``pdf``)."""
+
+
+def preview_document(
+    rel_path: str,
+    absolute: Path,
+    max_bytes: int = MAX_PREVIEW_BYTES,
+    pool: ExtractionPool | None = None,
+    cancel: CancelFlag | None = None,
+) -> PreviewDocument:
+    """The preview of the file ``rel_path`` at ``absolute``; never raises for the file's sake.
+
+    ``cancel`` set (the user opened another file, the app quits) stops a document's
+    extraction at once; the answer then only says so."""
+    fmt = format_for(rel_path)
+    cap = fmt.limits.max_bytes if fmt.extracted and fmt.limits.max_bytes else max_bytes
+    try:
+        data = read_head(absolute, cap + 1)
+    except FileNotFoundError:
+        return PreviewDocument(rel_path, PreviewKind.MESSAGE, note="This file no longer exists.")
+    except FileRefused as refused:
+        note = f"Not a regular file ({refused.detail})."
+        return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note)
+    except OSError as error:
+        note = f"Cannot read this file: {error.strerror}"
+        return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note)
+    truncated = len(data) > cap
+    sniffed = None if fmt.extracted else _sniffed(data[:cap])
+    if fmt.extracted or sniffed is not None:
+        if truncated:
+            note = f"Too large to show (over the {cap // 1_000_000} MB cap of its format)."
+            return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note)
+        return _extracted(rel_path, data, sniffed or fmt, pool, cancel)
+    data = data[:cap]
+    if bom_encoding(data) is None and b"\0" in data[:BINARY_PROBE_BYTES]:
+        note = "Binary file: nothing to preview."
+        return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note)
+    text = safe_text(decode_leniently(data).replace("\r\n", "\n"), keep_lines=True)
+    note = "truncated: the file is larger than the preview shows" if truncated else ""
+    language = fmt.preview_language(rel_path, text)
+    kind = fmt.preview_kind
+    if kind != PreviewKind.MARKDOWN:
+        kind = PreviewKind.CODE if language else PreviewKind.TEXT
+    body = front_matter_end(text) if kind == PreviewKind.MARKDOWN else 0
+    return PreviewDocument(rel_path, kind, text, language, body, note=note, format=fmt.name)
+
+
+def _sniffed(data: bytes) -> DocumentFormat | None:
+    """The extracted format of a file named as text whose bytes are no text but a PDF or a
+    DOCX (the index reads it so too: :func:`~explorer.core.ingest.formats.reading.source_of`)."""
+    found = sniffed_format(data[:BINARY_PROBE_BYTES])
+    if found is None:
+        return None
+    try:
+        decode_text(data)
+    except FileRefused:
+        return found
+    return None
+
+
+def _extracted(
+    rel_path: str,
+    data: bytes,
+    fmt: DocumentFormat,
+    pool: ExtractionPool | None,
+    cancel: CancelFlag | None,
+) -> PreviewDocument:
+    source = source_of(rel_path, data, fmt)
+    if not isinstance(source, SourceFile):
+        reason, detail = source
+        note = f"Cannot show this {fmt.name}: {reason}: {detail}"
+        return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note, format=fmt.name)
+    try:
+        document = source.document(pool, cancel)
+    except ExtractionCancelled:
+        note = "Reading this document was cancelled."
+        return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note, format=fmt.name)
+    except FileRefused as refused:
+        note = f"Cannot show this {fmt.name}: {refused.reason}: {refused.detail}"
+        return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note, format=fmt.name)
+    text = safe_text(document.text, keep_lines=True)
+    language = fmt.preview_language(rel_path, text)
+    kind = fmt.preview_kind
+    if kind != PreviewKind.MARKDOWN:
+        kind = PreviewKind.CODE if language else PreviewKind.TEXT
+    return PreviewDocument(
+        rel_path,
+        kind,
+        text,
+        language,
+        document.body_start if kind == PreviewKind.MARKDOWN else 0,
+        page_lines=_page_lines(document),
+        note="; ".join(document.notes),
+        format=fmt.name,
+    )
+
+
+def _page_lines(document: Document) -> tuple[int, ...]:
+    text = document.text
+    lines: list[int] = []
+    line, counted = 1, 0
+    for page in document.pages:
+        line += text.count("\n", counted, page.start)
+        counted = page.start
+        lines.append(line)
+    return tuple(lines)

@@ -1,0 +1,25 @@
+"""reStructuredText: sections at its underlined (and overlined) titles.
+
+Titles are found line by line (:func:`explorer.core.ingest.markup.rst_headings`): docutils would
+be a large dependency for this one question. References are path mentions in backticks.
+"""
+
+from __future__ import annotations
+
+from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind, Structure
+from explorer.core.ingest.markup import heading_sections, rst_headings
+from explorer.core.ingest.windows import Chunker
+
+
+class RestructuredTextFormat(DocumentFormat):
+    """reStructuredText, read as text with its titles as headings."""
+
+    name = "rst"
+    extensions = frozenset({"rst"})
+    preview_kind = PreviewKind.CODE
+    summary = "sections at titles, path mentions"
+
+    def structure(self, rel_path: str, document: Document, chunker: Chunker) -> Structure:
+        headings = rst_headings(chunker, document.body_start)
+        sections = heading_sections(document.text, document.body_start, "", headings)
+        return Structure(sections, self.references(rel_path, document))

@@ -1,0 +1,351 @@
+"""The format registry and each format: what a user sees of a PDF, an HTML page, a DOCX or a
+notebook once it is indexed (its text, sections, pages, metadata and references)."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.core.ingest.chunker import chunk_document, chunk_file
+from explorer.core.ingest.documents import SkipReason
+from explorer.core.ingest.file_reading import FileRefused
+from explorer.core.ingest.formats import (
+    DEFAULT_EXTENSIONS,
+    FORMATS,
+    DocumentFormat,
+    format_for,
+    format_named,
+    is_markdown,
+)
+from explorer.core.ingest.formats.reading import SourceFile, source_of
+from explorer.core.ingest.references import ReferenceKind
+from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS as SCANNED_EXTENSIONS
+from tests.documents import encrypt_pdf, looping_pdf, make_docx, make_notebook, make_pdf
+from tests.fakes import FakeEmbedder
+
+words = FakeEmbedder().token_spans
+
+
+def extract(name: str, data: bytes | str, rel_path: str = "doc"):
+    fmt = format_named(name)
+    raw = data.encode() if isinstance(data, str) else data
+    return fmt, fmt.extract(raw, rel_path, fmt.limits)
+
+
+# -- the registry ------------------------------------------------------------------------------
+def test_every_extension_belongs_to_one_format_and_the_scanner_takes_them_all():
+    claimed = [ext for fmt in FORMATS for ext in fmt.extensions]
+    assert len(claimed) == len(set(claimed))
+    assert set(claimed) == DEFAULT_EXTENSIONS == SCANNED_EXTENSIONS
+    assert {"pdf", "docx", "ipynb", "html", "md", "mdown", "rst", "go", "txt"} <= SCANNED_EXTENSIONS
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("a/b.md", "markdown"),
+        ("notes.MKD", "markdown"),
+        ("index.rst", "rst"),
+        ("page.HTM", "html"),
+        ("manual.pdf", "pdf"),
+        ("letter.docx", "docx"),
+        ("analysis.ipynb", "notebook"),
+        ("main.go", "code"),
+        ("lib.pyi", "code"),
+        ("Makefile", "text"),
+        ("config.toml", "text"),
+        ("unknown.xyz", "text"),
+    ],
+)
+def test_a_file_is_recognised_by_its_extension_or_name(path, name):
+    assert format_for(path).name == name
+
+
+def test_markdown_is_one_set_of_extensions_everywhere():
+    from explorer.tui.widgets.preview_loading import MARKDOWN_SUFFIXES
+
+    assert is_markdown("x.mdown") and is_markdown("x.mdx") and not is_markdown("x.rst")
+    assert {f".{ext}" for ext in format_named("markdown").extensions} == MARKDOWN_SUFFIXES
+
+
+def test_content_decides_when_a_text_name_holds_a_pdf():
+    source = source_of("notes.md", make_pdf([["Hidden saffron text"]]))
+    assert isinstance(source, SourceFile) and source.format.name == "pdf"
+    assert source_of("real.md", b"# Title\n") == SourceFile(
+        "real.md",
+        format_named("markdown"),
+        source_of("real.md", b"# Title\n").content_hash,
+        text="# Title\n",
+    )
+
+
+def test_a_text_note_that_starts_like_a_pdf_stays_a_text_note():
+    note = b"%PDF-1.7 is the header every PDF starts with.\n"
+    source = source_of("pdf-notes.md", note)
+    assert isinstance(source, SourceFile) and source.format.name == "markdown"
+    assert source.text == note.decode()
+
+
+def test_a_file_named_pdf_that_is_no_pdf_is_refused_with_that_reason():
+    with pytest.raises(FileRefused) as refused:
+        extract("pdf", b"<html>not a pdf</html>")
+    assert refused.value.reason == SkipReason.UNREADABLE
+    assert refused.value.detail == "not a PDF (no %PDF header)"
+
+
+def test_adding_a_format_is_one_class():
+    class Recipe(DocumentFormat):
+        name = "recipe"
+        extensions = frozenset({"recipe"})
+
+    document = Recipe().from_text("a.recipe", "Flour, water.\n\nBake.\n")
+    result = chunk_document("a.recipe", Recipe(), document, words)
+    assert [chunk.text for chunk in result.chunks] == ["Flour, water.\n\nBake."]
+
+
+# -- PDF --------------------------------------------------------------------------------------
+MANUAL = make_pdf(
+    [
+        ["Introduction", "Explorer reads folders of saffron documents."],
+        ["Install", "Run the installer with the kettle flag.", "It takes a minute."],
+        ["Usage", "Search while you type, quasar mode."],
+    ],
+    outline=[(0, "Introduction", 0), (0, "Install", 1), (1, "Usage", 2)],
+    info={"Title": "The Manual", "Author": "Ann Writer", "Subject": "How to", "Keywords": "a, b"},
+)
+
+
+def test_pdf_text_is_read_per_page_with_a_break_line_before_each_page():
+    _fmt, document = extract("pdf", MANUAL)
+    text = document.text
+    assert [text[page.start : page.end].rstrip("\n") for page in document.pages] == [
+        "Introduction\nExplorer reads folders of saffron documents.",
+        "Install\nRun the installer with the kettle flag.\nIt takes a minute.",
+        "Usage\nSearch while you type, quasar mode.",
+    ]
+    assert "─── page 2 ───\n\nInstall" in text
+
+
+def test_pdf_properties_give_title_description_tags_and_head_the_text():
+    _fmt, document = extract("pdf", MANUAL)
+    assert document.metadata == {"title": "The Manual", "description": "How to", "tags": ["a", "b"]}
+    assert document.text.startswith(
+        "Title: The Manual\nAuthor: Ann Writer\nSubject: How to\nKeywords: a, b\n"
+    )
+
+
+def test_every_pdf_chunk_has_its_page_and_its_outline_heading_path():
+    fmt, document = extract("pdf", MANUAL)
+    chunks = chunk_document("m.pdf", fmt, document, words).chunks
+    assert [(c.page, c.heading_path, c.text.split("\n")[0]) for c in chunks] == [
+        (1, "Introduction", "Introduction"),
+        (2, "Install", "Install"),
+        (3, "Install > Usage", "Usage"),
+    ]
+    lines = document.text.split("\n")
+    for chunk in chunks:  # lines count in the text the preview shows
+        assert "\n".join(lines[chunk.start_line - 1 : chunk.end_line]) == chunk.text
+        assert "page" not in chunk.text and "Author" not in chunk.text
+
+
+def test_a_pdf_passage_never_spans_two_pages():
+    pages = [[f"line {page}-{n} words words words" for n in range(30)] for page in range(4)]
+    fmt, document = extract("pdf", make_pdf(pages))
+    chunks = chunk_document("p.pdf", fmt, document, words, max_tokens=1000).chunks
+    assert [c.page for c in chunks] == [1, 2, 3, 4]
+    assert all(c.text.startswith(f"line {c.page - 1}-0") for c in chunks)
+
+
+def test_a_pdf_without_outline_heads_its_passages_with_its_title():
+    fmt, document = extract("pdf", make_pdf([["plain words"]], info={"Title": "Report"}))
+    chunks = chunk_document("r.pdf", fmt, document, words).chunks
+    assert [(c.heading_path, c.page, c.text) for c in chunks] == [("Report", 1, "plain words")]
+
+
+def test_pdf_page_cap_reads_the_first_pages_and_says_so(monkeypatch):
+    fmt = format_named("pdf")
+    from dataclasses import replace
+
+    limits = replace(fmt.limits, max_pages=2)
+    document = fmt.extract(make_pdf([["one"], ["two"], ["three"]]), "p.pdf", limits)
+    assert len(document.pages) == 2
+    assert document.notes == ("the first 2 of 3 pages read",)
+
+
+def test_encrypted_truncated_and_imageless_pdfs_are_refused_with_their_reason():
+    for data, detail in (
+        (encrypt_pdf(MANUAL), "encrypted PDF"),
+        (MANUAL[: len(MANUAL) // 3], "damaged PDF (not a valid PDF structure)"),
+        (make_pdf([[], []]), "no text layer (scanned images?)"),
+    ):
+        with pytest.raises(FileRefused) as refused:
+            extract("pdf", data)
+        assert (refused.value.reason, refused.value.detail) == (SkipReason.UNREADABLE, detail)
+
+
+def test_a_pdf_whose_page_tree_and_outline_loop_is_read_as_far_as_it_goes():
+    _fmt, document = extract("pdf", looping_pdf())
+    assert "loop page" in document.text
+    assert "pages could not be loaded" in " ".join(document.notes)
+
+
+# -- HTML -------------------------------------------------------------------------------------
+SPHINX_PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Built-in Functions — Python docs</title>
+<meta name="description" content="The functions always available.">
+<style>body { color: red }</style><script>var saffron_script = 1;</script></head>
+<body>
+<div class="related" role="navigation"><ul><li><a href="index.html">index</a></li></ul></div>
+<div class="document"><div class="body" role="main">
+<section id="built-in-functions">
+<h1>Built-in Functions<a class="headerlink" href="#built-in-functions">¶</a></h1>
+<p>The Python interpreter has a number of <em>functions</em> built into it.
+See <a href="stdtypes.html#dict">the types</a> and <a href="https://example.com/">out</a>.</p>
+<dl><dt id="abs"><code>abs</code>(<em>x</em>)</dt><dd><p>Return the absolute value.</p></dd></dl>
+<section><h2>Notes<a class="headerlink" href="#notes">¶</a></h2>
+<div class="highlight-python3"><div class="highlight"><pre>&gt;&gt;&gt; abs(-3)
+3</pre></div></div>
+<table><tr><th>name</th><th>use</th></tr><tr><td><a href="../ref/len.html">len</a></td>
+<td>size of a thing</td></tr></table>
+<img src="_images/chart.png" alt="a chart">
+</section></section></div></div>
+<div class="sphinxsidebar" role="navigation"><h3>Navigation</h3><p>sidebar words</p></div>
+<div class="footer">© Copyright footer words</div>
+</body></html>"""
+
+
+def test_html_becomes_readable_text_without_markup_scripts_or_navigation():
+    _fmt, document = extract("html", SPHINX_PAGE, "library/functions.html")
+    text = document.text
+    for gone in ("<", "saffron_script", "color: red", "sidebar words", "footer", "¶", "index"):
+        assert gone not in text, gone
+    assert text.startswith("# Built-in Functions\n\nThe Python interpreter has a number of")
+    assert "```python3\n>>> abs(-3)\n3\n```" in text
+    assert "| len | size of a thing |" in text
+    assert "abs(x)\n\nReturn the absolute value." in text
+
+
+def test_html_title_and_description_come_from_its_head():
+    _fmt, document = extract("html", SPHINX_PAGE, "library/functions.html")
+    assert document.metadata == {
+        "title": "Built-in Functions — Python docs",
+        "description": "The functions always available.",
+    }
+
+
+def test_html_headings_are_heading_paths():
+    chunks = chunk_file("library/functions.html", SPHINX_PAGE, words, max_tokens=40).chunks
+    assert [c.heading_path for c in chunks][:1] == ["Built-in Functions"]
+    assert any(c.heading_path == "Built-in Functions > Notes" for c in chunks)
+    assert all("<" not in c.text.replace(">>>", "") for c in chunks)
+
+
+def test_html_links_are_references_on_the_line_they_land_on():
+    _fmt, document = extract("html", SPHINX_PAGE, "library/functions.html")
+    lines = document.text.split("\n")
+    found = {(ref.kind, ref.raw, ref.target) for ref in document.references}
+    assert found == {
+        (ReferenceKind.LINK, "stdtypes.html#dict", "library/stdtypes.html"),
+        (ReferenceKind.LINK, "../ref/len.html", "ref/len.html"),
+        (ReferenceKind.IMAGE, "_images/chart.png", "library/_images/chart.png"),
+    }
+    by_raw = {ref.raw: ref.line for ref in document.references}
+    assert "the types" in lines[by_raw["stdtypes.html#dict"] - 1]
+    assert lines[by_raw["../ref/len.html"] - 1].startswith("| len |")
+
+
+def test_html_front_matter_wins_over_its_head():
+    page = "---\ntitle: From front matter\ntags: [web]\n---\n<title>Head</title><p>Body</p>"
+    _fmt, document = extract("html", page)
+    assert document.metadata == {"title": "From front matter", "tags": ["web"]}
+    assert document.text == "Body\n"
+
+
+def test_html_without_a_charset_is_read_as_utf8():
+    _fmt, document = extract("html", "<p>café naïve</p>".encode())
+    assert document.text == "café naïve\n"
+
+
+def test_html_page_chrome_goes_but_an_articles_header_stays():
+    page = (
+        "<body><header>Site banner</header><article><header><h1>Post</h1></header>"
+        "<p>Words.</p><footer>by Ann</footer></article><footer>site footer</footer></body>"
+    )
+    _fmt, document = extract("html", page)
+    assert document.text == "# Post\n\nWords.\n\nby Ann\n"
+
+
+def test_html_lists_keep_their_bullets_and_numbers():
+    page = "<ul><li>one</li><li>two<ol><li>a</li><li><p>b</p><p>more</p></li></ol></li></ul>"
+    _fmt, document = extract("html", page)
+    assert document.text == "- one\n- two\n  1. a\n  2. b\n     more\n"
+
+
+# -- DOCX -------------------------------------------------------------------------------------
+def test_docx_heading_styles_tables_and_properties():
+    data = make_docx(
+        [
+            ("title", "Field Guide"),
+            ("para", "An opening paragraph about lanterns."),
+            ("heading1", "Setup"),
+            ("bullet", "first step"),
+            ("heading2", "Details"),
+            ("table", [["key", "value"], ["colour", "amber"]]),
+            ("link", ("the notes", "notes/more.md")),
+        ],
+        title="Guide Title",
+        author="Ann",
+        keywords="lamps; oil",
+    )
+    fmt, document = extract("docx", data, "guides/field.docx")
+    assert document.metadata == {"title": "Guide Title", "tags": ["lamps", "oil"]}
+    assert document.text.startswith("Title: Guide Title\nAuthor: Ann\nKeywords: lamps; oil\n")
+    chunks = chunk_document("guides/field.docx", fmt, document, words, max_tokens=12).chunks
+    paths = {c.heading_path for c in chunks}
+    assert {"Field Guide", "Field Guide > Setup", "Field Guide > Setup > Details"} <= paths
+    text = document.text
+    assert "- first step" in text and "| colour | amber |" in text
+    assert all("Author" not in c.text for c in chunks)
+    [reference] = document.references
+    assert (reference.raw, reference.target) == ("notes/more.md", "guides/notes/more.md")
+    assert "see the notes" in text.split("\n")[reference.line - 1]
+
+
+def test_a_damaged_docx_is_refused():
+    with pytest.raises(FileRefused) as refused:
+        extract("docx", b"PK\x03\x04 not really a zip")
+    assert refused.value.detail.startswith("not a valid DOCX")
+
+
+# -- notebooks --------------------------------------------------------------------------------
+NOTEBOOK = make_notebook(
+    [
+        ("markdown", "# Analysis\n\nWe load the [data](data/input.csv)."),
+        ("code", "import pandas\nframe = pandas.read_csv('x')"),
+        ("markdown", "## Results\n\nThe mean is high."),
+        ("code", "print(frame.mean())"),
+        ("raw", ""),
+    ]
+)
+
+
+def test_a_notebook_is_markdown_with_fenced_code_and_no_outputs():
+    _fmt, document = extract("notebook", NOTEBOOK, "work/analysis.ipynb")
+    assert document.text == (
+        "# Analysis\n\nWe load the [data](data/input.csv).\n\n"
+        "```python\nimport pandas\nframe = pandas.read_csv('x')\n```\n\n"
+        "## Results\n\nThe mean is high.\n\n```python\nprint(frame.mean())\n```\n"
+    )
+    assert "OUTPUT-NOT-INDEXED" not in document.text
+
+
+def test_notebook_headings_and_links_come_from_its_markdown_cells():
+    chunks = chunk_file("work/analysis.ipynb", NOTEBOOK, words, max_tokens=30)
+    assert [c.heading_path for c in chunks.chunks] == ["Analysis", "Analysis > Results"]
+    [link] = chunks.references
+    assert (link.kind, link.target, link.line) == (ReferenceKind.LINK, "work/data/input.csv", 3)
+
+
+def test_a_file_that_is_not_a_notebook_is_refused():
+    with pytest.raises(FileRefused) as refused:
+        extract("notebook", "[1, 2")
+    assert refused.value.detail.startswith("not a notebook (bad JSON")
