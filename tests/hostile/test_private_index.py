@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from explorer.core.embed.export_cache import EXPORT_DIR_NAME, ExportStatus, publ
 from explorer.core.store.damaged_store import DAMAGED_PREFIX
 from explorer.core.store.index import CHROMA_DIR_NAME, DATABASE_NAME, LOCK_NAME, Index
 from explorer.locations import default_index_dir
-from tests.conftest import write_files
+from tests.conftest import EXPLORER_PROCESS, write_files
 from tests.fakes import FakeEmbedder
 from tests.hostile.damage import Damage, damage_file
 
@@ -190,3 +191,26 @@ def test_the_query_encoder_export_is_written_privately(tmp_path, monkeypatch):
     assert (index_dir / EXPORT_DIR_NAME / "model.onnx").exists()
     assert open_to_others(index_dir) == []
     assert os.umask(0o022) == 0o022, "the umask is the user's again"
+
+
+@pytest.mark.e2e
+def test_an_index_made_with_the_real_model_is_private(tmp_path, monkeypatch):
+    """The real model: torch and onnx write the query encoder's export, Chroma its segments,
+    each with its own code, in a process whose umask is the usual 022."""
+    root = write_files(tmp_path / "root", dict(list(CORPUS.items())[:2]))
+    monkeypatch.setenv("EXPLORER_DATA_DIR", str(tmp_path / "data"))
+    env = {**os.environ, "EXPLORER_NO_DAEMON": "1"}
+    for args in (("index", root), ("search", "telescope lens", root), ("status", root)):
+        done = subprocess.run(
+            [*EXPLORER_PROCESS, *map(str, args)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+            preexec_fn=lambda: os.umask(0o022),
+        )
+        assert done.returncode == 0, (args, done.stderr)
+    assert "permissions private (folders 0700, files 0600)" in done.stdout
+    export = default_index_dir(root) / EXPORT_DIR_NAME
+    assert any(path.suffix == ".onnx" for path in walked(export)), "no query encoder exported"
+    assert open_to_others(tmp_path / "data") == []
