@@ -9,7 +9,7 @@ from pathlib import Path
 from explorer.core.retrieval.fusion import FusionKind
 from explorer.core.settings import DEFAULT_MODEL, IndexSettings
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
-from explorer.locations import resolve_index_dir
+from explorer.locations import owned_parents, resolve_index_dir
 from explorer.user_config import UserConfig, load_user_config
 
 MODEL_ENV = "EXPLORER_MODEL"
@@ -39,6 +39,12 @@ class Settings(IndexSettings):
         if self.index_dir != resolve_index_dir(self.root):
             command += f" --index-dir {self.index_dir}"
         return command
+
+    @property
+    def private_parents(self) -> tuple[Path, ...]:
+        """The data directory and its ``indexes`` folder, when the index is in its default
+        place: explorer made them, and their names list the folders indexed."""
+        return owned_parents(self.index_dir)
 
     @classmethod
     def for_root(

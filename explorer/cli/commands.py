@@ -143,7 +143,7 @@ def run_index(
         _print_index_report(settings, report, as_json, keywords_only, "rebuilt from scratch: ")
         return
     rel_paths = _paths_inside(settings.root, only) if only is not None else None
-    index = Index.open_for_writing(settings)
+    index = Index.open_for_writing(settings, check_model=True)
     try:
         index.keywords.set_meta(ROOT_META, str(settings.root))
         with _ProgressDisplay(enabled=not as_json and _stderr_is_terminal()) as display:
@@ -161,12 +161,13 @@ def run_index(
             error.template
             + literal(
                 f"; the keyword index is up to date and {waiting} chunks wait for vectors:"
-                " run `explorer index` again when the server is back"
+                f" run `{settings.repair_command}` again when the server is back"
             ),
             fields=error.fields,
         ) from None
     finally:
         index.close()
+    report.tightened = [entry.describe(settings.index_dir) for entry in index.tightened]
     _print_index_report(settings, report, as_json, keywords_only, repairs=index.repairs)
 
 
@@ -201,6 +202,14 @@ def _print_index_report(
         return
     for repair in repairs:
         click.echo(safe_text(repair.describe()))
+    if report.tightened:
+        shown = ", ".join(report.tightened[:3]) + (", ..." if len(report.tightened) > 3 else "")
+        click.echo(
+            safe_text(
+                f"permissions: made {len(report.tightened)} files and folders of the index"
+                f" private (other users could read them: {shown})"
+            )
+        )
     skipped = sum(report.skipped.values())
     reasons = ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items()))
     click.echo(
@@ -226,6 +235,25 @@ def _print_index_report(
         click.echo(f"vectors not checked: {safe_text(report.vectors_unavailable)}")
     if report.orphans_removed:
         click.echo(f"repaired: removed {report.orphans_removed} vectors left by an interrupted run")
+    if report.files_restored:
+        click.echo(
+            f"repaired: indexed {_files(report.files_restored)} again whose chunks were missing"
+            " from the database"
+        )
+    if report.vectors_lost:
+        click.echo(f"repaired: {report.vectors_lost} chunks had lost their vectors; embedded again")
+    for path, reason in list(report.failures.items())[:FAILURES_SHOWN]:
+        click.echo(safe_text(f"failed: {path}: {reason}"))
+    if len(report.failures) > FAILURES_SHOWN:
+        click.echo(f"failed: and {len(report.failures) - FAILURES_SHOWN} more files")
+
+
+def _files(count: int) -> str:
+    return f"{count} file" if count == 1 else f"{count} files"
+
+
+FAILURES_SHOWN = 5
+"""Failed files ``explorer index`` names, with why (the rest are counted)."""
 
 
 def _stderr_is_terminal() -> bool:
@@ -571,22 +599,27 @@ def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> b
     """``explorer check-refs``: report references to missing files; True when there are any.
 
     The keyword phase of a sync runs first when the write lock is free; when another process
-    writes the index (the TUI keeps it current), what it holds is checked as it is.
+    writes the index (the TUI keeps it current), or the index cannot be written (read-only),
+    what it holds is checked as it is.
     """
     from explorer.core.indexing.indexer import Indexer
     from explorer.core.retrieval.links import missing_references
-    from explorer.core.store.index import Index, IndexBusy
+    from explorer.core.store.index import Index, IndexBusy, IndexReadOnly
 
     settings = settings_for(root, options)
-    index = Index(settings)
     try:
+        index = Index.open_for_writing(settings, holder="explorer check-refs")
+    except (IndexBusy, IndexReadOnly) as cannot_write:
+        index = Index.open_existing(settings)  # no index at all: one line saying so
+        click.echo(f"note: {safe_text(str(cannot_write))}; checking the index as it is", err=True)
+    else:
         try:
-            index.acquire_write_lock("explorer check-refs")
-        except IndexBusy as busy:
-            click.echo(f"note: {safe_text(str(busy))}; checking the index as it is", err=True)
-        else:
             index.keywords.set_meta(ROOT_META, str(settings.root))
             Indexer(index).sync(embed=False)
+        except BaseException:
+            index.close()
+            raise
+    try:
         check = missing_references(index)
     finally:
         index.close()

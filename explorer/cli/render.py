@@ -158,11 +158,30 @@ def _stale_lines(status: Status) -> list[str]:
             (status.new, "new"),
             (status.deleted, "deleted"),
             (status.waiting_for_vectors, "waiting for vectors"),
+            (status.missing_chunks, "missing their chunks"),
         )
         if count
     ]
-    root = safe_text(status.root)
-    return [f"stale       {', '.join(parts)}: run `explorer index {root}` to catch up"]
+    command = safe_text(status.index_command or f"explorer index {status.root}")
+    return [f"stale       {', '.join(parts)}: run `{command}` to catch up"]
+
+
+def _permissions_line(status: Status) -> str:
+    """Whether other users can read the index, and what to do when they can."""
+    permissions = status.permissions
+    if permissions.private:
+        line = "private (folders 0700, files 0600)"
+        if permissions.tightened:
+            line += f"; tightened {permissions.tightened}"
+        return f"permissions {safe_text(line)}"
+    shown = ", ".join(permissions.examples)
+    more = permissions.open_count - len(permissions.examples)
+    command = status.index_command or f"explorer index {status.root}"
+    return safe_text(
+        f"permissions open: other users can read {permissions.open_count} files and folders"
+        f" ({shown}{f', and {more} more' if more > 0 else ''}); run `{command}` to make"
+        " them private"
+    )
 
 
 SKIPPED_SHOWN = 10
@@ -201,6 +220,7 @@ def render_status(status: Status) -> None:
         f"updated     {when}",
         "rebuild     "
         + (f"needed: {safe_text(status.rebuild_reason)}" if status.needs_rebuild else "not needed"),
+        _permissions_line(status),
     ]
     click.echo("\n".join(lines))
 
@@ -250,8 +270,16 @@ def render_missing_references(check: ReferenceCheck) -> None:
 def _vectors_problem(status: Status) -> str:
     """What keeps the vectors from being counted: a server that does not answer, or a local
     store that is damaged (its message names the command that repairs it)."""
+    command = status.index_command or f"explorer index {status.root}"
     if status.vectors_available:
-        return ""
+        if not status.vectors_missing:
+            return ""
+        return safe_text(
+            f" — {status.vectors_missing} chunks recorded as embedded have no vector:"
+            f" run `{command}` to embed them again"
+        )
+    if status.vectors_missing:  # the whole store is gone
+        return f" — {safe_text(status.vectors_problem)}"
     if status.vector_store == "server":
         return " — unreachable: counts are from the manifest"
     return f" — unreadable, counts are from the manifest: {safe_text(status.vectors_problem)}"

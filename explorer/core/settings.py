@@ -73,6 +73,13 @@ class IndexSettings:
     """A Chroma server (``http://host:port``) to keep vectors on; None means the local store."""
 
     @property
+    def private_parents(self) -> tuple[Path, ...]:
+        """Folders above :attr:`index_dir` that belong to the application and are kept private
+        like the index itself (an application that places indexes in a folder of its own
+        names it here); none by default."""
+        return ()
+
+    @property
     def repair_command(self) -> str:
         """The command a message about a damaged store tells the user to run; an application
         that places indexes elsewhere than it would by default says how to reach this one."""

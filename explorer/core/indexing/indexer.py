@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from explorer.core.embed.embedder import ModelUnavailable
 from explorer.core.indexing.disk_state import scan_rules
 from explorer.core.indexing.embed_priority import EmbeddingPriority
 from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback, chunk_id
@@ -51,6 +52,8 @@ class Indexer:
         self.rules = scan_rules(index.settings)
         self.vector_phase = VectorPhase(index, priority)
         """Phase 2: embeds what this indexer's keyword phase left pending."""
+        self._missing_chunks: set[str] = set()
+        """Files whose chunks are missing from the database: read again even if unchanged."""
 
     # -- entry points -------------------------------------------------------------------------
     def sync(
@@ -82,6 +85,9 @@ class Indexer:
         notify(Progress(SyncPhase.SCAN))
         started = time.perf_counter()
         settings = self.index.settings
+        self._missing_chunks = set(self.index.keywords.files_missing_chunks())
+        if self._missing_chunks:
+            self.index.keywords.drop_orphan_keyword_rows()
         result = scan(settings.root, self.rules, settings.max_file_bytes, cancel)
         if result.cancelled:  # an incomplete walk must not remove the files it did not reach
             report.cancelled = True
@@ -135,7 +141,11 @@ class Indexer:
         report = IndexReport()
         notify = progress or (lambda _p: None)
         max_bytes = self.index.settings.max_file_bytes
-        for rel_path in sorted(self._expand_paths(rel_paths)):
+        expanded = self._expand_paths(rel_paths)
+        self._missing_chunks = set(self.index.keywords.files_missing_chunks()) & expanded
+        if self._missing_chunks:
+            self.index.keywords.drop_orphan_keyword_rows()
+        for rel_path in sorted(expanded):
             record = self.index.keywords.file(rel_path)
             found: ScannedFile | SkippedFile | None
             folder, _slash, name = rel_path.rpartition("/")
@@ -218,10 +228,13 @@ class Indexer:
         cancel: threading.Event | None = None,
     ) -> None:
         keywords = self.index.keywords
+        restore = scanned.rel_path in self._missing_chunks
         if (
             record is not None
             and record.size == scanned.size
             and record.mtime_ns == scanned.mtime_ns
+            and record.state != FileState.FAILED  # failed is never final: read it again
+            and not restore
         ):
             if record.state == FileState.SKIPPED:  # still skipped, for the same reason: count it so
                 kind = record.reason.split(":")[0]
@@ -248,6 +261,7 @@ class Indexer:
             record is not None
             and record.hash == content_hash
             and record.state in (FileState.FRESH, FileState.PENDING)
+            and not restore
         ):
             keywords.touch(scanned.rel_path, scanned.size, scanned.mtime_ns)
             report.unchanged += 1
@@ -261,6 +275,8 @@ class Indexer:
                 max_tokens=self.index.settings.chunk_tokens,
                 overlap_tokens=self.index.settings.chunk_overlap,
             )
+        except ModelUnavailable:
+            raise  # no file's fault: the run stops, and no file is marked failed
         except ExtractionCancelled:  # stopped while a worker read it: judged next time
             report.cancelled = True
             return
@@ -279,16 +295,14 @@ class Indexer:
         # Parsing runs third-party parsers over arbitrary files: whatever one raises marks this
         # file failed (with the error) and the sync goes on.
         except Exception as error:  # noqa: BLE001 - see above
+            reason = f"chunking failed: {type(error).__name__}: {error}"
             self.vector_phase.drop_chunk_vectors(
                 keywords.mark_skipped(
-                    scanned.rel_path,
-                    scanned.size,
-                    scanned.mtime_ns,
-                    FileState.FAILED,
-                    f"chunking failed: {type(error).__name__}: {error}",
+                    scanned.rel_path, scanned.size, scanned.mtime_ns, FileState.FAILED, reason
                 )
             )
             report.failed += 1
+            report.failures[scanned.rel_path] = reason
             return
         title = chunked.metadata.get("title") or _title_from_path(scanned.rel_path)
         metadata = chunked.metadata.copy()
@@ -310,7 +324,9 @@ class Indexer:
         )
         self.vector_phase.drop_chunk_vectors(old_ids, keep={cid for cid, _ in chunks})
         self.vector_phase.drop_file_vector(scanned.rel_path, record)
-        if record is None or record.state in (FileState.SKIPPED, FileState.FAILED):
+        if restore:
+            report.files_restored += 1
+        elif record is None or record.state in (FileState.SKIPPED, FileState.FAILED):
             report.added += 1
         else:
             report.updated += 1

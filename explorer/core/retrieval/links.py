@@ -133,7 +133,7 @@ def _require_links(index: Index) -> None:
     if not index.keywords.facts.links_complete():
         raise LinksUnavailable(
             f"the index of {index.settings.root} was made before links were stored; "
-            f"run: explorer index {index.settings.root}"
+            f"run: {index.settings.repair_command}"
         )
 
 

@@ -34,6 +34,7 @@ from explorer.core.ingest.documents import Chunk
 from explorer.core.ingest.front_matter import FileMetadata
 from explorer.core.ingest.references import FileReference
 from explorer.core.models import FileState
+from explorer.core.private_files import create_private_file, make_private_dirs
 from explorer.core.store.damaged_store import damage_words
 from explorer.core.store.embedding_ledger import EmbeddingLedger
 from explorer.core.store.file_facts import FileFacts, metadata_tags
@@ -238,14 +239,28 @@ class KeywordIndex:
         self._lock = threading.RLock()
         self._repair_command = repair_command
         self._derived: OrderedDict[Hashable, tuple[tuple[int, int], Any]] = OrderedDict()
+        self.found_empty = False
+        """The database file was there but empty (zero bytes) when this writer opened it:
+        whatever it held is lost, and it now holds a fresh index."""
         if read_only:
             self._db = self._connect_read_only()
+            try:
+                self._require_index_tables()
+            except BaseException:
+                self._db.close()
+                raise
             self.facts = FileFacts(self._db, self._lock)
             self.ledger = EmbeddingLedger(self._db, self._lock)
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(path.parent)
+        existed = not create_private_file(path)  # SQLite's -wal and -shm take its mode
         self._db = self._connect(str(path), uri=False)
         try:
+            if existed and not self._has_index_tables():
+                # An empty file is a database with no tables: fill it. Anything else is not
+                # an index, and is not written to.
+                self._require_index_tables(empty_is_damage=False)
+                self.found_empty = True
             with self._lock:
                 self._use_wal()
                 self._db.execute("PRAGMA synchronous=NORMAL")
@@ -291,6 +306,27 @@ class KeywordIndex:
                 raise
             return db
         raise sqlite3.OperationalError(f"cannot read {self.path}: the directory is read-only")
+
+    def _has_index_tables(self) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+            ).fetchone()
+        return row is not None
+
+    def _require_index_tables(self, empty_is_damage: bool = True) -> None:
+        """Raise :class:`KeywordIndexDamaged` unless the database holds an index: a file cut
+        to zero bytes opens as an empty database, which is no index (``empty_is_damage``)."""
+        if self._has_index_tables():
+            return
+        try:
+            empty = self.path.stat().st_size == 0
+        except OSError:
+            empty = False
+        if empty and not empty_is_damage:
+            return
+        reason = "the file is empty" if empty else "it holds no index tables"
+        raise KeywordIndexDamaged(self.path, reason, self._repair_command)
 
     def check(self) -> None:
         """Raise :class:`KeywordIndexDamaged` unless SQLite's ``quick_check`` finds the file
@@ -819,3 +855,26 @@ class KeywordIndex:
             kind = reason.split(":")[0]
             reasons[kind] = reasons.get(kind, 0) + count
         return reasons
+
+    # -- consistency --------------------------------------------------------------------------
+    def files_missing_chunks(self) -> list[str]:
+        """Files the manifest holds as indexed (fresh or pending) whose chunks are not all in
+        the database: rows deleted behind explorer's back. Such a file is in no search until
+        it is indexed again."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT f.path FROM files f WHERE f.state IN (?, ?) AND f.chunk_count !="
+                " (SELECT COUNT(*) FROM chunks c WHERE c.path = f.path) ORDER BY f.path",
+                (FileState.FRESH, FileState.PENDING),
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def drop_orphan_keyword_rows(self) -> None:
+        """Delete keyword rows whose chunk is gone (left when chunks were deleted behind
+        explorer's back): they would skew every file's BM25 statistics."""
+        with self._lock, self._db:
+            self._db.execute("DELETE FROM chunks_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)")
+            if self._has_file_table():
+                self._db.execute(
+                    "DELETE FROM files_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)"
+                )
