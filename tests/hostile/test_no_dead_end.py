@@ -245,20 +245,20 @@ def test_a_file_that_failed_is_read_again_by_the_next_run_and_says_why(indexed, 
     write_files(root, {"notes/odd.md": "# Odd\n\nA file about quasarwhistle.\n"})
     import explorer.core.indexing.indexer as indexer_module
 
-    real_chunk_file = indexer_module.chunk_file
+    real_chunk_document = indexer_module.chunk_document
 
     def broken_parser(rel_path, *args, **kwargs):
         if rel_path == "notes/odd.md":
             raise ValueError("the parser tripped")
-        return real_chunk_file(rel_path, *args, **kwargs)
+        return real_chunk_document(rel_path, *args, **kwargs)
 
-    monkeypatch.setattr(indexer_module, "chunk_file", broken_parser)
+    monkeypatch.setattr(indexer_module, "chunk_document", broken_parser)
     result = ok(invoke("index", root, "--index-dir", index_dir))
     assert f"0 added, 0 updated, 0 removed, {FILES} unchanged, 1 failed" in result.stdout
     assert "failed: notes/odd.md: chunking failed: ValueError: the parser tripped" in (
         result.stdout
     )
-    monkeypatch.setattr(indexer_module, "chunk_file", real_chunk_file)  # the parser is fixed
+    monkeypatch.setattr(indexer_module, "chunk_document", real_chunk_document)  # the parser is fixed
     result = ok(invoke("index", root, "--index-dir", index_dir))
     assert f"1 added, 0 updated, 0 removed, {FILES} unchanged" in result.stdout
     found = search_json(root, index_dir, "quasarwhistle", "--mode", "keyword")
