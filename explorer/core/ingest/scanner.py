@@ -24,8 +24,6 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import pathspec
-
 from explorer.core.ingest.documents import ScannedFile, ScanResult, SkippedFile, SkipReason
 from explorer.core.ingest.file_reading import (
     FileRefused,
@@ -34,6 +32,7 @@ from explorer.core.ingest.file_reading import (
     human_size,
     read_regular_file,
 )
+from explorer.core.ingest.ignore_patterns import IgnorePatterns
 from explorer.core.ingest.root_paths import (
     OutsideRoot,
     disk_path,
@@ -46,8 +45,10 @@ __all__ = [
     "DEFAULT_EXCLUDES",
     "DEFAULT_EXTENSIONS",
     "DEFAULT_NAMES",
+    "INDEX_MARKS",
     "OutsideRoot",
     "ScanRules",
+    "is_index_folder",
     "load_text",
     "resolve_inside_root",
     "scan",
@@ -79,6 +80,10 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 )
 """Gitignore-style patterns that are always applied, whatever the settings say."""
 
+INDEX_MARKS = ("index.sqlite", "chroma")
+"""What an explorer index folder holds: its database (a file) and its vector store (a folder).
+A folder under a root holding both is an index (ours or another's) and is never scanned."""
+
 _ALLOWED_HIDDEN_DIRS = frozenset({".github"})
 GITIGNORE_MAX_BYTES = 1_000_000
 """A ``.gitignore`` larger than this is not read (its folder is then scanned without it)."""
@@ -86,20 +91,13 @@ LOAD_TEXT_MAX_BYTES = 2_000_000
 """The default cap of :func:`load_text` (the indexer passes its ``max_file_bytes``)."""
 
 
-def _compile(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
-    """A gitignore spec from ``lines``, dropping any single pattern that cannot be compiled."""
-    lines = list(lines)
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(lines)
-    except Exception:  # noqa: BLE001 - one bad pattern must not disable the whole file
-        good = []
-        for line in lines:
-            try:
-                pathspec.GitIgnoreSpec.from_lines([line])
-            except Exception:  # noqa: BLE001
-                continue
-            good.append(line)
-        return pathspec.GitIgnoreSpec.from_lines(good)
+def is_index_folder(path: str) -> bool:
+    """True if the folder ``path`` is an explorer index (see :data:`INDEX_MARKS`): it holds the
+    full text of other files, and its own files (a tokenizer's JSON, say) are no documents."""
+    database, vectors = INDEX_MARKS
+    return os.path.isfile(os.path.join(path, database)) and os.path.isdir(
+        os.path.join(path, vectors)
+    )
 
 
 def _normalise(rel_path: str) -> str:
@@ -114,7 +112,8 @@ class ScanRules:
     """Decides whether a path under a root belongs in the index.
 
     A file must have a known extension (or name), must not be hidden, and must not be ignored by
-    the built-in excludes, the ``exclude`` patterns or any ``.gitignore`` down to it.
+    the built-in excludes, the ``exclude`` patterns or any ``.gitignore`` down to it, nor lie in
+    an explorer index folder.
     """
 
     def __init__(
@@ -129,7 +128,8 @@ class ScanRules:
         """Rules for ``root``.
 
         ``exclude`` holds gitignore-style patterns relative to the root; ``extra_ignored_dirs``
-        are absolute folders (such as the index's own folder) that are never entered; ``names``
+        are absolute folders (such as the index's own folder, before it exists) that are never
+        entered, as is any folder that :func:`is_index_folder` recognises; ``names``
         are extension-less file names to index as well. ``allow_outside_links`` lets symbolic
         links to files outside the root be read (by default they are skipped).
         """
@@ -140,7 +140,7 @@ class ScanRules:
         """``.gitignore`` files that could not be used, by folder (cleared by each scan)."""
         self.extensions = frozenset(ext.lower().lstrip(".") for ext in extensions)
         self.names = frozenset(name.lower() for name in names)
-        self._always = _compile([*DEFAULT_EXCLUDES, *exclude])
+        self._always = IgnorePatterns.from_lines([*DEFAULT_EXCLUDES, *exclude])
         self._extra_dirs: set[str] = set()
         roots = {self.root.absolute(), self.root.resolve()}
         for folder in extra_ignored_dirs:
@@ -153,7 +153,7 @@ class ScanRules:
                     if rel not in ("", "."):
                         self._extra_dirs.add(rel)
         self._root_str = str(self.root)
-        self._specs: dict[str, tuple[tuple[int, int], pathspec.GitIgnoreSpec]] = {}
+        self._specs: dict[str, tuple[tuple[int, int], IgnorePatterns]] = {}
         self._checked: set[str] = set()
         self._walking = False
 
@@ -187,7 +187,9 @@ class ScanRules:
         name = rel_dir.rsplit("/", 1)[-1]
         if name.startswith(".") and name not in _ALLOWED_HIDDEN_DIRS:
             return True
-        return rel_dir in self._extra_dirs or self._ignored(rel_dir, is_dir=True)
+        if rel_dir in self._extra_dirs or self._ignored(rel_dir, is_dir=True):
+            return True
+        return is_index_folder(os.path.join(self._root_str, disk_path(rel_dir)))
 
     def _file_wanted(self, rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
@@ -202,21 +204,22 @@ class ScanRules:
         return not self._ignored(rel, is_dir=False)
 
     def _ignored(self, rel: str, is_dir: bool) -> bool:
-        slash = "/" if is_dir else ""
-        if self._always.match_file(rel + slash):
+        """True if the excludes or the ``.gitignore`` files ignore ``rel`` itself (its folders
+        are checked by the caller, one level at a time, as git walks)."""
+        if self._always.ignores(rel, is_dir):
             return True
         parts = rel.split("/")
         # The deepest .gitignore with a matching pattern decides, as in git.
         for depth in range(len(parts) - 1, -1, -1):
-            spec = self._gitignore("/".join(parts[:depth]))
-            if spec is None:
+            patterns = self._gitignore("/".join(parts[:depth]))
+            if patterns is None:
                 continue
-            verdict = spec.check_file("/".join(parts[depth:]) + slash).include
+            verdict = patterns.verdict("/".join(parts[depth:]), is_dir)
             if verdict is not None:
-                return bool(verdict)
+                return verdict
         return False
 
-    def _gitignore(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+    def _gitignore(self, rel_dir: str) -> IgnorePatterns | None:
         """The compiled ``.gitignore`` of a folder; re-read when it changed since last checked.
 
         Within one :func:`scan` each folder's file is checked once; otherwise on every call.
@@ -249,9 +252,9 @@ class ScanRules:
             self._specs.pop(rel_dir, None)
             return None
         self.problems.pop(rel_dir, None)
-        spec = _compile(data.decode("utf-8", errors="replace").splitlines())
-        self._specs[rel_dir] = (key, spec)
-        return spec
+        patterns = IgnorePatterns.from_lines(data.decode("utf-8", errors="replace").splitlines())
+        self._specs[rel_dir] = (key, patterns)
+        return patterns
 
     def gitignore_problem(self, rel_dir: str) -> SkippedFile | None:
         """Why the ``.gitignore`` of folder ``rel_dir`` cannot be used (checked now), or None."""

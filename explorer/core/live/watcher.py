@@ -33,7 +33,8 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
-from explorer.core.ingest.root_paths import path_key
+from explorer.core.ingest.root_paths import disk_path, path_key
+from explorer.core.ingest.scanner import is_index_folder
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +191,9 @@ class IndexWatcher:
             return None
         for ignored in self._ignored:
             if rel == ignored or rel.startswith(ignored + "/"):
+                return None
+        for depth in range(1, len(parts)):  # inside another index (a writer busy in it)
+            if is_index_folder(os.path.join(self.root, disk_path("/".join(parts[:depth])))):
                 return None
         return rel
 
