@@ -4,7 +4,8 @@
 be known, the path must not be hidden, and neither the built-in excludes, the user's ``exclude``
 patterns nor any ``.gitignore`` on the way down may ignore it. :func:`scan` walks a root with those
 rules and reports every file it would index plus those it must skip (too large, unreadable, a
-link out of the root); :func:`scan_path` does the same for one path. :func:`load_text` reads one
+link out of the root, a fifo, a device or a socket, a folder that cannot be listed);
+:func:`scan_path` does the same for one path. :func:`load_text` reads one
 file and tells binary or undecodable content apart from text.
 
 The root is a boundary: a symbolic link to a file outside it is skipped (``outside-root``) unless
@@ -270,10 +271,14 @@ def _classify(
     rules: ScanRules,
     max_bytes: int,
 ) -> ScannedFile | SkippedFile | None:
-    """A file the rules accept, with the stat of its target: indexable, skipped, or None when
-    it is no regular file (a fifo, a device, a link to a folder: never opened)."""
-    if not stat.S_ISREG(info.st_mode):
+    """A file the rules accept, with the stat of its target: indexable, or skipped with the
+    reason (a fifo, a device or a socket is never opened), or None for a link to a folder
+    (never followed)."""
+    if stat.S_ISDIR(info.st_mode):
         return None
+    if not stat.S_ISREG(info.st_mode):
+        kind = describe_mode(info.st_mode)
+        return SkippedFile(rel, SkipReason.NOT_REGULAR, f"a link to {kind}" if is_link else kind)
     if is_link and not rules.allow_outside_links:
         target = os.path.realpath(path)
         if not is_inside(rules.real_root, target):
@@ -284,6 +289,12 @@ def _classify(
     if not os.access(path, os.R_OK):
         return SkippedFile(rel, SkipReason.UNREADABLE, "permission denied")
     return ScannedFile(rel, Path(path), info.st_size, info.st_mtime_ns)
+
+
+def unlistable_folder(rel_dir: str, error: OSError) -> SkippedFile:
+    """A folder under the root that cannot be listed (mode 000, say): counted as unreadable."""
+    why = (error.strerror or str(error)).lower()
+    return SkippedFile(rel_dir, SkipReason.UNREADABLE, f"a folder that cannot be listed ({why})")
 
 
 def _visit_file(
@@ -311,13 +322,16 @@ def scan_path(
 ) -> ScannedFile | SkippedFile | None:
     """What a full :func:`scan` would make of the one file ``rel_path`` (an index key).
 
-    None when the rules do not want it, it does not exist, it is no regular file, or it lies
-    in a folder reached through a symbolic link (a walk never enters one).
+    None when the rules do not want it, it does not exist, it is a link to a folder, or it lies
+    in a folder reached through a symbolic link (a walk never enters one). For a folder: the
+    skipped entry a walk would count when it cannot be listed, else None.
     """
     rel = _normalise(rel_path)
+    path = os.path.join(rules._root_str, disk_path(rel))
+    if rel and os.path.isdir(path) and not os.path.islink(path):
+        return _folder_problem(rules, rel, path)
     if not rules.accepts(rel):
         return None
-    path = os.path.join(rules._root_str, disk_path(rel))
     parent_rel = os.path.dirname(disk_path(rel))
     expected_parent = os.path.join(rules.real_root, parent_rel) if parent_rel else rules.real_root
     try:
@@ -336,6 +350,23 @@ def scan_path(
     return _classify(rel, path, is_link, info, rules, max_file_bytes)
 
 
+def _folder_problem(rules: ScanRules, rel: str, path: str) -> SkippedFile | None:
+    """The folder ``rel`` counted as :func:`unlistable_folder` when a walk would enter it and
+    cannot list it; else None."""
+    if rules.prunes_dir(rel):
+        return None
+    expected = os.path.join(rules.real_root, disk_path(rel))
+    try:
+        if os.path.realpath(path) != os.path.normpath(expected):
+            return None  # under a linked folder: a walk never gets there
+        with os.scandir(path):
+            return None
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        return unlistable_folder(rel, error)
+
+
 def scan(
     root: Path,
     rules: ScanRules,
@@ -349,8 +380,9 @@ def scan(
     raises for a problem with a single file or sub-folder: files larger than
     ``max_file_bytes`` are skipped as ``too-large``, links to files outside the root as
     ``outside-root``, files that cannot be stat'ed or read (or vanish mid-walk, or are dangling
-    links) as ``unreadable``, a ``.gitignore`` that is a fifo or a device as ``not-regular``.
-    Sub-folders that cannot be listed are left out. Only a root that cannot be listed raises
+    links) as ``unreadable``, a fifo, a device or a socket with an indexable name (or a link to
+    one, or a ``.gitignore`` that is one) as ``not-regular``, a sub-folder that cannot be listed
+    as ``unreadable`` (under its own path). Only a root that cannot be listed raises
     ``OSError``. When ``cancel`` is set the walk stops at the next folder and the result says
     ``cancelled`` (its lists are then incomplete).
     """
@@ -386,9 +418,14 @@ def _walk(
         try:
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             if not rel_dir:
                 raise
+            continue  # gone (or replaced by a file) during the walk
+        except OSError as error:
+            if not rel_dir:
+                raise
+            result.skipped.append(unlistable_folder(rel_dir, error))
             continue
         subdirs = []
         for entry in entries:
