@@ -22,7 +22,8 @@ from enum import Enum
 __all__ = ["CharClass", "Token", "TokenKind", "Wildcard"]
 
 MAX_CACHED_MOVES = 4096
-"""Cached moves per pattern; beyond that a move is computed each time (still linear)."""
+"""Moves (and so DFA states) remembered per pattern; beyond that each move is computed as it
+is needed (still linear in the path), so no pattern makes the cache grow without bound."""
 
 
 class TokenKind(Enum):
@@ -86,6 +87,27 @@ ANY = Token(TokenKind.ANY)
 FOLDERS = Token(TokenKind.FOLDERS)
 
 
+class _Shape(Enum):
+    """How :class:`Wildcard` matches a pattern (see its docstring)."""
+
+    EQUAL = "equal"
+    STAR_SUFFIX = "star-suffix"
+    PREFIX_STAR = "prefix-star"
+    PREFIX_THEN = "prefix-then"
+    LAST_NAME = "last-name"
+    DFA = "dfa"
+
+
+def _may_match_slash(token: Token) -> bool:
+    """True if ``token`` can read a ``/``."""
+    if token.kind is TokenKind.CHAR:
+        return token.char == "/"
+    if token.kind is TokenKind.CLASS:
+        assert token.char_class is not None
+        return token.char_class.accepts("/")
+    return token.kind in (TokenKind.ANY, TokenKind.FOLDERS)
+
+
 def _simplified(tokens: Iterable[Token]) -> tuple[Token, ...]:
     """``tokens`` with runs of wildcards that match the same as one of them merged.
 
@@ -109,8 +131,10 @@ def _simplified(tokens: Iterable[Token]) -> tuple[Token, ...]:
 class Wildcard:
     """A compiled pattern; :meth:`matches` tells whether a whole text matches it.
 
-    Patterns that are a plain name, or a star and a name, are compared as strings; any other is
-    run as a lazy DFA over the tokens (see the module's docstring).
+    Common shapes skip the automaton: a plain name, or a star and a name, is compared as a
+    string; a literal start (``docs/``) is compared and the rest matched; a leading ``**/``
+    followed by a pattern that cannot match a ``/`` (``**/*.md``) matches the last name only.
+    Any other pattern runs as a lazy DFA over the tokens (see the module's docstring).
     """
 
     def __init__(self, tokens: Sequence[Token]) -> None:
@@ -120,46 +144,87 @@ class Wildcard:
         self.min_length = sum(1 for kind in kinds if kind not in _SKIPPABLE)
         """The fewest characters a matching text has."""
         self._fixed_length = not any(kind in _SKIPPABLE for kind in kinds)
-        wild_at = [i for i, kind in enumerate(kinds) if kind is not TokenKind.CHAR]
-        self._literal = "".join(token.char for token in self.tokens if token.kind is TokenKind.CHAR)
-        self._shape = "dfa"
-        if not wild_at:
-            self._shape = "equal"
-        elif wild_at == [0] and kinds[0] is TokenKind.STAR:
-            self._shape = "star-suffix"
-        elif wild_at == [len(kinds) - 1] and kinds[-1] is TokenKind.STAR:
-            self._shape = "prefix-star"
-        self._steps, self._skips = _program(self.tokens)
+        literal = 0  # how many tokens the literal start has
+        while literal < len(kinds) and kinds[literal] is TokenKind.CHAR:
+            literal += 1
+        self._literal = "".join(token.char for token in self.tokens[:literal])
+        self._rest: Wildcard | None = None
+        if literal == len(kinds):
+            self._shape = _Shape.EQUAL
+        elif literal == len(kinds) - 1 and kinds[-1] is TokenKind.STAR:
+            self._shape = _Shape.PREFIX_STAR
+        elif literal:
+            self._shape, self._rest = _Shape.PREFIX_THEN, Wildcard(self.tokens[literal:])
+        elif kinds[0] is TokenKind.STAR and all(k is TokenKind.CHAR for k in kinds[1:]):
+            self._shape = _Shape.STAR_SUFFIX
+            self._literal = "".join(token.char for token in self.tokens[1:])
+        elif kinds[0] is TokenKind.FOLDERS and not any(map(_may_match_slash, self.tokens[1:])):
+            self._shape, self._rest = _Shape.LAST_NAME, Wildcard(self.tokens[1:])
+        else:
+            self._shape = _Shape.DFA
+        self._steps, self._skips = _program(self.tokens if self._shape is _Shape.DFA else ())
         self._accept = 1 << len(self._steps)
-        self._start = self._closure(1)
-        self._moves: dict[tuple[int, str], int] = {}
+        start = self._closure(1)
+        self._states: list[int] = [start]
+        """The DFA's states met so far (each a set of positions as bits), by number."""
+        self._numbers: dict[int, int] = {start: 0}
+        self._tables: list[dict[str, int]] = [{}]
+        """Per state number: the state number each character read leads to (-1: no match)."""
+        self._learned = 0
 
     def matches(self, text: str) -> bool:
         """True if the whole of ``text`` matches the pattern."""
         if len(text) < self.min_length or (self._fixed_length and len(text) != self.min_length):
             return False
-        if self._shape == "equal":
-            return text == self._literal
-        if self._shape == "star-suffix":
-            rest = text[: len(text) - len(self._literal)]
-            return text.endswith(self._literal) and "/" not in rest
-        if self._shape == "prefix-star":
-            rest = text[len(self._literal) :]
-            return text.startswith(self._literal) and "/" not in rest
+        shape, literal = self._shape, self._literal
+        if shape is _Shape.EQUAL:
+            return text == literal
+        if shape is _Shape.STAR_SUFFIX:
+            return text.endswith(literal) and "/" not in text[: len(text) - len(literal)]
+        if shape is _Shape.PREFIX_STAR:
+            return text.startswith(literal) and "/" not in text[len(literal) :]
+        if shape is _Shape.PREFIX_THEN:
+            assert self._rest is not None
+            return text.startswith(literal) and self._rest.matches(text[len(literal) :])
+        if shape is _Shape.LAST_NAME:
+            assert self._rest is not None
+            return self._rest.matches(text[text.rfind("/") + 1 :])
         return self._run(text)
 
     # -- the lazy DFA -----------------------------------------------------------------------------
     def _run(self, text: str) -> bool:
-        state, moves = self._start, self._moves
-        for char in text:
-            following = moves.get((state, char))
+        number, tables = 0, self._tables
+        for index, char in enumerate(text):
+            following = tables[number].get(char)
             if following is None:
-                following = self._step(state, char)
-                if len(moves) < MAX_CACHED_MOVES:
-                    moves[(state, char)] = following
-            if not following:
+                if self._learned >= MAX_CACHED_MOVES:  # a hostile pattern: stop learning
+                    return self._run_uncached(self._states[number], text[index:])
+                following = self._learn(number, char)
+            if following < 0:
                 return False
-            state = following
+            number = following
+        return bool(self._states[number] & self._accept)
+
+    def _learn(self, number: int, char: str) -> int:
+        """The DFA state (by number) reached from state ``number`` on ``char`` (-1: none),
+        computed and remembered."""
+        reached = self._step(self._states[number], char)
+        following = self._numbers.get(reached, -1) if reached else -1
+        if reached and following < 0:
+            following = len(self._states)
+            self._states.append(reached)
+            self._tables.append({})
+            self._numbers[reached] = following
+        self._tables[number][char] = following
+        self._learned += 1
+        return following
+
+    def _run_uncached(self, state: int, text: str) -> bool:
+        """The rest of a run, step by step: still linear, nothing more remembered."""
+        for char in text:
+            state = self._step(state, char)
+            if not state:
+                return False
         return bool(state & self._accept)
 
     def _closure(self, state: int) -> int:
