@@ -17,6 +17,7 @@ from explorer.api.requests import SearchOptions
 from explorer.cli.render import print_json
 from explorer.config import Settings
 from explorer.core.errors import ExplorerError, literal
+from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SyncPhase
 from explorer.core.safe_text import safe_text
 from explorer.core.store.keywords import KeywordIndex, KeywordIndexDamaged
@@ -409,7 +410,7 @@ def run_search(
         return
     if output is OutputFormat.PATHS:
         for line in answer.path_lines():
-            click.echo(safe_text(line))  # a name's control characters escaped, its tab kept
+            click.echo(line)  # names escaped (tabs too): one tab per line, before the score
         return
     from explorer.cli.render import render_search
 
@@ -433,11 +434,12 @@ def related_settings(file: Path, options: IndexOptions, root: Path | None) -> Se
 def run_related(
     file: Path, options: IndexOptions, root: Path | None, limit: int, as_json: bool
 ) -> None:
+    file = Path(existing_path(os.fspath(file)))  # as typed, as an index key, or as shown
     settings = related_settings(file, options, root)
     absolute = file.resolve()
     require_server(settings)
     try:
-        rel_path = absolute.relative_to(settings.root).as_posix()
+        rel_path = path_key(absolute.relative_to(settings.root).as_posix())
     except ValueError:
         raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
     from explorer.core.store.index import Index
@@ -568,6 +570,7 @@ def run_links(file: Path, options: IndexOptions, root: Path | None, as_json: boo
     """``explorer links FILE``: the file's links and backlinks."""
     from explorer.core.retrieval.links import file_links
 
+    file = Path(existing_path(os.fspath(file)))  # as typed, as an index key, or as shown
     if file.is_dir():
         raise RootError(f"not a file: {file}")
     absolute = file.absolute().resolve()
@@ -577,7 +580,7 @@ def run_links(file: Path, options: IndexOptions, root: Path | None, as_json: boo
         root = _find_indexed_root(absolute)
     settings = settings_for(root, options)
     try:
-        rel_path = absolute.relative_to(settings.root).as_posix()
+        rel_path = path_key(absolute.relative_to(settings.root).as_posix())
     except ValueError:
         raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
     index, _warm = _open_for_reading(settings, vectors=False)

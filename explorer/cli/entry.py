@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, ParamSpec, TypeVar
+from typing import IO, Any, ParamSpec, TextIO, TypeVar
 
 import click
 
@@ -80,6 +80,14 @@ class ExplorerGroup(click.Group):
             raise
         except click.UsageError as error:
             raise _one_line(error) from None
+
+
+def _is_terminal(stream: TextIO | None) -> bool:
+    """True if ``stream`` is open on a terminal (a closed or missing one is not)."""
+    try:
+        return stream is not None and stream.isatty()
+    except ValueError:  # closed
+        return False
 
 
 def fail(message: str) -> None:
@@ -242,6 +250,12 @@ def open_command(
 
     check_root(root)
     require_server(settings_for(root, IndexOptions(index_dir, model, chroma_url)))
+    if not (_is_terminal(sys.stdin) and _is_terminal(sys.stdout)):
+        # Textual reading a stdin that is no terminal spins on its end of file forever.
+        fail(
+            "the explorer needs a terminal on stdin and stdout; in a script or a pipe use "
+            "`explorer search QUERY`"
+        )
     try:
         from explorer.tui.app import run_app
     except ImportError:

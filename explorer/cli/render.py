@@ -1,7 +1,8 @@
 """Plain-text rendering of search results, related files and status for the terminal.
 
 Everything shown comes from outside (file names, titles, passages, the user's query): each piece
-goes through :func:`explorer.core.safe_text.safe_text` so no control character reaches the terminal.
+goes through :mod:`explorer.core.safe_text` so no control character reaches the terminal; names
+by ``safe_name`` (a tab escaped too), headings, titles and tags by ``safe_label`` (cut).
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from explorer.core.safe_text import safe_json, safe_spans, safe_text
+from explorer.core.safe_text import (
+    LABEL_MAX,
+    safe_json,
+    safe_label,
+    safe_name,
+    safe_spans,
+    safe_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -77,18 +85,18 @@ def render_search(answer: AgentAnswer, explain: bool, first: int = 1) -> None:
         click.echo(f"no results for {safe_text(repr(response.query))} ({response.mode})")
         return
     for number, hit in enumerate(response.results, start=first):
-        title = f" — {safe_text(hit.title)}" if hit.title else ""
-        path = click.style(safe_text(hit.path), bold=True)
+        title = f" — {safe_label(hit.title)}" if hit.title else ""
+        path = click.style(safe_name(hit.path), bold=True)
         click.echo(f"{number:>2}. {path}  {hit.score:.2f}{title}")
         if hit.description:
-            click.echo(f"      {safe_text(hit.description)}")
+            click.echo(f"      {safe_label(hit.description, 2 * LABEL_MAX)}")
         if hit.tags:
-            click.echo(f"      tags: {safe_text(', '.join(hit.tags))}")
+            click.echo(f"      tags: {safe_label(', '.join(hit.tags))}")
         if options.metadata_only:
             continue
         for passage in hit.passages:
             where = f"{_page(passage.page)}L{passage.start_line}-{passage.end_line}"
-            heading = f"{safe_text(passage.heading)}  " if passage.heading else ""
+            heading = f"{safe_label(passage.heading)}  " if passage.heading else ""
             click.echo(f"      {heading}{where}  {passage.score:.2f}")
             if options.content:
                 text = safe_text(answer.texts.get(passage.chunk_id, passage.snippet), True)
@@ -125,24 +133,24 @@ def _page(page: int | None) -> str:
 
 
 def render_related(path: str, neighbours: Sequence[RelatedFile]) -> None:
-    path = safe_text(path)
+    path = safe_name(path)
     if not neighbours:
         click.echo(f"no related files for {path}")
         return
     click.echo(f"files related to {path}:")
     for number, other in enumerate(neighbours, start=1):
-        title = f" — {safe_text(other.title)}" if other.title else ""
-        name = click.style(safe_text(other.path), bold=True)
+        title = f" — {safe_label(other.title)}" if other.title else ""
+        name = click.style(safe_name(other.path), bold=True)
         click.echo(f"{number:>2}. {name}  {other.score:.2f}{title}")
         source, match = other.source_passage, other.related_passage
         click.echo(
             f"      here  {_page(source.page)}L{source.start_line}-{source.end_line} "
-            f"{safe_text(source.heading)}: "
+            f"{safe_label(source.heading)}: "
             f"{safe_text(_one_line(source.text)[:120])}"
         )
         click.echo(
             f"      there {_page(match.page)}L{match.start_line}-{match.end_line} "
-            f"{safe_text(match.heading)}: "
+            f"{safe_label(match.heading)}: "
             f"{safe_text(_one_line(match.text)[:120])}"
         )
 
@@ -162,7 +170,11 @@ def _stale_lines(status: Status) -> list[str]:
         )
         if count
     ]
-    command = safe_text(status.index_command or f"explorer index {status.root}")
+    command = (
+        safe_text(status.index_command)
+        if status.index_command
+        else (f"explorer index {safe_name(status.root)}")
+    )
     return [f"stale       {', '.join(parts)}: run `{command}` to catch up"]
 
 
@@ -191,7 +203,7 @@ SKIPPED_SHOWN = 10
 def _skipped_lines(status: Status) -> list[str]:
     """``skipped     manual.pdf: unreadable: encrypted PDF`` for the first few skipped files."""
     shown = [
-        f"skipped     {safe_text(path)}: {safe_text(reason)}"
+        f"skipped     {safe_name(path)}: {safe_text(reason)}"
         for path, reason in status.skipped_files[:SKIPPED_SHOWN]
     ]
     more = status.skipped + status.failed - len(shown)
@@ -206,8 +218,8 @@ def render_status(status: Status) -> None:
         else "never"
     )
     lines = [
-        f"root        {safe_text(status.root)}",
-        f"index       {safe_text(status.index_dir)} ({status.store_bytes / 1e6:.1f} MB)",
+        f"root        {safe_name(status.root)}",
+        f"index       {safe_name(status.index_dir)} ({status.store_bytes / 1e6:.1f} MB)",
         f"files       {status.indexed} indexed, {status.stale} stale, "
         f"{status.skipped} skipped, {status.failed} failed" + (f" ({reasons})" if reasons else ""),
         *_stale_lines(status),
@@ -229,20 +241,20 @@ def _link_line(where: str, link: Link) -> str:
     """``where`` (a path and line) and the target as written, marked when it is missing."""
     mark = "" if link.exists else click.style("  missing", fg="red", bold=True)
     kind = "" if link.kind == "link" else f"  ({link.kind})"
-    return f"  {safe_text(where)}  {safe_text(link.raw)}{kind}{mark}"
+    return f"  {where}  {safe_label(link.raw, name=True)}{kind}{mark}"
 
 
 def render_links(found: FileLinks) -> None:
     """``explorer links``: outgoing links, then backlinks, with lines."""
-    path = safe_text(found.path)
+    path = safe_name(found.path)
     if not found.exists:
         click.echo(f"note: {path} does not exist; these files link to it")
     click.echo(f"{path} links to {len(found.outgoing)}:")
     for link in found.outgoing:
-        click.echo(_link_line(f"L{link.line} → {link.target}", link))
+        click.echo(_link_line(f"L{link.line} → {safe_name(link.target)}", link))
     click.echo(f"linked from {len(found.backlinks)}:")
     for link in found.backlinks:
-        click.echo(_link_line(f"{link.source}:{link.line}", link))
+        click.echo(_link_line(f"{safe_name(link.source)}:{link.line}", link))
 
 
 def render_missing_references(check: ReferenceCheck) -> None:
@@ -250,8 +262,8 @@ def render_missing_references(check: ReferenceCheck) -> None:
     for link in check.missing:
         kind = "" if link.kind == "link" else f" ({link.kind})"
         click.echo(
-            f"{safe_text(link.source)}:{link.line}: missing {safe_text(link.raw)}{kind}"
-            + (f" → {safe_text(link.target)}" if link.raw != link.target else "")
+            f"{safe_name(link.source)}:{link.line}: missing {safe_label(link.raw, name=True)}{kind}"
+            + (f" → {safe_name(link.target)}" if link.raw != link.target else "")
         )
     if check.missing:
         files = len({link.source for link in check.missing})

@@ -258,7 +258,8 @@ def test_a_file_that_failed_is_read_again_by_the_next_run_and_says_why(indexed, 
     assert "failed: notes/odd.md: chunking failed: ValueError: the parser tripped" in (
         result.stdout
     )
-    monkeypatch.setattr(indexer_module, "chunk_document", real_chunk_document)  # the parser is fixed
+    # the parser is fixed
+    monkeypatch.setattr(indexer_module, "chunk_document", real_chunk_document)
     result = ok(invoke("index", root, "--index-dir", index_dir))
     assert f"1 added, 0 updated, 0 removed, {FILES} unchanged" in result.stdout
     found = search_json(root, index_dir, "quasarwhistle", "--mode", "keyword")

@@ -175,9 +175,12 @@ class Indexer:
     def _expand_paths(self, rel_paths: Iterable[str]) -> set[str]:
         """File paths that ``rel_paths`` stand for: folders become the files under them.
 
-        An existing folder gives every file under it that the scan rules do not prune, plus
-        the manifest's paths under it (to drop those gone from disk); a path that does not
-        exist gives itself plus the manifest's paths under it (a deleted folder).
+        An existing folder gives itself (a file it replaced leaves the index; one that cannot
+        be listed is counted), every file under it that the scan rules do not prune, plus the
+        manifest's paths under it (to drop those gone from disk); a path that does not exist
+        gives itself plus the manifest's paths under it (a deleted folder). An existing file
+        the manifest does not know yet gives the manifest's paths under it too (a folder it
+        replaced).
         """
         root = self.index.settings.root
         known: list[str] | None = None
@@ -191,8 +194,8 @@ class Indexer:
                 continue
             absolute = root / disk_path(rel) if rel else root
             is_dir = absolute.is_dir() and not absolute.is_symlink()
-            if rel and not is_dir and absolute.exists():
-                expanded.add(rel)  # an existing file: the common case, no manifest lookup
+            if rel and not is_dir and absolute.exists() and self.index.keywords.file(rel):
+                expanded.add(rel)  # an indexed file: the common case, no manifest listing
                 continue
             if known is None:
                 known = sorted(self.index.keywords.files())
@@ -202,9 +205,9 @@ class Indexer:
                 if not path.startswith(prefix):
                     break
                 expanded.add(path)
+            if rel:
+                expanded.add(rel)
             if not is_dir:
-                if rel:
-                    expanded.add(rel)
                 continue
             if rel and self.rules.prunes_dir(rel):
                 continue

@@ -36,6 +36,8 @@ from explorer.core.live.events import (
     ModelState,
     ModelStateEvent,
     ProgressEvent,
+    RootState,
+    RootStateEvent,
     VectorsReadyEvent,
     VectorsStateEvent,
     WriterEvent,
@@ -346,6 +348,8 @@ class MainScreen(Screen[None]):
             self.notify(event.message, title="Index", timeout=8)
         elif isinstance(event, VectorsStateEvent):
             self._vectors_state(event)
+        elif isinstance(event, RootStateEvent):
+            self._root_state(event)
         elif isinstance(event, ErrorEvent):
             if self.live is not None and self.live.read_only:
                 self._set_state(read_only=True)
@@ -419,6 +423,20 @@ class MainScreen(Screen[None]):
             self.search_panel.search_again()
         if event.available and self.current_path is not None:
             self.load_related(self.current_path)
+
+    def _root_state(self, event: RootStateEvent) -> None:
+        """The root went missing (the status bar says so until it is back) or is back (the
+        re-sync's ``files_changed`` reloads the tree; the tree is read again now too)."""
+        missing = event.state is RootState.MISSING
+        self._set_state(root_missing=event.message if missing else "")
+        self.notify(
+            event.message,
+            title="Folder",
+            severity="warning" if missing else "information",
+            timeout=8,
+        )
+        if not missing:
+            self.file_tree.reload(now=True)
 
     # -- actions ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -23,7 +23,7 @@ from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
 from explorer.core.models import FileState
-from explorer.core.safe_text import safe_text
+from explorer.core.safe_text import safe_name
 
 if TYPE_CHECKING:
     from explorer.core.store.index import Index
@@ -245,7 +245,7 @@ class FileTree(Tree[Entry]):
                     before = index
                     break
         # A file name is untrusted text: shown escaped, and never parsed as markup.
-        name = Text(safe_text(entry.path.rstrip("/").rsplit("/", 1)[-1]))
+        name = Text(safe_name(entry.path.rstrip("/").rsplit("/", 1)[-1]))
         if entry.is_dir:
             return parent.add(name, entry, before=before)
         return parent.add_leaf(name, entry, before=before)

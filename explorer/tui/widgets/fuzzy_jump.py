@@ -14,7 +14,7 @@ from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
 from explorer.core.retrieval.fuzzy import PathMatch, match_files
-from explorer.core.safe_text import safe_spans
+from explorer.core.safe_text import LABEL_MAX, safe_spans
 
 LIMIT = 50
 MATCH_STYLE = "bold $text-accent underline"
@@ -26,7 +26,7 @@ def match_prompt(match: PathMatch, width: int | None = None) -> Content:
     characters marked; the title is cut to keep the row within ``width`` cells."""
     folder_end = match.path.rfind("/") + 1
     spans = [(p, p + 1) for p in match.positions] + [(0, folder_end)]
-    path, spans = safe_spans(match.path, spans)
+    path, spans = safe_spans(match.path, spans, name=True)
     content = Content(path)
     for start, end in spans[:-1]:
         content = content.stylize(MATCH_STYLE, start, end)
@@ -34,7 +34,9 @@ def match_prompt(match: PathMatch, width: int | None = None) -> Content:
     if folder_end:
         content = content.stylize_before("$text-muted", 0, folder_end)
     if _shows_title(match):
-        title, title_spans = safe_spans(match.title, [(p, p + 1) for p in match.title_positions])
+        title, title_spans = safe_spans(
+            match.title, [(p, p + 1) for p in match.title_positions], limit=LABEL_MAX
+        )
         shown = Content.styled(title, "italic $text-secondary")
         for start, end in title_spans:
             shown = shown.stylize(MATCH_STYLE, start, end)

@@ -17,7 +17,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from explorer.core.safe_text import safe_text
+from explorer.core.safe_text import safe_name
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.links import FileLinks
@@ -36,7 +36,7 @@ class LinkRow:
 def _row_prompt(arrow: str, path: str, line: int, exists: bool, kind: str) -> Content:
     parts = [
         (f"{arrow} ", "$text-muted"),
-        (safe_text(path), "$text-primary" if exists else "$text-error strike"),
+        (safe_name(path), "$text-primary" if exists else "$text-error strike"),
         (f"  L{line}", "$text-muted"),
     ]
     if kind != "link":
@@ -108,7 +108,7 @@ class LinksList(OptionList):
             self.source = path
             self.found = None
             self._message("Reading links…")
-        self.border_subtitle = Content(safe_text(path.rsplit("/", 1)[-1]))  # text, not markup
+        self.border_subtitle = Content(safe_name(path.rsplit("/", 1)[-1]))  # text, not markup
         self._load(index, path)
 
     def show_links(self, path: str, found: FileLinks) -> None:
@@ -118,7 +118,7 @@ class LinksList(OptionList):
         scroll_y = self.scroll_y if self.found is not None and self.source == path else 0
         self.source = path
         self.found = found
-        self.border_subtitle = Content(safe_text(path.rsplit("/", 1)[-1]))  # text, not markup
+        self.border_subtitle = Content(safe_name(path.rsplit("/", 1)[-1]))  # text, not markup
         previous = self.rows[self.highlighted] if self.highlighted is not None else None
         options: list[Option] = [_header(f"Links to ({len(found.outgoing)})")]
         rows: list[LinkRow | None] = [None]

@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from explorer.core.safe_text import safe_text
+from explorer.core.safe_text import safe_name, safe_text
 from explorer.tui.widgets.preview_loading import (
     HIGHLIGHT_LATER_BYTES,
     MARKDOWN_SUFFIXES,
@@ -128,7 +128,7 @@ class Preview(Vertical):
         self.passages = list(passages or [])
         self.passage_index = min(index, max(0, len(self.passages) - 1))
         self.loaded = False
-        self.border_title = Content(safe_text(path))  # a name is text, not markup
+        self.border_title = Content(safe_name(path))  # a name is text, not markup
         self.border_subtitle = "loading…"
         self._load(self._token, path, absolute)
 

@@ -23,7 +23,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.ingest.formats import format_for
 from explorer.core.live.events import ModelState
 from explorer.core.models import FileState
-from explorer.core.safe_text import safe_text
+from explorer.core.safe_text import safe_label, safe_name, safe_text
 from explorer.tui.index_state import IndexState
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def related_prompt(item: RelatedFile, width: int = DEFAULT_WIDTH) -> Content:
     text = safe_text(plain_passage(passage.text, item.path))
     if len(text) > PASSAGE_CHARS:
         text = text[: PASSAGE_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    path_lines = wrap_path(safe_text(item.path), max(8, width - SCORE_CELLS))
+    path_lines = wrap_path(safe_name(item.path), max(8, width - SCORE_CELLS))
     path_style = "bold $text-primary"
     lines = [Content.assemble((f"{item.score:.2f} ", "$text-muted"), (path_lines[0], path_style))]
     lines.extend(
@@ -130,7 +130,7 @@ def related_prompt(item: RelatedFile, width: int = DEFAULT_WIDTH) -> Content:
     lines += [
         Content.assemble(
             ("  ", ""),
-            (safe_text(passage.heading) or "(top)", "$text-secondary"),
+            (safe_label(passage.heading) or "(top)", "$text-secondary"),
             (f"  L{passage.start_line}", "$text-muted"),
         ),
         Content.assemble(("  ", ""), (text, "")),
@@ -311,7 +311,7 @@ class RelatedList(OptionList):
         """Name the open file in the border, with its folder (``guides/index.md``)."""
         width = self.outer_size.width
         room = width - 6 if width > 16 else DEFAULT_WIDTH
-        self.border_subtitle = Content(safe_text(short_path(source, room)))
+        self.border_subtitle = Content(safe_name(short_path(source, room)))
 
     def on_resize(self, _event: events.Resize) -> None:
         if self.state is RelatedState.READY and self._row_width() != self._rows_width:

@@ -21,7 +21,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from explorer.core.safe_text import safe_spans, safe_text
+from explorer.core.safe_text import safe_label, safe_name, safe_spans, safe_text
 
 if TYPE_CHECKING:
     from explorer.core.models import SearchMode
@@ -58,13 +58,13 @@ def hit_lines(hit: FileHit, width: int) -> list[Content]:
     with their control characters escaped.
     """
     width = max(20, width)
-    path = Content.assemble((f"{hit.score:.2f} ", MUTED_STYLE), (safe_text(hit.path), PATH_STYLE))
+    path = Content.assemble((f"{hit.score:.2f} ", MUTED_STYLE), (safe_name(hit.path), PATH_STYLE))
     if not hit.passages:
         return [_cut(path, width)]
     best = hit.passages[0]
     others = ", ".join(_place(p) for p in hit.passages[1:])
     heading = Content.assemble(
-        (safe_text(short_heading(best.heading, hit.title)) or "(top)", HEADING_STYLE),
+        (safe_label(short_heading(best.heading, hit.title)) or "(top)", HEADING_STYLE),
         (f"  {_place(best)}", MUTED_STYLE),
     )
     where = heading + Content.styled(f"  (also {others})" if others else "", MUTED_STYLE)
