@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+from explorer.core.errors import ExplorerError
 from explorer.core.ingest.wildcards import (
     ANY,
     FOLDERS,
@@ -52,8 +53,9 @@ POSIX_CLASSES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
 """The bracket classes git knows (``[:alpha:]``): extra characters and ranges, ASCII as git's."""
 
 
-class _Never(Exception):
-    """A pattern git parses but never matches (an unclosed ``[``, a trailing ``\\``)."""
+class _Never(ExplorerError):
+    """A pattern git parses but never matches (an unclosed ``[``, a trailing ``\\``); caught
+    within this module, never shown."""
 
 
 class _Item(Enum):
