@@ -589,8 +589,6 @@ class OmitReason(StrEnum):
 
     OVER_BUDGET = "over_budget"
     """It does not fit in what is left of the budget: read it with ``read``."""
-    TOO_MANY = "too_many"
-    """More files matched than ``max_files``."""
     UNREADABLE = "unreadable"
     """No such file, outside the root, not a file explorer indexes, or not text."""
 
@@ -620,6 +618,9 @@ class ReadManyAnswer(Answer):
 
     files: list[ReadManyFile]
     omitted: list[OmittedFile] | None = None
+    more: int | None = None
+    """Files past ``max_files``, neither read nor listed: raise ``max_files`` or narrow the
+    glob."""
     used: int
     """Bytes (or, with ``max_tokens``, tokens) the files take."""
     budget: int
