@@ -41,7 +41,7 @@ class Freshness:
         self._rules: ScanRules = scan_rules(settings)
         self._lock = threading.Lock()
         self._generation = 0
-        self._kept: tuple[tuple[int, tuple[int, int]], DiskChanges] | None = None
+        self._kept: tuple[tuple[int, tuple[int, int]], tuple[DiskChanges, Staleness]] | None = None
         self._watcher: IndexWatcher | None = None
 
     def start(self) -> None:
@@ -77,6 +77,14 @@ class Freshness:
 
     def changes(self, keywords: KeywordIndex) -> DiskChanges:
         """How the folder differs from the manifest now."""
+        return self._compare(keywords)[0]
+
+    def staleness(self, keywords: KeywordIndex) -> Staleness:
+        """An answer's ``stale``: what changed on disk, and what waits for its vectors."""
+        return self._compare(keywords)[1]
+
+    def _compare(self, keywords: KeywordIndex) -> tuple[DiskChanges, Staleness]:
+        """The comparison, walked again only when the folder or the index moved."""
         with self._lock:
             generation = self._generation
         key = (generation, keywords.manifest_version())
@@ -84,13 +92,10 @@ class Freshness:
         if self._watcher is not None and kept is not None and kept[0] == key:
             return kept[1]
         changes = compare_with_disk(self.settings, keywords.files())
-        self._kept = (key, changes)
-        return changes
-
-    def staleness(self, keywords: KeywordIndex) -> Staleness:
-        """An answer's ``stale``: what changed on disk, and what waits for its vectors."""
         waiting = keywords.counts()[FileState.PENDING]
-        return Staleness.build(self.changes(keywords), waiting)
+        compared = (changes, Staleness.build(changes, waiting))
+        self._kept = (key, compared)
+        return compared
 
     def changed_files(self, keywords: KeywordIndex, paths: Iterable[str]) -> set[str]:
         """Those of ``paths`` whose file on disk is not the one the index holds (edited,
