@@ -156,11 +156,12 @@ class ExplorerTools:
         )
 
     def _not_ready(self, rel_path: str, error: ExplorerError) -> str:
-        """What to say of a file related files cannot start from yet: while the server keeps
-        the index current, that it is on its way."""
+        """What to say of a file related files cannot start from yet: while the index is kept
+        current (by this server or another explorer), that it is on its way."""
         from explorer.core.retrieval.related import NoVectorYet
 
         upkeep = self.keeper.upkeep
+        who = "this server" if upkeep is Upkeep.LIVE else "the explorer that writes the index"
         if upkeep is Upkeep.OFF:
             return describe(error)
         if isinstance(error, NoVectorYet):
@@ -168,14 +169,13 @@ class ExplorerTools:
                 return describe(error)
             self.keeper.focus(Focus(open_file=rel_path))
             return (
-                f"{rel_path} waits for its vectors, which the index is computing now; ask again "
-                "in a few seconds (search by keyword finds it already)"
+                f"{rel_path} waits for its vectors, which {who} computes; ask again in a few "
+                "seconds (search by keyword finds it already)"
             )
         rules = scan_rules(self.settings)
         if isinstance(scan_path(rules, rel_path, self.settings.max_file_bytes), ScannedFile):
             return (
-                f"{rel_path} is not in the index yet; the server takes it in within a few "
-                "seconds: ask again then"
+                f"{rel_path} is not in the index yet; {who} takes it in: ask again in a few seconds"
             )
         return describe(error)
 
