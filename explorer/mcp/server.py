@@ -30,7 +30,7 @@ from urllib.parse import quote, unquote
 
 import anyio
 import anyio.to_thread
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from explorer.api.answers import (
     Answer,
@@ -58,6 +58,7 @@ from explorer.mcp.arguments import (
 from explorer.mcp.freshness import Freshness
 from explorer.mcp.keeper import IndexKeeper
 from explorer.mcp.reading import MAX_READ_CHARS
+from explorer.mcp.schemas import json_schema, one_line
 from explorer.mcp.summaries import summary
 from explorer.mcp.tools import ExplorerTools, ToolFailure
 
@@ -152,7 +153,7 @@ class ToolSpec:
 
         return types.Tool(
             name=self.name,
-            description=_one_line(self.description),
+            description=one_line(self.description),
             input_schema=json_schema(self.arguments, "validation"),
             output_schema=json_schema(self.answer, "serialization"),
             annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
@@ -183,37 +184,6 @@ TOOLS = (
     ToolSpec("status", STATUS_DESCRIPTION, NoArguments, StatusAnswer, ExplorerTools.status),
 )
 """Every tool, in the order ``tools/list`` gives them."""
-
-
-def json_schema(model: type[BaseModel], mode: str) -> dict[str, Any]:
-    """``model``'s JSON schema with every ``$ref`` written out in place (some clients do not
-    follow references) and no generated ``title``s (noise in an agent's context)."""
-    schema = model.model_json_schema(mode="validation" if mode == "validation" else "serialization")
-    definitions = schema.pop("$defs", {})
-
-    def inline(node: Any, in_properties: bool = False) -> Any:
-        if isinstance(node, list):
-            return [inline(item) for item in node]
-        if not isinstance(node, dict):
-            return node
-        reference = node.get("$ref")
-        if isinstance(reference, str) and reference.startswith("#/$defs/"):
-            target = inline(definitions[reference.removeprefix("#/$defs/")])
-            return {**target, **{k: inline(v) for k, v in node.items() if k != "$ref"}}
-        return {
-            key: _one_line(value)
-            if key == "description" and not in_properties
-            else inline(value, in_properties=key == "properties")
-            for key, value in node.items()
-            if in_properties or key != "title"
-        }
-
-    return inline(schema)  # type: ignore[no-any-return]
-
-
-def _one_line(text: Any) -> Any:
-    """A description as one line: docstrings and descriptions wrap at 100 columns."""
-    return " ".join(text.split()) if isinstance(text, str) else text
 
 
 def uri_of(path: str) -> str:
@@ -333,7 +303,7 @@ def build_server(tools: ExplorerTools) -> Server[Any]:
         SERVER_NAME,
         version=server_version(),
         title="explorer",
-        instructions=_one_line(INSTRUCTIONS),
+        instructions=one_line(INSTRUCTIONS),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
