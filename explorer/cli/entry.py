@@ -548,8 +548,9 @@ def mcp_command(
 ) -> None:
     """Serve the index of ROOT to agents: a Model Context Protocol server on stdin/stdout.
 
-    Tools: search, related, read, links and status. It only reads the index (run
-    `explorer index` or the TUI to update it) and refuses every path outside ROOT.
+    Tools: search, read, read_many, related, links, index_status and status; each file is
+    also a resource explorer://PATH. It keeps the index current while it runs (or follows
+    the explorer that writes it) and refuses every path outside ROOT.
     """
     from explorer.cli.commands import IndexOptions, run_mcp
 
