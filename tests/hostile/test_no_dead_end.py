@@ -372,20 +372,30 @@ def test_every_hint_to_run_index_carries_the_index_dir(indexed, tmp_path):
     empty = tmp_path / "empty-index"
     line = one_line_error(invoke("search", "telescope", root, "--index-dir", empty))
     assert line.endswith(f"run: explorer index {root} --index-dir {empty}")
-    from explorer.mcp.server import ExplorerTools, ToolFailure
+    from explorer.mcp.arguments import RelatedArguments, SearchArguments
+    from explorer.mcp.freshness import Freshness
+    from explorer.mcp.keeper import IndexKeeper
+    from explorer.mcp.tools import ExplorerTools, ToolFailure
 
-    tools = ExplorerTools(Settings.for_root(root, empty), FakeEmbedder)
-    with pytest.raises(ToolFailure) as failure:
-        tools.call(lambda: tools.search("telescope"))
+    def mcp_tools(settings: Settings) -> tuple[ExplorerTools, IndexKeeper]:
+        keeper = IndexKeeper(settings, FakeEmbedder, live=False)
+        return ExplorerTools(settings, keeper, Freshness(settings)), keeper
+
+    tools, keeper = mcp_tools(Settings.for_root(root, empty))
+    try:
+        with pytest.raises(ToolFailure) as failure:
+            tools.call(lambda: tools.search(SearchArguments(query="telescope")))
+    finally:
+        keeper.close()
     assert f"run: explorer index {root} --index-dir {empty}" in str(failure.value)
     # related (MCP) on a file still waiting for its vectors
     ok(invoke("index", root, "--index-dir", index_dir, "--keywords-only"))
-    tools = ExplorerTools(Settings.for_root(root, index_dir), FakeEmbedder)
+    tools, keeper = mcp_tools(Settings.for_root(root, index_dir))
     try:
         with pytest.raises(ToolFailure) as failure:
-            tools.call(lambda: tools.related("notes/new.md"))
+            tools.call(lambda: tools.related(RelatedArguments(path="notes/new.md")))
     finally:
-        tools.close()
+        keeper.close()
     assert f"run `{command}` to finish embedding" in str(failure.value)
     # links on an index made before links were stored
     with sqlite3.connect(index_dir / DATABASE_NAME) as db:
