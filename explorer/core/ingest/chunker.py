@@ -18,10 +18,15 @@ from pathlib import PurePosixPath
 from explorer.core.ingest.code_grammars import GRAMMARS, grammar_sections
 from explorer.core.ingest.code_sections import python_sections
 from explorer.core.ingest.documents import ChunkedFile
-from explorer.core.ingest.front_matter import FrontMatter, parse_front_matter, read_front_matter
+from explorer.core.ingest.front_matter import (
+    FrontMatter,
+    parse_front_matter,
+    read_front_matter,
+    with_inline_tags,
+)
 from explorer.core.ingest.markdown_tokens import MarkdownBlocks, markdown_blocks
 from explorer.core.ingest.markup import heading_sections, markdown_headings, rst_headings
-from explorer.core.ingest.references import FileReference, extract_references
+from explorer.core.ingest.references import FileReference, extract_link_facts, extract_references
 from explorer.core.ingest.windows import Chunker, Section, TokenSpans
 
 __all__ = ["MARKDOWN_EXTENSIONS", "PYTHON_EXTENSIONS", "chunk_file", "parse_front_matter"]
@@ -74,10 +79,10 @@ def chunk_file(
         sections = grammar_sections(chunker, GRAMMARS[ext])
     for section in sections or [Section(body, len(text), "")]:
         chunker.add(section)
-    references = extract_references(rel_path, text, front.fence_end, blocks)
+    links = extract_link_facts(rel_path, text, front.fence_end, blocks)
     return ChunkedFile(
         chunks=chunker.chunks,
-        metadata=metadata,
-        references=references,
+        metadata=with_inline_tags(metadata, links.tags),
+        references=links.references,
         notes=list(front.notes),
     )
