@@ -17,16 +17,20 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import cast
 
 from explorer.core.indexing.disk_state import scan_rules
 from explorer.core.indexing.embed_priority import EmbeddingPriority
 from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback, chunk_id
 from explorer.core.indexing.vector_phase import VectorPhase
-from explorer.core.ingest.chunker import chunk_file, file_references
+from explorer.core.ingest.chunker import chunk_file
 from explorer.core.ingest.documents import ScannedFile, SkippedFile
+from explorer.core.ingest.front_matter import FileMetadata, read_front_matter, with_inline_tags
+from explorer.core.ingest.references import MARKDOWN_EXTENSIONS, extract_link_facts
 from explorer.core.ingest.root_paths import disk_path, path_key
 from explorer.core.ingest.scanner import load_text, scan, scan_path
 from explorer.core.models import FileState, SyncPhase
+from explorer.core.store.file_facts import ROUTE_FIELDS
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import KeywordIndexDamaged
 from explorer.core.store.manifest_records import FileRecord
@@ -295,7 +299,9 @@ class Indexer:
         report.chunks_written += len(chunks)
 
     def _extract_missing_links(self, cancel: threading.Event | None) -> None:
-        """An index made before references were stored: extract every file's once."""
+        """An index whose references were read by an older explorer (or never): read every
+        file's references, inline tags and link names (aliases, slug, url) once, its chunks
+        and vectors kept."""
         keywords = self.index.keywords
         root = self.index.settings.root
         for path, record in keywords.files().items():
@@ -304,8 +310,17 @@ class Indexer:
             if record.state not in (FileState.FRESH, FileState.PENDING):
                 continue
             loaded = load_text(root / disk_path(path), self.index.settings.max_file_bytes)
-            if isinstance(loaded, str):
-                keywords.replace_links(path, file_references(path, loaded))
+            if not isinstance(loaded, str):
+                continue
+            markdown = path.rsplit(".", 1)[-1].lower() in MARKDOWN_EXTENSIONS
+            front = read_front_matter(loaded) if markdown else None
+            facts = extract_link_facts(path, loaded, front.fence_end if front else 0)
+            metadata = cast(FileMetadata, keywords.facts.metadata(path))
+            for key in ROUTE_FIELDS:
+                if front is not None and key in front.metadata:
+                    metadata[key] = front.metadata[key]  # type: ignore[literal-required]
+            metadata = with_inline_tags(metadata, facts.tags)
+            keywords.replace_link_facts(path, metadata, facts.references)
         keywords.facts.set_links_complete()
 
     def _mark_skipped(
