@@ -73,9 +73,10 @@ Read a text file of the indexed folder, whole or a line range (1-based, inclusiv
 index would take are readable (not hidden, ignored or binary files, nothing outside the root)."""
 
 LINKS_DESCRIPTION = """\
-A file's outgoing references (Markdown links, reference definitions, `path/file.ext` mentions)
-with their resolved targets and whether those exist, and its backlinks (files that reference
-it)."""
+A file's outgoing references (Markdown links, reference definitions, [[wikilinks]] and embeds,
+Hugo ref shortcodes, `path/file.ext` mentions) with the file each leads to, resolved as the
+folder's publisher does (a static site's URLs, an Obsidian vault's note names), and its
+`state`: resolved, missing or outside-root; and its backlinks (files that reference it)."""
 
 STATUS_DESCRIPTION = """\
 What the index holds: files indexed and stale (edited, new or deleted on disk since the last
