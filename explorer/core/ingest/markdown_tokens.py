@@ -29,8 +29,10 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 _LONE_CR = re.compile(r"\r(?!\n)")
-MAX_WIKILINK_CHARS = 1_000
-"""A ``[[`` whose ``]]`` is further than this is text (and the scan for it stays short)."""
+_WIKILINK_INSIDE = re.compile(r"([^\[\]\n]{1,1000})\]\]")
+"""What follows ``[[``: up to 1,000 characters without a bracket or a line break, then ``]]``
+(a run of brackets fails at once, whatever its length)."""
+_HUGO_REF_START = re.compile(r"\{\{[<%]\s*(?:rel)?ref\b")
 MAX_SHORTCODE_CHARS = 2_000
 """The same bound for a Hugo shortcode's ``>}}``."""
 HUGO_REF_NAMES = frozenset({"ref", "relref"})
@@ -108,11 +110,11 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     if not embed and not state.src.startswith("[[", start):
         return False
     opened = start + (3 if embed else 2)
-    close = state.src.find("]]", opened, min(state.posMax, opened + MAX_WIKILINK_CHARS) + 2)
-    if close < 0 or close + 2 > state.posMax or state.src.startswith("(", close + 2):
+    found = _WIKILINK_INSIDE.match(state.src, opened, state.posMax)
+    if found is None or state.src.startswith("(", found.end()):
         return False  # [[1]](url) is a CommonMark link whose text is "[1]"
-    inside = state.src[opened:close]
-    if not inside.strip() or any(char in inside for char in "[]\n"):
+    inside, close = found.group(1), found.end() - 2
+    if not inside.strip():
         return False
     if not silent:
         link = split_wikilink(inside)
@@ -174,7 +176,7 @@ def _hugo_ref_rule(state: StateInline, silent: bool) -> bool:
     """``{{< ref "path" >}}``: a reference; any other shortcode is left as text."""
     start = state.pos
     closing = _SHORTCODE_OPEN.get(state.src[start : start + 3])
-    if closing is None:
+    if closing is None or not _HUGO_REF_START.match(state.src, start):
         return False
     end = state.src.find(closing, start + 3, min(state.posMax, start + MAX_SHORTCODE_CHARS))
     if end < 0:

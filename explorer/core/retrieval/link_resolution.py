@@ -39,7 +39,7 @@ import os
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
@@ -324,7 +324,6 @@ class LinkResolver:
 
     routes: SiteRoutes
     disk: DiskPaths
-    _cache: dict[tuple[str, FileReference], Resolution | None] = field(default_factory=dict)
 
     @property
     def site(self) -> bool:
