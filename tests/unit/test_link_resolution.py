@@ -451,3 +451,24 @@ def test_an_index_made_by_an_older_explorer_learns_wikilinks_aliases_and_tags(tm
         assert keyword_paths(reopened, "engine", tags=("victorian",)) == ["people/Charles.md"]
     finally:
         reopened.close()
+
+
+def test_a_generators_config_is_read_safely(tmp_path):
+    # MkDocs configs carry Python tags; an alias bomb is not expanded; neither stops detection.
+    tagged = write_files(
+        tmp_path / "tagged",
+        {
+            "mkdocs.yml": (
+                "docs_dir: pages\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
+                "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
+            ),
+            "pages/index.md": "# Home\n",
+        },
+    )
+    assert detect_layout(tagged).mounts == (Mount("/", "pages/"),)
+    bomb = "docs_dir: pages\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(20)
+    )
+    bombed = write_files(tmp_path / "bombed", {"mkdocs.yml": bomb, "docs/index.md": "# Home\n"})
+    assert detect_layout(bombed).mounts == (Mount("/", "docs/"),)  # the default docs_dir

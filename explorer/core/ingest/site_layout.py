@@ -199,13 +199,29 @@ def _config_value(site: Path, stems: tuple[str, ...], key: str) -> str | None:
                 if not path.is_file() or path.stat().st_size > MAX_CONFIG_BYTES:
                     continue
                 text = path.read_text(encoding="utf-8")
-                data = tomllib.loads(text) if suffix == ".toml" else yaml.safe_load(text)
+                data = tomllib.loads(text) if suffix == ".toml" else _load_config_yaml(text)
             except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
                 continue
             value = data.get(key) if isinstance(data, dict) else None
             if isinstance(value, str) and value.strip():
                 return value.strip().strip("/")
     return None
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """Safe YAML that reads a tag it does not know (MkDocs' ``!!python/name:...``, ``!ENV``)
+    as no value, instead of failing the whole file."""
+
+
+_ConfigLoader.add_multi_constructor("", lambda _loader, _suffix, _node: None)
+
+
+def _load_config_yaml(text: str) -> object:
+    """A generator's YAML config; None when it uses aliases (``*name``: a few hundred bytes
+    of them can expand into gigabytes, and no setting read here needs one)."""
+    if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, _ConfigLoader)):
+        return None
+    return yaml.load(text, _ConfigLoader)  # a SafeLoader: builds no Python object
 
 
 def _readings(
