@@ -14,7 +14,9 @@ from explorer.user_config import UserConfig, load_user_config
 
 MODEL_ENV = "EXPLORER_MODEL"
 
-_SHAPED_KEYS = frozenset({"model", "chroma_url", "exclude", "extensions", "allow_links_outside"})
+_SHAPED_KEYS = frozenset(
+    {"model", "chroma_url", "exclude", "extensions", "allow_links_outside", "link_base"}
+)
 """Config file keys that :meth:`Settings.for_root` shapes itself; every other key is taken as it
 is into the :class:`Settings` field :meth:`UserConfig.setting_names` gives."""
 
@@ -78,6 +80,12 @@ class Settings(IndexSettings):
         if config.allow_links_outside is not None:
             allowed = {Path(p).expanduser().resolve() for p in config.allow_links_outside}
             from_config["allow_outside_links"] = root_path in allowed
+        if isinstance(config.link_base, str):
+            from_config["link_base"] = config.link_base
+        elif config.link_base is not None:
+            bases = {Path(p).expanduser().resolve(): b for p, b in config.link_base.items()}
+            if root_path in bases:
+                from_config["link_base"] = bases[root_path]
         settings = cls(
             root=root_path,
             index_dir=resolve_index_dir(root_path, index_dir),

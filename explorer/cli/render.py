@@ -238,8 +238,14 @@ def render_status(status: Status) -> None:
 
 
 def _link_line(where: str, link: Link) -> str:
-    """``where`` (a path and line) and the target as written, marked when it is missing."""
-    mark = "" if link.exists else click.style("  missing", fg="red", bold=True)
+    """``where`` (a path and line) and the target as written, marked when it is missing or
+    leads outside the root."""
+    if link.exists:
+        mark = ""
+    elif link.state == "outside-root":
+        mark = click.style("  outside the root", fg="yellow")
+    else:
+        mark = click.style("  missing", fg="red", bold=True)
     kind = "" if link.kind == "link" else f"  ({link.kind})"
     return f"  {where}  {safe_label(link.raw, name=True)}{kind}{mark}"
 
@@ -265,18 +271,24 @@ def render_missing_references(check: ReferenceCheck) -> None:
             f"{safe_name(link.source)}:{link.line}: missing {safe_label(link.raw, name=True)}{kind}"
             + (f" → {safe_name(link.target)}" if link.raw != link.target else "")
         )
+    outside = len(check.outside_root)
+    elsewhere = f", {outside} outside the root" if outside else ""
     if check.missing:
         files = len({link.source for link in check.missing})
         click.echo(
             f"{len(check.missing)} missing reference{'s' if len(check.missing) != 1 else ''}"
-            f" in {files} file{'s' if files != 1 else ''}",
+            f" in {files} file{'s' if files != 1 else ''}"
+            f" ({check.references} checked: {check.resolved} resolved{elsewhere})",
             err=True,
         )
     else:
         click.echo(
-            f"no missing references ({check.references} checked in {check.files} files)",
+            f"no missing references ({check.references} checked in {check.files} files)"
+            + (f"; {outside} lead outside the root" if outside else ""),
             err=True,
         )
+    if check.layout:
+        click.echo(f"links resolved as: {safe_text(check.layout)}", err=True)
 
 
 def _vectors_problem(status: Status) -> str:

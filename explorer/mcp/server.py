@@ -116,9 +116,10 @@ Read several whole files at once: `paths` in order, and/or the indexed files mat
 Files that do not fit are listed in `omitted` with their size: read them with `read`."""
 
 LINKS_DESCRIPTION = """\
-A file's outgoing references (Markdown links, reference definitions, `path/file.ext` mentions)
-with their resolved targets and whether those exist, and its backlinks (files that reference
-it)."""
+A file's outgoing references (Markdown links, reference definitions, [[wikilinks]] and embeds,
+Hugo ref shortcodes, `path/file.ext` mentions) with the file each leads to, resolved as the
+folder's publisher does (a static site's URLs, an Obsidian vault's note names), and its
+`state`: resolved, missing or outside-root; and its backlinks (files that reference it)."""
 
 STATUS_DESCRIPTION = """\
 What the index holds (files, passages, vectors, the model, the vector store), how far it is

@@ -17,7 +17,7 @@ from textual.app import App, ComposeResult
 
 from explorer.core.ingest.references import ReferenceKind
 from explorer.core.retrieval import related as core_related
-from explorer.core.retrieval.links import FileLinks, Link
+from explorer.core.retrieval.links import FileLinks, Link, LinkState
 from explorer.tui.widgets.links import LinksList
 from tests.ui.conftest import wait_for, wait_settled
 
@@ -125,7 +125,14 @@ class LinksApp(App):
 
 def _file_links(path: str, count: int) -> FileLinks:
     outgoing = [
-        Link(path, line, ReferenceKind.LINK, f"[n]({line}.md)", f"notes/{line}.md", True)
+        Link(
+            path,
+            line,
+            ReferenceKind.LINK,
+            f"[n]({line}.md)",
+            f"notes/{line}.md",
+            LinkState.RESOLVED,
+        )
         for line in range(1, count + 1)
     ]
     return FileLinks(path, True, outgoing, [])
@@ -151,3 +158,20 @@ async def test_links_read_again_stay_where_the_user_scrolled_them():
         await pilot.pause()
         assert links.scroll_y == 0
         assert first_visible_line(links).startswith("Links to (20)")
+
+
+async def test_link_rows_say_which_lead_nowhere_and_which_lead_outside_the_root():
+    app = LinksApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        links = app.query_one(LinksList)
+        outgoing = [
+            Link("a.md", 3, ReferenceKind.LINK, "b/", "b.md", LinkState.RESOLVED),
+            Link("a.md", 4, ReferenceKind.LINK, "../blog/", "/blog/", LinkState.OUTSIDE_ROOT),
+            Link("a.md", 5, ReferenceKind.EMBED, "![[x.png]]", "x.png", LinkState.MISSING),
+        ]
+        links.show_links("a.md", FileLinks("a.md", True, outgoing, []))
+        await pilot.pause()
+        lines = visible_lines(links)
+        assert lines[1] == "→ b.md  L3"
+        assert lines[2].startswith("→ /blog/  L4 outside the root")
+        assert lines[3].startswith("→ x.png  L5 embed missing")

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from explorer.cli import main
 from explorer.config import Settings
 from explorer.core.models import SearchMode
+from explorer.core.retrieval.links import file_links
 from explorer.core.store.index import Index
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
@@ -25,6 +26,7 @@ CORPUS = {
     "notes/sky.md": "---\ntags: [optics, night]\nversion: 2\n---\n# Sky\n\n"
     "See [the stars](stars.md) and [a comet](comet.md) through a telescope.\n",
     "notes/long.md": "# Long\n\n" + "".join(f"line {n} of a long note\n" for n in range(3, 8003)),
+    "notes/vault.md": "# Vault\n\n[[LONG]] and [[Nowhere]]\n",
     ".env": "SECRET=hunter2\n",
 }
 TOOLS = {"search", "read", "read_many", "related", "links", "index_status", "status"}
@@ -200,6 +202,28 @@ def test_related_status_and_links(corpus):
     assert not error, data
     assert data["path"] == "notes/stars.md" and data["exists"] is True
     assert [(b["path"], b["line"]) for b in data["backlinks"]] == [("notes/sky.md", 7)]
+
+
+def test_links_are_the_model_every_front_end_shows(corpus):
+    root, index_dir = corpus
+
+    async def body(session):
+        return (
+            await call(session, "links", path="notes/vault.md"),
+            await call(session, "links", path="notes/long.md"),
+        )
+
+    vault, long = with_session(server_params(*corpus), body)
+    assert [(link["raw"], link["target"], link["state"]) for link in vault[1]["links"]] == [
+        ("[[LONG]]", "notes/long.md", "resolved"),
+        ("[[Nowhere]]", "Nowhere.md", "missing"),
+    ]
+    index = Index(Settings.for_root(root, index_dir), embedder=FakeEmbedder())
+    try:  # what `explorer links --json` and the sidebar read
+        assert vault == (False, file_links(index, "notes/vault.md").as_json())
+        assert long == (False, file_links(index, "notes/long.md").as_json())
+    finally:
+        index.close()
 
 
 def test_front_matter_filters_and_links_of_a_missing_target(corpus):

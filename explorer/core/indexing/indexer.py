@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import cast
 
 from explorer.core.embed.embedder import ModelUnavailable
 from explorer.core.indexing.disk_state import scan_rules
@@ -27,9 +28,11 @@ from explorer.core.ingest.documents import ScannedFile, SkippedFile
 from explorer.core.ingest.file_reading import FileRefused
 from explorer.core.ingest.formats.reading import load_source
 from explorer.core.ingest.formats.sandbox import ExtractionCancelled
+from explorer.core.ingest.front_matter import FileMetadata, with_inline_tags
 from explorer.core.ingest.root_paths import disk_path, path_key
 from explorer.core.ingest.scanner import scan, scan_path
 from explorer.core.models import FileState, SyncPhase
+from explorer.core.store.file_facts import ROUTE_FIELDS
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import KeywordIndexDamaged
 from explorer.core.store.manifest_records import FileRecord
@@ -336,7 +339,9 @@ class Indexer:
         report.chunks_written += len(chunks)
 
     def _extract_missing_links(self, cancel: threading.Event | None) -> None:
-        """An index made before references were stored: extract every file's once."""
+        """An index whose references were read by an older explorer (or never): read every
+        file's references, inline tags and link names (aliases, slug, url) once, its chunks
+        and vectors kept."""
         keywords = self.index.keywords
         root = self.index.settings.root
         for path, record in keywords.files().items():
@@ -351,7 +356,13 @@ class Indexer:
                 document = loaded.document(cancel=cancel)
             except (FileRefused, ExtractionCancelled):
                 continue
-            keywords.replace_links(path, loaded.format.references(path, document))
+            facts = loaded.format.link_facts(path, document)
+            metadata = cast(FileMetadata, keywords.facts.metadata(path))
+            for key in ROUTE_FIELDS:
+                if key in document.metadata:
+                    metadata[key] = document.metadata[key]  # type: ignore[literal-required]
+            metadata = with_inline_tags(metadata, facts.tags)
+            keywords.replace_link_facts(path, metadata, facts.references)
         keywords.facts.set_links_complete()
 
     def _mark_skipped(

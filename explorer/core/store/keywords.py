@@ -37,7 +37,7 @@ from explorer.core.models import FileState
 from explorer.core.private_files import create_private_file, make_private_dirs
 from explorer.core.store.damaged_store import damage_words
 from explorer.core.store.embedding_ledger import EmbeddingLedger
-from explorer.core.store.file_facts import FileFacts, metadata_tags
+from explorer.core.store.file_facts import FileFacts, metadata_tags, search_title
 from explorer.core.store.manifest_records import (
     FileRecord,
     FileSummary,
@@ -108,7 +108,9 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
     title, heading, body, description, tags, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO chunks_fts(rowid, title, heading, body, description, tags)
-    SELECT c.rowid, f.title, c.heading, c.text,
+    SELECT c.rowid, f.title || COALESCE((SELECT char(10) || group_concat(value, char(10))
+            FROM json_each(f.metadata, '$.aliases') WHERE instr(value, '/') = 0), ''),
+        c.heading, c.text,
         CASE c.ord WHEN 0 THEN COALESCE(json_extract(f.metadata, '$.description'), '') ELSE '' END,
         CASE c.ord WHEN 0 THEN COALESCE((SELECT group_concat(value, ', ')
             FROM json_each(f.metadata, '$.tags')), '') ELSE '' END
@@ -118,7 +120,9 @@ CREATE VIRTUAL TABLE files_fts USING fts5(
     title, heading, body, description, tags, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO files_fts(rowid, title, heading, body, description, tags)
-    SELECT MIN(c.rowid), f.title, group_concat(c.heading, char(10)), group_concat(c.text, char(10)),
+    SELECT MIN(c.rowid), f.title || COALESCE((SELECT char(10) || group_concat(value, char(10))
+            FROM json_each(f.metadata, '$.aliases') WHERE instr(value, '/') = 0), ''),
+        group_concat(c.heading, char(10)), group_concat(c.text, char(10)),
         COALESCE(json_extract(f.metadata, '$.description'), ''),
         COALESCE((SELECT group_concat(value, ', ') FROM json_each(f.metadata, '$.tags')), '')
     FROM (SELECT * FROM chunks ORDER BY path, ord) c JOIN files f ON f.path = c.path
@@ -126,7 +130,8 @@ INSERT INTO files_fts(rowid, title, heading, body, description, tags)
 """
 """Rebuild the keyword tables from the chunks and the manifest (an index made before the
 description and tags columns, or before ``files_fts``): no file is read again and no vector
-changes.
+changes. The title column holds the title and the page's other names (front-matter aliases
+that are not URLs; see :func:`~explorer.core.store.file_facts.search_title`).
 
 A file's description and tags go with its first chunk only: FTS5's BM25 normalises by the length
 of the whole row, so repeating them in every chunk would rank every passage of a described file
@@ -509,6 +514,7 @@ class KeywordIndex:
         the old chunk ids."""
         now = time.time()
         description, tags = metadata.get("description", ""), ", ".join(metadata.get("tags", []))
+        searched_title = search_title(title, metadata)  # the title and the page's aliases
         with self._lock, self._db:
             old_ids = self._delete_chunks_of(path)
             first_rowid: int | None = None
@@ -534,7 +540,7 @@ class KeywordIndex:
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         cursor.lastrowid,
-                        title,
+                        searched_title,
                         chunk.heading_path,
                         chunk.text,
                         "" if ordinal else description,
@@ -549,7 +555,7 @@ class KeywordIndex:
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         first_rowid,
-                        title,
+                        searched_title,
                         "\n".join(chunk.heading_path for _id, chunk in chunks),
                         "\n".join(chunk.text for _id, chunk in chunks),
                         description,
@@ -578,6 +584,39 @@ class KeywordIndex:
         """Swap just the references of ``path`` (its chunks stay)."""
         with self._lock, self._db:
             self.facts.write_links(path, references)
+
+    def replace_link_facts(
+        self, path: str, metadata: FileMetadata, references: Sequence[FileReference]
+    ) -> None:
+        """Swap the references of ``path`` and its metadata (new link names and inline tags)
+        with its chunks kept: how an index made by an older explorer learns what it did not
+        read. The keyword index's title (with the aliases) and tags follow."""
+        with self._lock, self._db:
+            row = self._db.execute("SELECT title FROM files WHERE path = ?", (path,)).fetchone()
+            if row is None:
+                return
+            self._db.execute(
+                "UPDATE files SET metadata = ? WHERE path = ?", (json.dumps(metadata), path)
+            )
+            self.facts.replace(path, metadata, references)
+            searched_title = search_title(row[0], metadata)
+            tags = ", ".join(metadata.get("tags", []))
+            rowids = [
+                rowid
+                for (rowid,) in self._db.execute(
+                    "SELECT rowid FROM chunks WHERE path = ? ORDER BY ord", (path,)
+                ).fetchall()
+            ]
+            for ordinal, rowid in enumerate(rowids):
+                self._db.execute(
+                    "UPDATE chunks_fts SET title = ?, tags = ? WHERE rowid = ?",
+                    (searched_title, "" if ordinal else tags, rowid),
+                )
+            if rowids:
+                self._db.execute(
+                    "UPDATE files_fts SET title = ?, tags = ? WHERE rowid = ?",
+                    (searched_title, tags, rowids[0]),
+                )
 
     def mark_skipped(
         self, path: str, size: int, mtime_ns: int, state: str, reason: str

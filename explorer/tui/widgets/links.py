@@ -33,16 +33,21 @@ class LinkRow:
     exists: bool
 
 
-def _row_prompt(arrow: str, path: str, line: int, exists: bool, kind: str) -> Content:
+def _row_prompt(arrow: str, path: str, line: int, state: str, kind: str) -> Content:
+    """One link: where it leads, its line, its kind, and whether it is missing or leads
+    outside the root (``state``, a :class:`~explorer.core.retrieval.links.LinkState`)."""
+    style = {"resolved": "$text-primary", "outside-root": "$text-muted"}
     parts = [
         (f"{arrow} ", "$text-muted"),
-        (safe_name(path), "$text-primary" if exists else "$text-error strike"),
+        (safe_name(path), style.get(state, "$text-error strike")),
         (f"  L{line}", "$text-muted"),
     ]
     if kind != "link":
         parts.append((f" {kind}", "$text-muted italic"))
-    if not exists:
+    if state == "missing":
         parts.append((" missing", "bold $text-error"))
+    elif state == "outside-root":
+        parts.append((" outside the root", "italic $text-warning"))
     return Content.assemble(*parts)
 
 
@@ -123,13 +128,14 @@ class LinksList(OptionList):
         options: list[Option] = [_header(f"Links to ({len(found.outgoing)})")]
         rows: list[LinkRow | None] = [None]
         for link in found.outgoing:
-            prompt = _row_prompt("→", link.target, link.line, link.exists, str(link.kind))
+            prompt = _row_prompt("→", link.target, link.line, str(link.state), str(link.kind))
             options.append(Option(prompt))
             rows.append(LinkRow(link.target, None, link.exists))
         options.append(_header(f"Linked from ({len(found.backlinks)})"))
         rows.append(None)
         for link in found.backlinks:
-            options.append(Option(_row_prompt("←", link.source, link.line, True, str(link.kind))))
+            prompt = _row_prompt("←", link.source, link.line, "resolved", str(link.kind))
+            options.append(Option(prompt))
             rows.append(LinkRow(link.source, link.line, True))
         self.rows = rows
         self.set_options(options)
