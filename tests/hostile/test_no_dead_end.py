@@ -349,10 +349,11 @@ def test_check_refs_checks_a_read_only_index_as_it_is(tmp_path):
                 Path(folder, name).chmod(0o600)
     assert done.returncode == 1, done.stderr  # a missing reference was found
     assert done.stdout == "a.md:3: missing gone.md\n"
-    note, summary = done.stderr.splitlines()
+    note, summary, layout = done.stderr.splitlines()
     assert note.startswith(f"note: the index at {index_dir} cannot be written (")
     assert note.endswith("; checking the index as it is")
-    assert summary == "1 missing reference in 1 file"
+    assert summary == "1 missing reference in 1 file (2 checked: 1 resolved)"
+    assert layout == "links resolved as: plain folder: links by path"
 
 
 # -- hints carry --index-dir ----------------------------------------------------------------------
