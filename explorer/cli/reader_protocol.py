@@ -327,27 +327,22 @@ def check_shape(data: bytes) -> None:
             raise RequestRefused(Refusal.BAD_REQUEST, f"nested deeper than {NESTING_LIMIT}")
 
 
-class VersionMismatch(Exception):
-    """A request from another protocol or build of explorer."""
-
-    def __init__(self, header: Header, fingerprint: str) -> None:
-        super().__init__(
-            f"explorer {header.explorer_version or '?'} (protocol {header.protocol}, build "
-            f"{header.fingerprint[:12] or '?'}) asked a reader of explorer "
-            f"{explorer.__version__} (protocol {PROTOCOL}, build {fingerprint[:12]})"
-        )
-        self.header = header
-
-    @property
-    def newer_or_same_protocol(self) -> bool:
-        """True when the sender knows this protocol, or a later one: it can replace the reader.
-        An older client's request is refused and the reader stays."""
-        return self.header.protocol >= PROTOCOL
+def version_refusal(header: Header, fingerprint: str) -> RequestRefused:
+    """The refusal of a request from another protocol or build of explorer. The reader leaves
+    when the sender knows this protocol or a later one (it can replace the reader); an older
+    client's request is refused and the reader stays."""
+    return RequestRefused(
+        Refusal.VERSION,
+        f"explorer {header.explorer_version or '?'} (protocol {header.protocol}, build "
+        f"{header.fingerprint[:12] or '?'}) asked a reader of explorer "
+        f"{explorer.__version__} (protocol {PROTOCOL}, build {fingerprint[:12]})",
+        leaving=header.protocol >= PROTOCOL,
+    )
 
 
 def parse_request(data: bytes, fingerprint: str) -> ReaderRequest:
     """The request in ``data``, checked: raises :class:`RequestRefused` for anything this
-    reader does not answer, and :class:`VersionMismatch` for a request from other code."""
+    reader does not answer (reason ``VERSION``: a request from other code)."""
     from pydantic import ValidationError
 
     check_shape(data)
@@ -356,7 +351,7 @@ def parse_request(data: bytes, fingerprint: str) -> ReaderRequest:
     except ValidationError as error:
         raise RequestRefused(Refusal.BAD_REQUEST, _first_error(error)) from None
     if header.protocol != PROTOCOL or header.fingerprint != fingerprint:
-        raise VersionMismatch(header, fingerprint)
+        raise version_refusal(header, fingerprint)
     try:
         request = _request_schema().validate_json(data)
     except ValidationError as error:

@@ -50,7 +50,6 @@ from explorer.cli.reader_protocol import (
     Refused,
     Reply,
     RequestRefused,
-    VersionMismatch,
     code_fingerprint,
     encode_reply,
     parse_request,
@@ -253,7 +252,6 @@ class ResidentReader:
             data = _read_request(connection)
             request = parse_request(data, self.fingerprint)
             if index_state(self.index_dir) != self._state:
-                self.retire()
                 raise RequestRefused(Refusal.INDEX_CHANGED, "the index changed", leaving=True)
             if not self._answering.acquire(timeout=ANSWER_WAIT_SECONDS):
                 raise RequestRefused(Refusal.BUSY, "another answer is taking long")
@@ -262,12 +260,9 @@ class ResidentReader:
             finally:
                 self._answering.release()
         except RequestRefused as refused:
+            if refused.reply.leaving:
+                self.retire()  # before the reply: its client may start a reader at once
             return refused.reply
-        except VersionMismatch as mismatch:
-            leaving = mismatch.newer_or_same_protocol
-            if leaving:
-                self.retire()
-            return Refused(Refusal.VERSION, str(mismatch), leaving)
         except TimeoutError:
             return Refused(Refusal.BAD_REQUEST, f"no whole request within {READ_SECONDS:g} s")
         # What answering raised, expected (an ExplorerError: no index, a bad query, a store

@@ -23,7 +23,6 @@ from explorer.cli.reader_protocol import (
     RequestRefused,
     SearchCall,
     StatusCall,
-    VersionMismatch,
     code_fingerprint,
     decode_reply,
     encode_reply,
@@ -155,16 +154,17 @@ def test_a_file_outside_the_root_is_refused(tmp_path, path):
     ],
 )
 def test_a_request_from_other_code_is_told_apart(tmp_path, change, leaving):
-    with pytest.raises(VersionMismatch) as raised:
+    with pytest.raises(RequestRefused) as raised:
         parse_request(edited(encode_request(request_for(tmp_path)), change), FINGERPRINT)
-    assert raised.value.newer_or_same_protocol is leaving
+    assert raised.value.reply.reason is Refusal.VERSION
+    assert raised.value.reply.leaving is leaving
 
 
 def test_an_old_style_request_is_one_from_other_code():
     old = {"protocol": 1, "index_dir": "/x", "argv": [], "env": {}, "cwd": "/"}
-    with pytest.raises(VersionMismatch) as raised:
+    with pytest.raises(RequestRefused) as raised:
         parse_request(json.dumps(old).encode(), FINGERPRINT)
-    assert not raised.value.newer_or_same_protocol
+    assert not raised.value.reply.leaving
 
 
 @pytest.mark.parametrize(
