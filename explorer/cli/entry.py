@@ -162,7 +162,7 @@ def run() -> None:
     :mod:`explorer.cli.resident_client`); when it cannot answer, this process runs the command."""
     from explorer.cli.resident_client import try_resident
 
-    exit_code = try_resident(sys.argv[1:])
+    exit_code = try_resident(sys.argv[1:], main)
     if exit_code is not None:
         os._exit(exit_code)
     main(obj={"whole_process": True})
@@ -412,11 +412,11 @@ def search(
     quote a value with spaces: tag:"Data, AI".
     """
     from explorer.api.requests import SearchOptions
-    from explorer.cli.commands import IndexOptions, OutputFormat, run_search
+    from explorer.cli.commands import IndexOptions, run_search
+    from explorer.cli.commands import output_format as chosen_format
     from explorer.core.retrieval.agent_context import ContextOptions
 
-    if as_json and output_format not in (None, "json"):
-        fail(f"--json and --format {output_format} exclude each other")
+    output = chosen_format(as_json, output_format)
     run_search(
         query,
         root,
@@ -433,7 +433,7 @@ def search(
         ),
         ContextOptions(content=content, max_tokens=max_tokens, metadata_only=metadata_only),
         explain,
-        OutputFormat.JSON if as_json else OutputFormat(output_format or "text"),
+        output,
     )
 
 
@@ -560,7 +560,7 @@ def mcp_command(
 @main.command("_reader", hidden=True)
 @click.argument("index_dir", type=click.Path(file_okay=False, path_type=Path))
 def resident_reader(index_dir: Path) -> None:
-    """Serve one-shot searches of INDEX_DIR (started by `explorer search` itself)."""
+    """Serve one-shot reads of INDEX_DIR (started by `explorer search` and the like)."""
     from explorer.cli.resident_server import serve
 
     serve(index_dir)

@@ -12,7 +12,7 @@ import re
 import sys
 import textwrap
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -51,10 +51,15 @@ def url_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
+def is_terminal(out: TextIO | None) -> bool:
+    """True when ``out`` (None: stdout) is a terminal, where styles show."""
+    # click.get_text_stream is deprecated (Click 9 removes it): sys.stdout is what echo writes to
+    return (sys.stdout if out is None else out).isatty()
+
+
+def _marked(snippet: str, spans: list[tuple[int, int]], styled: bool) -> str:
     """The snippet with matched words in bold on a terminal, or **like this** in a pipe;
     never inside a URL (a marker there would break the link for whoever copies it)."""
-    styled = sys.stdout.isatty()  # click.get_text_stream is deprecated (Click 9 removes it)
     snippet, spans = safe_spans(snippet, spans)
     urls = url_spans(snippet)
     out, last = [], 0
@@ -69,40 +74,44 @@ def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def render_search(answer: AgentAnswer, explain: bool, first: int = 1) -> None:
-    """An :class:`~explorer.core.retrieval.agent_context.AgentAnswer` as text: files best first,
-    each
-    with its passages (snippets, or full text with ``--content``), or metadata only."""
+def render_search(
+    answer: AgentAnswer, explain: bool, first: int = 1, out: TextIO | None = None
+) -> None:
+    """An :class:`~explorer.core.retrieval.agent_context.AgentAnswer` as text, to ``out``
+    (default: stdout): files best first, each with its passages (snippets, or full text with
+    ``--content``), or metadata only."""
     response, options = answer.response, answer.options
+    styled = is_terminal(out)
     for note in response.notes:
-        click.echo(f"note: {safe_text(note)}")
+        click.echo(f"note: {safe_text(note)}", file=out)
     if explain:
         for leg, description in response.filters.items():
-            click.echo(f"{leg} leg: {safe_text(description)}")
+            click.echo(f"{leg} leg: {safe_text(description)}", file=out)
         if response.fusion:
-            click.echo(f"fusion: {response.fusion}")
+            click.echo(f"fusion: {response.fusion}", file=out)
     if not response.results:
-        click.echo(f"no results for {safe_text(repr(response.query))} ({response.mode})")
+        click.echo(f"no results for {safe_text(repr(response.query))} ({response.mode})", file=out)
         return
     for number, hit in enumerate(response.results, start=first):
         title = f" — {safe_label(hit.title)}" if hit.title else ""
         path = click.style(safe_name(hit.path), bold=True)
-        click.echo(f"{number:>2}. {path}  {hit.score:.2f}{title}")
+        click.echo(f"{number:>2}. {path}  {hit.score:.2f}{title}", file=out)
         if hit.description:
-            click.echo(f"      {safe_label(hit.description, 2 * LABEL_MAX)}")
+            click.echo(f"      {safe_label(hit.description, 2 * LABEL_MAX)}", file=out)
         if hit.tags:
-            click.echo(f"      tags: {safe_label(', '.join(hit.tags))}")
+            click.echo(f"      tags: {safe_label(', '.join(hit.tags))}", file=out)
         if options.metadata_only:
             continue
         for passage in hit.passages:
             where = f"{_page(passage.page)}L{passage.start_line}-{passage.end_line}"
             heading = f"{safe_label(passage.heading)}  " if passage.heading else ""
-            click.echo(f"      {heading}{where}  {passage.score:.2f}")
+            click.echo(f"      {heading}{where}  {passage.score:.2f}", file=out)
             if options.content:
                 text = safe_text(answer.texts.get(passage.chunk_id, passage.snippet), True)
-                click.echo(textwrap.indent(text.rstrip("\n"), "        "))
+                click.echo(textwrap.indent(text.rstrip("\n"), "        "), file=out)
             else:
-                click.echo(f"        {_marked(passage.snippet, passage.highlights)}")
+                marked = _marked(passage.snippet, passage.highlights, styled)
+                click.echo(f"        {marked}", file=out)
             if explain:
                 keyword = (
                     f"keyword #{passage.keyword_rank} (bm25 {passage.keyword_score:.2f})"
@@ -119,7 +128,7 @@ def render_search(answer: AgentAnswer, explain: bool, first: int = 1) -> None:
                     vector += f" · file cos {passage.file_similarity:.3f}"
                 if passage.file_keyword_score is not None:
                     keyword += f" · file bm25 {passage.file_keyword_score:.2f}"
-                click.echo(f"        {keyword} · {vector} · fused {passage.fused:.4f}")
+                click.echo(f"        {keyword} · {vector} · fused {passage.fused:.4f}", file=out)
 
 
 def _one_line(text: str) -> str:
@@ -132,26 +141,28 @@ def _page(page: int | None) -> str:
     return "" if page is None else f"p. {page} "
 
 
-def render_related(path: str, neighbours: Sequence[RelatedFile]) -> None:
+def render_related(path: str, neighbours: Sequence[RelatedFile], out: TextIO | None = None) -> None:
     path = safe_name(path)
     if not neighbours:
-        click.echo(f"no related files for {path}")
+        click.echo(f"no related files for {path}", file=out)
         return
-    click.echo(f"files related to {path}:")
+    click.echo(f"files related to {path}:", file=out)
     for number, other in enumerate(neighbours, start=1):
         title = f" — {safe_label(other.title)}" if other.title else ""
         name = click.style(safe_name(other.path), bold=True)
-        click.echo(f"{number:>2}. {name}  {other.score:.2f}{title}")
+        click.echo(f"{number:>2}. {name}  {other.score:.2f}{title}", file=out)
         source, match = other.source_passage, other.related_passage
         click.echo(
             f"      here  {_page(source.page)}L{source.start_line}-{source.end_line} "
             f"{safe_label(source.heading)}: "
-            f"{safe_text(_one_line(source.text)[:120])}"
+            f"{safe_text(_one_line(source.text)[:120])}",
+            file=out,
         )
         click.echo(
             f"      there {_page(match.page)}L{match.start_line}-{match.end_line} "
             f"{safe_label(match.heading)}: "
-            f"{safe_text(_one_line(match.text)[:120])}"
+            f"{safe_text(_one_line(match.text)[:120])}",
+            file=out,
         )
 
 
@@ -210,7 +221,7 @@ def _skipped_lines(status: Status) -> list[str]:
     return shown + ([f"            … and {more} more"] if more > 0 else [])
 
 
-def render_status(status: Status) -> None:
+def render_status(status: Status, out: TextIO | None = None) -> None:
     reasons = ", ".join(f"{n} {safe_text(r)}" for r, n in sorted(status.skip_reasons.items()))
     when = (
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update))
@@ -234,7 +245,7 @@ def render_status(status: Status) -> None:
         + (f"needed: {safe_text(status.rebuild_reason)}" if status.needs_rebuild else "not needed"),
         _permissions_line(status),
     ]
-    click.echo("\n".join(lines))
+    click.echo("\n".join(lines), file=out)
 
 
 def _link_line(where: str, link: Link) -> str:
@@ -250,17 +261,17 @@ def _link_line(where: str, link: Link) -> str:
     return f"  {where}  {safe_label(link.raw, name=True)}{kind}{mark}"
 
 
-def render_links(found: FileLinks) -> None:
+def render_links(found: FileLinks, out: TextIO | None = None) -> None:
     """``explorer links``: outgoing links, then backlinks, with lines."""
     path = safe_name(found.path)
     if not found.exists:
-        click.echo(f"note: {path} does not exist; these files link to it")
-    click.echo(f"{path} links to {len(found.outgoing)}:")
+        click.echo(f"note: {path} does not exist; these files link to it", file=out)
+    click.echo(f"{path} links to {len(found.outgoing)}:", file=out)
     for link in found.outgoing:
-        click.echo(_link_line(f"L{link.line} → {safe_name(link.target)}", link))
-    click.echo(f"linked from {len(found.backlinks)}:")
+        click.echo(_link_line(f"L{link.line} → {safe_name(link.target)}", link), file=out)
+    click.echo(f"linked from {len(found.backlinks)}:", file=out)
     for link in found.backlinks:
-        click.echo(_link_line(f"{safe_name(link.source)}:{link.line}", link))
+        click.echo(_link_line(f"{safe_name(link.source)}:{link.line}", link), file=out)
 
 
 def render_missing_references(check: ReferenceCheck) -> None:
@@ -309,6 +320,7 @@ def _vectors_problem(status: Status) -> str:
     return f" — unreadable, counts are from the manifest: {safe_text(status.vectors_problem)}"
 
 
-def print_json(data: object) -> None:
-    """Print ``data`` as JSON; no control character is written raw (see :func:`safe_json`)."""
-    click.echo(safe_json(json.dumps(data, indent=2, ensure_ascii=False)))
+def print_json(data: object, out: TextIO | None = None) -> None:
+    """Print ``data`` as JSON to ``out`` (default: stdout); no control character is written raw
+    (see :func:`safe_json`)."""
+    click.echo(safe_json(json.dumps(data, indent=2, ensure_ascii=False)), file=out)
