@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from explorer.core.ingest.references import ReferenceKind
+from explorer.core.ingest.references import LinkSyntax, ReferenceKind
 from explorer.core.models import SearchMode
+from explorer.core.retrieval.link_resolution import LinkState
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.agent_context import AgentAnswer, BudgetReport
@@ -372,12 +373,17 @@ class OutgoingLink(Answer):
 
     line: int
     kind: ReferenceKind
+    syntax: LinkSyntax
+    """How it is written: a path or URL, an Obsidian ``[[wikilink]]``, a Hugo ``ref``."""
     raw: str
     """The target as written in the file."""
     path: str
-    """The target, resolved relative to the root."""
+    """Where it leads, relative to the root (when missing: the path nothing is at; when
+    outside the root: the URL or path it reads as)."""
+    state: LinkState
+    """``resolved`` (a file or folder of the tree), ``missing``, or ``outside-root``."""
     exists: bool
-    """Whether the target exists on disk now."""
+    """Whether the target exists on disk now (``state`` is ``resolved``)."""
 
 
 class Backlink(Answer):
@@ -387,6 +393,7 @@ class Backlink(Answer):
     """The file that makes the reference."""
     line: int
     kind: ReferenceKind
+    syntax: LinkSyntax
     raw: str
     """The reference as written there."""
 
@@ -408,7 +415,13 @@ class LinksAnswer(Answer):
             exists=found.exists,
             links=[_outgoing(link) for link in found.outgoing],
             backlinks=[
-                Backlink(path=link.source, line=link.line, kind=link.kind, raw=link.raw)
+                Backlink(
+                    path=link.source,
+                    line=link.line,
+                    kind=link.kind,
+                    syntax=link.syntax,
+                    raw=link.raw,
+                )
                 for link in found.backlinks
             ],
             stale=stale,
@@ -417,7 +430,13 @@ class LinksAnswer(Answer):
 
 def _outgoing(link: Link) -> OutgoingLink:
     return OutgoingLink(
-        line=link.line, kind=link.kind, raw=link.raw, path=link.target, exists=link.exists
+        line=link.line,
+        kind=link.kind,
+        syntax=link.syntax,
+        raw=link.raw,
+        path=link.target,
+        state=link.state,
+        exists=link.exists,
     )
 
 
