@@ -270,6 +270,7 @@ def test_status_sees_edits_on_disk_until_index_only_takes_them_in(corpus):
             "edited": 1,
             "new": 1,
             "deleted": 1,
+            "missing_chunks": 0,
             "disk_checked": True,
         }
         assert status["files"]["stale"] == 3
