@@ -33,7 +33,8 @@ class Pane(StrEnum):
 class PaneLayout:
     """The panes shown at the terminal's width, with the user's toggles on top."""
 
-    width: int = 0
+    width: int | None = None
+    """The terminal's width (None before the first resize)."""
     chosen: dict[Pane, bool] = field(default_factory=dict)
     """Panes the user showed (True) or hid (False) at this band of widths."""
 
@@ -45,7 +46,7 @@ class PaneLayout:
     def resize(self, width: int) -> bool:
         """The terminal is ``width`` columns wide; True when the panes shown may change
         (a width was crossed: the user's toggles end)."""
-        crossed = self.band(width) != self.band(self.width)
+        crossed = self.width is None or self.band(width) != self.band(self.width)
         self.width = width
         if crossed:
             self.chosen.clear()
@@ -54,7 +55,7 @@ class PaneLayout:
     def automatic(self, pane: Pane) -> bool:
         """Whether ``pane`` shows at this width when the user chose nothing."""
         minimum = TREE_MIN_WIDTH if pane is Pane.TREE else SIDEBAR_MIN_WIDTH
-        return self.width >= minimum
+        return self.width is None or self.width >= minimum
 
     def shows(self, pane: Pane) -> bool:
         return self.chosen.get(pane, self.automatic(pane))

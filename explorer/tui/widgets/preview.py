@@ -112,6 +112,7 @@ class Preview(Vertical):
     """The open file. ``open_file`` loads it on a worker and scrolls to the passage."""
 
     BORDER_TITLE = "Preview"
+    ALLOW_MAXIMIZE = True
     BINDINGS = [
         Binding("j,down", "scroll(1)", "Down", show=False, tooltip="Down a line"),
         Binding("k,up", "scroll(-1)", "Up", show=False, tooltip="Up a line"),
@@ -291,9 +292,10 @@ class Preview(Vertical):
     def passage_visible(self) -> bool:
         """True when the marked passage is inside the visible part of the preview."""
         passage = self.passage
-        return passage is not None and self.loaded and self._lines_visible(*passage)
+        return passage is not None and self.loaded and self.lines_visible(*passage)
 
-    def _lines_visible(self, start: int, end: int) -> bool:
+    def lines_visible(self, start: int, end: int) -> bool:
+        """Whether any of lines ``start..end`` (1-based) is on screen."""
         if self.kind == "markdown":
             scroller = self.query_one("#preview-markdown", VerticalScroll)
             visible = scroller.content_region
@@ -424,7 +426,7 @@ class Preview(Vertical):
             return
         marked = places[current] if current is not None else None
         # From the mark when the reader sees it, else from the top of the view.
-        visible = marked is not None and self._lines_visible(*marked)
+        visible = marked is not None and self.lines_visible(*marked)
         starts = [start for start, _end in places]
         wrapped = ""
         if direction > 0:
@@ -525,7 +527,7 @@ class Preview(Vertical):
         elif self.kind in ("code", "text"):
             view = self.query_one(TextView)
             view.set_passage((line, line) if line is not None else None)
-            if line is not None and not self._lines_visible(line, line):
+            if line is not None and not self.lines_visible(line, line):
                 view.scroll_to_line(line)
 
     # -- loading ------------------------------------------------------------------------------

@@ -99,6 +99,8 @@ class _Answer:
 class SearchPanel(Vertical):
     """The search box and the results list; runs the searches the box asks for."""
 
+    ALLOW_MAXIMIZE = True
+
     BINDINGS = [
         # Priority: the focus moves while this key is handled, so the keys of the same read
         # (Down, Down typed fast) already reach the results list.
