@@ -255,8 +255,10 @@ class ResultsList(ScrollView, can_focus=True):
         self.set_reactive(ResultsList.highlighted, index)
         self.scroll_to(y=0 if index == 0 else self.scroll_y, animate=False, immediate=True)
         self._scroll_to_highlight()
-        self.border_title = f"Results · {SCORE_MEANING[answered]}"
-        self.tooltip = SCORE_DETAIL[answered]
+        title = f"Results · {SCORE_MEANING[answered]}"
+        if self.border_title != title:  # per keystroke: only when the mode changes
+            self.border_title = title
+            self.tooltip = SCORE_DETAIL[answered]
         below = " · more below" if self.has_more else ""
         self.border_subtitle = f"{len(self.hits)} files · {answered}{below}"
 
@@ -290,8 +292,9 @@ class ResultsList(ScrollView, can_focus=True):
     def _show_message(self, text: str) -> None:
         self.hits = []
         self.has_more = False
-        self.border_title = "Results"
-        self.tooltip = None
+        if self.border_title != "Results":
+            self.border_title = "Results"
+            self.tooltip = None
         self.message = text = safe_text(text)
         width = self.row_width
         self._set_rows([snippet_lines(text, [], width, most=3)], width)
