@@ -136,8 +136,11 @@ async def test_a_restart_continues_where_the_user_left(sample_copy, app_for):
         assert screen.search_box.filter_text == "guides/"
         await wait_for(pilot, lambda: screen.results.shown_query == "backup", what="results")
         assert all(hit.path.startswith("guides/") for hit in screen.results.hits)
-        # The recent files came back too.
+        # The recent files came back too, and the tree shows the file once it has read it.
         assert screen.recent.paths[0] == name
+        await wait_for(pilot, lambda: bool(screen.file_tree.paths), what="the tree")
+        await pilot.pause()
+        assert screen.file_tree.cursor_node.data.path == name
 
 
 async def test_sessions_can_be_turned_off(sample_copy, app_for, monkeypatch):
@@ -260,6 +263,30 @@ async def test_zoom_gives_the_focused_pane_the_whole_screen(sample_copy, app_for
         await pilot.pause()
         assert screen.maximized is None
         assert screen.preview.outer_size.width < SIZE[0] * 0.6  # its column again
+
+
+async def test_zooming_keeps_the_line_the_reader_is_at(sample_copy, app_for):
+    """Wrapped lines take fewer rows in a wider pane: the line at the top must stay there."""
+    docs, _index = sample_copy
+    (docs / "prose.txt").write_text(
+        "".join(f"line {n} " + "words that go on " * 10 + "\n" for n in range(1, 200))
+    )
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "prose.txt")
+        preview.focus_content()
+        preview.go_to_line(80)
+        await pilot.pause()
+        assert preview.position() == 80
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is preview and preview.position() == 80
+        await pilot.press("z")
+        await pilot.pause()
+        assert preview.position() == 80
 
 
 # -- reading ----------------------------------------------------------------------------------

@@ -214,6 +214,8 @@ class MainScreen(Screen[None]):
         self.remember = session.enabled(themes.load_preferences())
         """Sessions are read and written (see :mod:`explorer.tui.session`)."""
         self._session_due: Timer | None = None
+        self._reveal_pending: str | None = None
+        """A file opened before the tree held it (a restored session): revealed once it does."""
         self._browsed_folder: str | None = None
         """The folder of the tree's cursor while the user moves it (a hint for embedding)."""
         self._embedded_since: set[str] = set()
@@ -325,6 +327,8 @@ class MainScreen(Screen[None]):
         self.recent.add(path)
         self.preview.open_file(path, absolute, passages, line, top)
         self.file_tree.reveal(path)
+        if self.file_tree.state_of(path) is None:
+            self._reveal_pending = path
         self.links.load(self.index, path)
         self.load_related(path)
         self.send_focus()
@@ -485,6 +489,11 @@ class MainScreen(Screen[None]):
 
     @on(FileTree.Loaded)
     def _manifest_loaded(self, event: FileTree.Loaded) -> None:
+        pending = self._reveal_pending
+        if pending is not None and self.file_tree.state_of(pending) is not None:
+            self._reveal_pending = None  # a file opened before the tree held it
+            if pending == self.current_path:
+                self.file_tree.reveal(pending)
         state = self._set_state(counts=event.counts)
         progress = state.progress
         keywords = progress is not None and progress.phase is SyncPhase.KEYWORDS

@@ -24,8 +24,8 @@ from explorer.tui.messages import OpenFile
 from explorer.tui.text_fit import middle_path
 from explorer.tui.workers import report_worker_failure
 
-SUBTITLE_MARGIN = 4
-"""Cells of the border around the subtitle (corners, a space each side)."""
+SUBTITLE_MARGIN = 6
+"""Cells of the border around the subtitle (corners, the rule and a space each side)."""
 DEFAULT_WIDTH = 34
 """The width rows are laid out for before the panel has a size."""
 
