@@ -56,31 +56,14 @@ def test_search_in_a_real_terminal(tmp_path):
         f"cd {REPO} && env {exports} {sys.executable} -m explorer sample_docs; "
         f"echo $? > {exit_file}"
     )
-    subprocess.run(
-        [
-            "tmux",
-            "-L",
-            socket,
-            "new-session",
-            "-d",
-            "-s",
-            "explorer",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            command,
-        ],
-        check=True,
-        timeout=10,
-        env={**os.environ, **env},
-    )
+    start = ["tmux", "-L", socket, "new-session", "-d", "-s", "explorer", "-x", "120", "-y", "40"]
+    subprocess.run([*start, command], check=True, timeout=10, env={**os.environ, **env})
     try:
         _wait_for_screen(socket, lambda s: "Files" in s and "Results" in s, 30)
         # A filtered query, so the known file is on screen whatever else mentions backups.
         _tmux(socket, "send-keys", "-t", "explorer", "-l", "backups path:guides/")
         screen = _wait_for_screen(
-            socket, lambda s: "guides/backups.md" in s.split("Results")[-1], 60
+            socket, lambda s: "guides/backups.md" in s.split("╭─ Results")[-1], 60
         )
         assert "Search" in screen
         _tmux(socket, "send-keys", "-t", "explorer", "Enter")  # open the best result
@@ -88,7 +71,7 @@ def test_search_in_a_real_terminal(tmp_path):
         _quit(socket, exit_file)
         # Started again: the query and the open file are back.
         exit_file.unlink()
-        _tmux(socket, "respawn-pane", "-k", "-t", "explorer", command)
+        subprocess.run([*start, command], check=True, timeout=10, env={**os.environ, **env})
         screen = _wait_for_screen(socket, lambda s: "backups path:guides/" in s, 60)
         _wait_for_screen(socket, _preview_titled("guides/backups.md"), 30)
         _quit(socket, exit_file)
