@@ -160,11 +160,12 @@ class TextView(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         """A new width wraps lines anew: the line at the top stays at the top (zooming in and
         out keeps the reader's place)."""
-        if not (self.wrap and self._rows_width and self._text_width() != self._rows_width):
+        if not self.wrap or self._text_width() == self._rows_width:
             return
-        top = self._line_of(int(self.scroll_offset.y)) + 1
+        top = self._line_of(int(self.scroll_offset.y)) + 1 if self._rows_width else None
         self._layout()
-        self.scroll_to(y=self._row_of(top), animate=False, immediate=True)
+        if top is not None:
+            self.scroll_to(y=self._row_of(top), animate=False, immediate=True)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
