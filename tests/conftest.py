@@ -19,6 +19,9 @@ from tests.fakes import FakeEmbedder
 EXPLORER_PROCESS = [sys.executable, "-m", "explorer"]
 """The CLI as a process of its own, the way a script meets it."""
 
+TREE = Path(__file__).resolve().parents[1]
+"""The working tree under test: the folder that holds ``explorer/``."""
+
 
 def run_explorer(
     *args: object, env: dict | None = None, check: bool = False, timeout: float = 600
@@ -42,6 +45,17 @@ def no_resident_reader():
     (tests/unit/test_resident_reader.py does). Session-wide, so module fixtures see it too."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EXPLORER_NO_DAEMON", "1")
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def processes_run_this_tree():
+    """Every process a test starts, in whatever folder, runs the code of this working tree: an
+    editable install may point at another copy of it (a clone moved after it was installed)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(
+            "PYTHONPATH", os.pathsep.join(filter(None, [str(TREE), os.environ.get("PYTHONPATH")]))
+        )
         yield
 
 
