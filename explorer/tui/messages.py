@@ -37,6 +37,16 @@ class OpenFile(Message):
 
 
 @dataclass
+class FollowLink(Message):
+    """A link in the preview of ``source`` was clicked; ``href`` is its destination as the
+    page writes it. The screen resolves it as ``explorer links`` does (a docs site's route,
+    a vault's note) and opens the file, or says where it leads when that is no file here."""
+
+    source: str
+    href: str
+
+
+@dataclass
 class IndexOpened(Message):
     """The live index exists (its SQLite store is open); searches may run on ``live.index``."""
 

@@ -60,6 +60,8 @@ def test_the_wheel_holds_the_themes_and_the_stylesheet(wheel):
 
 
 def test_an_installed_wheel_finds_its_themes(wheel, tmp_path):
+    # Only the wheel: the working tree on PYTHONPATH (tests/conftest.py) would look installed.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -83,6 +85,7 @@ def test_an_installed_wheel_finds_its_themes(wheel, tmp_path):
         ],
         check=True,
         timeout=300,
+        env=env,
     )
     # The dependencies (Textual...) come from this environment, after the installed wheel.
     here = subprocess.run(
@@ -102,7 +105,6 @@ def test_an_installed_wheel_finds_its_themes(wheel, tmp_path):
         "print(d);"
         "print(sorted(theme.name for theme in t.load_themes([d]).themes))"
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(
         [str(python), "-c", script],
         check=True,

@@ -103,31 +103,63 @@ def split_wikilink(inside: str) -> Wikilink:
     return Wikilink(target.strip(), anchor.strip())
 
 
-def _wikilink_rule(state: StateInline, silent: bool) -> bool:
-    """``[[...]]`` and ``![[...]]`` on one line, holding no bracket."""
-    start = state.pos
-    embed = state.src.startswith("![[", start)
-    if not embed and not state.src.startswith("[[", start):
-        return False
+@dataclass(frozen=True)
+class WikilinkMatch:
+    """A wikilink found in a line of Markdown source."""
+
+    link: Wikilink
+    embed: bool
+    """``![[...]]``: the file is shown in place."""
+    inside: str
+    """What the brackets hold, as written (``folder/Note#Heading|text``)."""
+    end: int
+    """Where the source continues after the closing ``]]``."""
+
+    @property
+    def markup(self) -> str:
+        """The link as written, its display text left out (``[[folder/Note#Heading]]``): the
+        form references are stored in."""
+        shown = self.link.target + (f"#{self.link.anchor}" if self.link.anchor else "")
+        return f"{'!' if self.embed else ''}[[{shown}]]"
+
+    @property
+    def text(self) -> str:
+        """What Obsidian shows for it: the display text, else the note and heading."""
+        _target, bar, shown = self.inside.partition("|")
+        return shown.strip() if bar and shown.strip() else self.markup.strip("![]")
+
+
+def match_wikilink(source: str, start: int, stop: int) -> WikilinkMatch | None:
+    """The wikilink (or embed) at ``source[start:]`` on one line, holding no bracket, ending
+    by ``stop``; None when there is none."""
+    embed = source.startswith("![[", start)
+    if not embed and not source.startswith("[[", start):
+        return None
     opened = start + (3 if embed else 2)
-    found = _WIKILINK_INSIDE.match(state.src, opened, state.posMax)
-    if found is None or state.src.startswith("(", found.end()):
-        return False  # [[1]](url) is a CommonMark link whose text is "[1]"
-    inside, close = found.group(1), found.end() - 2
+    found = _WIKILINK_INSIDE.match(source, opened, stop)
+    if found is None or source.startswith("(", found.end()):
+        return None  # [[1]](url) is a CommonMark link whose text is "[1]"
+    inside = found.group(1)
     if not inside.strip():
+        return None
+    return WikilinkMatch(split_wikilink(inside), embed, inside, found.end())
+
+
+def _wikilink_rule(state: StateInline, silent: bool) -> bool:
+    """``[[...]]`` and ``![[...]]``: a ``wikilink`` token (see the module's docstring)."""
+    found = match_wikilink(state.src, state.pos, state.posMax)
+    if found is None:
         return False
     if not silent:
-        link = split_wikilink(inside)
-        shown = link.target + (f"#{link.anchor}" if link.anchor else "")
         token = state.push("wikilink", "", 0)
-        token.content = inside
+        token.content = found.inside
         token.meta = {
-            "target": link.target,
-            "anchor": link.anchor,
-            "embed": embed,
-            "markup": f"{'!' if embed else ''}[[{shown}]]",
+            "target": found.link.target,
+            "anchor": found.link.anchor,
+            "embed": found.embed,
+            "markup": found.markup,
         }
-    state.pos = close + 2
+    state.pos = found.end
     return True
 
 

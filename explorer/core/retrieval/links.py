@@ -18,6 +18,7 @@ import threading
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.references import FileReference, LinkSyntax, ReferenceKind
@@ -39,6 +40,7 @@ __all__ = [
     "LinksUnavailable",
     "ReferenceCheck",
     "file_links",
+    "link_written",
     "missing_references",
 ]
 
@@ -267,6 +269,18 @@ def file_links(index: Index, rel_path: str) -> FileLinks:
         key=lambda link: (link.source, link.line),
     )
     return result
+
+
+def link_written(links: FileLinks, href: str) -> Link | None:
+    """The outgoing link of ``links`` written ``href``: the destination of a link followed in
+    the rendered file, percent-encoded or not. A link to the same file with another
+    ``#fragment`` will do; None when no stored link is written so."""
+    written = {href, unquote(href)}
+    for link in links.outgoing:
+        if link.raw in written:
+            return link
+    bare = {text.split("#", 1)[0] for text in written} - {""}
+    return next((link for link in links.outgoing if link.raw.split("#", 1)[0] in bare), None)
 
 
 def missing_references(index: Index) -> ReferenceCheck:

@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import events, on
+from textual import events, on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -60,6 +60,7 @@ from explorer.tui.bridge import IndexBridge
 from explorer.tui.history import NavigationHistory, Place, RecentFiles
 from explorer.tui.index_state import IndexState
 from explorer.tui.layout import Pane, PaneLayout
+from explorer.tui.link_following import Destination, destination
 from explorer.tui.widgets.file_tree import Entry, FileTree
 from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.preview import MAX_PREVIEW_BYTES, Preview
@@ -68,7 +69,7 @@ from explorer.tui.widgets.results import ResultsList
 from explorer.tui.widgets.search_box import SearchBox
 from explorer.tui.widgets.search_panel import SearchPanel
 from explorer.tui.widgets.status import StatusBar
-from explorer.tui.workers import ShowsFailure, WorkerFailed
+from explorer.tui.workers import ShowsFailure, WorkerFailed, report_worker_failure
 
 if TYPE_CHECKING:
     from explorer.core.embed.embedder import Embedder
@@ -305,6 +306,25 @@ class MainScreen(Screen[None]):
             self.notify(f"no such file in this folder: {message.path}", severity="warning")
             return
         self.open_file(message.path, list(message.passages), message.line)
+
+    @on(messages.FollowLink)
+    def _follow_asked(self, message: messages.FollowLink) -> None:
+        message.stop()
+        self._follow_link(message.source, message.href)
+
+    @work(thread=True, exclusive=True, group="link", exit_on_error=False)
+    def _follow_link(self, source: str, href: str) -> None:
+        """Resolve a clicked link off the UI thread (the first one resolves the index's links)."""
+        found = destination(self.index, self.settings.root, source, href)
+        self.app.call_from_thread(self._link_followed, found)
+
+    def _link_followed(self, found: Destination) -> None:
+        if found.path is not None:
+            self.post_message(messages.OpenFile(found.path))
+        elif found.note:
+            self.notify(safe_text(found.note), timeout=4)
+
+    on_worker_state_changed = report_worker_failure
 
     def open_file(
         self,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from textual import on, work
@@ -30,7 +30,7 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
 from explorer.core.safe_text import safe_name, safe_text
-from explorer.tui.messages import OpenFile
+from explorer.tui.messages import FollowLink
 from explorer.tui.widgets.preview_loading import (
     HIGHLIGHT_LATER_BYTES,
     MARKDOWN_SUFFIXES,
@@ -345,7 +345,9 @@ class Preview(Vertical):
         if markdown is None:
             from textual.widgets import Markdown
 
-            markdown = Markdown(id="markdown", open_links=False)
+            from explorer.tui.widgets.markdown_parser import preview_parser
+
+            markdown = Markdown(id="markdown", open_links=False, parser_factory=preview_parser)
             await container.mount(markdown)
         elif not markdown.is_mounted:
             # A file opened while the previous one was still mounting the widget: updating it
@@ -693,15 +695,5 @@ class Preview(Vertical):
 
     def on_markdown_link_clicked(self, event: Any) -> None:
         event.stop()
-        href = event.href.split("#", 1)[0]
-        if not href or "://" in href or href.startswith("mailto:") or self.path is None:
-            return
-        base = PurePosixPath(self.path).parent
-        parts: list[str] = []
-        for part in (base / href).parts:
-            if part == "..":
-                if parts:
-                    parts.pop()
-            elif part not in (".", ""):
-                parts.append(part)
-        self.post_message(OpenFile("/".join(parts)))
+        if self.path is not None and event.href:
+            self.post_message(FollowLink(self.path, event.href))
