@@ -79,6 +79,9 @@ def test_an_installed_wheel_finds_its_themes(wheel, tmp_path):
             "install",
             "--no-deps",
             "--quiet",
+            # Without it pip uninstalls the explorer it runs beside (the editable install of the
+            # tree under test) before installing the wheel elsewhere: later tests lose it.
+            "--ignore-installed",
             "--prefix",
             str(venv),
             str(wheel),
