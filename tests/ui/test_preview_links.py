@@ -39,6 +39,18 @@ async def click(pilot, screen, href: str) -> None:
     await pilot.pause()
 
 
+async def open_when_indexed(pilot, screen, path: str) -> None:
+    """Open ``path`` in the preview once the folder is indexed (its links resolved)."""
+    await wait_for(
+        pilot,
+        lambda: screen.index is not None and screen.index.keywords.file(path) is not None,
+        20,
+        "the folder to be indexed",
+    )
+    screen.open_file(path)
+    await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+
+
 @pytest.mark.anyio
 async def test_a_clicked_link_opens_the_page_its_route_serves(tmp_path):
     root = write_files(tmp_path / "site", SITE)
@@ -46,14 +58,7 @@ async def test_a_clicked_link_opens_the_page_its_route_serves(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         sdk = "content/docs/languages/java/sdk.md"
-        await wait_for(
-            pilot,
-            lambda: screen.index is not None and screen.index.keywords.file(sdk) is not None,
-            20,
-            "the site to be indexed",
-        )
-        screen.open_file(sdk)
-        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        await open_when_indexed(pilot, screen, sdk)
 
         await click(pilot, screen, "../api/")  # the page is served at /docs/languages/java/sdk/
         await wait_for(pilot, lambda: screen.current_path == "content/docs/languages/java/api.md")
@@ -88,14 +93,7 @@ async def test_a_vaults_wikilinks_read_as_links_and_open_their_notes(tmp_path):
     app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder())
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
-        await wait_for(
-            pilot,
-            lambda: screen.index is not None and screen.index.keywords.file("Home.md") is not None,
-            20,
-            "the vault to be indexed",
-        )
-        screen.open_file("Home.md")
-        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        await open_when_indexed(pilot, screen, "Home.md")
         markdown = screen.preview.query_one(Markdown)
         shown = " ".join(block._content.plain for block in markdown.query(MarkdownBlock))
         assert "Start with the dailies or Recipes#Bread." in shown  # as Obsidian shows them
