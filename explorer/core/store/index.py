@@ -301,12 +301,7 @@ class Index:
         if not self._write_lock.held:
             return KeywordIndex(path, self.read_only, self.repair_command)
         try:
-            keywords = KeywordIndex(path, repair_command=self.repair_command)
-            try:
-                keywords.check()
-            except BaseException:
-                keywords.close()
-                raise
+            keywords = KeywordIndex(path, repair_command=self.repair_command, check_first=True)
             if keywords.found_empty:  # cut to zero bytes: nothing to keep, filled anew
                 self.repairs.append(Repair(Store.KEYWORDS, "the file was empty", None))
             return keywords
@@ -330,7 +325,7 @@ class Index:
         if not self._write_lock.held:
             raise damage
         if isinstance(damage, KeywordIndexDamaged):
-            self.keywords.close()
+            self.keywords.close(rest=False)
             self._set_aside_keywords(damage)
             self.keywords = KeywordIndex(
                 self.settings.index_dir / DATABASE_NAME, repair_command=self.repair_command
