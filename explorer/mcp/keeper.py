@@ -77,7 +77,9 @@ class IndexKeeper:
         embedder = self._embedder_factory() if self._embedder_factory else None
         if self._want_live:
             try:
-                live = LiveIndex(self.settings, self._on_event, embedder=embedder)
+                live = LiveIndex(
+                    self.settings, self._on_event, embedder, holder="the explorer MCP server"
+                )
             # A directory or database this process may not write: read it as it is.
             except (OSError, sqlite3.Error, ExplorerError) as error:
                 log.warning(

@@ -66,7 +66,11 @@ class IndexBridge:
             from explorer.core.live.writer import LiveIndex
 
             live = LiveIndex(
-                self.settings, self._on_event, embedder=self.embedder, watch=self.watch
+                self.settings,
+                self._on_event,
+                embedder=self.embedder,
+                watch=self.watch,
+                holder="the explorer TUI",
             )
         except Exception as error:  # noqa: BLE001 - the UI shows the one line and stays up
             self.target.post_message(messages.IndexUnavailable(f"cannot open the index: {error}"))

@@ -9,6 +9,7 @@ write lock taken, no child process, no thread left over, the same working folder
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -179,20 +180,16 @@ def assert_answers_a_search(root: Path, index_dir: Path) -> None:
     assert "guides/telescope.md" in reply.stdout
 
 
-def index_files(index_dir: Path) -> dict[str, tuple[int, int] | None]:
-    """Every file of the index but the reader's own, with its size and modification time.
-
-    Some files are there by name only, as every process that reads the index (a search in its
-    own process too) touches them: SQLite's shared memory (``-shm``, where readers of a
-    database in WAL mode mark what they read) and its log (``-wal``), and Chroma's files (its
-    local client writes its vector graph and database back each time it opens them)."""
-    found: dict[str, tuple[int, int] | None] = {}
+def index_files(index_dir: Path) -> dict[str, tuple[str, int, int]]:
+    """Every file of the index but the reader's own: its bytes' digest, size and modification
+    time. Chroma's files and SQLite's included: a reader opens a private snapshot of the
+    vector store, and the keyword index rests in rollback mode, where reading writes nothing."""
+    found: dict[str, tuple[str, int, int]] = {}
     for path in sorted(index_dir.rglob("*")):
         if path.is_file() and path.name not in READER_FILES:
             info = path.stat()
-            name = str(path.relative_to(index_dir))
-            touched = name.startswith("chroma/") or name.endswith(("-shm", "-wal"))
-            found[name] = None if touched else (info.st_size, info.st_mtime_ns)
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            found[str(path.relative_to(index_dir))] = (digest, info.st_size, info.st_mtime_ns)
     return found
 
 

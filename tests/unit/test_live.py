@@ -262,7 +262,7 @@ def test_stop_is_fast_even_mid_embedding(corpus, live_for, settings_for):
 
 
 def test_second_live_index_reads_then_takes_over_when_the_first_stops(corpus, live_for):
-    first, first_events = live_for(corpus)
+    first, first_events = live_for(corpus, holder="the explorer TUI")
     assert first.wait_idle(20)
     second, events = live_for(corpus, settings=first.settings)
     assert wait_until(lambda: events.of(WriterEvent))

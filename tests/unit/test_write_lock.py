@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -10,9 +11,12 @@ import time
 import pytest
 
 from explorer.config import Settings
+from explorer.core.live.writer import LiveIndex
 from explorer.core.store.index import LOCK_NAME, Index, IndexBusy
 from explorer.core.store.write_lock import LockBusy, WriteLock
+from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
+from tests.mcp_client import call, index_with_fake_model, server_params, wait_for, with_session
 
 HOLDER_SCRIPT = """
 import sys
@@ -114,3 +118,50 @@ def test_removing_the_file_never_lets_two_writers_in(tmp_path):
     assert taken[0] > 100, "the writers hardly ever got the lock"
     assert overlaps == []
     assert not path.exists()
+
+
+@pytest.mark.parametrize("holder", ["the explorer MCP server", "the explorer TUI"])
+def test_a_live_holder_is_named_and_the_advice_is_not_to_wait(tmp_path, holder):
+    """``explorer index`` once said "the explorer TUI" of any live index, the MCP server's too."""
+    root = tmp_path / "root"
+    root.mkdir()
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    live = LiveIndex(settings, lambda event: None, FakeEmbedder(), watch=False, holder=holder)
+    live.start()
+    try:
+        assert wait_until(lambda: live.index.holds_write_lock, 20)
+        with pytest.raises(IndexBusy) as busy:
+            Index.open_for_writing(settings)
+    finally:
+        live.stop()
+    message = str(busy.value)
+    assert f"is being written by {holder} (pid {os.getpid()}); " in message
+    assert message.endswith("it keeps the index up to date while it runs")
+    assert "wait" not in message
+
+
+def test_the_mcp_server_names_itself_to_explorer_index(tmp_path):
+    root = write_files(tmp_path / "root", {"notes/stars.md": "# Stars\n\nA telescope.\n"})
+    index_dir = tmp_path / "index"
+    index_with_fake_model(root, index_dir)
+
+    async def body(session):
+        async def live() -> bool:
+            return (await call(session, "status"))[1]["upkeep"] == "live"
+
+        await wait_for(live, 10)
+        return fake_model_cli("index", root, "--index-dir", index_dir)
+
+    done = with_session(server_params(root, index_dir), body)
+    assert done.returncode != 0
+    assert "is being written by the explorer MCP server (pid" in done.stderr
+    assert "it keeps the index up to date while it runs" in done.stderr
+
+
+def fake_model_cli(*args: object) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tests.fake_model_cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

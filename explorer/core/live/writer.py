@@ -61,7 +61,7 @@ from explorer.core.live.readiness import EmbeddingReadiness
 from explorer.core.live.watcher import IndexWatcher
 from explorer.core.models import FileState, SyncPhase
 from explorer.core.settings import IndexSettings
-from explorer.core.store.index import LIVE_WRITER, Index, IndexBusy
+from explorer.core.store.index import Index, IndexBusy
 from explorer.core.store.manifest_records import FileRecord
 from explorer.core.store.vectors import VectorStoreUnavailable
 
@@ -97,6 +97,10 @@ _RootIdentity = tuple[int, int]
 """A folder's device and inode: a new folder of the same name has another."""
 
 
+LIVE_HOLDER = "a live explorer index"
+"""The holder name of a live index whose owner gives none."""
+
+
 class LiveIndex:
     """Owns one Index: initial sync in the background, then the watcher; one writer thread.
 
@@ -111,10 +115,15 @@ class LiveIndex:
         watch: bool = True,
         debounce_seconds: float = 0.25,
         max_wait_seconds: float = 1.0,
+        holder: str = LIVE_HOLDER,
     ) -> None:
-        """Open the index of ``settings`` (SQLite at once; Chroma and the model lazily)."""
+        """Open the index of ``settings`` (SQLite at once; Chroma and the model lazily).
+
+        ``holder`` names the process in the write lock, for another writer that finds the
+        index busy ("the explorer TUI", "the explorer MCP server")."""
         settings = replace(settings, embed_batch=min(settings.embed_batch, LIVE_EMBED_BATCH))
         self.settings = settings
+        self.holder = holder
         self.index = Index(settings, embedder)
         self.priority = EmbeddingPriority()
         """What the user looks at: the writer embeds it first."""
@@ -245,7 +254,7 @@ class LiveIndex:
         waited = False
         while not self._stop.is_set():
             try:
-                self.index.acquire_write_lock(LIVE_WRITER)
+                self.index.acquire_write_lock(self.holder, live=True)
             except IndexBusy as error:
                 if not waited:
                     self._read_only = waited = True

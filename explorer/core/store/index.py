@@ -53,8 +53,9 @@ from explorer.core.store.write_lock import LockBusy, WriteLock
 DATABASE_NAME = "index.sqlite"
 CHROMA_DIR_NAME = "chroma"
 LOCK_NAME = "write.lock"
-LIVE_WRITER = "the explorer TUI"
-"""How a live index names itself in the lock file; it keeps the index current while it runs."""
+LIVE_MARK = " [live]"
+"""Follows a live holder's name in the lock file (see :func:`_take`): a live index keeps the
+index current while it runs, so the advice to another writer is not to wait for it."""
 SKIPPED_LISTED = 100
 """Skipped files ``status`` names with their reasons (the rest are counted)."""
 READER_REFRESH_SECONDS = 2.0
@@ -301,12 +302,7 @@ class Index:
         if not self._write_lock.held:
             return KeywordIndex(path, self.read_only, self.repair_command)
         try:
-            keywords = KeywordIndex(path, repair_command=self.repair_command)
-            try:
-                keywords.check()
-            except BaseException:
-                keywords.close()
-                raise
+            keywords = KeywordIndex(path, repair_command=self.repair_command, check_first=True)
             if keywords.found_empty:  # cut to zero bytes: nothing to keep, filled anew
                 self.repairs.append(Repair(Store.KEYWORDS, "the file was empty", None))
             return keywords
@@ -330,7 +326,7 @@ class Index:
         if not self._write_lock.held:
             raise damage
         if isinstance(damage, KeywordIndexDamaged):
-            self.keywords.close()
+            self.keywords.close(rest=False)
             self._set_aside_keywords(damage)
             self.keywords = KeywordIndex(
                 self.settings.index_dir / DATABASE_NAME, repair_command=self.repair_command
@@ -444,16 +440,18 @@ class Index:
     def holds_write_lock(self) -> bool:
         return self._write_lock.held
 
-    def acquire_write_lock(self, holder: str = "explorer index") -> None:
+    def acquire_write_lock(self, holder: str = "explorer index", live: bool = False) -> None:
         """Take the one-writer lock, or raise :class:`IndexBusy` at once.
 
-        ``holder`` names this process to another that finds the index busy. A vector store
+        ``holder`` names this process to another that finds the index busy; a ``live`` holder
+        (a live index: the TUI, the MCP server) keeps the index current while it runs, and the
+        other is told so instead of to wait. A vector store
         opened before the lock is reopened: another writer may have changed it meanwhile. An
         index opened read-only reopens both stores for writing.
         """
         if self._write_lock.held:
             return
-        _take(self._write_lock, self.settings, holder)
+        _take(self._write_lock, self.settings, holder, live)
         self.tightened = self._make_private()
         if self.read_only:  # a reader that writes after all (`related` embedding a file)
             self.read_only = False
@@ -609,17 +607,18 @@ class Index:
         self.keywords.close()
 
 
-def _take(lock: WriteLock, settings: IndexSettings, holder: str) -> None:
-    """Acquire ``lock`` for ``holder``, or raise :class:`IndexBusy` naming who holds it."""
+def _take(lock: WriteLock, settings: IndexSettings, holder: str, live: bool = False) -> None:
+    """Acquire ``lock`` for ``holder`` (``live``: a live index), or raise :class:`IndexBusy`
+    naming who holds it, with the advice that fits a live holder or one that will finish."""
     try:
-        lock.acquire(f"{holder} (pid {os.getpid()})")
+        lock.acquire(f"{holder} (pid {os.getpid()})" + (LIVE_MARK if live else ""))
     except LockBusy as busy:
         other = busy.holder
-        advice = (
-            "it keeps the index up to date while it runs"
-            if other.startswith(LIVE_WRITER)
-            else "wait for it to finish"
-        )
+        if other.endswith(LIVE_MARK):
+            other = other.removesuffix(LIVE_MARK)
+            advice = "it keeps the index up to date while it runs"
+        else:
+            advice = "wait for it to finish"
         raise IndexBusy(
             f"the index of {settings.root} is being written by {other}; {advice}"
         ) from None

@@ -17,6 +17,7 @@ never written, and a read-only index directory can still be read.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -61,7 +62,11 @@ SCHEMA_VERSION = "3"
 DERIVED_KEPT = 32
 """Values :meth:`KeywordIndex.derived` keeps (least recently used dropped first)."""
 
+log = logging.getLogger(__name__)
 WAL_SWITCH_SECONDS = 10.0
+REST_WAIT_MS = 200
+"""How long a writer that closes waits to switch the database out of WAL mode (see
+:meth:`KeywordIndex._rest`) before leaving it in WAL mode."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -232,12 +237,18 @@ class KeywordIndex:
     """The SQLite database of one index directory; safe to share between threads."""
 
     def __init__(
-        self, path: Path, read_only: bool = False, repair_command: str = "explorer index"
+        self,
+        path: Path,
+        read_only: bool = False,
+        repair_command: str = "explorer index",
+        check_first: bool = False,
     ) -> None:
         """Open (or create) the database at ``path``.
 
         ``read_only`` opens an existing database without ever writing it; ``repair_command``
-        is what a :class:`KeywordIndexDamaged` message tells the user to run.
+        is what a :class:`KeywordIndexDamaged` message tells the user to run. A writer that
+        will ``check_first`` runs :meth:`check` before it writes anything (switching to WAL
+        mode writes the file's header), so a damaged database is kept as it was.
         """
         self.path = path
         self.read_only = read_only
@@ -266,6 +277,8 @@ class KeywordIndex:
                 # an index, and is not written to.
                 self._require_index_tables(empty_is_damage=False)
                 self.found_empty = True
+            if check_first:
+                self.check()
             with self._lock:
                 self._use_wal()
                 self._db.execute("PRAGMA synchronous=NORMAL")
@@ -396,9 +409,30 @@ class KeywordIndex:
         columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(chunks_fts)"))
         return columns != _FTS_COLUMNS or self.get_meta("schema") != SCHEMA_VERSION
 
-    def close(self) -> None:
+    def close(self, rest: bool = True) -> None:
+        """Close; a writer first leaves WAL mode when no other connection is open (see
+        :meth:`_rest`), unless not to ``rest``: a damaged database is kept as it is."""
         with self._lock:
+            if rest and not self.read_only:
+                self._rest()
             self._db.close()
+
+    def _rest(self) -> None:
+        """Switch the database back to a rollback journal, if no other connection has it open.
+
+        A reader of a database in WAL mode writes: it creates the ``-wal`` and ``-shm`` files
+        when they are missing and marks what it reads in ``-shm``. In rollback mode a reader
+        only takes a shared lock, so `search`, `status` and the resident reader leave the index
+        directory as they found it. The next writer switches to WAL again (:meth:`_use_wal`).
+        While another connection is open (a reader at work, a live index) the switch is
+        refused at once, and the database stays in WAL mode: that reader touches the files
+        anyway.
+        """
+        try:
+            self._db.execute(f"PRAGMA busy_timeout={REST_WAIT_MS}")
+            self._db.execute("PRAGMA journal_mode=DELETE").fetchone()
+        except (sqlite3.Error, KeywordIndexDamaged):
+            log.debug("the keyword index stays in WAL mode", exc_info=True)
 
     # -- meta ---------------------------------------------------------------------------------
     # -- values derived from the manifest --------------------------------------------------------

@@ -14,8 +14,9 @@ server that stops answering raises :class:`VectorStoreUnavailable` from any call
 A damaged local store (garbage in ``chroma.sqlite3``, a broken HNSW segment) raises
 :class:`VectorStoreDamaged` from any call, opening included. Chroma reports such damage as its
 ``InternalError`` or, from its Rust core, as a ``PanicException`` (a ``BaseException``); both are
-recognised in :func:`_guarded`, where every call passes. Chroma has no read-only client, so a
-reader of a read-only index directory opens a private copy of the store instead.
+recognised in :func:`_guarded`, where every call passes. Chroma has no read-only client and
+writes every store it opens, so a reader (``read_only``) opens a private snapshot of the store
+instead (:mod:`explorer.core.store.vector_snapshot`) and never writes the index directory.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import hashlib
 import logging
 import os
 import re
-import shutil
 import sqlite3
 import sys
 import tempfile
@@ -42,6 +42,8 @@ from explorer.core.errors import ExplorerError
 from explorer.core.private_files import make_private_dirs, private_umask
 from explorer.core.store.chroma_server import ServerAddress, unreachable
 from explorer.core.store.damaged_store import damage_words
+from explorer.core.store.vector_snapshot import CHROMA_DATABASE as CHROMA_DATABASE
+from explorer.core.store.vector_snapshot import remove_snapshot, take_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +109,6 @@ class VectorStoreMissing(VectorStoreDamaged):
         )
 
 
-CHROMA_DATABASE = "chroma.sqlite3"
 DAMAGED_SQLITE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 SQLITE_CODE = re.compile(r"code: (\d+)")
 """How Chroma quotes an SQLite error code in its messages."""
@@ -283,8 +284,8 @@ class VectorStore:
     ) -> None:
         """Open the local store in ``directory``, or the server at ``address`` for ``model``.
 
-        ``read_only`` (local): never write ``directory``; when it is missing or cannot be
-        written, a private copy is opened instead (and a panic of Chroma's Rust core while
+        ``read_only`` (local): never write ``directory``: a private snapshot of it is opened
+        instead, taken again by :meth:`reopen` (and a panic of Chroma's Rust core while
         opening prints nothing, see :func:`_panic_output_held`). ``repair_command`` is what a
         :class:`VectorStoreDamaged` message tells the user to run.
         """
@@ -307,7 +308,7 @@ class VectorStore:
         self._file_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         """File vectors already fetched, the same way (a file vector's id names the content)."""
         self._copy: Path | None = None
-        """The private copy a read-only store opened (removed on close)."""
+        """The private snapshot a read-only store opened (removed on close)."""
         self._connect()
 
     def _raise_if_damaged(self, error: BaseException) -> None:
@@ -354,26 +355,14 @@ class VectorStore:
         return True
 
     def _opened_directory(self) -> Path:
-        """The directory Chroma opens: the store's own, or a read-only store's private copy."""
+        """The directory Chroma opens: the store's own, or a read-only store's private
+        snapshot (see :mod:`explorer.core.store.vector_snapshot`: Chroma writes any store it
+        opens)."""
         assert self.directory is not None
         if not self.read_only:
             return self.directory
         if self._copy is None:
-            writable = self.directory.is_dir() and all(
-                os.access(path, os.W_OK)
-                for path in (self.directory, self.directory / CHROMA_DATABASE)
-                if path.exists()
-            )
-            if writable:
-                return self.directory
-            copy = Path(tempfile.mkdtemp(prefix="explorer-vectors-"))
-            if self.directory.is_dir():  # plain copies: the originals' read-only modes stay
-                shutil.copytree(
-                    self.directory, copy, copy_function=shutil.copyfile, dirs_exist_ok=True
-                )
-                for folder, _dirs, _files in os.walk(copy):
-                    os.chmod(folder, 0o700)
-            self._copy = copy
+            self._copy = take_snapshot(self.directory)
         return self._copy
 
     @_guarded
@@ -446,7 +435,7 @@ class VectorStore:
                 except Exception:
                     log.debug("closing the Chroma client failed", exc_info=True)
             if self._copy is not None:
-                shutil.rmtree(self._copy, ignore_errors=True)
+                remove_snapshot(self._copy)
                 self._copy = None
 
     @_guarded
