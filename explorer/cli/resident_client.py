@@ -23,6 +23,7 @@ import fcntl
 import json
 import os
 import signal
+import site
 import socket
 import stat
 import subprocess
@@ -301,11 +302,23 @@ def start_reader(index_dir: Path) -> None:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd="/",
+            env=_reader_environment(),
             start_new_session=True,
             close_fds=True,
         )
     except OSError:
         pass
+
+
+def _reader_environment() -> dict[str, str]:
+    """This environment, with the folder this code was imported from first on ``PYTHONPATH``
+    unless it is a site-packages folder: the reader must run this code (a source checkout, or a
+    tree whose editable install points elsewhere), and it starts in ``/``, not in our folder."""
+    env = dict(os.environ)
+    code_root = str(Path(__file__).resolve().parents[2])
+    if code_root not in {str(Path(p).resolve()) for p in site.getsitepackages()}:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [code_root, env.get("PYTHONPATH")]))
+    return env
 
 
 def _write(answer: Answer) -> bool:

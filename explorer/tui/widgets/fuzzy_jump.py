@@ -1,4 +1,8 @@
-"""Quick open (ctrl+p): type a few letters of a file name or title, Enter opens the best match."""
+"""Quick open (ctrl+p): type a few letters of a file name or title, Enter opens the best match.
+
+The same dialog lists the recent files (ctrl+y): in the order they were opened, most recent
+first, until the user types.
+"""
 
 from __future__ import annotations
 
@@ -65,10 +69,18 @@ class FuzzyJump(ModalScreen[str | None]):
     ]
 
     def __init__(
-        self, paths: list[str], titles: dict[str, str] | None = None, **kwargs: Any
+        self,
+        paths: list[str],
+        titles: dict[str, str] | None = None,
+        title: str = "Go to file",
+        ordered: bool = False,
+        **kwargs: Any,
     ) -> None:
+        """``ordered``: with nothing typed, list ``paths`` in their order (else sorted)."""
         super().__init__(**kwargs)
         self.paths = paths
+        self.title = title
+        self.ordered = ordered
         titles = titles or {}
         self.titles = {path: titles.get(path, "") for path in paths}
         self.matches: list[PathMatch] = []
@@ -79,7 +91,7 @@ class FuzzyJump(ModalScreen[str | None]):
             yield OptionList(id="fuzzy-list")
 
     def on_mount(self) -> None:
-        self.query_one("#fuzzy-dialog").border_title = "Go to file"
+        self.query_one("#fuzzy-dialog").border_title = self.title
         self._refresh_matches("")
         self.query_one("#fuzzy-input", Input).focus()
 
@@ -100,7 +112,10 @@ class FuzzyJump(ModalScreen[str | None]):
             self.dismiss(self.matches[event.option_index].path)
 
     def _refresh_matches(self, text: str) -> None:
-        self.matches = match_files(text, self.titles, LIMIT)
+        if self.ordered and not text.strip():
+            self.matches = [PathMatch(p, 0.0, title=self.titles[p]) for p in self.paths[:LIMIT]]
+        else:
+            self.matches = match_files(text, self.titles, LIMIT)
         options = self.query_one("#fuzzy-list", OptionList)
         width = options.scrollable_content_region.width - 1
         if width < 10:  # not laid out yet: the dialog's width from the stylesheet
