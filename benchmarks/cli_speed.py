@@ -4,6 +4,7 @@ answered in-process (``EXPLORER_NO_DAEMON=1``) and by the resident reader, in on
     python benchmarks/cli_speed.py                      # sample_docs, indexed here with the model
     python benchmarks/cli_speed.py --index /work/cache/ranking-nginx \
         --root /work/shared/corpora/nginx-docs
+    python benchmarks/cli_speed.py --json               # the same with `--json` output
 
 A given index is copied to a temporary folder first (never changed in place). Both ways must
 print the same bytes; the script says so, and stops the reader it started at the end.
@@ -42,6 +43,7 @@ def main() -> None:
     parser.add_argument("--index", type=Path, default=None, help="a built index to copy")
     parser.add_argument("--query", default="how do I limit the request rate")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--json", action="store_true", help="time `explorer search --json`")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cli-speed-") as temp:
         index_dir = Path(temp) / "index"
@@ -57,7 +59,7 @@ def main() -> None:
                 capture_output=True,
             )
         args = ["search", options.query, str(options.root), "--index-dir", str(index_dir)]
-        args += ["--mode", "hybrid"]
+        args += ["--mode", "hybrid", *(["--json"] if options.json else [])]
         alone = {**env, "EXPLORER_NO_DAEMON": "1"}
         before = [timed(args, alone) for _ in range(options.runs)]
         timed(args, env)  # the first call starts the reader
@@ -77,7 +79,8 @@ def main() -> None:
         print(
             f"index: {options.index or 'built from ' + str(options.root)}; query: {options.query!r}"
         )
-        print(f"runs: {options.runs} of `explorer search QUERY ROOT --mode hybrid` each way")
+        shown = " ".join(args[3:]).replace(str(index_dir), "INDEX")
+        print(f"runs: {options.runs} of `explorer search QUERY ROOT {shown}` each way")
         print(f"in-process (EXPLORER_NO_DAEMON=1): median {median_before:.3f} s")
         print(f"resident reader:                   median {median_after:.3f} s")
         print(f"speed-up: {median_before / median_after:.1f}x; same output: {same}")

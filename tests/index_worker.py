@@ -14,6 +14,7 @@ from pathlib import Path
 
 import chromadb  # noqa: F401 - the slow import, done before the cue
 
+from explorer.api.answers import IndexAnswer
 from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.store.index import Index, IndexBusy
@@ -40,7 +41,7 @@ def main() -> int:
         report = Indexer(index).sync()
     finally:
         index.close()
-    print(json.dumps(report.as_json()), flush=True)
+    print(json.dumps(IndexAnswer.build(str(root), report).to_json()), flush=True)
     return 0
 
 

@@ -24,13 +24,16 @@ from pydantic import BaseModel, ConfigDict
 from explorer.core.ingest.references import LinkSyntax, ReferenceKind
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.link_resolution import LinkState
+from explorer.core.store.damaged_store import Store
 
 if TYPE_CHECKING:
+    from explorer.core.indexing.report import IndexReport
     from explorer.core.retrieval.agent_context import AgentAnswer, BudgetReport
-    from explorer.core.retrieval.links import FileLinks, Link
+    from explorer.core.retrieval.links import FileLinks, Link, ReferenceCheck
     from explorer.core.retrieval.related import PassageRef, RelatedFile
     from explorer.core.retrieval.search import FileHit, Passage
-    from explorer.core.store.index import Status
+    from explorer.core.store.damaged_store import Repair
+    from explorer.core.store.index import Permissions, Status
     from explorer.core.store.manifest_records import DiskChanges
 
 STALE_PATHS_SHOWN = 20
@@ -38,9 +41,13 @@ STALE_PATHS_SHOWN = 20
 
 
 class Answer(BaseModel):
-    """Base of every answer model: fields documented by their docstrings, nothing else."""
+    """Base of every answer model: fields documented by their docstrings, nothing else.
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    Each model's validator and serializer are built when it is first used, not when this
+    module is imported: a one-shot ``explorer search --json`` builds the few it prints (about
+    60 ms less than building all of them)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object: every field that is None left out."""
@@ -65,10 +72,16 @@ class Staleness(Answer):
     waiting_for_vectors: int | None = None
     """Files searchable by keyword whose vectors are still being computed: search by meaning
     does not see them yet."""
+    missing_chunks: int | None = None
+    """Files the index holds as indexed whose passages are missing from its database (deleted
+    behind explorer's back): ``explorer index`` reads them again."""
 
     @classmethod
-    def build(cls, changes: DiskChanges, waiting_for_vectors: int = 0) -> Staleness:
-        """From the folder's differences with the manifest (and the files without vectors)."""
+    def build(
+        cls, changes: DiskChanges, waiting_for_vectors: int = 0, missing_chunks: int = 0
+    ) -> Staleness:
+        """From the folder's differences with the manifest (and the files without vectors,
+        or without their passages)."""
         changed = sorted({*changes.edited, *changes.new, *changes.deleted})
         return cls(
             files=len(changed),
@@ -77,6 +90,7 @@ class Staleness(Answer):
             deleted=len(changes.deleted) or None,
             paths=changed[:STALE_PATHS_SHOWN] or None,
             waiting_for_vectors=waiting_for_vectors or None,
+            missing_chunks=missing_chunks or None,
         )
 
 
@@ -193,6 +207,9 @@ class Budget(Answer):
     files_kept: int
     files_cut: list[str]
     """Files of the ranking left out entirely, best first."""
+    needed: int | None = None
+    """When not even the best passage (or file, with ``metadata_only``) fitted: the tokens it
+    needs. The best file is then given anyway, with its path and title only."""
 
     @classmethod
     def build(cls, report: BudgetReport) -> Budget:
@@ -203,6 +220,7 @@ class Budget(Answer):
             passages_cut=report.passages_cut,
             files_kept=report.files_kept,
             files_cut=list(report.files_cut),
+            needed=report.needed,
         )
 
 
@@ -304,6 +322,8 @@ class RelatedPassage(Answer):
     heading: str | None = None
     start_line: int
     end_line: int
+    page: int | None = None
+    """The page (1-based) of a paged document, such as a PDF."""
     excerpt: str
     """The passage's first words, cut (not its whole text)."""
 
@@ -313,6 +333,7 @@ class RelatedPassage(Answer):
             heading=ref.heading or None,
             start_line=ref.start_line,
             end_line=ref.end_line,
+            page=ref.page,
             excerpt=ref.text,
         )
 
@@ -440,6 +461,67 @@ def _outgoing(link: Link) -> OutgoingLink:
     )
 
 
+class CheckedReference(Answer):
+    """A reference that ``check-refs`` reports: where it is written, and where it leads."""
+
+    path: str
+    """The file that makes the reference."""
+    line: int
+    kind: ReferenceKind
+    syntax: LinkSyntax
+    raw: str
+    """The target as written in the file."""
+    target: str
+    """Where it leads, relative to the root: the path nothing is at (``missing``), or the URL
+    or path it reads as (``outside-root``)."""
+    state: LinkState
+
+    @classmethod
+    def build(cls, link: Link) -> CheckedReference:
+        return cls(
+            path=link.source,
+            line=link.line,
+            kind=link.kind,
+            syntax=link.syntax,
+            raw=link.raw,
+            target=link.target,
+            state=link.state,
+        )
+
+
+class CheckRefsAnswer(Answer):
+    """Every reference of the folder that leads to no file (``explorer check-refs``)."""
+
+    root: str
+    """The indexed folder."""
+    missing: list[CheckedReference]
+    """References to files that do not exist, by file and line."""
+    outside_root: list[CheckedReference]
+    """References into the site or folders around the root, which the index does not hold
+    (counted, not failed)."""
+    references: int
+    """References into the tree (or the site around it) that were checked."""
+    resolved: int
+    """Of those, the ones that lead to a file or folder of the tree."""
+    files: int
+    """Files that make any reference."""
+    layout: str | None = None
+    """How links were resolved, e.g. ``hugo site: /docs/ is ./`` (left out for a plain
+    folder)."""
+
+    @classmethod
+    def build(cls, root: str, check: ReferenceCheck) -> CheckRefsAnswer:
+        return cls(
+            root=root,
+            missing=[CheckedReference.build(link) for link in check.missing],
+            outside_root=[CheckedReference.build(link) for link in check.outside_root],
+            references=check.references,
+            resolved=check.resolved,
+            files=check.files,
+            layout=check.layout or None,
+        )
+
+
 # -- status -------------------------------------------------------------------------------------
 class Upkeep(StrEnum):
     """Who keeps the index in step with the folder while the answering process runs."""
@@ -470,8 +552,43 @@ class VectorStoreAnswer(Answer):
     kind: str
     """``local`` or ``server``."""
     location: str
+    """The vector store's folder, or the server's URL."""
     available: bool
     problem: str | None = None
+    """Why the vectors cannot be read (a server that does not answer, a damaged store)."""
+    missing: int | None = None
+    """Passages recorded as embedded whose vectors the store lacks (all of them when the
+    store is gone): their files wait for their vectors again."""
+
+
+class FileReason(Answer):
+    """A file, and why it was left out of the index."""
+
+    path: str
+    reason: str
+    """E.g. ``too-large: 250.1 MB > 200.0 MB cap``, ``unreadable: encrypted PDF``."""
+
+
+class PermissionsAnswer(Answer):
+    """Whether other users of the machine can read the index."""
+
+    private: bool
+    """True when every folder of the index is 0700 and every file 0600."""
+    open: int
+    """Files and folders of the index that other users can read."""
+    examples: list[str] | None = None
+    """The first few of them, with their modes (``index.sqlite 0644``)."""
+    tightened: str | None = None
+    """When a writer last made an open index private, and how many entries it changed."""
+
+    @classmethod
+    def build(cls, permissions: Permissions) -> PermissionsAnswer:
+        return cls(
+            private=permissions.private,
+            open=permissions.open_count,
+            examples=list(permissions.examples) or None,
+            tightened=permissions.tightened or None,
+        )
 
 
 class StatusAnswer(Answer):
@@ -481,8 +598,13 @@ class StatusAnswer(Answer):
     index_dir: str
     files: FileCounts
     skip_reasons: dict[str, int]
+    """Skipped files by reason (``too-large``, ``binary``, ``unreadable``, …)."""
+    skipped_files: list[FileReason] | None = None
+    """The skipped and failed files, each with its reason, by path (the first 100)."""
     chunks: int
+    """Passages the index holds."""
     vectors: int
+    """Passages with their vectors."""
     model: str
     dimension: int | None = None
     vector_store: VectorStoreAnswer
@@ -492,6 +614,10 @@ class StatusAnswer(Answer):
     needs_rebuild: bool
     rebuild_reason: str | None = None
     stale: Staleness
+    index_command: str
+    """The command that brings this index up to date (``--index-dir`` included when the
+    index is not in its default place)."""
+    permissions: PermissionsAnswer
     upkeep: Upkeep | None = None
     """Who keeps the index current while this process runs (MCP server)."""
 
@@ -499,6 +625,10 @@ class StatusAnswer(Answer):
     def build(
         cls, status: Status, *, stale: Staleness, upkeep: Upkeep | None = None
     ) -> StatusAnswer:
+        """From the core's status; ``stale`` says what changed on disk (the files whose
+        passages are missing are added from ``status``)."""
+        if status.missing_chunks and stale.missing_chunks is None:
+            stale = stale.model_copy(update={"missing_chunks": status.missing_chunks})
         return cls(
             root=status.root,
             index_dir=status.index_dir,
@@ -509,6 +639,7 @@ class StatusAnswer(Answer):
                 failed=status.failed,
             ),
             skip_reasons=dict(status.skip_reasons),
+            skipped_files=[FileReason(path=p, reason=r) for p, r in status.skipped_files] or None,
             chunks=status.chunks,
             vectors=status.vectors,
             model=status.model,
@@ -518,13 +649,111 @@ class StatusAnswer(Answer):
                 location=status.vector_location,
                 available=status.vectors_available,
                 problem=status.vectors_problem or None,
+                missing=status.vectors_missing or None,
             ),
             store_bytes=status.store_bytes,
             last_update=iso_time(status.last_update),
             needs_rebuild=status.needs_rebuild,
             rebuild_reason=status.rebuild_reason or None,
             stale=stale,
+            index_command=status.index_command,
+            permissions=PermissionsAnswer.build(status.permissions),
             upkeep=upkeep,
+        )
+
+
+# -- indexing -----------------------------------------------------------------------------------
+class RepairAnswer(Answer):
+    """A damaged store that was set aside and built anew."""
+
+    store: Store
+    """``keyword index`` or ``vector store``."""
+    reason: str
+    """SQLite's or Chroma's words for the damage."""
+    kept_in: str | None = None
+    """Where the damaged files are now (left out when there was nothing to keep)."""
+
+    @classmethod
+    def build(cls, repair: Repair) -> RepairAnswer:
+        kept_in = None if repair.kept_in is None else str(repair.kept_in)
+        return cls(store=repair.store, reason=repair.reason, kept_in=kept_in)
+
+
+class IndexAnswer(Answer):
+    """What ``explorer index`` did: files by outcome, passages embedded, repairs, times."""
+
+    root: str
+    """The indexed folder."""
+    rebuilt: bool
+    """True for ``--rebuild``: a whole index built anew and swapped in."""
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    skipped: dict[str, int]
+    """Files skipped by reason (``too-large``, ``binary``, …)."""
+    failed: int
+    failures: list[FileReason]
+    """Each file whose reading or parsing failed, and why (read again by every run)."""
+    chunks_written: int
+    """Passages written to the keyword index."""
+    chunks_embedded: int
+    """Passages embedded by the model in this run."""
+    chunks_reused: int
+    """Passages whose vectors the store already held (another checkout, an interrupted
+    run)."""
+    orphans_removed: int
+    """Vectors left by an interrupted run, removed."""
+    files_restored: int
+    """Files indexed again because their passages were missing from the database."""
+    vectors_lost: int
+    """Passages whose recorded vectors the store no longer held: embedded again."""
+    permissions_tightened: list[str]
+    """Files and folders of the index other users could read until this run made them
+    private (``index.sqlite 0644``)."""
+    repairs: list[RepairAnswer]
+    """Damaged stores set aside and built anew."""
+    cancelled: bool
+    vectors_unavailable: str | None = None
+    """Why the vector store could not be reached after a keyword-only run."""
+    keyword_seconds: float
+    """Time until every file was searchable by keyword."""
+    model_seconds: float
+    """Time spent loading the model (not counted in ``embed_seconds``)."""
+    embed_seconds: float
+
+    @classmethod
+    def build(
+        cls,
+        root: str,
+        report: IndexReport,
+        *,
+        rebuilt: bool = False,
+        repairs: Sequence[Repair] = (),
+    ) -> IndexAnswer:
+        return cls(
+            root=root,
+            rebuilt=rebuilt,
+            added=report.added,
+            updated=report.updated,
+            removed=report.removed,
+            unchanged=report.unchanged,
+            skipped=dict(report.skipped),
+            failed=report.failed,
+            failures=[FileReason(path=p, reason=r) for p, r in report.failures.items()],
+            chunks_written=report.chunks_written,
+            chunks_embedded=report.chunks_embedded,
+            chunks_reused=report.chunks_reused,
+            orphans_removed=report.orphans_removed,
+            files_restored=report.files_restored,
+            vectors_lost=report.vectors_lost,
+            permissions_tightened=list(report.tightened),
+            repairs=[RepairAnswer.build(repair) for repair in repairs],
+            cancelled=report.cancelled,
+            vectors_unavailable=report.vectors_unavailable or None,
+            keyword_seconds=round(report.keyword_seconds, 3),
+            model_seconds=round(report.model_seconds, 3),
+            embed_seconds=round(report.embed_seconds, 3),
         )
 
 

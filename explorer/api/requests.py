@@ -39,7 +39,8 @@ class SearchOptions:
 
     def request(self, query: str, settings: Settings) -> SearchRequest:
         """The core's search request, with the settings' defaults filled in and the filter
-        words of the query (``path:``, ``tag:``, ``version:``, as in the TUI) taken out."""
+        words of the query (``path:``, ``tag:``, ``version:``, ``exclude:``, as in the TUI)
+        taken out."""
         from explorer.core.retrieval.agent_context import build_request
         from explorer.core.retrieval.file_filter import parse_filter_words
 
@@ -55,4 +56,5 @@ class SearchOptions:
             per_file=self.per_file,
             min_score=settings.default_min_score if self.min_score is None else self.min_score,
         )
-        return replace(request, exclude=tuple(dict.fromkeys(self.exclude)))
+        exclude = (*self.exclude, *parsed.filter.exclude)
+        return replace(request, exclude=tuple(dict.fromkeys(exclude)))

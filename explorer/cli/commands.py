@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from explorer.core.retrieval.related import RelatedFile
     from explorer.core.store.damaged_store import Repair
     from explorer.core.store.index import Index, Status
+    from explorer.core.store.manifest_records import DiskChanges
 
 
 class RootError(ExplorerError, ValueError):
@@ -51,6 +52,10 @@ class RootMismatch(RootError):
 
 
 ROOT_META = "root"
+
+EXIT_FOUND = 0
+EXIT_NOTHING_FOUND = 1
+"""``search`` found no file (grep's convention: 0 found, 1 nothing found, 2 an error)."""
 
 
 def check_root(root: Path) -> Path:
@@ -142,7 +147,7 @@ def run_index(
                 progress=display.update,
                 embed=not keywords_only,
             )
-        _print_index_report(settings, report, as_json, keywords_only, "rebuilt from scratch: ")
+        _print_index_report(settings, report, as_json, keywords_only, rebuilt=True)
         return
     rel_paths = _paths_inside(settings.root, only) if only is not None else None
     index = Index.open_for_writing(settings, check_model=True)
@@ -196,12 +201,16 @@ def _print_index_report(
     report: IndexReport,
     as_json: bool,
     keywords_only: bool,
-    lead: str = "",
+    rebuilt: bool = False,
     repairs: Sequence[Repair] = (),
 ) -> None:
     if as_json:
-        print_json({**report.as_json(), "repairs": [r.as_json() for r in repairs]})
+        from explorer.api.answers import IndexAnswer
+
+        answer = IndexAnswer.build(str(settings.root), report, rebuilt=rebuilt, repairs=repairs)
+        print_json(answer.to_json())
         return
+    lead = "rebuilt from scratch: " if rebuilt else ""
     for repair in repairs:
         click.echo(safe_text(repair.describe()))
     if report.tightened:
@@ -381,32 +390,62 @@ def output_format(as_json: bool, chosen: str | None) -> OutputFormat:
     return OutputFormat.JSON if as_json else OutputFormat(chosen or "text")
 
 
+@dataclass(frozen=True)
+class SearchOutput:
+    """How ``explorer search`` prints its answer: the format, and the details asked for."""
+
+    format: OutputFormat = OutputFormat.TEXT
+    explain: bool = False
+    """Each leg's rank and score, the filters and the fusion rule."""
+    offsets: bool = False
+    """Chunk ids and character offsets of passages and highlights (``--json``)."""
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """A search's answer, and what its printing needs to know of the request."""
+
+    answer: AgentAnswer
+    first: int
+    """The number of its first file (``--offset`` + 1)."""
+    scope: str
+    """The file filter in words (``notes/ and tag backup``), or empty for every file."""
+
+    @property
+    def found(self) -> bool:
+        return bool(self.answer.response.results)
+
+
+def check_patterns(search_options: SearchOptions) -> None:
+    """Refuse a ``--path`` or ``--exclude`` pattern the matcher cannot take, in one line."""
+    from explorer.core.retrieval.query import PathFilter, PathPatternError, QueryError
+
+    for flag, patterns in (("--path", search_options.paths), ("--exclude", search_options.exclude)):
+        try:
+            PathFilter(patterns)
+        except PathPatternError as error:
+            raise QueryError(f"{flag} {error.pattern!r}: {error.problem}") from None
+
+
 def run_search(
     query: str,
     root: Path | None,
     options: IndexOptions,
     search_options: SearchOptions,
     context: ContextOptions,
-    explain: bool,
-    output: OutputFormat,
-) -> None:
-    """``explorer search``: run the search and print it as ``output`` says."""
-    from explorer.core.retrieval.query import PathFilter, PathPatternError, QueryError
-
-    try:
-        PathFilter(search_options.paths)
-    except PathPatternError as error:
-        raise QueryError(f"--path {error.pattern!r}: {error.problem}") from None
+    output: SearchOutput,
+) -> int:
+    """``explorer search``: run the search, print it as ``output`` says, and give the exit
+    status: :data:`EXIT_NOTHING_FOUND` when no file matched."""
+    check_patterns(search_options)
     settings = settings_for(root, options)
-    answer, first = search_answer(settings, query, search_options, context)
-    print_search(answer, explain, output, first)
+    return print_search(search_answer(settings, query, search_options, context), output)
 
 
 def search_answer(
     settings: Settings, query: str, search_options: SearchOptions, context: ContextOptions
-) -> tuple[AgentAnswer, int]:
-    """The answer of ``explorer search`` on the index of ``settings``, and the number of its
-    first file (``--offset`` + 1)."""
+) -> SearchOutcome:
+    """The answer of ``explorer search`` on the index of ``settings``."""
     from explorer.core.retrieval.agent_context import shape_answer
     from explorer.core.retrieval.search import search
 
@@ -425,28 +464,34 @@ def search_answer(
         answer = shape_answer(index, search(index, request), context)
     finally:
         index.close()
-    return answer, request.offset + 1
+    file_filter = request.file_filter
+    scope = file_filter.describe() if file_filter.active else ""
+    return SearchOutcome(answer, request.offset + 1, scope)
 
 
 def print_search(
-    answer: AgentAnswer,
-    explain: bool,
-    output: OutputFormat,
-    first: int,
+    outcome: SearchOutcome,
+    output: SearchOutput,
     out: TextIO | None = None,
-) -> None:
-    """Print a search's answer as ``output`` says, to ``out`` (default: stdout)."""
-    if output is OutputFormat.JSON:
-        print_json(answer.as_json(explain=explain), out)
-        return
-    if output is OutputFormat.PATHS:
-        for line in answer.path_lines():
-            # names escaped (tabs too): one tab per line, before the score
-            click.echo(line, file=out)
-        return
-    from explorer.cli.render import render_search
+    err: TextIO | None = None,
+) -> int:
+    """Print a search's answer as ``output`` says, to ``out`` (default: stdout), its notes to
+    ``err`` (default: stderr; with ``--json`` they are part of the answer); give the exit
+    status."""
+    if output.format is OutputFormat.JSON:
+        from explorer.api.answers import SearchAnswer
 
-    render_search(answer, explain, first=first, out=out)
+        answer = SearchAnswer.build(outcome.answer, explain=output.explain, offsets=output.offsets)
+        print_json(answer.to_json(), out)
+    else:
+        from explorer.cli.render import render_paths, render_search, render_search_notes
+
+        render_search_notes(outcome.answer, outcome.scope, outcome.first - 1, err)
+        if output.format is OutputFormat.PATHS:
+            render_paths(outcome.answer, out)
+        else:
+            render_search(outcome.answer, output.explain, first=outcome.first, out=out)
+    return EXIT_FOUND if outcome.found else EXIT_NOTHING_FOUND
 
 
 def related_settings(file: Path, options: IndexOptions, root: Path | None) -> Settings:
@@ -505,7 +550,9 @@ def print_related(
 ) -> None:
     """Print ``explorer related``'s answer as text or JSON, to ``out`` (default: stdout)."""
     if as_json:
-        print_json({"file": rel_path, "related": [n.as_json() for n in neighbours]}, out)
+        from explorer.api.answers import RelatedAnswer
+
+        print_json(RelatedAnswer.build(rel_path, neighbours).to_json(), out)
         return
     from explorer.cli.render import render_related
 
@@ -597,27 +644,40 @@ def run_status(root: Path | None, options: IndexOptions, as_json: bool) -> None:
     print_status(status_answer(settings_for(root, options)), as_json)
 
 
-def status_answer(settings: Settings) -> Status:
+@dataclass(frozen=True)
+class CheckedStatus:
+    """The index's status, and how the folder on disk differs from it."""
+
+    status: Status
+    changes: DiskChanges
+
+
+def status_answer(settings: Settings) -> CheckedStatus:
     """What the index of ``settings`` holds, checked against the files on disk."""
-    from explorer.core.indexing.disk_state import status_against_disk
+    from explorer.core.indexing.disk_state import compare_with_disk
     from explorer.core.store.index import Index
 
     index = Index.open_existing(settings)
     try:
         index.keywords.check()
-        return status_against_disk(index)
+        changes = compare_with_disk(index.settings, index.keywords.files())
+        return CheckedStatus(index.status(disk=changes), changes)
     finally:
         index.close()
 
 
-def print_status(status: Status, as_json: bool, out: TextIO | None = None) -> None:
+def print_status(checked: CheckedStatus, as_json: bool, out: TextIO | None = None) -> None:
     """Print ``explorer status``'s answer as text or JSON, to ``out`` (default: stdout)."""
     if as_json:
-        print_json(status.as_json(), out)
+        from explorer.api.answers import Staleness, StatusAnswer
+
+        status = checked.status
+        stale = Staleness.build(checked.changes, status.waiting_for_vectors)
+        print_json(StatusAnswer.build(status, stale=stale).to_json(), out)
         return
     from explorer.cli.render import render_status
 
-    render_status(status, out)
+    render_status(checked.status, out)
 
 
 def links_target(file: Path, options: IndexOptions, root: Path | None) -> tuple[Settings, str]:
@@ -655,14 +715,19 @@ def links_answer(settings: Settings, rel_path: str) -> FileLinks:
         index.close()
 
 
-def print_links(found: FileLinks, as_json: bool, out: TextIO | None = None) -> None:
-    """Print ``explorer links``' answer as text or JSON, to ``out`` (default: stdout)."""
+def print_links(
+    found: FileLinks, as_json: bool, out: TextIO | None = None, err: TextIO | None = None
+) -> None:
+    """Print ``explorer links``' answer as text or JSON, to ``out`` (default: stdout); in
+    text, a note on ``err`` (default: stderr) says when the file itself does not exist."""
     if as_json:
-        print_json(found.as_json(), out)
+        from explorer.api.answers import LinksAnswer
+
+        print_json(LinksAnswer.build(found).to_json(), out)
         return
     from explorer.cli.render import render_links
 
-    render_links(found, out)
+    render_links(found, out, err)
 
 
 def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> bool:
@@ -694,7 +759,9 @@ def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> b
     finally:
         index.close()
     if as_json:
-        print_json({"root": str(settings.root), **check.as_json()})
+        from explorer.api.answers import CheckRefsAnswer
+
+        print_json(CheckRefsAnswer.build(str(settings.root), check).to_json())
     else:
         from explorer.cli.render import render_missing_references
 

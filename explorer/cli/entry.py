@@ -1,7 +1,9 @@
 """The command line: ``explorer [ROOT]`` opens the TUI; subcommands serve scripts and agents.
 
 Heavy modules (Chroma, the model, Textual) are imported inside the commands that need them, so
-``explorer --help`` answers at once. Every expected failure is one line on stderr and exit 2.
+``explorer --help`` answers at once. Answers go to stdout, notes about them to stderr. Every
+expected failure is one line on stderr and exit 2; a search that finds nothing exits 1 (and
+``check-refs`` when a reference is missing), as grep does.
 """
 
 from __future__ import annotations
@@ -125,34 +127,36 @@ def friendly_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
     return wrapper
 
 
-def one_shot(command: Callable[_P, _R]) -> Callable[_P, _R]:
+def one_shot(command: Callable[_P, int | None]) -> Callable[_P, None]:
     """For a read-only command run as its own process (``run``): skip the cyclic garbage
     collector, which only slows the imports of a process that lives a second, and leave
     without the interpreter's teardown (about 0.3 s of freeing Chroma and the model) once
-    the answer is written. Called in-process (tests, ``CliRunner``), the command runs as is."""
+    the answer is written. Called in-process (tests, ``CliRunner``), the command runs as is.
+    Either way the command's result, if any, is the exit status."""
 
     @functools.wraps(command)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> None:
         ctx = click.get_current_context()
         whole_process = isinstance(ctx.obj, dict) and ctx.obj.get("whole_process", False)
         if whole_process:
             gc.disable()
-        result = command(*args, **kwargs)
+        status = command(*args, **kwargs) or 0
         if whole_process:
-            _leave_now()
-        return result
+            _leave_now(status)
+        if status:
+            ctx.exit(status)
 
     return wrapper
 
 
-def _leave_now() -> None:
-    """Flush what was written and end the process at once (exit status 0)."""
+def _leave_now(status: int = 0) -> None:
+    """Flush what was written and end the process at once with exit ``status``."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except BrokenPipeError:
         os._exit(EXIT_BROKEN_PIPE)
-    os._exit(0)
+    os._exit(status)
 
 
 def run() -> None:
@@ -340,6 +344,13 @@ def index(
     help="Only files under this prefix or matching this glob (repeatable).",
 )
 @click.option(
+    "--exclude",
+    "exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Leave out files under this prefix or matching this glob (repeatable).",
+)
+@click.option(
     "--tag",
     "tags",
     multiple=True,
@@ -376,6 +387,12 @@ def index(
 )
 @click.option("--metadata-only", is_flag=True, help="Paths, titles, descriptions and scores only.")
 @click.option(
+    "--offsets",
+    is_flag=True,
+    help="With --json: each passage's chunk_id, start_char and end_char, and the highlights' "
+    "character spans in its snippet.",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(["text", "json", "paths"]),
@@ -393,6 +410,7 @@ def search(
     chroma_url: str | None,
     mode: str,
     paths: tuple[str, ...],
+    exclude: tuple[str, ...],
     tags: tuple[str, ...],
     versions: tuple[str, ...],
     limit: int | None,
@@ -403,21 +421,23 @@ def search(
     content: bool,
     max_tokens: int | None,
     metadata_only: bool,
+    offsets: bool,
     output_format: str | None,
     as_json: bool,
-) -> None:
+) -> int:
     """Search the index of ROOT for QUERY.
 
-    QUERY may hold filter words too: path:GLOB, tag:TAG, version:V (as in the TUI);
-    quote a value with spaces: tag:"Data, AI".
+    QUERY may hold filter words too: path:GLOB, exclude:GLOB, tag:TAG, version:V (as in the
+    TUI); quote a value with spaces: tag:"Data, AI". Results go to stdout, notes to stderr.
+    Exit status: 0 when a file was found, 1 when none was, 2 on an error.
     """
     from explorer.api.requests import SearchOptions
-    from explorer.cli.commands import IndexOptions, run_search
+    from explorer.cli.commands import IndexOptions, SearchOutput, run_search
     from explorer.cli.commands import output_format as chosen_format
     from explorer.core.retrieval.agent_context import ContextOptions
 
-    output = chosen_format(as_json, output_format)
-    run_search(
+    output = SearchOutput(chosen_format(as_json, output_format), explain, offsets)
+    return run_search(
         query,
         root,
         IndexOptions(index_dir, model, chroma_url),
@@ -426,13 +446,13 @@ def search(
             paths=paths,
             tags=tags,
             versions=versions,
+            exclude=exclude,
             limit=limit,
             offset=offset,
             per_file=per_file,
             min_score=min_score,
         ),
         ContextOptions(content=content, max_tokens=max_tokens, metadata_only=metadata_only),
-        explain,
         output,
     )
 

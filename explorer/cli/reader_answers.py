@@ -1,5 +1,6 @@
 """The resident reader's answers: a checked request, answered through the core and printed by
-the very functions a command run in its own process uses, into text instead of stdout.
+the very functions a command run in its own process uses, into text instead of stdout and
+stderr, with the exit status the command would give.
 
 Only reads of the reader's own index: :func:`answer` refuses a request for another index or
 root, and anything whose answer would write (``related`` on a file still waiting for its
@@ -16,6 +17,7 @@ from pathlib import Path
 from explorer.api.requests import SearchOptions
 from explorer.cli.commands import (
     ReadOnlyProcess,
+    SearchOutput,
     links_answer,
     print_links,
     print_related,
@@ -27,6 +29,7 @@ from explorer.cli.commands import (
     stored_root,
 )
 from explorer.cli.reader_protocol import (
+    Answer,
     LinksCall,
     ReaderRequest,
     Refusal,
@@ -38,16 +41,18 @@ from explorer.config import Settings
 from explorer.core.models import SearchMode
 
 
-def answer(request: ReaderRequest, own_index_dir: Path) -> str:
-    """What the command of ``request`` prints on stdout; raises :class:`RequestRefused` for a
-    request this reader does not answer (an error of the core's: ``FAILED``)."""
+def answer(request: ReaderRequest, own_index_dir: Path) -> Answer:
+    """What the command of ``request`` prints on stdout and stderr, and its exit status;
+    raises :class:`RequestRefused` for a request this reader does not answer (an error of the
+    core's: ``FAILED``)."""
     settings = request.settings
     _check_own_index(settings, own_index_dir)
-    out = io.StringIO()
+    out, err = io.StringIO(), io.StringIO()
     call = request.call
+    status = 0
     try:
         if isinstance(call, SearchCall):
-            _answer_search(settings, call, out)
+            status = _answer_search(settings, call, out, err)
         elif isinstance(call, RelatedCall):
             neighbours = related_answer(settings, call.path, call.limit, may_write=False)
             print_related(call.path, neighbours, call.as_json, out)
@@ -55,15 +60,15 @@ def answer(request: ReaderRequest, own_index_dir: Path) -> str:
             found = links_answer(settings, call.path)
             if not found.exists and not found.backlinks:
                 raise RequestRefused(Refusal.NOT_SERVED, f"no such file: {call.path}")
-            print_links(found, call.as_json, out)
+            print_links(found, call.as_json, out, err)
         else:
             print_status(status_answer(settings), call.as_json, out)
     except ReadOnlyProcess as error:
         raise RequestRefused(Refusal.NOT_SERVED, str(error)) from None
-    return out.getvalue()
+    return Answer(out.getvalue(), err.getvalue(), status)
 
 
-def _answer_search(settings: Settings, call: SearchCall, out: io.StringIO) -> None:
+def _answer_search(settings: Settings, call: SearchCall, out: io.StringIO, err: io.StringIO) -> int:
     from explorer.core.retrieval.agent_context import ContextOptions
 
     if call.mode is not SearchMode.KEYWORD and not _query_encoder_kept(settings):
@@ -73,6 +78,7 @@ def _answer_search(settings: Settings, call: SearchCall, out: io.StringIO) -> No
     options = SearchOptions(
         mode=call.mode,
         paths=call.paths,
+        exclude=call.exclude,
         tags=call.tags,
         versions=call.versions,
         limit=call.limit,
@@ -83,8 +89,9 @@ def _answer_search(settings: Settings, call: SearchCall, out: io.StringIO) -> No
     context = ContextOptions(
         content=call.content, max_tokens=call.max_tokens, metadata_only=call.metadata_only
     )
-    found, first = search_answer(settings, call.query, options, context)
-    print_search(found, call.explain, call.output, first, out)
+    found = search_answer(settings, call.query, options, context)
+    output = SearchOutput(call.output, call.explain, call.offsets)
+    return print_search(found, output, out, err)
 
 
 def _check_own_index(settings: Settings, own_index_dir: Path) -> None:

@@ -10,9 +10,10 @@ A request is one JSON object, sent whole before the client shuts its side of the
 - one call: :class:`SearchCall`, :class:`RelatedCall`, :class:`LinksCall` or
   :class:`StatusCall`. Nothing else exists: no command line, no environment, no folder.
 
-The reply is :class:`Answer` (the text the command prints) or :class:`Refused` (why not; the
-client then runs the command itself). The refusal's shape is the same in every protocol, so a
-client can always tell that the reader is of another version and is leaving.
+The reply is :class:`Answer` (what the command prints on stdout and stderr, and its exit
+status) or :class:`Refused` (why not; the client then runs the command itself). The refusal's
+shape is the same in every protocol, so a client can always tell that the reader is of
+another version and is leaving.
 
 The client imports this module on its fast path, so it imports nothing heavy; the reader checks
 a request with pydantic (strict types, no unknown field) and the bounds each field declares, in
@@ -43,8 +44,9 @@ from explorer.core.models import SearchMode
 if TYPE_CHECKING:
     from pydantic import TypeAdapter, ValidationError
 
-PROTOCOL = 2
-"""Protocol 1 sent a command line, an environment and a working folder; 2 sends typed calls."""
+PROTOCOL = 3
+"""Protocol 1 sent a command line, an environment and a working folder; 2 sends typed calls;
+3 answers with stderr and an exit status beside stdout."""
 REQUEST_LIMIT = 1 << 20
 """Largest request a reader reads, in bytes."""
 NESTING_LIMIT = 8
@@ -106,6 +108,7 @@ class SearchCall:
     query: str = field(metadata=bounded(longest=MAX_QUERY))
     mode: SearchMode
     paths: tuple[str, ...] = field(metadata=bounded(longest=MAX_FILTER))
+    exclude: tuple[str, ...] = field(metadata=bounded(longest=MAX_FILTER))
     tags: tuple[str, ...] = field(metadata=bounded(longest=MAX_FILTER))
     versions: tuple[str, ...] = field(metadata=bounded(longest=MAX_FILTER))
     limit: int | None = field(metadata=bounded(1, MAX_RESULTS))
@@ -116,6 +119,7 @@ class SearchCall:
     max_tokens: int | None = field(metadata=bounded(1, MAX_TOKENS))
     metadata_only: bool
     explain: bool
+    offsets: bool
     output: OutputFormat
     kind: Literal["search"] = "search"
 
@@ -202,9 +206,13 @@ class Refusal(StrEnum):
 
 @dataclass(frozen=True)
 class Answer:
-    """What the command prints on stdout."""
+    """What the command prints on stdout and on stderr (its notes), and its exit status."""
 
     stdout: str
+    stderr: str = ""
+    status: int = 0
+    """0, or 1 when a search found nothing (an error is never answered: the client runs the
+    command and reports it)."""
 
 
 @dataclass(frozen=True)
@@ -218,6 +226,8 @@ class Refused:
 
 
 Reply = Answer | Refused
+ANSWER_STATUSES = frozenset({0, 1})
+"""The exit statuses an answer may carry: found, or nothing found."""
 
 
 class RequestRefused(Exception):
@@ -254,8 +264,15 @@ def decode_reply(data: bytes) -> Reply | None:
         return None
     if not isinstance(reply, dict):
         return None
-    if reply.get("outcome") == "answer" and isinstance(reply.get("stdout"), str):
-        return Answer(reply["stdout"])
+    stdout, stderr, status = reply.get("stdout"), reply.get("stderr"), reply.get("status")
+    if (
+        reply.get("outcome") == "answer"
+        and isinstance(stdout, str)
+        and isinstance(stderr, str)
+        and type(status) is int
+        and status in ANSWER_STATUSES
+    ):
+        return Answer(stdout, stderr, status)
     reason, detail, leaving = reply.get("reason"), reply.get("detail"), reply.get("leaving")
     if (
         reply.get("outcome") == "refused"
@@ -271,7 +288,13 @@ def encode_reply(reply: Reply) -> bytes:
     """``reply`` as the bytes a client reads (lone surrogates of undecodable names kept)."""
     data: dict[str, object]
     if isinstance(reply, Answer):
-        data = {"protocol": PROTOCOL, "outcome": "answer", "stdout": reply.stdout}
+        data = {
+            "protocol": PROTOCOL,
+            "outcome": "answer",
+            "stdout": reply.stdout,
+            "stderr": reply.stderr,
+            "status": reply.status,
+        }
     else:
         data = {
             "protocol": PROTOCOL,

@@ -74,24 +74,49 @@ def _marked(snippet: str, spans: list[tuple[int, int]], styled: bool) -> str:
     return "".join(out)
 
 
+def render_search_notes(
+    answer: AgentAnswer, scope: str, skipped: int = 0, err: TextIO | None = None
+) -> None:
+    """What a search's results alone do not say, as ``note:`` lines to ``err`` (default:
+    stderr), never among the results: the core's notes (a filter that matches no file, a
+    missing leg, a token budget) and, when no file was found, that nothing was, with the
+    filter (``scope``) and the files passed over (``skipped``, ``--offset``)."""
+    response = answer.response
+    for note in response.notes:
+        click.echo(f"note: {safe_text(note)}", file=err, err=err is None)
+    if response.results or not response.filters:  # no filters: no leg ran, a note says why
+        return
+    where = f" in {safe_text(scope)}" if scope else ""
+    past = f" past the first {skipped} file{'' if skipped == 1 else 's'}" if skipped else ""
+    click.echo(
+        f"note: no results for {safe_text(repr(response.query))}{where}{past} ({response.mode})",
+        file=err,
+        err=err is None,
+    )
+
+
+def render_paths(answer: AgentAnswer, out: TextIO | None = None) -> None:
+    """``path<TAB>score`` per file, best first (``--format paths``), to ``out`` (default:
+    stdout); a control character or tab in a name is escaped (``safe_name``), so each line
+    has exactly one tab."""
+    for hit in answer.response.results:
+        click.echo(f"{safe_name(hit.path)}\t{hit.score:.4f}", file=out)
+
+
 def render_search(
     answer: AgentAnswer, explain: bool, first: int = 1, out: TextIO | None = None
 ) -> None:
     """An :class:`~explorer.core.retrieval.agent_context.AgentAnswer` as text, to ``out``
     (default: stdout): files best first, each with its passages (snippets, or full text with
-    ``--content``), or metadata only."""
+    ``--content``), or metadata only; with ``explain``, the legs and the fusion first. Its
+    notes are :func:`render_search_notes`'."""
     response, options = answer.response, answer.options
     styled = is_terminal(out)
-    for note in response.notes:
-        click.echo(f"note: {safe_text(note)}", file=out)
     if explain:
         for leg, description in response.filters.items():
             click.echo(f"{leg} leg: {safe_text(description)}", file=out)
         if response.fusion:
             click.echo(f"fusion: {response.fusion}", file=out)
-    if not response.results:
-        click.echo(f"no results for {safe_text(repr(response.query))} ({response.mode})", file=out)
-        return
     for number, hit in enumerate(response.results, start=first):
         title = f" — {safe_label(hit.title)}" if hit.title else ""
         path = click.style(safe_name(hit.path), bold=True)
@@ -261,11 +286,14 @@ def _link_line(where: str, link: Link) -> str:
     return f"  {where}  {safe_label(link.raw, name=True)}{kind}{mark}"
 
 
-def render_links(found: FileLinks, out: TextIO | None = None) -> None:
-    """``explorer links``: outgoing links, then backlinks, with lines."""
+def render_links(found: FileLinks, out: TextIO | None = None, err: TextIO | None = None) -> None:
+    """``explorer links``: outgoing links, then backlinks, with lines, to ``out`` (default:
+    stdout); a note to ``err`` (default: stderr) when the file itself does not exist."""
     path = safe_name(found.path)
     if not found.exists:
-        click.echo(f"note: {path} does not exist; these files link to it", file=out)
+        click.echo(
+            f"note: {path} does not exist; these files link to it", file=err, err=err is None
+        )
     click.echo(f"{path} links to {len(found.outgoing)}:", file=out)
     for link in found.outgoing:
         click.echo(_link_line(f"L{link.line} → {safe_name(link.target)}", link), file=out)

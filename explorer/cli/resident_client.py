@@ -30,7 +30,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -130,7 +130,7 @@ def try_resident(argv: list[str], cli: click.Group) -> int | None:
         return None
     reply = ask(index_dir, encode_request(resolved.request), start=resolved.starts_reader)
     if isinstance(reply, Answer):
-        return 0 if _write(reply.stdout) else None
+        return reply.status if _write(reply) else None
     if reply is not None and reply.leaving and resolved.starts_reader:
         start_reader(index_dir)  # it left for a reader of this code (or of the index as it is)
     return None
@@ -173,6 +173,7 @@ def _call(name: str, params: dict[str, Any]) -> tuple[Settings, Call, bool]:
             query=params["query"],
             mode=mode,
             paths=tuple(params["paths"]),
+            exclude=tuple(params["exclude"]),
             tags=tuple(params["tags"]),
             versions=tuple(params["versions"]),
             limit=params["limit"],
@@ -183,6 +184,7 @@ def _call(name: str, params: dict[str, Any]) -> tuple[Settings, Call, bool]:
             max_tokens=params["max_tokens"],
             metadata_only=params["metadata_only"],
             explain=params["explain"],
+            offsets=params["offsets"],
             output=output,
         )
         return settings, search, mode is not SearchMode.KEYWORD
@@ -319,15 +321,21 @@ def _reader_environment() -> dict[str, str]:
     return env
 
 
-def _write(text: str) -> bool:
-    """Write the reader's answer as this process would have (in stdout's encoding); False, with
-    nothing written, when that encoding cannot hold it (the process then fails its own way).
-    A closed pipe ends the process quietly."""
+def _write(answer: Answer) -> bool:
+    """Write the reader's answer as this process would have (in the encodings of stdout and
+    stderr): its notes first, then its output; False, with nothing written, when an encoding
+    cannot hold it (the process then fails its own way). A closed pipe ends the process
+    quietly."""
     try:
-        data = text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict")
+        data = _encoded(answer.stdout, sys.stdout)
+        notes = _encoded(answer.stderr, sys.stderr)
     except (UnicodeEncodeError, LookupError):
         return False
     try:
+        if notes:
+            sys.stderr.flush()
+            sys.stderr.buffer.write(notes)
+            sys.stderr.buffer.flush()
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
@@ -339,3 +347,8 @@ def _write(text: str) -> bool:
         os.dup2(devnull, sys.stdout.fileno())
         os._exit(141)
     return True
+
+
+def _encoded(text: str, stream: TextIO) -> bytes:
+    """``text`` as ``stream`` would write it (its encoding and error handler)."""
+    return text.encode(stream.encoding or "utf-8", stream.errors or "strict")

@@ -45,7 +45,6 @@ from pathlib import Path
 from explorer.cli.reader_answers import answer
 from explorer.cli.reader_protocol import (
     REQUEST_LIMIT,
-    Answer,
     Refusal,
     Refused,
     Reply,
@@ -256,7 +255,7 @@ class ResidentReader:
             if not self._answering.acquire(timeout=ANSWER_WAIT_SECONDS):
                 raise RequestRefused(Refusal.BUSY, "another answer is taking long")
             try:
-                return Answer(answer(request, self.index_dir))
+                return answer(request, self.index_dir)
             finally:
                 self._answering.release()
         except RequestRefused as refused:

@@ -62,7 +62,7 @@ def test_links_and_check_refs_find_a_deleted_link_target(corpus):
         run_explorer("links", root / "guides/backups.md", "--json", env=env, check=True).stdout
     )
     assert ("design/0001-why-sqlite.md", 62) in {
-        (link["source"], link["line"]) for link in links["backlinks"]
+        (link["path"], link["line"]) for link in links["backlinks"]
     }
     assert all(link["exists"] for link in links["links"])
     clean = run_explorer("check-refs", root, env=env)
@@ -77,7 +77,7 @@ def test_links_and_check_refs_find_a_deleted_link_target(corpus):
         assert broken.returncode == 1, broken.stderr
         missing = json.loads(broken.stdout)["missing"]
         assert missing and {link["target"] for link in missing} == {"guides/exporting.md"}
-        assert ("guides/backups.md", 190) in {(link["source"], link["line"]) for link in missing}
+        assert ("guides/backups.md", 190) in {(link["path"], link["line"]) for link in missing}
     finally:
         target.write_text(kept)
     assert run_explorer("check-refs", root, env=env).returncode == 0

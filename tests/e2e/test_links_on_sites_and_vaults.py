@@ -75,7 +75,7 @@ def test_a_hugo_docs_folder_checks_clean_but_for_one_page_and_says_what_lies_out
     links = json.loads(
         run_explorer("links", root / "languages/java/api.md", "--json", env=env, check=True).stdout
     )
-    assert [(link["source"], link["raw"]) for link in links["backlinks"]] == [
+    assert [(link["path"], link["raw"]) for link in links["backlinks"]] == [
         ("languages/java/sdk.md", "../api/")
     ]
     text = run_explorer("links", root / "_index.md", env=env, check=True).stdout
@@ -96,12 +96,12 @@ def test_an_obsidian_vault_links_by_note_name(tmp_path: Path, env: dict[str, str
     links = json.loads(
         run_explorer("links", root / "Projects/Garden.md", "--json", env=env, check=True).stdout
     )
-    assert [(link["source"], link["raw"]) for link in links["backlinks"]] == [
+    assert [(link["path"], link["raw"]) for link in links["backlinks"]] == [
         ("Home.md", "[[Projects/Garden]]"),
         ("Later.md", "[[allotment]]"),
     ]
     home = json.loads(run_explorer("links", root / "Home.md", "--json", env=env, check=True).stdout)
-    assert [(link["target"], link["state"]) for link in home["links"]] == [
+    assert [(link["path"], link["state"]) for link in home["links"]] == [
         ("attachments/plan.png", "resolved"),
         ("Daily notes.md", "resolved"),
         ("Projects/Garden.md", "resolved"),

@@ -82,7 +82,7 @@ def test_the_name_shown_with_a_tab_escaped_can_be_given_back(indexed) -> None:
         done = explorer("links", given, "--index-dir", index_dir, "--json")
         assert done.returncode == 0, done.stderr
         answer = json.loads(done.stdout)
-        assert answer["file"] == TAB_NAME and answer["exists"]
+        assert answer["path"] == TAB_NAME and answer["exists"]
 
 
 def test_a_long_heading_is_shown_cut(indexed) -> None:
@@ -111,11 +111,11 @@ def test_links_and_related_on_a_name_that_is_not_utf8(indexed, spelling: str) ->
     links = explorer("links", given, "--index-dir", index_dir, "--json")
     assert links.returncode == 0, links.stderr
     answer = json.loads(links.stdout)
-    assert answer["file"] == "bad\\xff\\xfename.md"
-    assert [link["target"] for link in answer["links"]] == ["plain.md"]
+    assert answer["path"] == "bad\\xff\\xfename.md"
+    assert [link["path"] for link in answer["links"]] == ["plain.md"]
     related = explorer("related", given, "--index-dir", index_dir, "--json")
     assert related.returncode == 0, related.stderr
-    assert json.loads(related.stdout)["file"] == "bad\\xff\\xfename.md"
+    assert json.loads(related.stdout)["path"] == "bad\\xff\\xfename.md"
 
 
 @pytest.mark.anyio

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
+from datetime import datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
@@ -99,28 +101,31 @@ def test_index_then_search_json(runner, root, index_dir):
     assert "embedded" in result.stdout
 
     data = search_json(runner, root, index_dir, "telescope mirrors")
-    assert data["query"] == "telescope mirrors" and data["mode"] == "hybrid"
+    assert data["mode"] == "hybrid"
+    assert "query" not in data and "explain" not in data  # not echoed without --explain
     assert data["results"], data
     top = data["results"][0]
     assert top["path"] == "guides/telescope.md"
     assert isinstance(top["score"], float) and 0 <= top["score"] <= 1
     passage = top["passages"][0]
-    assert {"heading", "start_line", "end_line", "snippet", "highlights"} <= set(passage)
+    assert {"heading", "start_line", "end_line", "snippet"} <= set(passage)
     assert passage["heading"] == "Telescope"
     assert 1 <= passage["start_line"] <= passage["end_line"]
     assert "telescope" in passage["snippet"].lower()
-    assert "keyword_rank" not in passage
+    # lean by default: no ranks, ids or offsets unless asked for
+    assert not {"explain", "chunk_id", "start_char", "end_char", "highlights"} & set(passage)
     paths = [hit["path"] for hit in data["results"]]
     assert len(paths) == len(set(paths))
 
 
 def test_search_explain_json_has_ranks_and_filters(runner, shared):
     data = search_json(runner, *shared, "telescope", "--explain")
-    passage = data["results"][0]["passages"][0]
-    assert passage["keyword_rank"] == 1
-    assert isinstance(passage["vector_rank"], int)
-    assert passage["fused"] > 0
-    assert set(data["filters"]) == {"keyword", "vector"}
+    explain = data["results"][0]["passages"][0]["explain"]
+    assert explain["keyword_rank"] == 1
+    assert isinstance(explain["vector_rank"], int)
+    assert explain["fused"] > 0
+    assert set(data["explain"]["filters"]) == {"keyword", "vector"}
+    assert data["explain"]["query"] == "telescope"
 
 
 def test_search_options_reach_the_core(runner, shared):
@@ -132,8 +137,25 @@ def test_search_options_reach_the_core(runner, shared):
     assert data["results"][0]["score"] == 1.0
     data = search_json(runner, *shared, "install explorer", "--per-file", "1")
     assert all(len(hit["passages"]) == 1 for hit in data["results"])
-    data = search_json(runner, *shared, "telescope", "--min-score", "0.99")
-    assert all(p["score"] >= 0.99 for hit in data["results"] for p in hit["passages"])
+    everything = search_json(runner, *shared, "telescope")
+    scores = sorted(p["score"] for hit in everything["results"] for p in hit["passages"])
+    middle = scores[len(scores) // 2]
+    data = search_json(runner, *shared, "telescope", "--min-score", str(middle))
+    kept = [p["score"] for hit in data["results"] for p in hit["passages"]]
+    assert kept and all(score >= middle for score in kept) and len(kept) < len(scores)
+    root, index_dir = shared
+    above = invoke(
+        runner,
+        "search",
+        "telescope",
+        root,
+        "--index-dir",
+        index_dir,
+        "--min-score",
+        "0.99",
+        "--json",
+    )
+    assert above.exit_code == 1 and json.loads(above.stdout)["results"] == []  # none that high
 
 
 def test_search_text_output_marks_words(runner, shared):
@@ -154,10 +176,10 @@ def test_search_with_only_index_dir_uses_the_stored_root(runner, shared):
 
 def test_search_without_matches_says_so(runner, shared):
     root, index_dir = shared
-    result = ok(
-        invoke(runner, "search", "zzzqqq", root, "--index-dir", index_dir, "--mode", "keyword")
-    )
-    assert "no results for 'zzzqqq' (keyword)" in result.stdout
+    result = invoke(runner, "search", "zzzqqq", root, "--index-dir", index_dir, "--mode", "keyword")
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert result.stdout == ""
+    assert result.stderr == "note: no results for 'zzzqqq' (keyword)\n"
 
 
 def test_related_json(runner, shared):
@@ -166,7 +188,7 @@ def test_related_json(runner, shared):
         invoke(runner, "related", root / "guides/telescope.md", "--index-dir", index_dir, "--json")
     )
     data = json.loads(result.stdout)
-    assert data["file"] == "guides/telescope.md"
+    assert data["path"] == "guides/telescope.md"
     assert data["related"]
     paths = [item["path"] for item in data["related"]]
     assert "guides/telescope.md" not in paths
@@ -174,7 +196,8 @@ def test_related_json(runner, shared):
     item = data["related"][0]
     assert 0 <= item["score"] <= 1
     for key in ("source_passage", "related_passage"):
-        assert {"heading", "start_line", "end_line", "text"} <= set(item[key])
+        assert {"heading", "start_line", "end_line", "excerpt"} <= set(item[key])
+        assert "page" not in item[key]  # a page only in a paged document (PDF)
 
 
 def test_related_text(runner, shared):
@@ -207,6 +230,10 @@ def test_status_json(runner, shared):
     assert type(data["vectors"]) is int and data["vectors"] == data["chunks"]
     assert data["model"] == Settings.for_root(root).model
     assert data["needs_rebuild"] is False
+    assert data["stale"] == {"files": 0}
+    updated = datetime.fromisoformat(data["last_update"])  # ISO 8601, in UTC
+    assert updated.utcoffset() == timedelta(0)
+    assert abs(updated.timestamp() - time.time()) < 3600
 
 
 def test_status_text(runner, shared):
@@ -362,7 +389,7 @@ def test_related_finds_the_root_from_the_default_index_location(runner, root):
     ok(invoke(runner, "index", root))
     result = ok(invoke(runner, "related", root / "notes/stars.md", "--json"))
     data = json.loads(result.stdout)
-    assert data["file"] == "notes/stars.md"
+    assert data["path"] == "notes/stars.md"
     assert data["related"]
 
 

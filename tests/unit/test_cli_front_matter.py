@@ -44,12 +44,12 @@ def sample(tmp_path_factory):
     return root, index_dir
 
 
-def search(sample, *args) -> dict:
+def search(sample, *args, found: bool = True) -> dict:
     root, index_dir = sample
     result = CliRunner().invoke(
         main, ["search", *map(str, args), str(root), "--index-dir", str(index_dir), "--json"]
     )
-    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert result.exit_code == (0 if found else 1), (result.stdout, result.stderr)
     return json.loads(result.stdout)
 
 
@@ -62,8 +62,8 @@ def test_tag_backup_returns_exactly_the_four_tagged_files(sample, mode):
 
 
 def test_filter_words_in_the_query_string(sample):
-    typed = search(sample, "tag:backup snapshot version:1.5", "--limit", 20)
-    assert typed["query"] == "snapshot"
+    typed = search(sample, "tag:backup snapshot version:1.5", "--limit", 20, "--explain")
+    assert typed["explain"]["query"] == "snapshot"
     # The incident review is tagged backup but has no version: only the three with both.
     assert {hit["path"] for hit in typed["results"]} == BACKUP_TAGGED - {
         "notes/2026/01/2026-01-27-incident-review-backup-gap.md"
@@ -101,6 +101,6 @@ def test_json_and_text_results_show_description_and_tags(sample):
 
 
 def test_a_tag_no_file_carries_is_an_empty_answer_that_says_why(sample):
-    data = search(sample, "backup", "--tag", "no-such-tag")
+    data = search(sample, "backup", "--tag", "no-such-tag", found=False)
     assert data["results"] == []
     assert data["notes"] == ["no indexed file matches tag no-such-tag"]

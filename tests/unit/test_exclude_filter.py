@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from explorer.api.requests import SearchOptions
 from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
-from explorer.core.retrieval.file_filter import FileFilter
+from explorer.core.retrieval.file_filter import FileFilter, parse_filter_words
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
 from tests.conftest import write_files
@@ -65,3 +68,21 @@ def test_an_exclude_filter_says_what_it_leaves_out():
     assert FileFilter(exclude=("drafts/",)).describe() == "all files but drafts/"
     assert FileFilter(("pages/",), exclude=("a", "b")).describe() == "pages/ and not a or b"
     assert FileFilter(exclude=("drafts/",)).active
+
+
+def test_exclude_words_in_the_query_are_filters_too():
+    parsed = parse_filter_words('harbour exclude:drafts/ path:pages/ exclude:"My Drafts/" walls')
+    assert parsed.query == "harbour walls"
+    assert parsed.filter == FileFilter(("pages/",), exclude=("drafts/", "My Drafts/"))
+    assert parsed.filter.words() == ("pages/", "exclude:drafts/", 'exclude:"My Drafts/"')
+    assert parse_filter_words("noexclude:x").query == "noexclude:x"  # only whole words
+    settings = Settings(root=Path("/r"), index_dir=Path("/i"))
+    request = SearchOptions(exclude=("**/*.log",)).request("harbour exclude:drafts/", settings)
+    assert request.query == "harbour"
+    assert request.exclude == ("**/*.log", "drafts/")  # the flag's, then the query's
+
+
+def test_an_exclude_word_leaves_files_out_of_a_search(index):
+    request = SearchOptions(limit=50).request("harbour exclude:drafts/", index.settings)
+    paths = {hit.path for hit in search(index, request).results}
+    assert paths and not any(path.startswith("drafts/") for path in paths)

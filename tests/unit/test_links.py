@@ -184,14 +184,13 @@ def test_check_refs_exits_1_with_each_missing_reference_then_0_once_fixed(cli):
     data = json.loads(invoke("check-refs", root, "--json").stdout)
     assert data["missing"] == [
         {
-            "source": "guides/install.md",
+            "path": "guides/install.md",
             "line": 7,
             "kind": "link",
             "syntax": "path",
             "raw": "/guides/upgrade.md",
             "target": "guides/upgrade.md",
             "state": "missing",
-            "exists": False,
         }
     ]
     # A deleted link target is found without running `explorer index` first.
@@ -218,13 +217,13 @@ def test_links_command_text_and_json(cli):
     assert "L7 → guides/upgrade.md  /guides/upgrade.md  missing" in result.stdout
     assert "  src/tool.py:1  guides/install.md  (mention)" in lines
     data = json.loads(invoke("links", root / "guides/install.md", "--json").stdout)
-    assert data["file"] == "guides/install.md" and data["exists"] is True
-    assert [(link["target"], link["exists"]) for link in data["links"]] == [
+    assert data["path"] == "guides/install.md" and data["exists"] is True
+    assert [(link["path"], link["exists"]) for link in data["links"]] == [
         ("README.md", True),
         ("guides/upgrade.md", False),
         ("src/tool.py", True),
     ]
-    assert [(link["source"], link["line"]) for link in data["backlinks"]] == [
+    assert [(link["path"], link["line"]) for link in data["backlinks"]] == [
         ("README.md", 3),
         ("guides/faq.md", 3),
         ("src/tool.py", 1),
@@ -232,7 +231,7 @@ def test_links_command_text_and_json(cli):
     # A file that does not exist but is linked to: its backlinks are the links to fix.
     gone = json.loads(invoke("links", root / "guides/upgrade.md", "--json").stdout)
     assert gone["exists"] is False and gone["links"] == []
-    assert [link["source"] for link in gone["backlinks"]] == ["guides/install.md"]
+    assert [link["path"] for link in gone["backlinks"]] == ["guides/install.md"]
 
 
 @pytest.mark.parametrize(

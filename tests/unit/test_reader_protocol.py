@@ -40,6 +40,7 @@ def a_search(**changes: object) -> SearchCall:
         "query": "telescope [mirrors] {lenses}",
         "mode": SearchMode.HYBRID,
         "paths": ("guides/",),
+        "exclude": ("drafts/",),
         "tags": (),
         "versions": ("1.5",),
         "limit": None,
@@ -50,6 +51,7 @@ def a_search(**changes: object) -> SearchCall:
         "max_tokens": None,
         "metadata_only": False,
         "explain": True,
+        "offsets": False,
         "output": OutputFormat.TEXT,
     }
     return SearchCall(**{**fields, **changes})  # type: ignore[arg-type]
@@ -171,6 +173,7 @@ def test_an_old_style_request_is_one_from_other_code():
     "reply",
     [
         Answer("1. a.md  0.91\n      caf\u00e9 \udcff\n"),
+        Answer("", "note: no indexed file matches nowhere/\n", 1),  # nothing found
         Refused(Refusal.VERSION, "other code", leaving=True),
         Refused(Refusal.BUSY, "8 clients"),
     ],
@@ -188,6 +191,9 @@ def test_replies_arrive_as_sent(reply):
         b'{"stdout": "", "stderr": "", "exit": 0}',  # a protocol-1 reader's answer
         b'{"outcome": "refused", "reason": "nonsense", "detail": "", "leaving": false}',
         b'{"outcome": "answer", "stdout": 5}',
+        b'{"protocol": 2, "outcome": "answer", "stdout": "1. a.md"}',  # no stderr, no status
+        b'{"outcome": "answer", "stdout": "", "stderr": "", "status": 2}',  # an error's status
+        b'{"outcome": "answer", "stdout": "", "stderr": "", "status": true}',
         b"[" * 100_000,
     ],
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from explorer.api.answers import RelatedAnswer
 from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import FileState
@@ -92,10 +93,14 @@ def test_limit_is_respected(index):
 
 
 def test_json_shape(index):
-    data = related_files(index, "kitchen/pasta.md", limit=1)[0].as_json()
-    assert set(data) == {"path", "title", "score", "source_passage", "related_passage"}
-    assert set(data["source_passage"]) == {"heading", "start_line", "end_line", "text", "page"}
-    assert data["source_passage"]["page"] is None  # a page only in a paged document (PDF)
+    neighbours = related_files(index, "kitchen/pasta.md", limit=1)
+    data = RelatedAnswer.build("kitchen/pasta.md", neighbours).to_json()
+    assert data["path"] == "kitchen/pasta.md"
+    [item] = data["related"]
+    assert set(item) == {"path", "title", "score", "source_passage", "related_passage"}
+    assert set(item["source_passage"]) == {"heading", "start_line", "end_line", "excerpt"}
+    assert item["source_passage"]["excerpt"] == neighbours[0].source_passage.text
+    assert "page" not in item["source_passage"]  # a page only in a paged document (PDF)
 
 
 @pytest.mark.parametrize("path", ["nope.md", "space", "../outside.md"])

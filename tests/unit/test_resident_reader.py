@@ -95,6 +95,38 @@ def test_the_reader_answers_byte_for_byte(indexed, reader, reader_env, extra):
     assert served.stdout == alone.stdout == in_process(*args)
 
 
+@pytest.mark.parametrize(
+    ("query", "extra", "status", "notes"),
+    [
+        ("telescope", ("--tag", "nope"), 1, "note: no indexed file matches tag nope\n"),
+        (
+            "telescope",
+            ("--path", "nowhere/", "--format", "paths"),
+            1,
+            "note: no indexed file matches nowhere/\n",
+        ),
+        ("telescope", ("--path", "nowhere/", "--json"), 1, ""),  # the notes are in the JSON
+        ("telescope", ("--exclude", "notes/", "--json", "--offsets"), 0, ""),
+        ("zzzqqq", (), 1, "note: no results for 'zzzqqq' (keyword)\n"),
+    ],
+    ids=["note", "paths", "json", "exclude", "no-match"],
+)
+def test_the_reader_gives_the_notes_and_exit_status_of_the_process(
+    indexed, reader, reader_env, query, extra, status, notes
+):
+    root, index_dir = indexed
+    args = ("search", query, root, "--mode", "keyword", "--index-dir", index_dir, *extra)
+    served = run_explorer(*args, env=reader_env, timeout=60)
+    alone = run_explorer(*args, env={**reader_env, "EXPLORER_NO_DAEMON": "1"}, timeout=60)
+    assert served.returncode == alone.returncode == status, (served.stderr, alone.stderr)
+    assert alone.stderr == notes
+    assert served.stderr == notes + SERVED_NOTE + "\n"
+    assert served.stdout == alone.stdout
+    if "--exclude" in extra:
+        assert '"guides/telescope.md"' in served.stdout and "notes/" not in served.stdout
+        assert '"chunk_id"' in served.stdout
+
+
 def test_relative_paths_are_those_of_the_callers_folder(indexed, reader, reader_env):
     root, index_dir = indexed
     args = ("search", "stars", ".", "--mode", "keyword", "--index-dir", index_dir)
@@ -268,9 +300,11 @@ def test_search_options_that_look_like_flags_are_served(indexed, reader, reader_
     root, index_dir = indexed
     args = search_args(root, index_dir, *extra)
     served = run_explorer(*args, env=reader_env, timeout=60)
-    assert served.returncode == 0, served.stderr
-    assert served.stderr == SERVED_NOTE + "\n"
-    assert served.stdout == in_process(*args)
+    alone = run_explorer(*args, env={**reader_env, "EXPLORER_NO_DAEMON": "1"}, timeout=60)
+    # no file carries that version or tag: found nothing (1), and a note says so
+    assert served.returncode == alone.returncode == (0 if "--per-file" in extra else 1)
+    assert served.stderr == alone.stderr + SERVED_NOTE + "\n"
+    assert served.stdout == alone.stdout
 
 
 def test_help_is_printed_by_the_process(indexed, reader, reader_env):

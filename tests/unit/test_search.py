@@ -8,9 +8,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from explorer.api.answers import SearchAnswer
 from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import SearchMode
+from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
 from explorer.core.retrieval.query import QueryError, query_terms
 from explorer.core.retrieval.search import SearchRequest, VectorLeg, search
 from explorer.core.store.index import Index
@@ -210,15 +212,16 @@ def _best_bm25(response) -> float:
 
 def test_explain_fields(index):
     response = run(index, "install explorer on linux", limit=50, per_file=50)
-    data = response.as_json(explain=True)
+    data = SearchAnswer.build(AgentAnswer(response, ContextOptions()), explain=True).to_json()
     passage = data["results"][0]["passages"][0]
     keys = ("keyword_rank", "keyword_score", "vector_rank", "vector_similarity", "file_similarity")
     for key in (*keys, "file_keyword_score", "fused"):
-        assert key in passage
-    assert passage["keyword_rank"] >= 1 and passage["vector_rank"] >= 1
-    assert passage["file_similarity"] is not None
-    assert passage["file_keyword_score"] > 0
-    assert passage["fused"] == pytest.approx(passage["score"], abs=1e-3)
+        assert key in passage["explain"]
+    assert passage["explain"]["keyword_rank"] >= 1 and passage["explain"]["vector_rank"] >= 1
+    assert passage["explain"]["file_similarity"] is not None
+    assert passage["explain"]["file_keyword_score"] > 0
+    assert passage["explain"]["fused"] == pytest.approx(passage["score"], abs=1e-3)
+    data = data["explain"]
     # The rule, with this query's own numbers: how much of the query the keyword leg's best
     # passages hold, how far the legs agree, and so the keyword leg's weight.
     assert "z(meaning)" in data["fusion"] and "x words" in data["fusion"]
@@ -241,11 +244,9 @@ def test_explain_fields(index):
         "logistic(0.2 x z(meaning) + 0.8 x max(coverage^3, agreement) x words)"
     )
     assert lookup.endswith("(the query names only identifiers)")
-    plain = response.as_json()
-    assert "keyword_rank" not in plain["results"][0]["passages"][0]
-    assert "file_similarity" not in plain["results"][0]["passages"][0]
-    assert "file_keyword_score" not in plain["results"][0]["passages"][0]
-    assert "fused" not in plain["results"][0]["passages"][0]
+    plain = SearchAnswer.build(AgentAnswer(response, ContextOptions())).to_json()
+    assert "explain" not in plain and "explain" not in plain["results"][0]["passages"][0]
+    assert not set(keys) & set(plain["results"][0]["passages"][0])
 
 
 def test_convex_fusion_mixes_cosine_and_relative_bm25(index):
@@ -459,7 +460,8 @@ def test_the_response_says_what_the_vector_leg_gave(index, tmp_path, settings_fo
     hybrid = run(index, "telescope")
     assert hybrid.vector_leg == VectorLeg.ANSWERED and hybrid.answered_by == SearchMode.HYBRID
     assert run(index, "telescope", mode="keyword").vector_leg == VectorLeg.NOT_ASKED
-    assert "vector_leg" not in hybrid.as_json()  # the JSON answer is unchanged
+    answer = SearchAnswer.build(AgentAnswer(hybrid, ContextOptions()), explain=True).to_json()
+    assert "vector_leg" not in answer and "vector_leg" not in answer["explain"]  # notes say it
     root = write_files(tmp_path / "fresh", {"a.md": "# Alpha\n\ntelescope mirror\n"})
     keywords_only = Index(settings_for(root), embedder=fake_embedder)
     try:

@@ -58,29 +58,6 @@ class IndexReport:
     def changed(self) -> int:
         return self.added + self.updated + self.removed
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "added": self.added,
-            "updated": self.updated,
-            "removed": self.removed,
-            "unchanged": self.unchanged,
-            "skipped": self.skipped,
-            "failed": self.failed,
-            "failures": self.failures,
-            "chunks_written": self.chunks_written,
-            "chunks_embedded": self.chunks_embedded,
-            "chunks_reused": self.chunks_reused,
-            "orphans_removed": self.orphans_removed,
-            "files_restored": self.files_restored,
-            "vectors_lost": self.vectors_lost,
-            "permissions_tightened": self.tightened,
-            "cancelled": self.cancelled,
-            "vectors_unavailable": self.vectors_unavailable,
-            "keyword_seconds": round(self.keyword_seconds, 3),
-            "model_seconds": round(self.model_seconds, 3),
-            "embed_seconds": round(self.embed_seconds, 3),
-        }
-
 
 ProgressCallback = Callable[[Progress], None]
 

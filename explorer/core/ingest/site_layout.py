@@ -71,9 +71,6 @@ class Mount:
     folder: str
     """A root-relative folder, ending with ``/`` unless it is the root (``""``)."""
 
-    def as_json(self) -> dict[str, str]:
-        return {"url": self.url, "folder": self.folder or "."}
-
 
 @dataclass(frozen=True)
 class SiteLayout:

@@ -10,7 +10,8 @@ how much of its context window the answer takes. :func:`shape_answer` turns a re
 - ``content``: every passage carries its full text as the index holds it;
 - ``max_tokens``: passages are kept best first (by score, across files) while their tokens,
   counted with the model's own tokenizer, fit the budget; the first one that does not fit ends
-  the answer, and :class:`BudgetReport` says what was cut;
+  the answer, and :class:`BudgetReport` says what was cut. An answer with results is never
+  emptied: when not even the best passage fits, its file is kept with its path and title;
 - ``metadata_only``: each file is reduced to path, title, description, tags and score.
 """
 
@@ -18,12 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.query import QueryError
-from explorer.core.retrieval.search import Passage, SearchRequest, SearchResponse
-from explorer.core.safe_text import safe_name
+from explorer.core.retrieval.search import FileHit, Passage, SearchRequest, SearchResponse
 from explorer.core.store.index import Index
 
 TokenCounter = Callable[[str], int]
@@ -60,38 +59,40 @@ class BudgetReport:
     files_kept: int = 0
     files_cut: list[str] = field(default_factory=list)
     """Files of the response left out entirely, in rank order."""
+    needed: int | None = None
+    """When not even the best passage (or, metadata only, the best file) fitted: the tokens
+    it needs. The best file is then kept anyway, with its path and title alone."""
 
     @property
     def cut_anything(self) -> bool:
-        return bool(self.passages_cut or self.files_cut)
+        return bool(self.passages_cut or self.files_cut or self.needed)
 
     def note(self) -> str:
         """One line for a person: the budget, what it held and what it cut."""
         if not self.cut_anything:
             return f"token budget {self.max_tokens}: {self.used} tokens used, nothing cut"
-        kept = (
-            f"{self.passages_kept} passages" if self.passages_kept else f"{self.files_kept} files"
-        )
         cut = []
         if self.passages_cut:
-            cut.append(f"{self.passages_cut} passages")
+            cut.append(f"{self.passages_cut} passage{_plural(self.passages_cut)}")
         if self.files_cut:
             names = ", ".join(self.files_cut[:5]) + (", …" if len(self.files_cut) > 5 else "")
-            cut.append(f"{len(self.files_cut)} files ({names})")
-        return (
-            f"token budget {self.max_tokens}: kept {kept} in {self.used} tokens; "
-            f"cut {' and '.join(cut)}"
+            cut.append(f"{len(self.files_cut)} file{_plural(len(self.files_cut))} ({names})")
+        cuts = f"; cut {' and '.join(cut)}" if cut else ""
+        if self.needed is not None:
+            return (
+                f"token budget {self.max_tokens}: the best result needs {self.needed} tokens;"
+                f" kept only its file's path and title ({self.used} tokens){cuts}"
+            )
+        kept = (
+            f"{self.passages_kept} passage{_plural(self.passages_kept)}"
+            if self.passages_kept
+            else f"{self.files_kept} file{_plural(self.files_kept)}"
         )
+        return f"token budget {self.max_tokens}: kept {kept} in {self.used} tokens{cuts}"
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "max_tokens": self.max_tokens,
-            "used": self.used,
-            "passages_kept": self.passages_kept,
-            "passages_cut": self.passages_cut,
-            "files_kept": self.files_kept,
-            "files_cut": list(self.files_cut),
-        }
+
+def _plural(count: int) -> str:
+    return "" if count == 1 else "s"
 
 
 @dataclass
@@ -103,34 +104,6 @@ class AgentAnswer:
     texts: dict[str, str] = field(default_factory=dict)
     """Full text by chunk id (with ``content``)."""
     budget: BudgetReport | None = None
-
-    def as_json(self, explain: bool = False) -> dict[str, Any]:
-        """The ``--json`` object: the response's fields, plus text, budget or metadata only."""
-        data = self.response.as_json(explain=explain)
-        if self.options.metadata_only:
-            data["results"] = [
-                {
-                    "path": hit.path,
-                    "title": hit.title,
-                    "description": hit.description,
-                    "tags": list(hit.tags),
-                    "score": hit.score,
-                }
-                for hit in self.response.results
-            ]
-        elif self.options.content:
-            for hit in data["results"]:
-                for passage in hit["passages"]:
-                    passage["text"] = self.texts.get(passage["chunk_id"], "")
-        if self.budget is not None:
-            data["budget"] = self.budget.as_json()
-        return data
-
-    def path_lines(self) -> list[str]:
-        """``path<TAB>score`` per file, best first (``--format paths``); a control character or
-        tab in a name is escaped (:func:`~explorer.core.safe_text.safe_name`), so each line
-        has exactly one tab."""
-        return [f"{safe_name(hit.path)}\t{hit.score:.4f}" for hit in self.response.results]
 
 
 def build_request(
@@ -187,7 +160,11 @@ def shape_answer(
 
 
 def _fill(answer: AgentAnswer, max_tokens: int, count: TokenCounter) -> BudgetReport:
-    """Keep the best passages (or, metadata only, files) while they fit ``max_tokens``."""
+    """Keep the best passages (or, metadata only, files) while they fit ``max_tokens``.
+
+    The answer is never empty while there are results: when not even the best passage (or
+    file) fits, the best file is kept with its path and title alone, and the report says how
+    many tokens the passage needed."""
     response = answer.response
     report = BudgetReport(max_tokens)
     if answer.options.metadata_only:
@@ -200,6 +177,14 @@ def _fill(answer: AgentAnswer, max_tokens: int, count: TokenCounter) -> BudgetRe
             report.used += cost
             report.files_kept += 1
             kept_files.append(hit)
+        if not kept_files and response.results:
+            best = response.results[0]
+            report.needed = count(
+                f"{best.path} {best.title} {best.description} {' '.join(best.tags)}"
+            )
+            best.description, best.tags = "", []
+            _keep_path_only(report, best, count)
+            kept_files.append(best)
         response.results = kept_files
         return report
     order = sorted(
@@ -218,6 +203,8 @@ def _fill(answer: AgentAnswer, max_tokens: int, count: TokenCounter) -> BudgetRe
         if hit.path not in opened:
             cost += count(f"{hit.path} {hit.title}")
         if full or report.used + cost > max_tokens:
+            if not full and not kept:
+                report.needed = cost
             full = True
             report.passages_cut += 1
             continue
@@ -233,8 +220,19 @@ def _fill(answer: AgentAnswer, max_tokens: int, count: TokenCounter) -> BudgetRe
             report.files_kept += 1
         else:
             report.files_cut.append(hit.path)
+    if not results and response.results:
+        best = response.results[0]
+        report.files_cut.remove(best.path)
+        _keep_path_only(report, best, count)
+        results.append(best)
     response.results = results
     return report
+
+
+def _keep_path_only(report: BudgetReport, hit: FileHit, count: TokenCounter) -> None:
+    """Count ``hit``, stripped to its path and title (and score), as the one file kept."""
+    report.used += count(f"{hit.path} {hit.title}")
+    report.files_kept += 1
 
 
 def _passage_text(answer: AgentAnswer, passage: Passage) -> str:

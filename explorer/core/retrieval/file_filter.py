@@ -10,7 +10,8 @@ Exclude patterns are prefixes or globs as paths are (``drafts/``, ``**/*.log``);
 matches any of them is left out, whatever else it matches.
 
 The same filters may be typed into a query as words: ``path:guides/``, ``tag:backup``,
-``version:1.5`` (:func:`parse_filter_words`), in the TUI and on the command line alike.
+``version:1.5``, ``exclude:drafts/`` (:func:`parse_filter_words`), in the TUI and on the
+command line alike.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from explorer.core.retrieval.query import PathFilter
 from explorer.core.store.file_facts import FileField
 from explorer.core.store.keywords import KeywordIndex
 
-_FILTER_WORD = re.compile(r'(?:^|(?<=\s))(path|tag|version):(?:"([^"]*)"?|(\S*))')
+_FILTER_WORD = re.compile(r'(?:^|(?<=\s))(path|tag|version|exclude):(?:"([^"]*)"?|(\S*))')
 """A filter word: ``tag:backup``, or quoted for a value with spaces (``tag:"Data, AI"``); a
 quote not yet closed runs to the end of the text (the value is still being typed)."""
 
@@ -83,6 +84,7 @@ class FileFilter:
             *(_quoted(path) for path in self.paths),
             *(f"tag:{_quoted(tag)}" for tag in self.tags),
             *(f"version:{_quoted(version)}" for version in self.versions),
+            *(f"exclude:{_quoted(pattern)}" for pattern in self.exclude),
         )
 
 
@@ -100,13 +102,13 @@ class ParsedQuery:
 
 
 def parse_filter_words(text: str) -> ParsedQuery:
-    """Take ``path:``, ``tag:`` and ``version:`` words out of ``text``.
+    """Take ``path:``, ``tag:``, ``version:`` and ``exclude:`` words out of ``text``.
 
     A value in double quotes may hold spaces (``tag:"Data, AI"``). An empty value (``tag:``
     being typed) is dropped. A trailing space of the query is kept (it
     ends the last word for prefix matching); other runs of white space fold to one.
     """
-    found: dict[str, list[str]] = {"path": [], "tag": [], "version": []}
+    found: dict[str, list[str]] = {"path": [], "tag": [], "version": [], "exclude": []}
     for kind, quoted, bare in _FILTER_WORD.findall(text):
         value = quoted.strip() or bare
         if value and value not in found[kind]:
@@ -115,5 +117,10 @@ def parse_filter_words(text: str) -> ParsedQuery:
     trailing = " " if query[-1:].isspace() and query.strip() else ""
     return ParsedQuery(
         " ".join(query.split()) + trailing,
-        FileFilter(tuple(found["path"]), tuple(found["tag"]), tuple(found["version"])),
+        FileFilter(
+            tuple(found["path"]),
+            tuple(found["tag"]),
+            tuple(found["version"]),
+            tuple(found["exclude"]),
+        ),
     )

@@ -70,18 +70,6 @@ class Link:
         """Whether the target is a file or folder of the tree."""
         return self.state is LinkState.RESOLVED
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "source": self.source,
-            "line": self.line,
-            "kind": str(self.kind),
-            "syntax": str(self.syntax),
-            "raw": self.raw,
-            "target": self.target,
-            "state": str(self.state),
-            "exists": self.exists,
-        }
-
 
 @dataclass
 class FileLinks:
@@ -91,14 +79,6 @@ class FileLinks:
     exists: bool
     outgoing: list[Link] = field(default_factory=list)
     backlinks: list[Link] = field(default_factory=list)
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "file": self.path,
-            "exists": self.exists,
-            "links": [link.as_json() for link in self.outgoing],
-            "backlinks": [link.as_json() for link in self.backlinks],
-        }
 
 
 @dataclass
@@ -118,16 +98,6 @@ class ReferenceCheck:
     @property
     def resolved(self) -> int:
         return self.references - len(self.missing) - len(self.outside_root)
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "missing": [link.as_json() for link in self.missing],
-            "outside_root": [link.as_json() for link in self.outside_root],
-            "references": self.references,
-            "resolved": self.resolved,
-            "files": self.files,
-            "layout": self.layout,
-        }
 
 
 @dataclass(frozen=True)

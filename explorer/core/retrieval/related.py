@@ -30,7 +30,7 @@ strongest passage pair.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -85,9 +85,6 @@ class RelatedFile:
     source_passage: PassageRef
     """The passage of the source file closest to ``related_passage``."""
     related_passage: PassageRef
-
-    def as_json(self) -> dict[str, object]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

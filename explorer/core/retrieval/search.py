@@ -24,9 +24,8 @@ Scores shown (0–1), by mode:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 import numpy as np
 
@@ -143,25 +142,6 @@ class SearchResponse:
         ):
             return SearchMode.KEYWORD
         return self.mode
-
-    def as_json(self, explain: bool = False) -> dict[str, Any]:
-        """The ``--json`` object; its values are what :func:`dataclasses.asdict` gives."""
-        data = asdict(self)
-        del data["vector_leg"]
-        if not explain:
-            for hit in data["results"]:
-                for passage in hit["passages"]:
-                    for key in (
-                        "keyword_rank",
-                        "keyword_score",
-                        "vector_rank",
-                        "vector_similarity",
-                        "file_similarity",
-                        "file_keyword_score",
-                        "fused",
-                    ):
-                        passage.pop(key)
-        return data
 
 
 @dataclass(frozen=True)

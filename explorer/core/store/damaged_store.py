@@ -65,10 +65,6 @@ class Repair:
             f"the damaged files are in {self.kept_in}"
         )
 
-    def as_json(self) -> dict[str, object]:
-        kept_in = None if self.kept_in is None else str(self.kept_in)
-        return {"store": self.store.value, "reason": self.reason, "kept_in": kept_in}
-
 
 def set_aside(index_dir: Path, paths: Iterable[Path], store: Store, reason: str) -> Repair:
     """Move the existing ``paths`` into a new ``damaged-<time>`` folder of ``index_dir``."""

@@ -95,14 +95,6 @@ class Permissions:
     def private(self) -> bool:
         return self.open_count == 0
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "private": self.private,
-            "open": self.open_count,
-            "examples": list(self.examples),
-            "tightened": self.tightened or None,
-        }
-
 
 @dataclass(frozen=True)
 class Status:
@@ -153,47 +145,6 @@ class Status:
     index_command: str = ""
     """The command that brings this index up to date (with ``--index-dir`` when needed)."""
     permissions: Permissions = field(default_factory=Permissions)
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "root": self.root,
-            "index_dir": self.index_dir,
-            "files": {
-                "indexed": self.indexed,
-                "stale": self.stale,
-                "skipped": self.skipped,
-                "failed": self.failed,
-            },
-            "skip_reasons": self.skip_reasons,
-            "skipped_files": [
-                {"path": path, "reason": reason} for path, reason in self.skipped_files
-            ],
-            "chunks": self.chunks,
-            "vectors": self.vectors,
-            "model": self.model,
-            "vector_store": {
-                "kind": self.vector_store,
-                "location": self.vector_location,
-                "available": self.vectors_available,
-                "problem": self.vectors_problem,
-                "missing": self.vectors_missing,
-            },
-            "dimension": self.dimension,
-            "store_bytes": self.store_bytes,
-            "last_update": self.last_update,
-            "needs_rebuild": self.needs_rebuild,
-            "rebuild_reason": self.rebuild_reason,
-            "stale": {
-                "waiting_for_vectors": self.waiting_for_vectors,
-                "edited": self.edited,
-                "new": self.new,
-                "deleted": self.deleted,
-                "missing_chunks": self.missing_chunks,
-                "disk_checked": self.disk_checked,
-            },
-            "index_command": self.index_command,
-            "permissions": self.permissions.as_json(),
-        }
 
 
 class Index:
