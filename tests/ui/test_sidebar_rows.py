@@ -18,6 +18,7 @@ from explorer.core.ingest.references import ReferenceKind
 from explorer.core.retrieval import related as core_related
 from explorer.core.retrieval.links import FileLinks, Link, LinkState
 from explorer.tui.widgets.links import LinksList
+from explorer.tui.widgets.related import related_prompt
 from tests.ui.conftest import wait_for, wait_settled
 
 ROW_START = re.compile(r"\d\.\d\d \S+")
@@ -179,3 +180,22 @@ async def test_link_rows_say_which_lead_nowhere_and_which_lead_outside_the_root(
         assert lines[1] == "→ b.md  L3"
         assert lines[2].startswith("→ /blog/  L4 outside the root")
         assert lines[3].startswith("→ x.png  L5 embed missing")
+
+
+def test_a_related_row_whose_name_fills_the_line_keeps_its_folder():
+    """A name too long to leave room for any folder is shown under its folder (two files of one
+    name read alike otherwise); the row stays three lines, each within the width."""
+    passage = core_related.PassageRef("Rate limiting", 10, 12, "Limit the rate of requests.")
+    rows = {
+        path: related_prompt(core_related.RelatedFile(path, "", 0.42, passage, passage), 40)
+        for path in (
+            "content/nginx/admin-guide/security-controls/controlling-access-proxied-tcp.md",
+            "content/nginx/admin-guide/load-balancer/controlling-access-proxied-tcp.md",
+            "guides/backups.md",
+        )
+    }
+    tcp, balancer, short = (row.plain.split("\n") for row in rows.values())
+    assert tcp[:2] == ["0.42 content/…/security-controls/", "  controlling-access-proxied-tcp.md"]
+    assert balancer[0] == "0.42 content/…/load-balancer/"
+    assert short[0] == "0.42 guides/backups.md"  # a path that fits keeps its one line
+    assert all(len(lines) == ROW_LINES and max(map(len, lines)) <= 40 for lines in (tcp, short))

@@ -23,7 +23,7 @@ from explorer.core.models import FileState
 from explorer.core.safe_text import safe_label, safe_name, safe_text
 from explorer.tui.index_state import IndexState
 from explorer.tui.messages import OpenFile
-from explorer.tui.text_fit import middle_path, plain_passage
+from explorer.tui.text_fit import ELLIPSIS, fit_name, middle_path, plain_passage
 from explorer.tui.widgets.results import INDENT, snippet_lines
 from explorer.tui.widgets.sidebar_panel import DEFAULT_WIDTH, SidebarPanel
 
@@ -44,14 +44,28 @@ PENDING_NEIGHBOURS = "No other file has vectors yet: embedding its likely neighb
 def related_prompt(item: RelatedFile, width: int = DEFAULT_WIDTH) -> Content:
     """The row of one :class:`~explorer.core.retrieval.related.RelatedFile`, laid out for ``width``
     cells and compact (three lines): the score and the path, shortened in the middle on one
-    line; then the explaining passage's heading and text as plain words, on two lines."""
+    line; then the explaining passage's heading and text as plain words, on two lines.
+
+    When the shortened path would keep none of the file's folders (a long name: two versions of
+    one page, ``nic/…`` and ``nic/lts/…``, would read alike), the folder takes the first line and
+    the name the second, and the passage one line."""
     passage = item.related_passage
-    path = middle_path(safe_name(item.path), max(8, width - SCORE_CELLS))
+    room = max(8, width - SCORE_CELLS)
+    full = safe_name(item.path)
+    path = middle_path(full, room)
+    folder, _slash, name = full.rpartition("/")
+    names = [path]
+    if folder and "/" not in path.removeprefix(f"{ELLIPSIS}/"):
+        names = [middle_path(f"{folder}/", room), INDENT + fit_name(name, width - len(INDENT))]
     heading = safe_label(passage.heading)
     text = safe_text(plain_passage(passage.text, item.path))
     words = f"{heading} · {text}" if heading else text
-    lines = [Content.assemble((f"{item.score:.2f} ", "$text-muted"), (path, "bold $text-primary"))]
-    body = snippet_lines(words, [], max(8, width - len(INDENT)), most=PASSAGE_LINES)
+    lines = [
+        Content.assemble((f"{item.score:.2f} ", "$text-muted"), (names[0], "bold $text-primary"))
+    ]
+    lines.extend(Content.styled(line, "bold $text-primary") for line in names[1:])
+    most = PASSAGE_LINES + 1 - len(names)
+    body = snippet_lines(words, [], max(8, width - len(INDENT)), most=most)
     if heading and body:
         body[0] = body[0].stylize("$text-secondary", len(INDENT), len(INDENT) + len(heading))
     lines.extend(body)
