@@ -7,7 +7,9 @@ path and a tag: a file under the path that carries the tag). Tags and versions c
 case-insensitively and whole (``--version 1.5`` matches ``version: "1.5"``, not ``1.5.1``).
 
 The same filters may be typed into a query as words: ``path:guides/``, ``tag:backup``,
-``version:1.5`` (:func:`parse_filter_words`), in the TUI and on the command line alike.
+``version:1.5`` (:func:`parse_filter_words`), in the TUI and on the command line alike. So may
+the collections a search over several folders keeps, and its named scopes: ``collection:notes``,
+``scope:curator`` (resolved by :class:`~explorer.core.retrieval.collections.Collections`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from explorer.core.retrieval.query import PathFilter
 from explorer.core.store.file_facts import FileField
 from explorer.core.store.keywords import KeywordIndex
 
-_FILTER_WORD = re.compile(r'(?:^|(?<=\s))(path|tag|version):(?:"([^"]*)"?|(\S*))')
+_FILTER_WORD = re.compile(r'(?:^|(?<=\s))(path|tag|version|collection|scope):(?:"([^"]*)"?|(\S*))')
 """A filter word: ``tag:backup``, or quoted for a value with spaces (``tag:"Data, AI"``); a
 quote not yet closed runs to the end of the text (the value is still being typed)."""
 
@@ -83,16 +85,23 @@ class ParsedQuery:
 
     query: str
     filter: FileFilter
+    collections: tuple[str, ...] = ()
+    """The ``collection:`` words: only these collections (any of them)."""
+    scopes: tuple[str, ...] = ()
+    """The ``scope:`` words: only the files of these named scopes (any of them)."""
 
 
 def parse_filter_words(text: str) -> ParsedQuery:
-    """Take ``path:``, ``tag:`` and ``version:`` words out of ``text``.
+    """Take ``path:``, ``tag:``, ``version:``, ``collection:`` and ``scope:`` words out of
+    ``text``.
 
     A value in double quotes may hold spaces (``tag:"Data, AI"``). An empty value (``tag:``
     being typed) is dropped. A trailing space of the query is kept (it
     ends the last word for prefix matching); other runs of white space fold to one.
     """
-    found: dict[str, list[str]] = {"path": [], "tag": [], "version": []}
+    found: dict[str, list[str]] = {
+        kind: [] for kind in ("path", "tag", "version", "collection", "scope")
+    }
     for kind, quoted, bare in _FILTER_WORD.findall(text):
         value = quoted.strip() or bare
         if value and value not in found[kind]:
@@ -102,4 +111,6 @@ def parse_filter_words(text: str) -> ParsedQuery:
     return ParsedQuery(
         " ".join(query.split()) + trailing,
         FileFilter(tuple(found["path"]), tuple(found["tag"]), tuple(found["version"])),
+        tuple(found["collection"]),
+        tuple(found["scope"]),
     )

@@ -1,0 +1,263 @@
+"""One search over several collections: every index's candidates, on one scale, fused once.
+
+Each collection's index answers both legs as a search of it alone would
+(:func:`~explorer.core.retrieval.search.leg_hits`, its filters applied before ranking). The
+answers are then merged into one :class:`~explorer.core.retrieval.search.Legs`, as one index
+holding every collection would have given them, and fused and grouped once, so a score means
+the same in every folder:
+
+- chunk ids and paths are qualified with their collection's name (``notes/guides/a.md``), so
+  two folders may hold the same path;
+- the keyword leg's BM25 is put on the scale of all the open collections together
+  (:class:`~explorer.core.retrieval.keyword_scale.KeywordScale`: each index's own statistics
+  would rank a word rare in one folder far above the same word in a folder where it is
+  common); the whole-file BM25 too;
+- cosines need nothing: one model embeds every collection (a collection of another model is
+  refused when the collections are opened);
+- each leg keeps its ``k`` best over all collections; the measured cosines, the keyword leg's
+  coverage of the query, and the file vectors and file BM25 are then read for those, from the
+  index that holds each.
+
+The scale is that of every open collection, whatever a search keeps: a filter (a path, a
+collection, a scope) narrows what is ranked, never how it is scored, as a filter does in one
+index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.core.models import SearchMode
+from explorer.core.retrieval.keyword_scale import KeywordScale
+from explorer.core.retrieval.query import fts_phrases, is_lookup, keyword_pieces
+from explorer.core.retrieval.search import (
+    COVERAGE_DEPTH,
+    MEASURED,
+    Candidate,
+    FileHit,
+    Legs,
+    SearchRequest,
+    file_similarities,
+    group_files,
+    keyword_coverage,
+    leg_hits,
+    measured_cosines,
+)
+from explorer.core.settings import IndexSettings
+from explorer.core.store.index import Index
+from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable
+from explorer.core.store.manifest_records import FileSummary, StoredChunk
+
+SEPARATOR = "/"
+"""Between a collection's name and a chunk id or path it qualifies (names hold no ``/``)."""
+
+
+def qualified(name: str, value: str) -> str:
+    """``value`` (a chunk id or a path) of collection ``name``, unique across collections."""
+    return f"{name}{SEPARATOR}{value}"
+
+
+def unqualified(value: str) -> tuple[str, str]:
+    """The collection name and the chunk id or path of a :func:`qualified` value."""
+    name, _, rest = value.partition(SEPARATOR)
+    return name, rest
+
+
+@dataclass(frozen=True)
+class SearchedCollection:
+    """A collection a search looks at, and the files its filters allow there."""
+
+    name: str
+    index: Index
+    allowed: list[str] | None
+    """The files the filters allow (None: every file)."""
+
+
+@dataclass
+class MergedPlan:
+    """A search of several collections (a :class:`~explorer.core.retrieval.search.SearchPlan`)."""
+
+    searched: list[SearchedCollection]
+    """The collections the search looks at (those its filters leave)."""
+    scale: Mapping[str, KeywordStatistics]
+    """The keyword statistics of every open collection, by name: the shared BM25 scale."""
+    settings: IndexSettings
+    embed: Callable[[str], np.ndarray]
+    description: str
+    matching: int | None
+    shared_scale: bool = True
+    """Put BM25 on the shared scale (False: each index's own; for measuring what it changes)."""
+    _indexes: dict[str, Index] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._indexes = {searched.name: searched.index for searched in self.searched}
+
+    def describe_filter(self) -> str:
+        return self.description
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed(text)
+
+    # -- gathering ------------------------------------------------------------------------
+    def gather(self, request: SearchRequest, k: int, vector: np.ndarray | None) -> Legs:
+        """Both legs of every searched collection, merged into the ``k`` best of each leg."""
+        answers = {
+            one.name: leg_hits(one.index, request, k, one.allowed, vector) for one in self.searched
+        }
+        expression = next((e for _hits, _vectors, e in answers.values() if e is not None), None)
+        scale = self._keyword_scale(request, KeywordTable.CHUNKS) if expression else None
+        keyword: list[tuple[str, str, float]] = []
+        returned: list[tuple[str, float]] = []
+        places: dict[str, tuple[str, int]] = {}
+        for name, (hits, vectors, _expression) in answers.items():
+            index = self._indexes[name]
+            if scale is not None and hits:
+                hits = _rescaled_chunks(index, name, hits, scale)
+            keyword.extend(
+                (qualified(name, cid), qualified(name, path), score) for cid, path, score in hits
+            )
+            returned.extend((qualified(name, cid), similarity) for cid, similarity in vectors)
+            ids = list(dict.fromkeys([cid for cid, _p, _s in hits] + [cid for cid, _ in vectors]))
+            for cid, (path, start) in index.keywords.chunk_places(ids).items():
+                places[qualified(name, cid)] = (qualified(name, path), start)
+        # Stable sorts: among equal scores, each collection's own order, collections in turn.
+        keyword = sorted(keyword, key=lambda hit: -hit[2])[:k]
+        returned = sorted(returned, key=lambda hit: -hit[1])[:k]
+        known = [(cid, similarity) for cid, similarity in returned if cid in places]
+        kept = {cid for cid, _p, _s in keyword} | {cid for cid, _s in known}
+        places = {cid: place for cid, place in places.items() if cid in kept}
+        legs = Legs(
+            keyword, known, returned, places, lookup=is_lookup(keyword_pieces(request.query))
+        )
+        if request.mode == SearchMode.HYBRID and vector is not None and known and keyword:
+            legs.measured = self._measured(vector, keyword, {cid for cid, _ in known})
+            legs.coverage = max(
+                keyword_coverage(self._indexes[name], request, hits)
+                for name, hits in _hits_by_collection(keyword[:COVERAGE_DEPTH]).items()
+            )
+        if vector is not None and known and self.settings.file_weight > 0:
+            legs.file_similarity = self._file_similarity(vector, places)
+        if expression is not None and keyword and self.settings.file_keyword_weight > 0:
+            legs.file_keyword = self._file_keyword(request, expression, places)
+        return legs
+
+    def _keyword_scale(self, request: SearchRequest, table: KeywordTable) -> KeywordScale | None:
+        """The shared BM25 scale of ``table`` for this query, or None when no rescoring is
+        needed (one open collection, or rescoring turned off)."""
+        statistics = {name: stats for name, stats in self.scale.items() if stats.has_table(table)}
+        if not self.shared_scale or len(statistics) < 2:
+            return None
+        return KeywordScale(statistics, table, fts_phrases(request.query, request.prefix_last))
+
+    def _measured(
+        self, vector: np.ndarray, keyword: list[tuple[str, str, float]], seen: set[str]
+    ) -> dict[str, float]:
+        """The cosines of the best keyword hits the vector leg did not return, read from the
+        stored vectors of the index that holds each."""
+        measured: dict[str, float] = {}
+        for name, hits in _hits_by_collection(keyword[:MEASURED]).items():
+            own_seen = {unqualified(cid)[1] for cid in seen if unqualified(cid)[0] == name}
+            cosines = measured_cosines(self._indexes[name], vector, hits, own_seen)
+            measured.update((qualified(name, cid), value) for cid, value in cosines.items())
+        return measured
+
+    def _file_similarity(
+        self, vector: np.ndarray, places: dict[str, tuple[str, int]]
+    ) -> dict[str, float]:
+        similarity: dict[str, float] = {}
+        for name, own_places in _places_by_collection(places).items():
+            found = file_similarities(self._indexes[name], vector, own_places)
+            similarity.update((qualified(name, path), value) for path, value in found.items())
+        return similarity
+
+    def _file_keyword(
+        self, request: SearchRequest, expression: str, places: dict[str, tuple[str, int]]
+    ) -> dict[str, float]:
+        """The whole-file BM25 of every candidate file, on the shared scale."""
+        scale = self._keyword_scale(request, KeywordTable.FILES)
+        scores: dict[str, float] = {}
+        for name, own_places in _places_by_collection(places).items():
+            index = self._indexes[name]
+            files = sorted({path for path, _start in own_places.values()})
+            found = index.keywords.file_search(expression, files)
+            if scale is not None and found and name in scale.names:
+                found = _rescaled_files(index, name, found, scale)
+            scores.update((qualified(name, path), value) for path, value in found.items())
+        return scores
+
+    # -- grouping -------------------------------------------------------------------------
+    def group(
+        self, candidates: list[Candidate], file_scores: dict[str, float], request: SearchRequest
+    ) -> list[FileHit]:
+        """The shown files, each naming its collection, its path relative to its folder."""
+        hits = group_files(candidates, file_scores, request, self._chunks_by_id, self._summaries)
+        for hit in hits:
+            hit.collection, hit.path = unqualified(hit.path)
+            for passage in hit.passages:
+                passage.chunk_id = unqualified(passage.chunk_id)[1]
+        return hits
+
+    def _chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
+        chunks: dict[str, StoredChunk] = {}
+        for name, ids in _by_collection(chunk_ids).items():
+            found = self._indexes[name].keywords.chunks_by_id(ids)
+            chunks.update((qualified(name, cid), chunk) for cid, chunk in found.items())
+        return chunks
+
+    def _summaries(self, paths: Sequence[str]) -> dict[str, FileSummary]:
+        summaries: dict[str, FileSummary] = {}
+        for name, own in _by_collection(paths).items():
+            found = self._indexes[name].keywords.file_summaries(own)
+            summaries.update((qualified(name, path), summary) for path, summary in found.items())
+        return summaries
+
+
+def _hits_by_collection(
+    hits: Iterable[tuple[str, str, float]],
+) -> dict[str, list[tuple[str, str, float]]]:
+    """Qualified keyword hits by collection, made unqualified, in order."""
+    grouped: dict[str, list[tuple[str, str, float]]] = {}
+    for cid, path, score in hits:
+        name, own_id = unqualified(cid)
+        grouped.setdefault(name, []).append((own_id, unqualified(path)[1], score))
+    return grouped
+
+
+def _by_collection(values: Iterable[str]) -> dict[str, list[str]]:
+    """Qualified chunk ids or paths by collection, made unqualified, in order."""
+    grouped: dict[str, list[str]] = {}
+    for value in values:
+        name, own = unqualified(value)
+        grouped.setdefault(name, []).append(own)
+    return grouped
+
+
+def _places_by_collection(
+    places: dict[str, tuple[str, int]],
+) -> dict[str, dict[str, tuple[str, int]]]:
+    grouped: dict[str, dict[str, tuple[str, int]]] = {}
+    for cid, (path, start) in places.items():
+        name, own_id = unqualified(cid)
+        grouped.setdefault(name, {})[own_id] = (unqualified(path)[1], start)
+    return grouped
+
+
+def _rescaled_chunks(
+    index: Index, name: str, hits: list[tuple[str, str, float]], scale: KeywordScale
+) -> list[tuple[str, str, float]]:
+    """One collection's keyword hits with their BM25 on the shared scale."""
+    rowids = index.keywords.statistics.chunk_rowids([cid for cid, _p, _s in hits])
+    scores = scale.rescore(name, list(rowids.values()))
+    return [(cid, path, scores.get(rowids[cid], 0.0)) for cid, path, _s in hits if cid in rowids]
+
+
+def _rescaled_files(
+    index: Index, name: str, found: dict[str, float], scale: KeywordScale
+) -> dict[str, float]:
+    """One collection's whole-file BM25 on the shared scale."""
+    rowids = index.keywords.statistics.file_rowids(sorted(found))
+    scores = scale.rescore(name, list(rowids.values()))
+    return {path: scores.get(rowid, 0.0) for path, rowid in rowids.items()}
