@@ -28,6 +28,7 @@ from explorer.core.retrieval.collections import (
 from explorer.core.retrieval.file_filter import parse_filter_words
 from explorer.core.retrieval.keyword_scale import KeywordScale
 from explorer.core.retrieval.query import QueryError, fts_phrases
+from explorer.core.retrieval.related import related_files
 from explorer.core.retrieval.scopes import CollectionsError, Scope
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
@@ -334,3 +335,64 @@ def test_links_stay_in_their_collection(tmp_path) -> None:
         assert opened.links("b", "guide.md").backlinks == []
     finally:
         opened.close()
+
+
+TOPICS = {
+    "comet": "comet tail ice nucleus orbit sun perihelion coma dust",
+    "bread": "bread dough yeast flour oven crust knead proof loaf",
+    "river": "river delta flood bank current silt estuary meander",
+    "violin": "violin bow string rosin bridge tuning peg scroll",
+}
+
+
+def topic_files(seed: int, topics: list[str], per_topic: int) -> dict[str, str]:
+    chance = random.Random(seed)
+    files = {}
+    for topic in topics:
+        words = TOPICS[topic].split()
+        for i in range(per_topic):
+            sections = "\n\n".join(
+                f"## Part {part}\n\n{' '.join(chance.choices(words, k=40))}" for part in range(3)
+            )
+            files[f"{topic}/{topic}-{i}.md"] = f"# {topic.title()} {i}\n\n{sections}\n"
+    return files
+
+
+@pytest.fixture(scope="module")
+def neighbours(tmp_path_factory):
+    base = tmp_path_factory.mktemp("related-across")
+    embedder = FakeEmbedder()
+    science = build(
+        write_files(base / "science", topic_files(1, ["comet", "river"], 4)), base / "i1", embedder
+    )
+    kitchen = build(
+        write_files(base / "kitchen", topic_files(2, ["bread", "comet", "violin"], 3)),
+        base / "i2",
+        embedder,
+    )
+    yield science, kitchen
+    science.close()
+    kitchen.close()
+
+
+def test_related_files_of_one_collection_are_related_files(neighbours) -> None:
+    science, _kitchen = neighbours
+    one = Collections([Collection("science", science)])
+    for path in ("comet/comet-0.md", "river/river-2.md"):
+        expected = related_files(science, path, 5)
+        found = one.related("science", path, 5)
+        assert [(n.collection, n.related) for n in found] == [("science", r) for r in expected]
+    one._collections.clear()
+
+
+def test_related_files_cross_collections(neighbours) -> None:
+    science, kitchen = neighbours
+    both = Collections([Collection("science", science), Collection("kitchen", kitchen)])
+    found = both.related("science", "comet/comet-0.md", 8)
+    places = [(n.collection, n.related.path) for n in found]
+    assert ("science", "comet/comet-0.md") not in places
+    comets = {place for place in places if place[1].startswith("comet/")}
+    assert {name for name, _path in comets} == {"science", "kitchen"}
+    assert all(place[1].startswith("comet/") for place in places[: len(comets)])
+    assert found[0].as_json()["collection"] in ("science", "kitchen")
+    both._collections.clear()

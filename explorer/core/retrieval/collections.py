@@ -9,6 +9,9 @@ command or an MCP server, and answers for all of them at once:
   ``collection:NAME`` keeps only some collections, ``scope:NAME`` only a scope's files. Each
   result names its ``collection``; its ``path`` stays relative to its own folder.
 - :meth:`Collections.status` reports each collection on its own.
+- :meth:`Collections.related` finds related files in every collection: neighbours are by
+  content, and one model embeds them all, so a note and a page of another folder about the
+  same thing are neighbours (:mod:`explorer.core.retrieval.related_across`).
 - :meth:`Collections.links` stays within the file's collection: a link is a path relative to
   its file or its folder's root, and one that climbs out of the root is no reference to a file
   of the folder.
@@ -36,6 +39,7 @@ from explorer.core.retrieval.file_filter import FileFilter
 from explorer.core.retrieval.links import FileLinks, file_links
 from explorer.core.retrieval.merged_search import MergedPlan, SearchedCollection
 from explorer.core.retrieval.query import QueryError
+from explorer.core.retrieval.related_across import RelatedAcross, related_across
 from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
 from explorer.core.retrieval.search import SearchRequest, SearchResponse, run_search
 from explorer.core.settings import IndexSettings
@@ -270,7 +274,7 @@ class Collections:
             shared_scale,
         )
 
-    # -- status and links -----------------------------------------------------------------
+    # -- status, related files and links -----------------------------------------------------------
     def status(self, disk: bool = True) -> list[CollectionStatus]:
         """Each collection's status; with ``disk``, compared with its folder (a stat walk)."""
         return [
@@ -280,6 +284,12 @@ class Collections:
             )
             for collection in self._collections
         ]
+
+    def related(self, collection: str, path: str, limit: int = 10) -> list[RelatedAcross]:
+        """The files of every collection most related to ``path`` of ``collection``."""
+        own = self.get(collection)
+        indexes = [(c.name, c.index) for c in self._collections]
+        return related_across(indexes, own.name, path, limit)
 
     def links(self, collection: str, path: str) -> FileLinks:
         """The links and backlinks of ``path`` within its collection (see the module
