@@ -396,3 +396,44 @@ def test_related_files_cross_collections(neighbours) -> None:
     assert all(place[1].startswith("comet/") for place in places[: len(comets)])
     assert found[0].as_json()["collection"] in ("science", "kitchen")
     both._collections.clear()
+
+
+def reopened(index: Index, **overrides) -> Index:
+    """The same index, read with other search settings."""
+    return Index(replace(index.settings, **overrides), embedder=FakeEmbedder(), read_only=True)
+
+
+@pytest.mark.parametrize("query", ["compost proxy", "garden proxy cache", "tomato header"])
+def test_few_candidates_are_still_the_best_of_all(folders, query) -> None:
+    """With room for only 8 keyword candidates, an index's own 8 best are not always its best
+    on the shared scale: it is asked for more until no passage it left out could enter."""
+    servers, garden, union = (reopened(index, candidates=8) for index in folders)
+    both = Collections([Collection("servers", servers), Collection("garden", garden)])
+    try:
+        request = SearchRequest(query, mode=SearchMode.KEYWORD, limit=8, per_file=1)
+        expected = [(hit.path, hit.score) for hit in search(union, request).results]
+        assert answer(both.search(request)) == expected
+    finally:
+        both.close()
+        union.close()
+
+
+def test_the_bound_holds_for_every_row(folders) -> None:
+    servers, garden, _union = folders
+    for query in QUERIES:
+        phrases = fts_phrases(query)
+        stats = {"servers": servers.keywords.statistics, "garden": garden.keywords.statistics}
+        scale = KeywordScale(stats, KeywordTable.CHUNKS, phrases)
+        for name, index in (("servers", servers), ("garden", garden)):
+            hits = index.keywords.search(" OR ".join(phrases), 10_000)
+            rowids = stats[name].chunk_rowids([cid for cid, _p, _s in hits])
+            shared = scale.rescore(name, list(rowids.values()))
+            for cid, _path, own in hits:
+                assert shared[rowids[cid]] <= scale.bound(name, own) + 1e-9
+
+
+def test_a_search_of_one_index_refuses_collection_filters(folders) -> None:
+    with pytest.raises(QueryError, match="collection: and scope: filters need a search over"):
+        search(folders[0], SearchRequest("proxy", collections=("servers",)))
+    with pytest.raises(QueryError, match="collection: and scope: filters need a search over"):
+        search(folders[0], SearchRequest("proxy", scopes=("code",)))

@@ -78,9 +78,41 @@ class KeywordScale:
         """The collections whose statistics make the scale."""
         return frozenset(self._indexes)
 
-    def rescore(self, name: str, rowids: Sequence[int]) -> dict[int, float]:
+    def bound(self, name: str, own_score: float) -> float:
+        """The highest shared-scale BM25 a row of index ``name`` may have when its own index
+        scores it at most ``own_score``.
+
+        Each phrase's term on the shared scale is at most its own term times the ratio of its
+        idfs (shared over own) and of the mean lengths (when the shared one is longer), and at
+        most ``idf x (k1 + 1)``; ``own_score`` is shared out among the phrases, the highest
+        ratio first, each taking at most its own ``idf x (k1 + 1)``. A phrase held by more
+        than half of the index's rows (its own idf at the floor, so its own score says nothing)
+        may add its whole shared weight."""
+        own = self._totals[name]
+        length = max(1.0, self.shared.mean_length / own.mean_length) if own.mean_length else 1.0
+        bound, ratios = 0.0, []
+        for phrase in self.phrases:
+            own_idf = idf(own.rows, self._holding[name][phrase])
+            shared_idf = self._shared_idf[phrase]
+            if own_idf <= IDF_FLOOR:
+                bound += shared_idf * (K1 + 1)
+            else:
+                ratios.append((shared_idf / own_idf * length, own_idf, shared_idf))
+        left = own_score
+        for ratio, own_idf, shared_idf in sorted(ratios, reverse=True):
+            taken = min(left, own_idf * (K1 + 1))
+            bound += min(ratio * taken, shared_idf * (K1 + 1))
+            left -= taken
+            if left <= 0:
+                break
+        return bound
+
+    def rescore(
+        self, name: str, rowids: Sequence[int], own_scores: Mapping[int, float] | None = None
+    ) -> dict[int, float]:
         """The shared-scale BM25 (higher is better) of rows ``rowids`` of index ``name`` (the
-        rows that hold none of the phrases are left out)."""
+        rows that hold none of the phrases are left out). ``own_scores``: the rows' BM25 from
+        their own index for the whole query, which a query of one phrase need not ask again."""
         stats = self._indexes[name]
         own = self._totals[name]
         lengths = stats.row_lengths(self.table, rowids)
@@ -88,7 +120,11 @@ class KeywordScale:
         for phrase in self.phrases:
             own_idf = idf(own.rows, self._holding[name][phrase])
             shared_idf = self._shared_idf[phrase]
-            for rowid, score in stats.phrase_scores(self.table, phrase, rowids).items():
+            if own_scores is not None and len(self.phrases) == 1:
+                split = {rowid: own_scores[rowid] for rowid in rowids if rowid in own_scores}
+            else:
+                split = stats.phrase_scores(self.table, phrase, rowids)
+            for rowid, score in split.items():
                 length = lengths.get(rowid, 0)
                 share = min(score / (own_idf * (K1 + 1)), 1 - 1e-12)  # f / (f + K), below 1
                 hits = share / (1 - share) * length_term(length, own.mean_length)

@@ -25,12 +25,16 @@ index.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
 from explorer.core.models import SearchMode
+from explorer.core.retrieval import scoped_legs
 from explorer.core.retrieval.keyword_scale import KeywordScale
 from explorer.core.retrieval.query import fts_phrases, is_lookup, keyword_pieces
 from explorer.core.retrieval.search import (
@@ -51,6 +55,9 @@ from explorer.core.store.index import Index
 from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable
 from explorer.core.store.manifest_records import FileSummary, StoredChunk
 
+MOST_KEYWORD_HITS = 16
+"""An index is asked for at most this many times ``k`` keyword hits (see
+:meth:`MergedPlan._keyword_hits`)."""
 SEPARATOR = "/"
 """Between a collection's name and a chunk id or path it qualifies (names hold no ``/``)."""
 
@@ -104,24 +111,25 @@ class MergedPlan:
     # -- gathering ------------------------------------------------------------------------
     def gather(self, request: SearchRequest, k: int, vector: np.ndarray | None) -> Legs:
         """Both legs of every searched collection, merged into the ``k`` best of each leg."""
-        answers = {
-            one.name: leg_hits(one.index, request, k, one.allowed, vector) for one in self.searched
-        }
+        found = _each(
+            self.searched, lambda one: leg_hits(one.index, request, k, one.allowed, vector)
+        )
+        answers = {one.name: answer for one, answer in zip(self.searched, found, strict=True)}
         expression = next((e for _hits, _vectors, e in answers.values() if e is not None), None)
-        scale = self._keyword_scale(request, KeywordTable.CHUNKS) if expression else None
+        own_hits = {name: hits for name, (hits, _vectors, _e) in answers.items()}
+        if expression is not None:
+            own_hits = self._keyword_hits(request, k, expression, own_hits)
         keyword: list[tuple[str, str, float]] = []
         returned: list[tuple[str, float]] = []
         places: dict[str, tuple[str, int]] = {}
-        for name, (hits, vectors, _expression) in answers.items():
-            index = self._indexes[name]
-            if scale is not None and hits:
-                hits = _rescaled_chunks(index, name, hits, scale)
+        for name, (_hits, vectors, _expression) in answers.items():
+            hits = own_hits[name]
             keyword.extend(
                 (qualified(name, cid), qualified(name, path), score) for cid, path, score in hits
             )
             returned.extend((qualified(name, cid), similarity) for cid, similarity in vectors)
             ids = list(dict.fromkeys([cid for cid, _p, _s in hits] + [cid for cid, _ in vectors]))
-            for cid, (path, start) in index.keywords.chunk_places(ids).items():
+            for cid, (path, start) in self._indexes[name].keywords.chunk_places(ids).items():
                 places[qualified(name, cid)] = (qualified(name, path), start)
         # Stable sorts: among equal scores, each collection's own order, collections in turn.
         keyword = sorted(keyword, key=lambda hit: -hit[2])[:k]
@@ -143,6 +151,61 @@ class MergedPlan:
         if expression is not None and keyword and self.settings.file_keyword_weight > 0:
             legs.file_keyword = self._file_keyword(request, expression, places)
         return legs
+
+    def _keyword_hits(
+        self,
+        request: SearchRequest,
+        k: int,
+        expression: str,
+        first: dict[str, list[tuple[str, str, float]]],
+    ) -> dict[str, list[tuple[str, str, float]]]:
+        """Each collection's keyword hits on the shared scale, enough of them that the ``k``
+        best of all are among them.
+
+        An index ranks by its own scale, so its ``k`` best are not always its best on the
+        shared one: a passage it ranks lower may score higher once its words weigh what they
+        weigh in every folder together. Every passage an index did not return scores at most
+        :meth:`KeywordScale.bound` of the lowest it returned; while that bound beats the
+        ``k``-th best score of all, the index is asked for more (twice as many, up to
+        :data:`MOST_KEYWORD_HITS` times ``k``). Not while the query is being typed
+        (``prefix_last``): each keystroke's answer is replaced by the next, and asking again
+        cost the typed searches of the nginx docs and the vault 13 ms at p95; those ``k`` of
+        each index are scored on the shared scale all the same."""
+        scale = self._keyword_scale(request, KeywordTable.CHUNKS)
+        if scale is None:
+            return first
+        wanted = dict.fromkeys(first, k)
+        rescored = _each(
+            list(first.items()),
+            lambda item: (
+                _rescaled_chunks(self._indexes[item[0]], item[0], item[1], scale) if item[1] else []
+            ),
+        )
+        hits = dict(zip(first, rescored, strict=True))
+        if request.prefix_last:
+            return hits
+        lowest = {name: own[-1][2] if len(own) >= k else None for name, own in first.items()}
+        while True:
+            scores = sorted((hit[2] for own in hits.values() for hit in own), reverse=True)
+            cutoff = scores[k - 1] if len(scores) >= k else 0.0
+            more = [
+                name
+                for name, low in lowest.items()
+                if low is not None
+                and wanted[name] < MOST_KEYWORD_HITS * k
+                and scale.bound(name, low) > cutoff
+            ]
+            if not more:
+                return hits
+            for name in more:
+                wanted[name] *= 2
+                allowed = next(one.allowed for one in self.searched if one.name == name)
+                index = self._indexes[name]
+                own = scoped_legs.keyword_hits(index, expression, wanted[name], allowed)
+                scored = {hit[0] for hit in hits[name]}
+                fresh = [hit for hit in own if hit[0] not in scored]  # in their index's order
+                hits[name] += _rescaled_chunks(index, name, fresh, scale) if fresh else []
+                lowest[name] = own[-1][2] if len(own) >= wanted[name] else None
 
     def _keyword_scale(self, request: SearchRequest, table: KeywordTable) -> KeywordScale | None:
         """The shared BM25 scale of ``table`` for this query, or None when no rescoring is
@@ -178,14 +241,19 @@ class MergedPlan:
     ) -> dict[str, float]:
         """The whole-file BM25 of every candidate file, on the shared scale."""
         scale = self._keyword_scale(request, KeywordTable.FILES)
-        scores: dict[str, float] = {}
-        for name, own_places in _places_by_collection(places).items():
+
+        def whole_files(item: tuple[str, dict[str, tuple[str, int]]]) -> dict[str, float]:
+            name, own_places = item
             index = self._indexes[name]
             files = sorted({path for path, _start in own_places.values()})
             found = index.keywords.file_search(expression, files)
             if scale is not None and found and name in scale.names:
                 found = _rescaled_files(index, name, found, scale)
-            scores.update((qualified(name, path), value) for path, value in found.items())
+            return {qualified(name, path): value for path, value in found.items()}
+
+        scores: dict[str, float] = {}
+        for found in _each(list(_places_by_collection(places).items()), whole_files):
+            scores.update(found)
         return scores
 
     # -- grouping -------------------------------------------------------------------------
@@ -213,6 +281,24 @@ class MergedPlan:
             found = self._indexes[name].keywords.file_summaries(own)
             summaries.update((qualified(name, path), summary) for path, summary in found.items())
         return summaries
+
+
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
+_POOL: list[ThreadPoolExecutor] = []
+"""The threads that search several collections at once (made on first use)."""
+_POOL_LOCK = threading.Lock()
+
+
+def _each(items: Sequence[_Item], work: Callable[[_Item], _Result]) -> list[_Result]:
+    """``work`` on each of ``items`` (one per collection), in order; several at once, since
+    SQLite and Chroma leave Python's lock while they search."""
+    if len(items) < 2:
+        return [work(item) for item in items]
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(max_workers=4, thread_name_prefix="collections"))
+    return list(_POOL[0].map(work, items))
 
 
 def _hits_by_collection(
@@ -250,7 +336,8 @@ def _rescaled_chunks(
 ) -> list[tuple[str, str, float]]:
     """One collection's keyword hits with their BM25 on the shared scale."""
     rowids = index.keywords.statistics.chunk_rowids([cid for cid, _p, _s in hits])
-    scores = scale.rescore(name, list(rowids.values()))
+    own = {rowids[cid]: score for cid, _p, score in hits if cid in rowids}
+    scores = scale.rescore(name, list(rowids.values()), own)
     return [(cid, path, scores.get(rowids[cid], 0.0)) for cid, path, _s in hits if cid in rowids]
 
 
@@ -259,5 +346,6 @@ def _rescaled_files(
 ) -> dict[str, float]:
     """One collection's whole-file BM25 on the shared scale."""
     rowids = index.keywords.statistics.file_rowids(sorted(found))
-    scores = scale.rescore(name, list(rowids.values()))
+    own = {rowid: found[path] for path, rowid in rowids.items()}
+    scores = scale.rescore(name, list(rowids.values()), own)
     return {path: scores.get(rowid, 0.0) for path, rowid in rowids.items()}

@@ -85,6 +85,12 @@ def read_varints(blob: bytes) -> list[int]:
     return values
 
 
+def _total(blob: bytes) -> int:
+    """The sum of the varints of ``blob`` (every byte is a whole varint when none is 128 or
+    more: columns of fewer than 128 tokens, most rows)."""
+    return sum(blob) if max(blob, default=0) < 0x80 else sum(read_varints(blob))
+
+
 class KeywordStatistics:
     """BM25's statistics of one keyword index (see the module docstring)."""
 
@@ -162,7 +168,7 @@ class KeywordStatistics:
                 f"SELECT id, sz FROM {table}_docsize WHERE id IN (SELECT value FROM json_each(?))",
                 (json.dumps(list(rowids)),),
             ).fetchall()
-        return {int(rowid): sum(read_varints(bytes(size))) for rowid, size in rows}
+        return {int(rowid): _total(bytes(size)) for rowid, size in rows}
 
     def chunk_rowids(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         """The row of each chunk id (its row in ``chunks_fts`` too)."""
