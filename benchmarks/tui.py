@@ -389,6 +389,9 @@ def main() -> int:
         env = {
             "EXPLORER_DATA_DIR": str(Path(scratch) / "data"),
             "EXPLORER_CONFIG_DIR": str(Path(scratch) / "config"),
+            # Sessions in the scratch folder: each run opens as a first start (no query, no file
+            # restored), and the user's own sessions are left alone.
+            "EXPLORER_STATE_DIR": str(Path(scratch) / "state"),
             "TERM": os.environ.get("TERM", "xterm-256color"),
         }
         os.environ.update({k: v for k, v in env.items() if k != "TERM"})

@@ -12,7 +12,7 @@ from explorer.core.retrieval.fusion import FusionKind
 from explorer.core.retrieval.scopes import Scope
 from explorer.core.settings import DEFAULT_MODEL, IndexSettings
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
-from explorer.locations import resolve_index_dir
+from explorer.locations import owned_parents, resolve_index_dir
 from explorer.user_config import (
     CollectionEntry,
     ConfigError,
@@ -24,7 +24,9 @@ from explorer.user_config import (
 
 MODEL_ENV = "EXPLORER_MODEL"
 
-_SHAPED_KEYS = frozenset({"model", "chroma_url", "exclude", "extensions", "allow_links_outside"})
+_SHAPED_KEYS = frozenset(
+    {"model", "chroma_url", "exclude", "extensions", "allow_links_outside", "link_base"}
+)
 """Config file keys that :meth:`Settings.for_root` shapes itself; every other key is taken as it
 is into the :class:`Settings` field :meth:`UserConfig.setting_names` gives."""
 
@@ -49,6 +51,12 @@ class Settings(IndexSettings):
         if self.index_dir != resolve_index_dir(self.root):
             command += f" --index-dir {self.index_dir}"
         return command
+
+    @property
+    def private_parents(self) -> tuple[Path, ...]:
+        """The data directory and its ``indexes`` folder, when the index is in its default
+        place: explorer made them, and their names list the folders indexed."""
+        return owned_parents(self.index_dir)
 
     @classmethod
     def for_root(
@@ -82,6 +90,12 @@ class Settings(IndexSettings):
         if config.allow_links_outside is not None:
             allowed = {Path(p).expanduser().resolve() for p in config.allow_links_outside}
             from_config["allow_outside_links"] = root_path in allowed
+        if isinstance(config.link_base, str):
+            from_config["link_base"] = config.link_base
+        elif config.link_base is not None:
+            bases = {Path(p).expanduser().resolve(): b for p, b in config.link_base.items()}
+            if root_path in bases:
+                from_config["link_base"] = bases[root_path]
         from_config.update(_own_rules(root_path))
         settings = cls(
             root=root_path,

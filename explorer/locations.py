@@ -2,7 +2,10 @@
 
 By default an index lives outside the user's folder, in a per-root directory under the user
 data dir (``$XDG_DATA_HOME/explorer/indexes``, found by platformdirs). Environment variables
-override each location so scripts and tests can isolate them.
+override each location so scripts and tests can isolate them. Nothing here creates a folder:
+the index creates its directory and every missing parent with mode 0700 when it is first
+written (:mod:`explorer.core.private_files`), and :func:`owned_parents` names the parents it
+keeps private.
 """
 
 from __future__ import annotations
@@ -54,6 +57,16 @@ def default_index_dir(root: Path) -> Path:
     digest = hashlib.sha1(str(resolved).encode("utf-8")).hexdigest()[:12]
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in resolved.name) or "root"
     return data_dir() / "indexes" / f"{name}-{digest}"
+
+
+def owned_parents(index_dir: Path) -> tuple[Path, ...]:
+    """The folders above ``index_dir`` that are explorer's own, outermost first: the data
+    directory and its ``indexes`` folder when the index is in its default place (their names
+    list the folders indexed, so they are kept private like the indexes), else none."""
+    indexes = data_dir() / "indexes"
+    if index_dir.parent != indexes:
+        return ()
+    return (indexes.parent, indexes)
 
 
 def resolve_index_dir(root: Path, explicit: str | Path | None = None) -> Path:

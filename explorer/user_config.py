@@ -10,6 +10,8 @@ it. Known keys (all optional)::
     max_file_bytes = 2000000                      # larger files are skipped
     allow_links_outside = ["~/notes"]             # roots whose links may lead out of them
     embedding_precision = "auto"                  # documents in "bf16" (where native) or "fp32"
+    link_base = "/docs/"                          # the URL path a static site serves the root at
+    # or per root: link_base = { "~/src/site/content/en/docs" = "/docs/" }
 
     # ranking
     fusion = "calibrated"                         # "calibrated", "convex" or "rrf" (ranks)
@@ -102,6 +104,10 @@ class UserConfig:
     """Roots whose symbolic links may lead out of them (on for the root that is listed)."""
     embedding_precision: EmbeddingPrecision | None = None
     """The number format documents are embedded in."""
+    link_base: str | dict[str, str] | None = None
+    """The URL path at which a static site serves the root (``/docs/``): site-absolute links
+    resolve under it. One path for every root, or a table of roots (as passed to explorer,
+    ``~`` expanded) and their paths. Without it, it is detected from the folder."""
     fusion: FusionKind | None = None
     """How hybrid search fuses its legs."""
     semantic_weight: Annotated[float | None, Bounds(0.0, 1.0)] = None
@@ -137,6 +143,8 @@ class _KeySpec:
 
     kind: type
     bounds: Bounds | None
+    table: bool = False
+    """The key also takes a table of strings (``link_base = { "~/site" = "/docs/" }``)."""
 
 
 @cache
@@ -148,8 +156,8 @@ def _specs() -> dict[str, _KeySpec]:
         if get_origin(hint) is Annotated:
             hint, *extras = get_args(hint)
             bounds = next((extra for extra in extras if isinstance(extra, Bounds)), None)
-        kind = next(arg for arg in get_args(hint) if arg is not type(None))  # X of ``X | None``
-        specs[name] = _KeySpec(get_origin(kind) or kind, bounds)
+        kinds = [get_origin(arg) or arg for arg in get_args(hint) if arg is not type(None)]
+        specs[name] = _KeySpec(kinds[0], bounds, dict in kinds[1:])  # X of ``X | None``
     return specs
 
 
@@ -197,6 +205,10 @@ def load_user_config(path: Path | None = None) -> UserConfig:
 def _checked(path: Path, key: str, value: object, spec: _KeySpec) -> object:
     """``value`` as key ``key`` holds it; :class:`ConfigError` when it does not fit."""
     kind = spec.kind
+    if spec.table and isinstance(value, dict):
+        if not all(isinstance(item, str) for item in value.values()):
+            raise ConfigError(f"{path}: {key} must map each root to a string")
+        return value
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)  # `semantic_weight = 1` means 1.0
     expected = str if issubclass(kind, StrEnum) else kind

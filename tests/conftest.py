@@ -19,6 +19,9 @@ from tests.fakes import FakeEmbedder
 EXPLORER_PROCESS = [sys.executable, "-m", "explorer"]
 """The CLI as a process of its own, the way a script meets it."""
 
+TREE = Path(__file__).resolve().parents[1]
+"""The working tree under test: the folder that holds ``explorer/``."""
+
 
 def run_explorer(
     *args: object, env: dict | None = None, check: bool = False, timeout: float = 600
@@ -45,12 +48,26 @@ def no_resident_reader():
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def processes_run_this_tree():
+    """Every process a test starts, in whatever folder, runs the code of this working tree: an
+    editable install may point at another copy of it (a clone moved after it was installed)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(
+            "PYTHONPATH", os.pathsep.join(filter(None, [str(TREE), os.environ.get("PYTHONPATH")]))
+        )
+        yield
+
+
 @pytest.fixture(autouse=True)
 def isolated_locations(tmp_path_factory, monkeypatch):
-    """Every test gets its own data and config dirs, so no test sees a real user's index."""
+    """Every test gets its own data, config and state dirs, so no test sees a real user's
+    index or session (nor leaves one)."""
     base = tmp_path_factory.mktemp("explorer-home")
     monkeypatch.setenv("EXPLORER_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("EXPLORER_CONFIG_DIR", str(base / "config"))
+    monkeypatch.setenv("EXPLORER_STATE_DIR", str(base / "state"))
+    monkeypatch.delenv("EXPLORER_NO_SESSION", raising=False)
     monkeypatch.delenv("EXPLORER_INDEX_DIR", raising=False)
     monkeypatch.delenv("EXPLORER_MODEL", raising=False)
     monkeypatch.delenv("EXPLORER_CHROMA_URL", raising=False)

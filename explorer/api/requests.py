@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from explorer.core.models import SearchMode
@@ -10,6 +10,14 @@ from explorer.core.models import SearchMode
 if TYPE_CHECKING:
     from explorer.config import Settings
     from explorer.core.retrieval.search import SearchRequest
+
+MAX_LIMIT = 200
+"""The most files one search or related call returns."""
+MAX_PER_FILE = 50
+"""The most passages one search shows per file."""
+MAX_QUERY_CHARS = 1_000
+"""The longest query taken: a longer one is refused (a query is words to look for, not a
+document to compare with)."""
 
 
 @dataclass(frozen=True)
@@ -22,6 +30,8 @@ class SearchOptions:
     paths: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     versions: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    """Prefixes or globs of files to leave out, resolved before ranking as ``paths`` are."""
     limit: int | None = None
     offset: int = 0
     per_file: int = 3
@@ -34,7 +44,7 @@ class SearchOptions:
         from explorer.core.retrieval.file_filter import parse_filter_words
 
         parsed = parse_filter_words(query)
-        return build_request(
+        request = build_request(
             parsed.query.strip(),
             mode=self.mode,
             paths=tuple(dict.fromkeys((*self.paths, *parsed.filter.paths))),
@@ -45,3 +55,4 @@ class SearchOptions:
             per_file=self.per_file,
             min_score=settings.default_min_score if self.min_score is None else self.min_score,
         )
+        return replace(request, exclude=tuple(dict.fromkeys(self.exclude)))

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -17,6 +17,7 @@ from explorer.api.requests import SearchOptions
 from explorer.cli.render import print_json
 from explorer.config import Settings
 from explorer.core.errors import ExplorerError, literal
+from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SyncPhase
 from explorer.core.safe_text import safe_text
 from explorer.core.store.keywords import KeywordIndex, KeywordIndexDamaged
@@ -28,10 +29,11 @@ if TYPE_CHECKING:
 
     from explorer.core.indexing.report import IndexReport
     from explorer.core.indexing.report import Progress as SyncProgress
-    from explorer.core.retrieval.agent_context import ContextOptions
+    from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
+    from explorer.core.retrieval.links import FileLinks
     from explorer.core.retrieval.related import RelatedFile
     from explorer.core.store.damaged_store import Repair
-    from explorer.core.store.index import Index
+    from explorer.core.store.index import Index, Status
 
 
 class RootError(ExplorerError, ValueError):
@@ -76,7 +78,7 @@ def settings_for(root: Path | None, options: IndexOptions) -> Settings:
     still exists (a folder that was moved may take its old index along).
     """
     if root is None and options.index_dir is not None:
-        root = _stored_root(options.index_dir)
+        root = stored_root(options.index_dir)
     settings = Settings.for_root(
         check_root(root or Path(".")),
         options.index_dir,
@@ -84,7 +86,7 @@ def settings_for(root: Path | None, options: IndexOptions) -> Settings:
         chroma_url=options.chroma_url,
     )
     try:
-        indexed = _stored_root(settings.index_dir)
+        indexed = stored_root(settings.index_dir)
     except KeywordIndexDamaged:
         return settings  # `index` repairs it; a reader's open says what to do
     if indexed is not None and indexed != settings.root and indexed.is_dir():
@@ -100,7 +102,7 @@ def require_server(settings: Settings) -> None:
         check_server(parse_server_url(settings.chroma_url))
 
 
-def _stored_root(index_dir: Path) -> Path | None:
+def stored_root(index_dir: Path) -> Path | None:
     """The folder the index in ``index_dir`` was built for, if it records one."""
     database = index_dir / "index.sqlite"
     if not database.exists():
@@ -143,7 +145,7 @@ def run_index(
         _print_index_report(settings, report, as_json, keywords_only, "rebuilt from scratch: ")
         return
     rel_paths = _paths_inside(settings.root, only) if only is not None else None
-    index = Index.open_for_writing(settings)
+    index = Index.open_for_writing(settings, check_model=True)
     try:
         index.keywords.set_meta(ROOT_META, str(settings.root))
         with _ProgressDisplay(enabled=not as_json and _stderr_is_terminal()) as display:
@@ -161,12 +163,13 @@ def run_index(
             error.template
             + literal(
                 f"; the keyword index is up to date and {waiting} chunks wait for vectors:"
-                " run `explorer index` again when the server is back"
+                f" run `{settings.repair_command}` again when the server is back"
             ),
             fields=error.fields,
         ) from None
     finally:
         index.close()
+    report.tightened = [entry.describe(settings.index_dir) for entry in index.tightened]
     _print_index_report(settings, report, as_json, keywords_only, repairs=index.repairs)
 
 
@@ -201,6 +204,14 @@ def _print_index_report(
         return
     for repair in repairs:
         click.echo(safe_text(repair.describe()))
+    if report.tightened:
+        shown = ", ".join(report.tightened[:3]) + (", ..." if len(report.tightened) > 3 else "")
+        click.echo(
+            safe_text(
+                f"permissions: made {len(report.tightened)} files and folders of the index"
+                f" private (other users could read them: {shown})"
+            )
+        )
     skipped = sum(report.skipped.values())
     reasons = ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items()))
     click.echo(
@@ -226,6 +237,25 @@ def _print_index_report(
         click.echo(f"vectors not checked: {safe_text(report.vectors_unavailable)}")
     if report.orphans_removed:
         click.echo(f"repaired: removed {report.orphans_removed} vectors left by an interrupted run")
+    if report.files_restored:
+        click.echo(
+            f"repaired: indexed {_files(report.files_restored)} again whose chunks were missing"
+            " from the database"
+        )
+    if report.vectors_lost:
+        click.echo(f"repaired: {report.vectors_lost} chunks had lost their vectors; embedded again")
+    for path, reason in list(report.failures.items())[:FAILURES_SHOWN]:
+        click.echo(safe_text(f"failed: {path}: {reason}"))
+    if len(report.failures) > FAILURES_SHOWN:
+        click.echo(f"failed: and {len(report.failures) - FAILURES_SHOWN} more files")
+
+
+def _files(count: int) -> str:
+    return f"{count} file" if count == 1 else f"{count} files"
+
+
+FAILURES_SHOWN = 5
+"""Failed files ``explorer index`` names, with why (the rest are counted)."""
 
 
 def _stderr_is_terminal() -> bool:
@@ -342,6 +372,15 @@ class OutputFormat(StrEnum):
     """One ``path<TAB>score`` line per file."""
 
 
+def output_format(as_json: bool, chosen: str | None) -> OutputFormat:
+    """The format ``--json`` and ``--format`` ask for together (they must agree)."""
+    from explorer.core.retrieval.query import QueryError
+
+    if as_json and chosen not in (None, "json"):
+        raise QueryError(f"--json and --format {chosen} exclude each other")
+    return OutputFormat.JSON if as_json else OutputFormat(chosen or "text")
+
+
 def run_search(
     query: str,
     root: Path | None,
@@ -352,15 +391,25 @@ def run_search(
     output: OutputFormat,
 ) -> None:
     """``explorer search``: run the search and print it as ``output`` says."""
-    from explorer.core.retrieval.agent_context import shape_answer
     from explorer.core.retrieval.query import PathFilter, PathPatternError, QueryError
-    from explorer.core.retrieval.search import search
 
     try:
         PathFilter(search_options.paths)
     except PathPatternError as error:
         raise QueryError(f"--path {error.pattern!r}: {error.problem}") from None
     settings = settings_for(root, options)
+    answer, first = search_answer(settings, query, search_options, context)
+    print_search(answer, explain, output, first)
+
+
+def search_answer(
+    settings: Settings, query: str, search_options: SearchOptions, context: ContextOptions
+) -> tuple[AgentAnswer, int]:
+    """The answer of ``explorer search`` on the index of ``settings``, and the number of its
+    first file (``--offset`` + 1)."""
+    from explorer.core.retrieval.agent_context import shape_answer
+    from explorer.core.retrieval.search import search
+
     context.check()
     request = search_options.request(query, settings)
     mode = request.mode
@@ -376,16 +425,28 @@ def run_search(
         answer = shape_answer(index, search(index, request), context)
     finally:
         index.close()
+    return answer, request.offset + 1
+
+
+def print_search(
+    answer: AgentAnswer,
+    explain: bool,
+    output: OutputFormat,
+    first: int,
+    out: TextIO | None = None,
+) -> None:
+    """Print a search's answer as ``output`` says, to ``out`` (default: stdout)."""
     if output is OutputFormat.JSON:
-        print_json(answer.as_json(explain=explain))
+        print_json(answer.as_json(explain=explain), out)
         return
     if output is OutputFormat.PATHS:
         for line in answer.path_lines():
-            click.echo(safe_text(line))  # a name's control characters escaped, its tab kept
+            # names escaped (tabs too): one tab per line, before the score
+            click.echo(line, file=out)
         return
     from explorer.cli.render import render_search
 
-    render_search(answer, explain, first=request.offset + 1)
+    render_search(answer, explain, first=first, out=out)
 
 
 def related_settings(file: Path, options: IndexOptions, root: Path | None) -> Settings:
@@ -396,50 +457,64 @@ def related_settings(file: Path, options: IndexOptions, root: Path | None) -> Se
     if not file.is_file():
         raise RootError(f"not a file: {file}")
     if root is None and options.index_dir is not None:
-        root = _stored_root(options.index_dir)
+        root = stored_root(options.index_dir)
     if root is None:
         root = _find_indexed_root(file.resolve())
     return settings_for(root, options)
 
 
+def related_target(file: Path, options: IndexOptions, root: Path | None) -> tuple[Settings, str]:
+    """The settings ``explorer related FILE`` uses, and FILE relative to their root."""
+    file = Path(existing_path(os.fspath(file)))  # as typed, as an index key, or as shown
+    settings = related_settings(file, options, root)
+    return settings, _inside_root(file, file.resolve(), settings)
+
+
+def _inside_root(file: Path, absolute: Path, settings: Settings) -> str:
+    """``absolute`` (FILE as typed, resolved) relative to the root, ``/``-separated."""
+    try:
+        return path_key(absolute.relative_to(settings.root).as_posix())
+    except ValueError:
+        raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
+
+
 def run_related(
     file: Path, options: IndexOptions, root: Path | None, limit: int, as_json: bool
 ) -> None:
-    settings = related_settings(file, options, root)
-    absolute = file.resolve()
-    require_server(settings)
-    try:
-        rel_path = absolute.relative_to(settings.root).as_posix()
-    except ValueError:
-        raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
+    settings, rel_path = related_target(file, options, root)
+    print_related(rel_path, related_answer(settings, rel_path, limit), as_json)
+
+
+def related_answer(
+    settings: Settings, rel_path: str, limit: int, may_write: bool = True
+) -> list[RelatedFile]:
+    """The files nearest in meaning to ``rel_path``. ``may_write`` lets a file still waiting for
+    its vectors be embedded and stored on the spot; without it, :class:`ReadOnlyProcess`."""
     from explorer.core.store.index import Index
 
+    require_server(settings)
     index = Index.open_existing(settings)
     try:
-        neighbours = _related_answer(index, rel_path, limit)
+        return _related_answer(index, rel_path, limit, may_write)
     finally:
         index.close()
+
+
+def print_related(
+    rel_path: str, neighbours: Sequence[RelatedFile], as_json: bool, out: TextIO | None = None
+) -> None:
+    """Print ``explorer related``'s answer as text or JSON, to ``out`` (default: stdout)."""
     if as_json:
-        print_json({"file": rel_path, "related": [n.as_json() for n in neighbours]})
+        print_json({"file": rel_path, "related": [n.as_json() for n in neighbours]}, out)
         return
     from explorer.cli.render import render_related
 
-    render_related(rel_path, neighbours)
+    render_related(rel_path, neighbours, out)
 
 
 class ReadOnlyProcess(ExplorerError, RuntimeError):
-    """A command would write the index (or load the full model) in a process that only reads:
+    """An answer would write the index (or load the full model) in a process that only reads:
     the resident reader, whose client then runs the command itself."""
-
-
-_may_embed = True
-"""False in the resident reader: ``related`` on a file without vectors is left to the client."""
-
-
-def forbid_embedding() -> None:
-    """Make this process refuse the commands that would embed (see :class:`ReadOnlyProcess`)."""
-    global _may_embed
-    _may_embed = False
 
 
 RELATED_CANDIDATES = 2
@@ -447,7 +522,7 @@ RELATED_CANDIDATES = 2
 without vectors, this many per neighbour asked for (``--limit``)."""
 
 
-def _related_answer(index: Index, rel_path: str, limit: int) -> list[RelatedFile]:
+def _related_answer(index: Index, rel_path: str, limit: int, may_write: bool) -> list[RelatedFile]:
     """The related files of ``rel_path``; for a file still waiting for its vectors, embedded
     on the spot first (one line on stderr says so).
 
@@ -456,7 +531,8 @@ def _related_answer(index: Index, rel_path: str, limit: int) -> list[RelatedFile
     keyword-nearest files that have no vectors yet (the files already embedded are candidates
     as they are), stored as ``explorer index`` would, and answers. If another process writes
     the index, nothing is written: the file's vectors are computed in memory and compared with
-    the files embedded so far.
+    the files embedded so far. Without ``may_write``, such a file is refused
+    (:class:`ReadOnlyProcess`).
     """
     from explorer.core.indexing.embed_priority import EmbeddingPriority, Focus, keyword_neighbours
     from explorer.core.indexing.report import IndexReport
@@ -473,7 +549,7 @@ def _related_answer(index: Index, rel_path: str, limit: int) -> list[RelatedFile
         or stored_model not in (None, index.settings.model)  # `explorer index` rebuilds first
     ):
         return related_files(index, rel_path, limit)
-    if not _may_embed:
+    if not may_write:
         raise ReadOnlyProcess(f"{rel_path} waits for its vectors; this process only reads")
     try:
         writer = Index.open_for_writing(index.settings, holder="explorer related")
@@ -518,75 +594,102 @@ def _find_indexed_root(file: Path) -> Path:
 
 
 def run_status(root: Path | None, options: IndexOptions, as_json: bool) -> None:
+    print_status(status_answer(settings_for(root, options)), as_json)
+
+
+def status_answer(settings: Settings) -> Status:
+    """What the index of ``settings`` holds, checked against the files on disk."""
     from explorer.core.indexing.disk_state import status_against_disk
     from explorer.core.store.index import Index
 
-    settings = settings_for(root, options)
     index = Index.open_existing(settings)
     try:
         index.keywords.check()
-        status = status_against_disk(index)
+        return status_against_disk(index)
     finally:
         index.close()
+
+
+def print_status(status: Status, as_json: bool, out: TextIO | None = None) -> None:
+    """Print ``explorer status``'s answer as text or JSON, to ``out`` (default: stdout)."""
     if as_json:
-        print_json(status.as_json())
+        print_json(status.as_json(), out)
         return
     from explorer.cli.render import render_status
 
-    render_status(status)
+    render_status(status, out)
 
 
-def run_links(file: Path, options: IndexOptions, root: Path | None, as_json: bool) -> None:
-    """``explorer links FILE``: the file's links and backlinks."""
-    from explorer.core.retrieval.links import file_links
-
+def links_target(file: Path, options: IndexOptions, root: Path | None) -> tuple[Settings, str]:
+    """The settings ``explorer links FILE`` uses, and FILE relative to their root (FILE may be
+    gone: its backlinks are then the links to fix)."""
+    file = Path(existing_path(os.fspath(file)))  # as typed, as an index key, or as shown
     if file.is_dir():
         raise RootError(f"not a file: {file}")
     absolute = file.absolute().resolve()
     if root is None and options.index_dir is not None:
-        root = _stored_root(options.index_dir)
+        root = stored_root(options.index_dir)
     if root is None:
         root = _find_indexed_root(absolute)
     settings = settings_for(root, options)
-    try:
-        rel_path = absolute.relative_to(settings.root).as_posix()
-    except ValueError:
-        raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
-    index, _warm = _open_for_reading(settings, vectors=False)
-    try:
-        found = file_links(index, rel_path)
-    finally:
-        index.close()
+    return settings, _inside_root(file, absolute, settings)
+
+
+def run_links(file: Path, options: IndexOptions, root: Path | None, as_json: bool) -> None:
+    """``explorer links FILE``: the file's links and backlinks."""
+    settings, rel_path = links_target(file, options, root)
+    found = links_answer(settings, rel_path)
     if not found.exists and not found.backlinks:
         raise RootError(f"no such file: {file} (and nothing links to it)")
+    print_links(found, as_json)
+
+
+def links_answer(settings: Settings, rel_path: str) -> FileLinks:
+    """What ``rel_path`` links to and what links to it, from the index of ``settings``."""
+    from explorer.core.retrieval.links import file_links
+
+    index, _warm = _open_for_reading(settings, vectors=False)
+    try:
+        return file_links(index, rel_path)
+    finally:
+        index.close()
+
+
+def print_links(found: FileLinks, as_json: bool, out: TextIO | None = None) -> None:
+    """Print ``explorer links``' answer as text or JSON, to ``out`` (default: stdout)."""
     if as_json:
-        print_json(found.as_json())
+        print_json(found.as_json(), out)
         return
     from explorer.cli.render import render_links
 
-    render_links(found)
+    render_links(found, out)
 
 
 def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> bool:
     """``explorer check-refs``: report references to missing files; True when there are any.
 
     The keyword phase of a sync runs first when the write lock is free; when another process
-    writes the index (the TUI keeps it current), what it holds is checked as it is.
+    writes the index (the TUI keeps it current), or the index cannot be written (read-only),
+    what it holds is checked as it is.
     """
     from explorer.core.indexing.indexer import Indexer
     from explorer.core.retrieval.links import missing_references
-    from explorer.core.store.index import Index, IndexBusy
+    from explorer.core.store.index import Index, IndexBusy, IndexReadOnly
 
     settings = settings_for(root, options)
-    index = Index(settings)
     try:
+        index = Index.open_for_writing(settings, holder="explorer check-refs")
+    except (IndexBusy, IndexReadOnly) as cannot_write:
+        index = Index.open_existing(settings)  # no index at all: one line saying so
+        click.echo(f"note: {safe_text(str(cannot_write))}; checking the index as it is", err=True)
+    else:
         try:
-            index.acquire_write_lock("explorer check-refs")
-        except IndexBusy as busy:
-            click.echo(f"note: {safe_text(str(busy))}; checking the index as it is", err=True)
-        else:
             index.keywords.set_meta(ROOT_META, str(settings.root))
             Indexer(index).sync(embed=False)
+        except BaseException:
+            index.close()
+            raise
+    try:
         check = missing_references(index)
     finally:
         index.close()

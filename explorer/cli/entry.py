@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, ParamSpec, TypeVar
+from typing import IO, Any, ParamSpec, TextIO, TypeVar
 
 import click
 
@@ -80,6 +80,14 @@ class ExplorerGroup(click.Group):
             raise
         except click.UsageError as error:
             raise _one_line(error) from None
+
+
+def _is_terminal(stream: TextIO | None) -> bool:
+    """True if ``stream`` is open on a terminal (a closed or missing one is not)."""
+    try:
+        return stream is not None and stream.isatty()
+    except ValueError:  # closed
+        return False
 
 
 def fail(message: str) -> None:
@@ -154,7 +162,7 @@ def run() -> None:
     :mod:`explorer.cli.resident_client`); when it cannot answer, this process runs the command."""
     from explorer.cli.resident_client import try_resident
 
-    exit_code = try_resident(sys.argv[1:])
+    exit_code = try_resident(sys.argv[1:], main)
     if exit_code is not None:
         os._exit(exit_code)
     main(obj={"whole_process": True})
@@ -242,6 +250,12 @@ def open_command(
 
     check_root(root)
     require_server(settings_for(root, IndexOptions(index_dir, model, chroma_url)))
+    if not (_is_terminal(sys.stdin) and _is_terminal(sys.stdout)):
+        # Textual reading a stdin that is no terminal spins on its end of file forever.
+        fail(
+            "the explorer needs a terminal on stdin and stdout; in a script or a pipe use "
+            "`explorer search QUERY`"
+        )
     try:
         from explorer.tui.app import run_app
     except ImportError:
@@ -398,11 +412,11 @@ def search(
     quote a value with spaces: tag:"Data, AI".
     """
     from explorer.api.requests import SearchOptions
-    from explorer.cli.commands import IndexOptions, OutputFormat, run_search
+    from explorer.cli.commands import IndexOptions, run_search
+    from explorer.cli.commands import output_format as chosen_format
     from explorer.core.retrieval.agent_context import ContextOptions
 
-    if as_json and output_format not in (None, "json"):
-        fail(f"--json and --format {output_format} exclude each other")
+    output = chosen_format(as_json, output_format)
     run_search(
         query,
         root,
@@ -419,7 +433,7 @@ def search(
         ),
         ContextOptions(content=content, max_tokens=max_tokens, metadata_only=metadata_only),
         explain,
-        OutputFormat.JSON if as_json else OutputFormat(output_format or "text"),
+        output,
     )
 
 
@@ -534,8 +548,9 @@ def mcp_command(
 ) -> None:
     """Serve the index of ROOT to agents: a Model Context Protocol server on stdin/stdout.
 
-    Tools: search, related, read, links and status. It only reads the index (run
-    `explorer index` or the TUI to update it) and refuses every path outside ROOT.
+    Tools: search, read, read_many, related, links, index_status and status; each file is
+    also a resource explorer://PATH. It keeps the index current while it runs (or follows
+    the explorer that writes it) and refuses every path outside ROOT.
     """
     from explorer.cli.commands import IndexOptions, run_mcp
 
@@ -545,7 +560,7 @@ def mcp_command(
 @main.command("_reader", hidden=True)
 @click.argument("index_dir", type=click.Path(file_okay=False, path_type=Path))
 def resident_reader(index_dir: Path) -> None:
-    """Serve one-shot searches of INDEX_DIR (started by `explorer search` itself)."""
+    """Serve one-shot reads of INDEX_DIR (started by `explorer search` and the like)."""
     from explorer.cli.resident_server import serve
 
     serve(index_dir)

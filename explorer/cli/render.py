@@ -1,7 +1,8 @@
 """Plain-text rendering of search results, related files and status for the terminal.
 
 Everything shown comes from outside (file names, titles, passages, the user's query): each piece
-goes through :func:`explorer.core.safe_text.safe_text` so no control character reaches the terminal.
+goes through :mod:`explorer.core.safe_text` so no control character reaches the terminal; names
+by ``safe_name`` (a tab escaped too), headings, titles and tags by ``safe_label`` (cut).
 """
 
 from __future__ import annotations
@@ -11,11 +12,18 @@ import re
 import sys
 import textwrap
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from explorer.core.safe_text import safe_json, safe_spans, safe_text
+from explorer.core.safe_text import (
+    LABEL_MAX,
+    safe_json,
+    safe_label,
+    safe_name,
+    safe_spans,
+    safe_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -43,10 +51,15 @@ def url_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
+def is_terminal(out: TextIO | None) -> bool:
+    """True when ``out`` (None: stdout) is a terminal, where styles show."""
+    # click.get_text_stream is deprecated (Click 9 removes it): sys.stdout is what echo writes to
+    return (sys.stdout if out is None else out).isatty()
+
+
+def _marked(snippet: str, spans: list[tuple[int, int]], styled: bool) -> str:
     """The snippet with matched words in bold on a terminal, or **like this** in a pipe;
     never inside a URL (a marker there would break the link for whoever copies it)."""
-    styled = sys.stdout.isatty()  # click.get_text_stream is deprecated (Click 9 removes it)
     snippet, spans = safe_spans(snippet, spans)
     urls = url_spans(snippet)
     out, last = [], 0
@@ -61,40 +74,44 @@ def _marked(snippet: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def render_search(answer: AgentAnswer, explain: bool, first: int = 1) -> None:
-    """An :class:`~explorer.core.retrieval.agent_context.AgentAnswer` as text: files best first,
-    each
-    with its passages (snippets, or full text with ``--content``), or metadata only."""
+def render_search(
+    answer: AgentAnswer, explain: bool, first: int = 1, out: TextIO | None = None
+) -> None:
+    """An :class:`~explorer.core.retrieval.agent_context.AgentAnswer` as text, to ``out``
+    (default: stdout): files best first, each with its passages (snippets, or full text with
+    ``--content``), or metadata only."""
     response, options = answer.response, answer.options
+    styled = is_terminal(out)
     for note in response.notes:
-        click.echo(f"note: {safe_text(note)}")
+        click.echo(f"note: {safe_text(note)}", file=out)
     if explain:
         for leg, description in response.filters.items():
-            click.echo(f"{leg} leg: {safe_text(description)}")
+            click.echo(f"{leg} leg: {safe_text(description)}", file=out)
         if response.fusion:
-            click.echo(f"fusion: {response.fusion}")
+            click.echo(f"fusion: {response.fusion}", file=out)
     if not response.results:
-        click.echo(f"no results for {safe_text(repr(response.query))} ({response.mode})")
+        click.echo(f"no results for {safe_text(repr(response.query))} ({response.mode})", file=out)
         return
     for number, hit in enumerate(response.results, start=first):
-        title = f" — {safe_text(hit.title)}" if hit.title else ""
-        path = click.style(safe_text(hit.path), bold=True)
-        click.echo(f"{number:>2}. {path}  {hit.score:.2f}{title}")
+        title = f" — {safe_label(hit.title)}" if hit.title else ""
+        path = click.style(safe_name(hit.path), bold=True)
+        click.echo(f"{number:>2}. {path}  {hit.score:.2f}{title}", file=out)
         if hit.description:
-            click.echo(f"      {safe_text(hit.description)}")
+            click.echo(f"      {safe_label(hit.description, 2 * LABEL_MAX)}", file=out)
         if hit.tags:
-            click.echo(f"      tags: {safe_text(', '.join(hit.tags))}")
+            click.echo(f"      tags: {safe_label(', '.join(hit.tags))}", file=out)
         if options.metadata_only:
             continue
         for passage in hit.passages:
             where = f"{_page(passage.page)}L{passage.start_line}-{passage.end_line}"
-            heading = f"{safe_text(passage.heading)}  " if passage.heading else ""
-            click.echo(f"      {heading}{where}  {passage.score:.2f}")
+            heading = f"{safe_label(passage.heading)}  " if passage.heading else ""
+            click.echo(f"      {heading}{where}  {passage.score:.2f}", file=out)
             if options.content:
                 text = safe_text(answer.texts.get(passage.chunk_id, passage.snippet), True)
-                click.echo(textwrap.indent(text.rstrip("\n"), "        "))
+                click.echo(textwrap.indent(text.rstrip("\n"), "        "), file=out)
             else:
-                click.echo(f"        {_marked(passage.snippet, passage.highlights)}")
+                marked = _marked(passage.snippet, passage.highlights, styled)
+                click.echo(f"        {marked}", file=out)
             if explain:
                 keyword = (
                     f"keyword #{passage.keyword_rank} (bm25 {passage.keyword_score:.2f})"
@@ -111,7 +128,7 @@ def render_search(answer: AgentAnswer, explain: bool, first: int = 1) -> None:
                     vector += f" · file cos {passage.file_similarity:.3f}"
                 if passage.file_keyword_score is not None:
                     keyword += f" · file bm25 {passage.file_keyword_score:.2f}"
-                click.echo(f"        {keyword} · {vector} · fused {passage.fused:.4f}")
+                click.echo(f"        {keyword} · {vector} · fused {passage.fused:.4f}", file=out)
 
 
 def _one_line(text: str) -> str:
@@ -124,26 +141,28 @@ def _page(page: int | None) -> str:
     return "" if page is None else f"p. {page} "
 
 
-def render_related(path: str, neighbours: Sequence[RelatedFile]) -> None:
-    path = safe_text(path)
+def render_related(path: str, neighbours: Sequence[RelatedFile], out: TextIO | None = None) -> None:
+    path = safe_name(path)
     if not neighbours:
-        click.echo(f"no related files for {path}")
+        click.echo(f"no related files for {path}", file=out)
         return
-    click.echo(f"files related to {path}:")
+    click.echo(f"files related to {path}:", file=out)
     for number, other in enumerate(neighbours, start=1):
-        title = f" — {safe_text(other.title)}" if other.title else ""
-        name = click.style(safe_text(other.path), bold=True)
-        click.echo(f"{number:>2}. {name}  {other.score:.2f}{title}")
+        title = f" — {safe_label(other.title)}" if other.title else ""
+        name = click.style(safe_name(other.path), bold=True)
+        click.echo(f"{number:>2}. {name}  {other.score:.2f}{title}", file=out)
         source, match = other.source_passage, other.related_passage
         click.echo(
             f"      here  {_page(source.page)}L{source.start_line}-{source.end_line} "
-            f"{safe_text(source.heading)}: "
-            f"{safe_text(_one_line(source.text)[:120])}"
+            f"{safe_label(source.heading)}: "
+            f"{safe_text(_one_line(source.text)[:120])}",
+            file=out,
         )
         click.echo(
             f"      there {_page(match.page)}L{match.start_line}-{match.end_line} "
-            f"{safe_text(match.heading)}: "
-            f"{safe_text(_one_line(match.text)[:120])}"
+            f"{safe_label(match.heading)}: "
+            f"{safe_text(_one_line(match.text)[:120])}",
+            file=out,
         )
 
 
@@ -158,11 +177,34 @@ def _stale_lines(status: Status) -> list[str]:
             (status.new, "new"),
             (status.deleted, "deleted"),
             (status.waiting_for_vectors, "waiting for vectors"),
+            (status.missing_chunks, "missing their chunks"),
         )
         if count
     ]
-    root = safe_text(status.root)
-    return [f"stale       {', '.join(parts)}: run `explorer index {root}` to catch up"]
+    command = (
+        safe_text(status.index_command)
+        if status.index_command
+        else (f"explorer index {safe_name(status.root)}")
+    )
+    return [f"stale       {', '.join(parts)}: run `{command}` to catch up"]
+
+
+def _permissions_line(status: Status) -> str:
+    """Whether other users can read the index, and what to do when they can."""
+    permissions = status.permissions
+    if permissions.private:
+        line = "private (folders 0700, files 0600)"
+        if permissions.tightened:
+            line += f"; tightened {permissions.tightened}"
+        return f"permissions {safe_text(line)}"
+    shown = ", ".join(permissions.examples)
+    more = permissions.open_count - len(permissions.examples)
+    command = status.index_command or f"explorer index {status.root}"
+    return safe_text(
+        f"permissions open: other users can read {permissions.open_count} files and folders"
+        f" ({shown}{f', and {more} more' if more > 0 else ''}); run `{command}` to make"
+        " them private"
+    )
 
 
 SKIPPED_SHOWN = 10
@@ -172,14 +214,14 @@ SKIPPED_SHOWN = 10
 def _skipped_lines(status: Status) -> list[str]:
     """``skipped     manual.pdf: unreadable: encrypted PDF`` for the first few skipped files."""
     shown = [
-        f"skipped     {safe_text(path)}: {safe_text(reason)}"
+        f"skipped     {safe_name(path)}: {safe_text(reason)}"
         for path, reason in status.skipped_files[:SKIPPED_SHOWN]
     ]
     more = status.skipped + status.failed - len(shown)
     return shown + ([f"            … and {more} more"] if more > 0 else [])
 
 
-def render_status(status: Status) -> None:
+def render_status(status: Status, out: TextIO | None = None) -> None:
     reasons = ", ".join(f"{n} {safe_text(r)}" for r, n in sorted(status.skip_reasons.items()))
     when = (
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update))
@@ -187,8 +229,8 @@ def render_status(status: Status) -> None:
         else "never"
     )
     lines = [
-        f"root        {safe_text(status.root)}",
-        f"index       {safe_text(status.index_dir)} ({status.store_bytes / 1e6:.1f} MB)",
+        f"root        {safe_name(status.root)}",
+        f"index       {safe_name(status.index_dir)} ({status.store_bytes / 1e6:.1f} MB)",
         f"files       {status.indexed} indexed, {status.stale} stale, "
         f"{status.skipped} skipped, {status.failed} failed" + (f" ({reasons})" if reasons else ""),
         *_stale_lines(status),
@@ -201,28 +243,35 @@ def render_status(status: Status) -> None:
         f"updated     {when}",
         "rebuild     "
         + (f"needed: {safe_text(status.rebuild_reason)}" if status.needs_rebuild else "not needed"),
+        _permissions_line(status),
     ]
-    click.echo("\n".join(lines))
+    click.echo("\n".join(lines), file=out)
 
 
 def _link_line(where: str, link: Link) -> str:
-    """``where`` (a path and line) and the target as written, marked when it is missing."""
-    mark = "" if link.exists else click.style("  missing", fg="red", bold=True)
+    """``where`` (a path and line) and the target as written, marked when it is missing or
+    leads outside the root."""
+    if link.exists:
+        mark = ""
+    elif link.state == "outside-root":
+        mark = click.style("  outside the root", fg="yellow")
+    else:
+        mark = click.style("  missing", fg="red", bold=True)
     kind = "" if link.kind == "link" else f"  ({link.kind})"
-    return f"  {safe_text(where)}  {safe_text(link.raw)}{kind}{mark}"
+    return f"  {where}  {safe_label(link.raw, name=True)}{kind}{mark}"
 
 
-def render_links(found: FileLinks) -> None:
+def render_links(found: FileLinks, out: TextIO | None = None) -> None:
     """``explorer links``: outgoing links, then backlinks, with lines."""
-    path = safe_text(found.path)
+    path = safe_name(found.path)
     if not found.exists:
-        click.echo(f"note: {path} does not exist; these files link to it")
-    click.echo(f"{path} links to {len(found.outgoing)}:")
+        click.echo(f"note: {path} does not exist; these files link to it", file=out)
+    click.echo(f"{path} links to {len(found.outgoing)}:", file=out)
     for link in found.outgoing:
-        click.echo(_link_line(f"L{link.line} → {link.target}", link))
-    click.echo(f"linked from {len(found.backlinks)}:")
+        click.echo(_link_line(f"L{link.line} → {safe_name(link.target)}", link), file=out)
+    click.echo(f"linked from {len(found.backlinks)}:", file=out)
     for link in found.backlinks:
-        click.echo(_link_line(f"{link.source}:{link.line}", link))
+        click.echo(_link_line(f"{safe_name(link.source)}:{link.line}", link), file=out)
 
 
 def render_missing_references(check: ReferenceCheck) -> None:
@@ -230,33 +279,48 @@ def render_missing_references(check: ReferenceCheck) -> None:
     for link in check.missing:
         kind = "" if link.kind == "link" else f" ({link.kind})"
         click.echo(
-            f"{safe_text(link.source)}:{link.line}: missing {safe_text(link.raw)}{kind}"
-            + (f" → {safe_text(link.target)}" if link.raw != link.target else "")
+            f"{safe_name(link.source)}:{link.line}: missing {safe_label(link.raw, name=True)}{kind}"
+            + (f" → {safe_name(link.target)}" if link.raw != link.target else "")
         )
+    outside = len(check.outside_root)
+    elsewhere = f", {outside} outside the root" if outside else ""
     if check.missing:
         files = len({link.source for link in check.missing})
         click.echo(
             f"{len(check.missing)} missing reference{'s' if len(check.missing) != 1 else ''}"
-            f" in {files} file{'s' if files != 1 else ''}",
+            f" in {files} file{'s' if files != 1 else ''}"
+            f" ({check.references} checked: {check.resolved} resolved{elsewhere})",
             err=True,
         )
     else:
         click.echo(
-            f"no missing references ({check.references} checked in {check.files} files)",
+            f"no missing references ({check.references} checked in {check.files} files)"
+            + (f"; {outside} lead outside the root" if outside else ""),
             err=True,
         )
+    if check.layout:
+        click.echo(f"links resolved as: {safe_text(check.layout)}", err=True)
 
 
 def _vectors_problem(status: Status) -> str:
     """What keeps the vectors from being counted: a server that does not answer, or a local
     store that is damaged (its message names the command that repairs it)."""
+    command = status.index_command or f"explorer index {status.root}"
     if status.vectors_available:
-        return ""
+        if not status.vectors_missing:
+            return ""
+        return safe_text(
+            f" — {status.vectors_missing} chunks recorded as embedded have no vector:"
+            f" run `{command}` to embed them again"
+        )
+    if status.vectors_missing:  # the whole store is gone
+        return f" — {safe_text(status.vectors_problem)}"
     if status.vector_store == "server":
         return " — unreachable: counts are from the manifest"
     return f" — unreadable, counts are from the manifest: {safe_text(status.vectors_problem)}"
 
 
-def print_json(data: object) -> None:
-    """Print ``data`` as JSON; no control character is written raw (see :func:`safe_json`)."""
-    click.echo(safe_json(json.dumps(data, indent=2, ensure_ascii=False)))
+def print_json(data: object, out: TextIO | None = None) -> None:
+    """Print ``data`` as JSON to ``out`` (default: stdout); no control character is written raw
+    (see :func:`safe_json`)."""
+    click.echo(safe_json(json.dumps(data, indent=2, ensure_ascii=False)), file=out)

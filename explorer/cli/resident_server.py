@@ -1,49 +1,80 @@
-"""The resident reader: a process that keeps Chroma imported and answers one-shot searches.
+"""The resident reader: a process that keeps Chroma imported and answers one-shot reads.
 
-Started detached by the first ``explorer search`` on an index (see
-:mod:`explorer.cli.resident_client`), it listens on ``reader.sock`` in the index directory (mode
-0600, in a folder of its user that nobody else may write to). One reader per index directory:
-``reader.lock`` (an exclusive ``flock``, holding the reader's pid) decides, and the holder may
-remove a socket a killed reader left. Each request runs the very command code a process would
-(click's runner, in the client's environment and working folder), so the output is the same
-byte for byte.
+Started detached by a one-shot command on an index (see :mod:`explorer.cli.resident_client`),
+it listens on ``reader.sock`` in the index directory (mode 0600, in a folder of its user that
+nobody else may write to). One reader per index directory: ``reader.lock`` (an exclusive
+``flock``, holding the reader's pid) decides, and the holder may remove a socket a killed reader
+left.
 
-It never takes the write lock (``related`` on a file still waiting for its vectors is refused,
-see :func:`explorer.cli.commands.forbid_embedding`). It leaves when idle for
-``EXPLORER_READER_IDLE`` seconds (default 600), and when the index changed since it started (a
-writer recorded vectors, updated the index, or a rebuild swapped the database): that request is
-refused, the client answers in-process and the next call starts a fresh reader.
+It is a narrow service. It reads one typed request per connection
+(:mod:`explorer.cli.reader_protocol`: search, related, links or status of its own index) and
+answers with the text the command would print (:mod:`explorer.cli.reader_answers`). It never
+changes its environment or working folder, never writes the index nor takes its write lock,
+and never starts the TUI, indexing, a writer or a watcher: no such request exists.
+
+- **Any bytes**: a request is read within :data:`READ_SECONDS` and :data:`REQUEST_LIMIT` bytes,
+  its nesting checked before it is parsed, then its types and bounds; whatever fails gets a
+  typed refusal, and no failure while serving one client ends the reader.
+- **Concurrency**: each client is served on a thread of its own, at most :data:`MAX_CLIENTS`
+  at once (one more is refused as busy at once). A slow client holds only its own thread
+  until its deadline; the answers themselves are computed one at a time (the core's objects
+  are not shared between threads), and a request that waits too long for its turn is refused
+  as busy.
+- **Versions**: a request from other code (another protocol, or another build: see
+  :func:`~explorer.cli.reader_protocol.code_fingerprint`) is refused. If the sender knows
+  this protocol or a later one, the reader leaves, and the client starts a reader of its code.
+- **Leaving**: when idle for ``EXPLORER_READER_IDLE`` seconds (default 600), on SIGTERM, and
+  when the index changed since it started (a writer recorded vectors, updated the index, or a
+  rebuild swapped the database): that request is refused and the next call starts a fresh one.
+  A reader that leaves gives up its socket and its lock before it replies.
 """
 
 from __future__ import annotations
 
-import base64
 import fcntl
-import json
 import os
 import signal
 import socket
 import sqlite3
 import sys
+import threading
+import time
 from contextlib import suppress
 from pathlib import Path
 
-from explorer.cli.resident_client import (
-    LOCK_NAME,
-    PROTOCOL,
-    owned_private_dir,
-    socket_path,
+from explorer.cli.reader_answers import answer
+from explorer.cli.reader_protocol import (
+    REQUEST_LIMIT,
+    Answer,
+    Refusal,
+    Refused,
+    Reply,
+    RequestRefused,
+    code_fingerprint,
+    encode_reply,
+    parse_request,
 )
+from explorer.cli.resident_client import LOCK_NAME, owned_private_dir, socket_path
 
 IDLE_ENV = "EXPLORER_READER_IDLE"
 IDLE_SECONDS = 600.0
 """Seconds without a request after which the reader leaves."""
-REQUEST_LIMIT = 16 << 20
-"""Largest request accepted (the environment and the command line), in bytes."""
-
-
-class RequestRefused(Exception):
-    """A request this reader must not answer; the client then works in-process."""
+MAX_CLIENTS = 8
+"""Clients served at once; one more is refused as busy (it answers in its own process)."""
+READ_SECONDS = 2.0
+"""A client's whole request must arrive within this time (a real one takes microseconds)."""
+ANSWER_WAIT_SECONDS = 2.0
+"""How long a request waits for the answer before it (a slow one) to be done; then it is refused
+as busy, well before its client gives up (see ``TIMEOUT_SECONDS`` of the client)."""
+BUSY_READ_SECONDS = 0.1
+"""How long a client beyond :data:`MAX_CLIENTS` is read before it is refused as busy (a real
+client sends its request at once)."""
+WRITE_SECONDS = 5.0
+"""A client must take the reply within this time."""
+POLL_SECONDS = 0.25
+"""How often the accepting loop looks whether the reader should leave."""
+LEAVE_SECONDS = 5.0
+"""How long a leaving reader lets the clients it serves finish."""
 
 
 def index_state(index_dir: Path) -> tuple[object, ...] | None:
@@ -67,12 +98,16 @@ def index_state(index_dir: Path) -> tuple[object, ...] | None:
 
 
 def serve(index_dir: Path) -> None:
-    """Serve ``index_dir`` until idle or until the index changes; return at once if another
-    reader serves it or the folder is not this user's own."""
+    """Serve ``index_dir`` until idle, until the index changes or until other code asks;
+    return at once if another reader serves it or the folder is not this user's own."""
     index_dir = index_dir.absolute()
+    fingerprint = code_fingerprint()  # first: the code this process runs is the code on disk now
     if not owned_private_dir(index_dir):
         return
-    lock = os.open(index_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        lock = os.open(index_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:  # not ours to lock (a link, a folder): no reader here
+        return
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -86,7 +121,7 @@ def serve(index_dir: Path) -> None:
         state = index_state(index_dir)
         if state is None:
             return
-        _listen_and_answer(index_dir, state)
+        ResidentReader(index_dir, lock, fingerprint, state).run()
     finally:
         os.close(lock)
 
@@ -96,99 +131,207 @@ def _leave(_signal: int, _frame: object) -> None:
 
 
 def _warm() -> None:
-    """Import what a hybrid search needs, so the first request is as quick as the next."""
+    """Import what the answers need, so the first request is as quick as the next."""
     import chromadb  # noqa: F401
     import numpy  # noqa: F401
     import onnxruntime  # noqa: F401
     import tokenizers  # noqa: F401
 
-    from explorer.cli.commands import forbid_embedding
+    import explorer.core.indexing.disk_state
+    import explorer.core.retrieval.agent_context
+    import explorer.core.retrieval.links
+    import explorer.core.retrieval.related
+    import explorer.core.retrieval.search
+    import explorer.core.store.index  # noqa: F401
+    from explorer.cli.reader_protocol import warm_schema
     from explorer.core.embed.embedder import keep_loaded_embedders
 
     keep_loaded_embedders()
-    forbid_embedding()
+    warm_schema()
 
 
-def _listen_and_answer(index_dir: Path, state: tuple[object, ...]) -> None:
-    path = socket_path(index_dir)
-    with suppress(FileNotFoundError):
-        path.unlink()  # we hold the lock: whatever socket is there, its reader is gone
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    mask = os.umask(0o177)
-    try:
-        listener.bind(str(path))
-    finally:
-        os.umask(mask)
-    os.chmod(path, 0o600)
-    mine = os.lstat(path)
-    listener.listen(16)
-    listener.settimeout(float(os.environ.get(IDLE_ENV, IDLE_SECONDS)))
-    try:
-        while True:
-            try:
-                connection, _ = listener.accept()
-            except TimeoutError:
-                return
+class ResidentReader:
+    """The listening socket of one index, its clients' threads, and when to leave."""
+
+    def __init__(
+        self, index_dir: Path, lock: int, fingerprint: str, state: tuple[object, ...]
+    ) -> None:
+        self.index_dir = index_dir
+        self.fingerprint = fingerprint
+        self._lock = lock
+        self._state = state
+        self._path = socket_path(index_dir)
+        self._socket_id: tuple[int, int] | None = None
+        self._idle = float(os.environ.get(IDLE_ENV, IDLE_SECONDS))
+        self._clients = threading.BoundedSemaphore(MAX_CLIENTS)
+        self._threads: set[threading.Thread] = set()
+        self._threads_lock = threading.Lock()
+        self._answering = threading.Lock()
+        """Held while an answer is computed: the core's objects are used by one at a time."""
+        self._leaving = threading.Event()
+        self._leave_lock = threading.Lock()
+        self._last_activity = time.monotonic()
+
+    def run(self) -> None:
+        """Listen and serve until it is time to leave."""
+        listener = self._listen()
+        try:
+            while not self._leaving.is_set():
+                try:
+                    connection, _ = listener.accept()
+                except TimeoutError:
+                    if self._idle_too_long():
+                        return
+                    continue
+                self._last_activity = time.monotonic()
+                self._start_client(connection)
+        finally:
+            listener.close()
+            self.retire()
+            self._let_clients_finish()
+
+    def _listen(self) -> socket.socket:
+        with suppress(FileNotFoundError):
+            self._path.unlink()  # we hold the lock: whatever socket is there, its reader is gone
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        mask = os.umask(0o177)
+        try:
+            listener.bind(str(self._path))
+        finally:
+            os.umask(mask)
+        os.chmod(self._path, 0o600)
+        info = os.lstat(self._path)
+        self._socket_id = (info.st_ino, info.st_dev)
+        listener.listen(64)
+        listener.settimeout(POLL_SECONDS)
+        return listener
+
+    def _idle_too_long(self) -> bool:
+        with self._threads_lock:
+            busy = bool(self._threads)
+        return not busy and time.monotonic() - self._last_activity > self._idle
+
+    def _start_client(self, connection: socket.socket) -> None:
+        """Serve ``connection`` on a thread of its own, or refuse it as busy at once."""
+        if not self._clients.acquire(blocking=False):
             with connection:
-                if index_state(index_dir) != state:
-                    _reply(connection, {"error": "the index changed"})
-                    return
-                _answer(connection, index_dir)
-    finally:
-        listener.close()
-        with suppress(OSError):
-            now = os.lstat(path)
-            if (now.st_ino, now.st_dev) == (mine.st_ino, mine.st_dev):
-                path.unlink()
+                _drain(connection, BUSY_READ_SECONDS)
+                _send(connection, Refused(Refusal.BUSY, f"{MAX_CLIENTS} clients are served"))
+            return
+        thread = threading.Thread(target=self._serve_client, args=(connection,), daemon=True)
+        with self._threads_lock:
+            self._threads.add(thread)
+        try:
+            thread.start()
+        except RuntimeError:  # no thread to be had: refuse this one
+            with self._threads_lock:
+                self._threads.discard(thread)
+            self._clients.release()
+            connection.close()
 
+    def _serve_client(self, connection: socket.socket) -> None:
+        """Read one request, answer or refuse it, and close. Nothing a client sends or fails
+        to send ends the reader."""
+        try:
+            with connection:
+                reply = self._reply_to(connection)
+                connection.settimeout(WRITE_SECONDS)
+                _send(connection, reply)
+        # The whole body of a client's thread: a client that vanishes mid-reply, a bug in an
+        # answer: this client is dropped, the reader goes on serving the others.
+        except Exception:  # noqa: BLE001 - see above
+            pass
+        finally:
+            self._last_activity = time.monotonic()
+            with self._threads_lock:
+                self._threads.discard(threading.current_thread())
+            self._clients.release()
 
-def _answer(connection: socket.socket, index_dir: Path) -> None:
-    connection.settimeout(5.0)
-    try:
-        request = json.loads(_read_request(connection))
-        if request.get("protocol") != PROTOCOL or request.get("index_dir") != str(index_dir):
-            raise RequestRefused("another index or protocol")
-        reply = run_command(list(request["argv"]), dict(request["env"]), str(request["cwd"]))
-    except (RequestRefused, OSError, ValueError, KeyError, TypeError) as error:
-        reply = {"error": str(error)}
-    with suppress(OSError):
-        _reply(connection, reply)
+    def _reply_to(self, connection: socket.socket) -> Reply:
+        try:
+            data = _read_request(connection)
+            request = parse_request(data, self.fingerprint)
+            if index_state(self.index_dir) != self._state:
+                raise RequestRefused(Refusal.INDEX_CHANGED, "the index changed", leaving=True)
+            if not self._answering.acquire(timeout=ANSWER_WAIT_SECONDS):
+                raise RequestRefused(Refusal.BUSY, "another answer is taking long")
+            try:
+                return Answer(answer(request, self.index_dir))
+            finally:
+                self._answering.release()
+        except RequestRefused as refused:
+            if refused.reply.leaving:
+                self.retire()  # before the reply: its client may start a reader at once
+            return refused.reply
+        except TimeoutError:
+            return Refused(Refusal.BAD_REQUEST, f"no whole request within {READ_SECONDS:g} s")
+        # What answering raised, expected (an ExplorerError: no index, a bad query, a store
+        # that does not answer) or not: the client runs the command and reports it its way.
+        except Exception as error:  # noqa: BLE001 - see above
+            return Refused(Refusal.FAILED, f"{type(error).__name__}: {error}")
+
+    def retire(self) -> None:
+        """Stop serving: remove the socket (if still ours) and give up the lock, so that a
+        fresh reader may start at once. Idempotent; any thread may call it."""
+        with self._leave_lock:
+            if self._leaving.is_set():
+                return
+            self._leaving.set()
+            with suppress(OSError):
+                now = os.lstat(self._path)
+                if (now.st_ino, now.st_dev) == self._socket_id:
+                    self._path.unlink()
+            with suppress(OSError):
+                fcntl.flock(self._lock, fcntl.LOCK_UN)
+
+    def _let_clients_finish(self) -> None:
+        deadline = time.monotonic() + LEAVE_SECONDS
+        with self._threads_lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _read_request(connection: socket.socket) -> bytes:
-    parts, size = [], 0
-    while chunk := connection.recv(1 << 16):
+    """The bytes a client sends before it shuts its side, within :data:`READ_SECONDS` in all;
+    a request over :data:`REQUEST_LIMIT` is refused without reading the rest."""
+    deadline = time.monotonic() + READ_SECONDS
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        connection.settimeout(remaining)
+        chunk = connection.recv(1 << 16)
+        if not chunk:
+            return b"".join(parts)
         parts.append(chunk)
         size += len(chunk)
         if size > REQUEST_LIMIT:
-            raise RequestRefused("request too large")
-    return b"".join(parts)
+            _drain(connection)
+            raise RequestRefused(Refusal.BAD_REQUEST, f"larger than {REQUEST_LIMIT} bytes")
 
 
-def _reply(connection: socket.socket, reply: dict[str, object]) -> None:
-    connection.sendall(json.dumps(reply).encode())
+def _send(connection: socket.socket, reply: Reply) -> None:
+    with suppress(OSError):
+        connection.sendall(encode_reply(reply))
 
 
-def run_command(argv: list[str], env: dict[str, str], cwd: str) -> dict[str, object]:
-    """Run ``explorer ARGV`` as the client would have, in its environment and folder."""
-    from click.testing import CliRunner
-
-    from explorer.cli.entry import main
-
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    try:
-        os.environ.clear()
-        os.environ.update(env)
-        os.chdir(cwd)
-        result = CliRunner().invoke(main, argv, obj={}, catch_exceptions=True)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved_env)
-        os.chdir(saved_cwd)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise RequestRefused(f"{type(result.exception).__name__}: {result.exception}")
-    return {
-        "stdout": base64.b64encode(result.stdout_bytes).decode(),
-        "stderr": base64.b64encode(result.stderr_bytes).decode(),
-        "exit": result.exit_code,
-    }
+def _drain(connection: socket.socket, seconds: float = 0.0) -> None:
+    """Read and drop what the client sends, until it shuts its side or ``seconds`` pass (or
+    at once, without waiting, for 0): a Unix socket closed with unread data resets its peer,
+    which could then lose the reply, and a client refused before it sent its request would
+    find the socket closed."""
+    deadline, drained = time.monotonic() + seconds, 0
+    with suppress(OSError):
+        while drained <= REQUEST_LIMIT:  # a client that never stops sending is left to its reset
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                chunk = connection.recv(1 << 16, socket.MSG_DONTWAIT)
+            else:
+                connection.settimeout(remaining)
+                chunk = connection.recv(1 << 16)
+            if not chunk:
+                return
+            drained += len(chunk)

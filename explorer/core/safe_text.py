@@ -7,6 +7,15 @@ shows such text (the CLI's text and JSON output, each TUI widget) passes it thro
 first: each unsafe character becomes a visible escape (``\\x1b``, ``\\u202e``) and everything else
 (letters of any script, emoji, tabs, and newlines where a text has lines) stays as it is.
 
+Two rules on top, each decided here once:
+
+- **Names** (file names and paths, :func:`safe_name`) show a tab escaped too (``\\x09``): a
+  name is one cell of a line (``path<TAB>score`` of ``--format paths``, a row of the TUI's
+  tree) and a raw tab would split or shift it. Tabs in passage text stay.
+- **Labels** (headings, titles, tags, link texts, :func:`safe_label`) are cut to
+  :data:`LABEL_MAX` characters with an ellipsis: a 100,000-character heading is shown as its
+  start. The data itself (``--json``, the index) keeps them whole.
+
 Pure and dependency-free, so the core, the CLI and the TUI can all use it.
 """
 
@@ -27,7 +36,13 @@ _CONTROLS = (
 UNSAFE_IN_LINES = re.compile(f"[{_CONTROLS}]")
 """Characters escaped in a text that keeps its lines (previews)."""
 UNSAFE = re.compile(f"[\n{_CONTROLS}]")
-"""Characters escaped in one line of text (names, titles, snippets, messages)."""
+"""Characters escaped in one line of text (titles, snippets, messages)."""
+UNSAFE_IN_NAMES = re.compile(f"[\t\n{_CONTROLS}]")
+"""Characters escaped in a file name or path: a tab too."""
+LABEL_MAX = 200
+"""The most characters of a heading, title, tag list or link text shown; longer ones are cut
+with an ellipsis (``…``)."""
+ELLIPSIS = "…"
 SURROGATE_BYTES = range(0xDC80, 0xDD00)
 """Where Python's ``surrogateescape`` puts the bytes of a name that are not UTF-8."""
 
@@ -58,14 +73,46 @@ def safe_text(text: str, keep_lines: bool = False) -> str:
     return pattern.sub(_escape_match, text)
 
 
-def safe_spans(text: str, spans: Iterable[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+def safe_name(name: str) -> str:
+    """A file name or path made safe for one cell of a line: as :func:`safe_text`, and a tab
+    shown as ``\\x09``. Never cut: a path is given back exactly as it was shown."""
+    if UNSAFE_IN_NAMES.search(name) is None:
+        return name
+    return UNSAFE_IN_NAMES.sub(_escape_match, name)
+
+
+def clip(text: str, limit: int = LABEL_MAX) -> str:
+    """``text`` cut to at most ``limit`` characters, the last of them an ellipsis."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + ELLIPSIS
+
+
+def safe_label(text: str, limit: int = LABEL_MAX, name: bool = False) -> str:
+    """A heading, title, tag list or link text for one line: cut to ``limit`` characters (an
+    ellipsis ends a cut one), then made safe like :func:`safe_text` (like :func:`safe_name`
+    when ``name``: a link's target as written is a name)."""
+    return (safe_name if name else safe_text)(clip(text, limit))
+
+
+def safe_spans(
+    text: str,
+    spans: Iterable[tuple[int, int]],
+    name: bool = False,
+    limit: int | None = None,
+) -> tuple[str, list[tuple[int, int]]]:
     """One line of ``text`` made safe, with ``spans`` (character ranges into it) moved to match.
 
     For snippets whose matched words are marked: an escape is longer than the character it
-    replaces, so every range after it shifts.
+    replaces, so every range after it shifts. ``name``: ``text`` is a name (a tab is escaped
+    too, as :func:`safe_name` does); ``limit``: cut first, as :func:`safe_label` does (ranges
+    past the cut are dropped or shortened).
     """
     spans = list(spans)
-    if UNSAFE.search(text) is None:
+    if limit is not None and len(text) > limit:
+        text = clip(text, limit)
+        keep = len(text) - 1  # the ellipsis is no character of the original
+        spans = [(start, min(end, keep)) for start, end in spans if start < keep]
+    unsafe = UNSAFE_IN_NAMES if name else UNSAFE
+    if unsafe.search(text) is None:
         return text, spans
     pieces: list[str] = []
     new_position = [0] * (len(text) + 1)
@@ -73,7 +120,7 @@ def safe_spans(text: str, spans: Iterable[tuple[int, int]]) -> tuple[str, list[t
     length = 0
     for index, char in enumerate(text):
         new_position[index] = length
-        piece = escape_char(char) if UNSAFE.match(char) else char
+        piece = escape_char(char) if unsafe.match(char) else char
         pieces.append(piece)
         length += len(piece)
     new_position[len(text)] = length

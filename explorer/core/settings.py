@@ -71,6 +71,17 @@ class IndexSettings:
     """Chunks each search leg returns before fusion and grouping."""
     chroma_url: str | None = None
     """A Chroma server (``http://host:port``) to keep vectors on; None means the local store."""
+    link_base: str | None = None
+    """The URL path the root is served at on its static site (``/docs/``), which site-absolute
+    links resolve under; None: detected from the folder (see
+    :mod:`explorer.core.ingest.site_layout`)."""
+
+    @property
+    def private_parents(self) -> tuple[Path, ...]:
+        """Folders above :attr:`index_dir` that belong to the application and are kept private
+        like the index itself (an application that places indexes in a folder of its own
+        names it here); none by default."""
+        return ()
 
     @property
     def repair_command(self) -> str:

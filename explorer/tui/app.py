@@ -105,6 +105,13 @@ class ExplorerApp(App[None]):
             **kwargs,
         )
 
+    async def action_quit(self) -> None:
+        """Quit (ctrl+q), the session written first (widgets are gone once it exits)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                screen.save_session()
+        await super().action_quit()
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if isinstance(screen, MainScreen):

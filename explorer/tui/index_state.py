@@ -39,6 +39,8 @@ class IndexState:
     """The vector store answers (a Chroma server may stop)."""
     vectors: int = 0
     """How many chunk vectors the store holds (last count)."""
+    root_missing: str = ""
+    """Why the root is missing (deleted or moved; the live index waits for it), else empty."""
 
     @property
     def semantic_ready(self) -> bool:
@@ -69,6 +71,8 @@ class IndexState:
         phase = progress.phase if progress is not None else SyncPhase.DONE
         if self.error:
             return self.error
+        if self.root_missing:
+            return self.root_missing
         if self.read_only:
             return READ_ONLY_TEXT
         if self.document_model is ModelState.LOADING and phase is not SyncPhase.EMBED:

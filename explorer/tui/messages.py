@@ -1,9 +1,12 @@
-"""Messages that come from the live index's threads to the main screen.
+"""Messages the main screen routes: opening a file, and the live index's events.
 
-Widgets' own messages (``SearchPanel.Answered``, ``ResultsList.Opened``...) live with the
-widgets; these are the ones :class:`~explorer.tui.bridge.IndexBridge` posts. Every event of the
-live index arrives as one :class:`LiveIndexEvent` carrying the core's typed event; progress
-events merge (``can_replace``) so a busy indexer never floods the UI's queue.
+:class:`OpenFile` is the one way any widget asks for a file (the tree, the results, the related
+and links lists, a link in the preview, the pickers): the screen opens it, records it in the
+navigation history and loads its sidebar. The others come from
+:class:`~explorer.tui.bridge.IndexBridge`: every event of the live index arrives as one
+:class:`LiveIndexEvent` carrying the core's typed event; progress events merge
+(``can_replace``) so a busy indexer never floods the UI's queue. Widgets' own messages
+(``SearchPanel.Answered``...) live with the widgets.
 """
 
 from __future__ import annotations
@@ -17,6 +20,20 @@ from explorer.core.live.events import LiveEvent, ProgressEvent
 
 if TYPE_CHECKING:
     from explorer.core.live.writer import LiveIndex
+
+
+@dataclass
+class OpenFile(Message):
+    """Open ``path`` (root-relative) in the preview at ``line``.
+
+    ``passages`` are the line ranges (1-based, inclusive) to mark and step through with n/N, a
+    search hit's; with none, ``line`` alone is marked. ``line`` None: the best passage, or the
+    top of the file.
+    """
+
+    path: str
+    line: int | None = None
+    passages: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass

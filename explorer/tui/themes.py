@@ -1,6 +1,6 @@
 """Themes: Textual's built-in themes, theme files (TOML), and the remembered choice.
 
-A theme file is a small TOML document (see ``explorer/themes/README.md``)::
+A theme file is a small TOML document (see ``themes/README.md``)::
 
     name = "tern-dusk"
     dark = true
@@ -10,9 +10,11 @@ A theme file is a small TOML document (see ``explorer/themes/README.md``)::
     [variables]
     "footer-key-foreground" = "#7aa2f7"
 
-Theme files are read from the ``themes`` folder shipped inside the ``explorer`` package (package
-data, found through :mod:`importlib.resources`, so an installed wheel has them) and from
-``<config dir>/themes``. A file that cannot be read or validated is reported (the app shows a
+Theme files are read from the shipped ``themes`` folder and from ``<config dir>/themes``. The
+shipped folder is ``themes/`` at the top of the repository (the design card's layout); a wheel
+installs it as data files into ``<prefix>/share/explorer/themes`` (``[tool.setuptools.
+data-files]``), where :func:`shipped_themes_dir` finds it when the package does not run from a
+checkout. A file that cannot be read or validated is reported (the app shows a
 notification) and left out; it never stops the app. The chosen theme is kept in
 ``<config dir>/tui.json``.
 """
@@ -20,9 +22,11 @@ notification) and left out; it never stops the app. The chosen theme is kept in
 from __future__ import annotations
 
 import json
+import os
+import sys
+import sysconfig
 import tomllib
 from dataclasses import dataclass, field
-from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
@@ -49,9 +53,10 @@ COLOR_KEYS = (
 )
 """Colour fields of a theme file; only ``primary`` is required."""
 OTHER_KEYS = ("name", "dark", "luminosity_spread", "text_alpha", "variables")
-SHIPPED_THEMES_PACKAGE = "explorer"
 SHIPPED_THEMES_FOLDER = "themes"
-"""The shipped theme files are ``explorer/themes/*.toml`` (package data)."""
+"""The shipped theme files: ``themes/*.toml`` in a checkout."""
+INSTALLED_THEMES = Path("share", "explorer", "themes")
+"""Where a wheel installs them, under an installation's data directory (``sys.prefix``)."""
 
 
 class ThemeFileError(ExplorerError, ValueError):
@@ -66,9 +71,29 @@ class LoadedThemes:
     problems: list[str] = field(default_factory=list)
 
 
-def shipped_themes_dir() -> Traversable:
-    """The ``themes`` folder inside the installed ``explorer`` package."""
-    return files(SHIPPED_THEMES_PACKAGE).joinpath(SHIPPED_THEMES_FOLDER)
+def shipped_themes_dir() -> Path:
+    """The shipped themes: ``themes/`` beside the package in a checkout (an editable install,
+    or ``PYTHONPATH``), else where the wheel installed them."""
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and (checkout / SHIPPED_THEMES_FOLDER).is_dir():
+        return checkout / SHIPPED_THEMES_FOLDER
+    for data in _data_dirs():
+        if (data / INSTALLED_THEMES).is_dir():
+            return data / INSTALLED_THEMES
+    return checkout / SHIPPED_THEMES_FOLDER  # none: nothing shipped to read
+
+
+def _data_dirs() -> list[Path]:
+    """The installations' data directories: this environment's, then the user's."""
+    found = [Path(sysconfig.get_path("data")), Path(sys.prefix)]
+    try:
+        user_scheme = sysconfig.get_preferred_scheme("user")
+        found.append(Path(sysconfig.get_path("data", user_scheme)))
+    except (KeyError, ValueError):  # no user scheme here
+        pass
+    if base := os.environ.get("PYTHONUSERBASE"):
+        found.append(Path(base))
+    return list(dict.fromkeys(found))
 
 
 def user_themes_dir() -> Path:

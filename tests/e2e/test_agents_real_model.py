@@ -2,8 +2,10 @@
 
 A copy of sample_docs is indexed by ``python -m explorer index``; the official SDK's client
 then starts ``python -m explorer mcp`` and searches by meaning, reads, and is refused paths
-outside the root. The CLI's token budget is checked against the model's own tokenizer, and
-``status`` counts files changed on disk until ``index --only`` takes them in.
+outside the root; a file added while the server runs is found within seconds, and a default
+search answer is at most half the size it was before answers went lean. The CLI's token budget
+is checked against the model's own tokenizer, and ``status`` counts files changed on disk
+until ``index --only`` takes them in.
 """
 
 from __future__ import annotations
@@ -51,11 +53,15 @@ def corpus(tmp_path_factory):
     return root, env
 
 
-def session_answers(root: Path, env: dict, calls: list[tuple[str, dict]]) -> list:
-    """Start ``explorer mcp ROOT``; return (is_error, structured result or error text) per call."""
-    params = StdioServerParameters(
+def mcp_server(root: Path, env: dict) -> StdioServerParameters:
+    return StdioServerParameters(
         command=sys.executable, args=["-m", "explorer", "mcp", str(root)], env=env
     )
+
+
+def session_answers(root: Path, env: dict, calls: list[tuple[str, dict]]) -> list:
+    """Start ``explorer mcp ROOT``; return (is_error, structured result or error text) per call."""
+    params = mcp_server(root, env)
 
     async def run():
         with anyio.fail_after(300):
@@ -91,7 +97,15 @@ def test_an_agent_searches_by_meaning_reads_and_is_refused_outside_paths(corpus)
         ("search", {"query": cases[0]["query"], "content": True, "max_tokens": 200}),
     ]
     tools, *answers = session_answers(root, env, calls)
-    assert tools == ["links", "read", "related", "search", "status"]
+    assert tools == [
+        "index_status",
+        "links",
+        "read",
+        "read_many",
+        "related",
+        "search",
+        "status",
+    ]
     for case, (error, data) in zip(cases, answers, strict=False):
         assert not error, data
         assert case["best"] in [hit["path"] for hit in data["results"]], case["query"]
@@ -114,6 +128,72 @@ def test_an_agent_searches_by_meaning_reads_and_is_refused_outside_paths(corpus)
     assert not error
     assert data["budget"]["used"] <= 200
     assert all("text" in p for hit in data["results"] for p in hit["passages"])
+
+
+BEFORE_LEAN_BYTES = {
+    "how do I restore a backup": 40_143,
+    "tern": 42_460,
+    "rotate the signing keys": 37_943,
+    "high latency": 37_642,
+    "configure the cache": 38_050,
+}
+"""A default search's whole result (text and structured content, as JSON) on sample_docs before
+answers went lean (commit 69370d6): the same JSON twice, chunk ids, offsets and the fusion rule
+in every answer."""
+
+
+def test_a_default_search_answer_is_at_most_half_its_old_size(corpus):
+    root, env = corpus
+
+    async def run():
+        with anyio.fail_after(300):
+            async with (
+                stdio_client(mcp_server(root, env)) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                sizes = {}
+                for query in BEFORE_LEAN_BYTES:
+                    result = await session.call_tool("search", {"query": query})
+                    assert not result.is_error and result.structured_content["results"]
+                    sizes[query] = len(result.model_dump_json(by_alias=True, exclude_none=True))
+                return sizes
+
+    sizes = anyio.run(run)
+    for query, before in BEFORE_LEAN_BYTES.items():
+        assert sizes[query] <= before / 2, (query, sizes[query], before)
+
+
+def test_a_file_added_while_the_server_runs_is_found_within_five_seconds(corpus):
+    root, env = corpus
+    added = root / "guides" / "narwhal.md"
+
+    async def run():
+        with anyio.fail_after(300):
+            async with (
+                stdio_client(mcp_server(root, env)) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                await session.call_tool("search", {"query": "warm up the model"})
+                added.write_text("# Narwhal care\n\nTusks, pods and long dives under the ice.\n")
+                start = anyio.current_time()
+                while anyio.current_time() - start < 5:
+                    result = await session.call_tool(
+                        "search", {"query": "narwhal tusks under the ice"}
+                    )
+                    paths = [hit["path"] for hit in result.structured_content["results"]]
+                    if "guides/narwhal.md" in paths:
+                        return anyio.current_time() - start
+                    await anyio.sleep(0.1)
+                return None
+
+    try:
+        waited = anyio.run(run)
+    finally:
+        added.unlink(missing_ok=True)
+        run_explorer("index", str(root), "--only", added, env=env, check=True)
+    assert waited is not None, "the new file was not found within 5 s"
 
 
 def test_the_token_budget_counts_with_the_models_tokenizer(corpus):
@@ -190,6 +270,7 @@ def test_status_sees_edits_on_disk_until_index_only_takes_them_in(corpus):
             "edited": 1,
             "new": 1,
             "deleted": 1,
+            "missing_chunks": 0,
             "disk_checked": True,
         }
         assert status["files"]["stale"] == 3

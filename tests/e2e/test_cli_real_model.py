@@ -172,6 +172,7 @@ def test_status_reports_counts_model_and_store(corpus):
             "location": env["EXPLORER_CHROMA_URL"],
             "available": True,
             "problem": "",
+            "missing": 0,
         }
     else:
         assert store["kind"] == "local" and store["location"].startswith(env["EXPLORER_INDEX_DIR"])

@@ -1,7 +1,8 @@
 """Smoke test in a real terminal: run ``python -m explorer sample_docs`` under tmux.
 
 The app runs with the real model and Chroma on an isolated data dir. Keyword results come
-first, so a query shows known paths within seconds even while the model loads.
+first, so a query shows known paths within seconds even while the model loads. Quit and
+started again, it shows the query and the file the user left.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def test_search_in_a_real_terminal(tmp_path):
     env = {
         "EXPLORER_DATA_DIR": str(tmp_path / "data"),
         "EXPLORER_CONFIG_DIR": str(tmp_path / "config"),
+        "EXPLORER_STATE_DIR": str(tmp_path / "state"),
         "TERM": "xterm-256color",
     }
     exports = " ".join(f"{key}={value}" for key, value in env.items())
@@ -54,38 +56,43 @@ def test_search_in_a_real_terminal(tmp_path):
         f"cd {REPO} && env {exports} {sys.executable} -m explorer sample_docs; "
         f"echo $? > {exit_file}"
     )
-    subprocess.run(
-        [
-            "tmux",
-            "-L",
-            socket,
-            "new-session",
-            "-d",
-            "-s",
-            "explorer",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            command,
-        ],
-        check=True,
-        timeout=10,
-        env={**os.environ, **env},
-    )
+    start = ["tmux", "-L", socket, "new-session", "-d", "-s", "explorer", "-x", "120", "-y", "40"]
+    subprocess.run([*start, command], check=True, timeout=10, env={**os.environ, **env})
     try:
         _wait_for_screen(socket, lambda s: "Files" in s and "Results" in s, 30)
         # A filtered query, so the known file is on screen whatever else mentions backups.
         _tmux(socket, "send-keys", "-t", "explorer", "-l", "backups path:guides/")
         screen = _wait_for_screen(
-            socket, lambda s: "guides/backups.md" in s.split("Results")[-1], 60
+            socket, lambda s: "guides/backups.md" in s.split("╭─ Results")[-1], 60
         )
         assert "Search" in screen
-        _tmux(socket, "send-keys", "-t", "explorer", "C-q")
-        deadline = time.monotonic() + 60
-        while not exit_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert exit_file.exists(), "the app did not quit on ctrl+q"
-        assert exit_file.read_text().strip() == "0"
+        _tmux(socket, "send-keys", "-t", "explorer", "Enter")  # open the best result
+        _wait_for_screen(socket, _preview_titled("guides/backups.md"), 30)
+        _quit(socket, exit_file)
+        # Started again: the query and the open file are back.
+        exit_file.unlink()
+        subprocess.run([*start, command], check=True, timeout=10, env={**os.environ, **env})
+        screen = _wait_for_screen(socket, lambda s: "backups path:guides/" in s, 60)
+        _wait_for_screen(socket, _preview_titled("guides/backups.md"), 30)
+        _quit(socket, exit_file)
     finally:
         _tmux(socket, "kill-server")
+
+
+def _preview_titled(path: str):
+    """A screen whose preview (a border's top line, under the search box) names ``path``."""
+
+    def check(screen: str) -> bool:
+        lines = screen.split("\n")
+        return any("╭" in line and path in line for line in lines[3:])
+
+    return check
+
+
+def _quit(socket: str, exit_file) -> None:
+    _tmux(socket, "send-keys", "-t", "explorer", "C-q")
+    deadline = time.monotonic() + 60
+    while not exit_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert exit_file.exists(), "the app did not quit on ctrl+q"
+    assert exit_file.read_text().strip() == "0"

@@ -27,6 +27,12 @@ class Damage(enum.Enum):
     """Pages 3-6 overwritten: the header survives, some b-tree pages do not."""
     LATER_PAGES = "later-pages"
     """Pages 10-17 overwritten: in Chroma's database this makes its Rust core panic on open."""
+    MIDDLE = "middle"
+    """Four pages in the middle of the file overwritten: in Chroma's database these hold its
+    log of vectors, and Chroma fails with ``InvalidArgumentError ... compactor`` (no word of
+    damage) when it reads them."""
+    EMPTY = "empty"
+    """Cut to zero bytes (a full disk, a failed copy): SQLite opens it as an empty database."""
 
 
 def damage_file(path: Path, damage: Damage) -> bytes:
@@ -35,10 +41,16 @@ def damage_file(path: Path, damage: Damage) -> bytes:
     rng = random.Random(damage.value)
     if damage is Damage.HALF:
         os.truncate(path, size // 2)
+    elif damage is Damage.EMPTY:
+        os.truncate(path, 0)
     elif damage is Damage.GARBAGE:
         path.write_bytes(rng.randbytes(size))
     else:
-        first, count = (3, 4) if damage is Damage.PAGES else (10, 8)
+        first, count = {
+            Damage.PAGES: (3, 4),
+            Damage.LATER_PAGES: (10, 8),
+            Damage.MIDDLE: (size // PAGE // 2, 4),
+        }[damage]
         with path.open("r+b") as handle:
             handle.seek(first * PAGE)
             handle.write(rng.randbytes(count * PAGE))

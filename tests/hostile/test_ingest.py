@@ -51,7 +51,7 @@ def test_explorer_index_on_a_hostile_folder(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # no traceback, no warning
     assert seconds < 20
-    assert "4 skipped (1 binary, 2 not-regular, 1 outside-root)" in done.stdout
+    assert "5 skipped (1 binary, 3 not-regular, 1 outside-root)" in done.stdout
     for rel, word in corpus.good.items():
         assert key_of(rel) in found(index_dir, word), (rel, word)
     for word in corpus.forbidden_words:
@@ -60,7 +60,7 @@ def test_explorer_index_on_a_hostile_folder(tmp_path):
     status = explorer("status", "--index-dir", index_dir, "--json")
     assert status.returncode == 0, status.stderr
     report = json.loads(status.stdout)
-    assert report["skip_reasons"] == {"binary": 1, "not-regular": 2, "outside-root": 1}
+    assert report["skip_reasons"] == {"binary": 1, "not-regular": 3, "outside-root": 1}
     assert report["files"]["indexed"] + report["files"]["stale"] == len(
         {key_of(rel) for rel in corpus.good}
     )

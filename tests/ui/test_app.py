@@ -252,7 +252,7 @@ async def test_tabbing_into_the_related_list_lets_enter_open_the_first_neighbour
         await wait_settled(pilot)
         screen.open_file("guides/backups.md")
         await wait_for(pilot, lambda: screen.related.state == "ready", what="related files")
-        assert screen.related.highlighted is None  # no cursor while the list is not in use
+        assert screen.related.highlighted == 0  # new rows: the cursor is on the first
         screen.file_tree.focus()  # the first stop of the focus chain (left to right)...
         await pilot.pause()
         await pilot.press("shift+tab")  # ...and before it the last one: the related list

@@ -45,7 +45,8 @@ async def test_a_pdf_result_shows_its_page_and_opens_at_its_passage(tmp_path):
         passage = hit.passages[0]
         assert passage.page == 3
         assert "Quasar mode  p. 3 L" in hit_lines(hit, 100)[0].plain
-        screen.open_file(hit.path, [(p.start_line, p.end_line) for p in hit.passages])
+        screen.results.highlighted = screen.results.hits.index(hit)
+        screen.results.open_highlighted()  # what Enter on the result does: its best passage
         await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
         assert screen.preview.kind == "text"
         view = screen.preview.query_one(TextView)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from explorer.tui.text_fit import middle_path, plain_passage, wrap_path
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
-from explorer.tui.widgets.related import plain_passage, short_path, wrap_path
 from explorer.tui.widgets.search_box import QUERY_PLACEHOLDER
 from tests.ui.conftest import type_query, wait_for, wait_settled
 
@@ -53,6 +53,8 @@ async def test_a_new_mode_starts_its_results_at_the_top(sample_copy, app_for):
 
 
 async def test_n_steps_through_passages_right_after_enter_on_a_result(sample_copy, app_for):
+    """Enter marks the best passage; n and N then move down and up the file from it (as in
+    less and vim), never back up the page by score."""
     app = app_for(sample_copy)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
@@ -60,29 +62,37 @@ async def test_n_steps_through_passages_right_after_enter_on_a_result(sample_cop
         screen.search_box.set_mode("keyword")
         await type_query(pilot, "backup")
         await wait_for(pilot, lambda: screen.status.answered == "keyword", what="keyword")
-        hit = screen.results.hits[0]
-        assert len(hit.passages) >= 2
-        await pilot.press("enter")  # opens the best result; the focus goes to the list
+        hit = next(h for h in screen.results.hits if len(h.passages) >= 2)
+        screen.results.highlighted = screen.results.hits.index(hit)
+        screen.results.focus()
+        await pilot.press("enter")  # opens the result; the focus stays in the list
         await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
         assert screen.focused is screen.results
-        spans = [(p.start_line, p.end_line) for p in hit.passages]
-        assert screen.preview.passage == spans[0]
+        best = (hit.passages[0].start_line, hit.passages[0].end_line)
+        in_file_order = sorted((p.start_line, p.end_line) for p in hit.passages)
+        assert screen.preview.passage == best
+        at = in_file_order.index(best)
+        below = in_file_order[at + 1] if at + 1 < len(in_file_order) else in_file_order[0]
         await pilot.press("n")
-        assert screen.preview.passage == spans[1]
+        assert screen.preview.passage == below
+        assert below[0] > best[0] or "from the top" in str(screen.preview.border_subtitle)
         await wait_for(pilot, screen.preview.passage_visible, 5, "the next passage in view")
         await pilot.press("N")
-        assert screen.preview.passage == spans[0]
+        assert screen.preview.passage == best
         assert screen.focused is screen.results  # still browsing the results
         # In the search box, n is a letter.
         screen.search_box.focus_query()
         await pilot.press("n")
         assert screen.search_box.text.endswith("n")
-        assert screen.preview.passage == spans[0]
+        assert screen.preview.passage == best
 
 
 async def test_related_sidebar_shows_readable_paths_and_plain_passages(sample_copy, app_for):
+    """Each related file takes three lines (issue 23: one took 8-9): its score and path on one
+    line, shortened in the middle between whole names, then two lines of its passage as plain
+    words, their indent kept."""
     app = app_for(sample_copy)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(160, 45)) as pilot:
         screen = app.screen
         related = screen.related
         await wait_settled(pilot)
@@ -92,28 +102,36 @@ async def test_related_sidebar_shows_readable_paths_and_plain_passages(sample_co
         width = related.scrollable_content_region.width
         for number, item in enumerate(related.items):
             lines = related.get_option_at_index(number).prompt.plain.split("\n")
-            # The path's own continuation lines are indented past the score; the heading by two.
-            heading = next(i for i, line in enumerate(lines) if re.match(r"  \S", line))
-            assert all(len(line) <= width for line in lines[:heading]), lines  # never cut
-            shown_path = "".join(line.strip() for line in lines[:heading]).split(" ", 1)[1]
-            assert shown_path == item.path  # whole, broken only after a "/"
-            passage = lines[-1]
+            assert 2 <= len(lines) <= 3, lines
+            assert all(len(line) <= width for line in lines), lines
+            score, shown = lines[0].split(" ", 1)
+            assert re.fullmatch(r"\d\.\d\d", score)
+            if "…" in shown:  # whole names on each side of the cut
+                head, tail = shown.split("…")
+                assert item.path.endswith(tail) and tail.startswith("/")
+                assert item.path.startswith(head) and (not head or head.endswith("/"))
+            else:
+                assert shown == item.path
+            assert all(line.startswith("  ") and line[2] != " " for line in lines[1:])
+            passage = " ".join(line.strip() for line in lines[1:])
             if not item.path.endswith(".md"):
                 continue  # other formats (code, reStructuredText) show as they are
-            for markdown in ("](", "**", "`", "# "):
+            for markdown in ("](", "**", "`", "# ", "{{", "```"):
                 assert markdown not in passage, passage
 
 
-def test_paths_wrap_at_slashes_and_shorten_keeping_the_folder():
+def test_paths_wrap_at_slashes_and_shorten_in_the_middle():
     assert wrap_path("notes/2026/03/2026-03-24-review.md", 20) == [
         "notes/2026/03/",
         "2026-03-24-review.md",
     ]
     assert wrap_path("guides/backups.md", 30) == ["guides/backups.md"]
-    assert all(len(line) <= 12 for line in wrap_path("a/very-long-folder-name/x.md", 12))
-    assert short_path("guides/index.md", 30) == "guides/index.md"
-    assert short_path("docs/deep/guides/install/index.md", 24) == "…/install/index.md"
-    assert short_path("notes/2026/03/2026-03-24-plugin-api-review.md", 20) == (
+    assert middle_path("guides/index.md", 30) == "guides/index.md"
+    assert middle_path("docs/deep/guides/install/index.md", 24) == "docs/…/install/index.md"
+    assert middle_path("nginx/admin-guide/web-server/reverse-proxy.md", 30) == (
+        "nginx/…/reverse-proxy.md"
+    )
+    assert middle_path("notes/2026/03/2026-03-24-plugin-api-review.md", 20) == (
         "2026-03-24…review.md"
     )
 
@@ -121,6 +139,15 @@ def test_paths_wrap_at_slashes_and_shorten_keeping_the_folder():
 def test_markdown_passages_read_as_plain_text():
     text = "## Restore\n\nRun **`tern restore`** as [the runbook](restore.md) says:\n\n- stop\n"
     assert plain_passage(text, "a.md") == "Restore Run tern restore as the runbook says: stop"
+    # Hugo shortcodes, half a fence and reference links with no definition (nginx docs).
+    hugo = (
+        "{{% docs/note %}}See [Authenticators][] and [the API][api].{{% /docs/note %}}\n\n"
+        "```nginx\nproxy_pass http://backend;\n"
+    )
+    assert (
+        plain_passage(hugo, "a.md") == "See Authenticators and the API. proxy_pass http://backend;"
+    )
+    assert plain_passage('{{< tab name="x" >}}text{{< /tab >}}', "b.md") == "text"
     code = "def run(*args):\n    return args  # **kept**"
     assert plain_passage(code, "tool.py") == "def run(*args): return args # **kept**"
 

@@ -20,7 +20,7 @@ from explorer.core.live.events import (
     WriterState,
 )
 from explorer.core.models import SyncPhase
-from explorer.core.retrieval.fuzzy import match_paths
+from explorer.core.retrieval.fuzzy import match_files, match_paths
 from explorer.tui.bridge import IndexBridge
 from explorer.tui.index_state import IndexState
 from explorer.tui.messages import LiveIndexEvent
@@ -63,6 +63,35 @@ def test_fuzzy_positions_mark_the_typed_characters():
     assert match_paths("zzzzqqq", PATHS) == []
 
 
+LANGUAGES = {
+    "languages/python/getting-started.md": "Getting started",
+    "languages/go/getting-started.md": "Getting started",
+    "languages/python/packaging.md": "Packaging Python projects",
+    "guides/started.md": "",
+    "python/index.md": "Python",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "best"),
+    [
+        ("Getting started python", "languages/python/getting-started.md"),
+        ("python getting started", "languages/python/getting-started.md"),
+        ("started go", "languages/go/getting-started.md"),
+        ("projects packaging", "languages/python/packaging.md"),  # words of the title
+        ("python pack", "languages/python/packaging.md"),
+    ],
+)
+def test_quick_open_matches_words_in_any_order_in_path_and_title(query, best):
+    matches = match_files(query, LANGUAGES)
+    assert matches[0].path == best
+    match = matches[0]
+    marked = "".join(match.path[i] for i in match.positions).lower()
+    marked += "".join(match.title[i] for i in match.title_positions).lower()
+    for word in query.lower().split():
+        assert word in marked  # each word is marked where it matched
+
+
 def test_parse_query_takes_path_words_out():
     assert parse_query("backup path:guides/ restore") == ("backup restore", ("guides/",))
     assert parse_query("path:a/ path:**/*.py x") == ("x", ("a/", "**/*.py"))
@@ -79,24 +108,18 @@ def test_shipped_theme_files_are_valid():
     assert {theme.name for theme in loaded.themes} >= {"tern-dusk", "tern-paper"}
 
 
-def test_shipped_themes_are_found_inside_the_package():
-    """The loader reads shipped themes from the ``explorer`` package, not from the source tree."""
-    package_dir = Path(explorer.__file__).resolve().parent
-    shipped = Path(str(shipped_themes_dir())).resolve()
-    assert shipped.is_relative_to(package_dir)
+def test_shipped_themes_are_found_in_the_checkouts_themes_folder():
+    """In a checkout the shipped themes are read from ``themes/`` at the top of the repository
+    (the design card's layout), the stylesheet from the package."""
+    repo = Path(explorer.__file__).resolve().parents[1]
+    assert Path(shipped_themes_dir()).resolve() == repo / "themes"
     names = {entry.name for entry in shipped_themes_dir().iterdir()}
     assert {"tern-dusk.toml", "tern-paper.toml"} <= names
-
-
-def test_package_data_declares_the_themes_and_the_stylesheet():
-    """A wheel carries every shipped theme file and stylesheet (pyproject's package-data)."""
-    package_dir = Path(explorer.__file__).resolve().parent
-    pyproject = tomllib.loads((package_dir.parent / "pyproject.toml").read_text())
+    pyproject = tomllib.loads((repo / "pyproject.toml").read_text())
     patterns = pyproject["tool"]["setuptools"]["package-data"]["explorer"]
+    package_dir = repo / "explorer"
     declared = {path for pattern in patterns for path in package_dir.glob(pattern)}
-    needed = set(package_dir.glob("themes/*.toml")) | set(package_dir.rglob("*.tcss"))
-    assert needed, "no shipped themes or stylesheets found"
-    assert needed <= declared
+    assert set(package_dir.rglob("*.tcss")) <= declared
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,9 @@
-"""Pilot tests of the sidebar lists' rows: every wrapped line of a row stays on screen whatever
-order the links and related workers answer in, and a refreshed related list stays where the user
-scrolled it.
+"""Pilot tests of the sidebar lists' rows: every line of a row stays on screen, unwrapped,
+whatever order the links and related workers answer in, and a refreshed related list stays where
+the user scrolled it.
 
-The snapshot corpus's related rows wrap differently with and without the list's scrollbar (the
-heading "Backups > Checking a backup  L18" fits 34 cells, not 33), which is what these tests
-lean on.
+Related rows are laid out for the list's width (three lines: path, two of the passage); rows
+measured before the list's scrollbar took its cell would wrap and push their last line off.
 """
 
 from __future__ import annotations
@@ -17,15 +16,14 @@ from textual.app import App, ComposeResult
 
 from explorer.core.ingest.references import ReferenceKind
 from explorer.core.retrieval import related as core_related
-from explorer.core.retrieval.links import FileLinks, Link
+from explorer.core.retrieval.links import FileLinks, Link, LinkState
 from explorer.tui.widgets.links import LinksList
 from tests.ui.conftest import wait_for, wait_settled
 
 ROW_START = re.compile(r"\d\.\d\d \S+")
+ROW_LINES = 3
 """The first line of a related row: its score (whatever the method gives) and its path."""
-SIZE = (120, 37)
-"""The sidebar runs the terminal's height but for the status bar and footer: 35 rows."""
-SHORT = (120, 25)
+SHORT = (120, 18)
 """A terminal short enough for the related list to scroll by more than one row."""
 OPENED = "runbooks/restore.md"
 pytestmark = pytest.mark.anyio
@@ -61,13 +59,17 @@ async def _open_with_links_first(pilot, monkeypatch) -> None:
     await pilot.pause(0.1)
 
 
+def prompt_lines(related, number: int) -> list[str]:
+    return related.get_option_at_index(number).prompt.plain.split("\n")
+
+
 async def test_related_rows_keep_their_last_line_when_they_arrive_after_the_links(
     snapshot_copy, app_for, monkeypatch
 ):
     """The rows were measured before the scrollbar narrowed the list, so each row's last
-    wrapped line (here "row counts.") was cut off."""
+    line wrapped and was cut off."""
     app = app_for(snapshot_copy)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SHORT) as pilot:
         screen = app.screen
         await wait_settled(pilot)
         await _open_with_links_first(pilot, monkeypatch)
@@ -75,8 +77,11 @@ async def test_related_rows_keep_their_last_line_when_they_arrive_after_the_link
         assert related.items[0].path == "guides/backups.md"
         assert related.show_vertical_scrollbar
         lines = visible_lines(related)
-        assert "compares the" in lines[6] and lines[7] == "row counts.", lines
-        assert ROW_START.fullmatch(lines[8]) and lines[8].endswith(" src/app.py"), lines
+        first, second = prompt_lines(related, 0), prompt_lines(related, 1)
+        assert len(first) == ROW_LINES
+        assert lines[: len(first)] == [line.rstrip() for line in first], lines
+        assert ROW_START.fullmatch(lines[len(first)]), lines
+        assert lines[len(first)] == second[0].rstrip()
 
 
 async def test_a_late_refresh_keeps_the_related_list_where_the_user_scrolled_it(
@@ -91,17 +96,16 @@ async def test_a_late_refresh_keeps_the_related_list_where_the_user_scrolled_it(
         await wait_settled(pilot)
         await _open_with_links_first(pilot, monkeypatch)
         assert first_visible_line(related).endswith(" guides/backups.md")
-        assert related.max_scroll_y >= 8
-        related.scroll_to(y=8, animate=False)
+        assert related.max_scroll_y >= ROW_LINES
+        related.scroll_to(y=ROW_LINES, animate=False)
         await pilot.pause(0.1)
         scrolled = first_visible_line(related)
-        assert related.scroll_y == 8 and ROW_START.fullmatch(scrolled)
-        assert scrolled.endswith(" src/app.py")
+        assert related.scroll_y == ROW_LINES and ROW_START.fullmatch(scrolled)
         refreshed = related.items
         screen.load_related(OPENED, refresh=True)  # what a files_embedded event does
         await wait_for(pilot, lambda: related.items is not refreshed, what="the refresh")
         await pilot.pause(0.1)
-        assert related.scroll_y == 8
+        assert related.scroll_y == ROW_LINES
         assert first_visible_line(related) == scrolled
         # Another file's neighbours start at their top.
         screen.open_file("guides/install.md")
@@ -125,7 +129,14 @@ class LinksApp(App):
 
 def _file_links(path: str, count: int) -> FileLinks:
     outgoing = [
-        Link(path, line, ReferenceKind.LINK, f"[n]({line}.md)", f"notes/{line}.md", True)
+        Link(
+            path,
+            line,
+            ReferenceKind.LINK,
+            f"[n]({line}.md)",
+            f"notes/{line}.md",
+            LinkState.RESOLVED,
+        )
         for line in range(1, count + 1)
     ]
     return FileLinks(path, True, outgoing, [])
@@ -151,3 +162,20 @@ async def test_links_read_again_stay_where_the_user_scrolled_them():
         await pilot.pause()
         assert links.scroll_y == 0
         assert first_visible_line(links).startswith("Links to (20)")
+
+
+async def test_link_rows_say_which_lead_nowhere_and_which_lead_outside_the_root():
+    app = LinksApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        links = app.query_one(LinksList)
+        outgoing = [
+            Link("a.md", 3, ReferenceKind.LINK, "b/", "b.md", LinkState.RESOLVED),
+            Link("a.md", 4, ReferenceKind.LINK, "../blog/", "/blog/", LinkState.OUTSIDE_ROOT),
+            Link("a.md", 5, ReferenceKind.EMBED, "![[x.png]]", "x.png", LinkState.MISSING),
+        ]
+        links.show_links("a.md", FileLinks("a.md", True, outgoing, []))
+        await pilot.pause()
+        lines = visible_lines(links)
+        assert lines[1] == "→ b.md  L3"
+        assert lines[2].startswith("→ /blog/  L4 outside the root")
+        assert lines[3].startswith("→ x.png  L5 embed missing")

@@ -1,4 +1,5 @@
-"""Snapshots of the main layouts at 120x40 on a small fixed corpus (tests/ui/corpus).
+"""Snapshots of the main layouts on a small fixed corpus (tests/ui/corpus), at a small, a
+common and a large terminal (100x30, 160x45, 220x60): the panes collapse and widen with it.
 
 Deterministic by construction: the fake embedder, a fixed corpus copied to a folder named
 ``docs`` (the only part of its path on screen), no timings in the status bar, and every picture
@@ -7,11 +8,13 @@ taken once the index has settled. Update with ``pytest tests/ui --snapshot-updat
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input
 
 from tests.ui.conftest import type_query, wait_for, wait_settled
 
-SIZE = (120, 40)
+SIZE = (160, 45)
+SIZES = [(100, 30), (160, 45), (220, 60)]
 
 
 async def _settle(pilot) -> None:
@@ -27,14 +30,16 @@ def _steady_cursors(pilot) -> None:
         box.cursor_blink = False
 
 
-def test_start_layout(snap_compare, snapshot_copy, app_for):
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+def test_start_layout(snap_compare, snapshot_copy, app_for, size):
     async def run_before(pilot):
         await _settle(pilot)
 
-    assert snap_compare(app_for(snapshot_copy), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app_for(snapshot_copy), terminal_size=size, run_before=run_before)
 
 
-def test_search_and_open_result(snap_compare, snapshot_copy, app_for):
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+def test_search_and_open_result(snap_compare, snapshot_copy, app_for, size):
     async def run_before(pilot):
         await _settle(pilot)
         screen = pilot.app.screen
@@ -45,6 +50,35 @@ def test_search_and_open_result(snap_compare, snapshot_copy, app_for):
         await wait_for(pilot, lambda: screen.preview.loaded)
         await wait_for(pilot, lambda: screen.related.state == "ready")
         await wait_for(pilot, lambda: screen.links.found is not None)
+        await pilot.pause(0.1)
+
+    assert snap_compare(app_for(snapshot_copy), terminal_size=size, run_before=run_before)
+
+
+def test_zoomed_preview_with_a_find(snap_compare, snapshot_copy, app_for):
+    async def run_before(pilot):
+        await _settle(pilot)
+        screen = pilot.app.screen
+        screen.open_file("guides/backups.md")
+        await wait_for(pilot, lambda: screen.preview.loaded)
+        screen.preview.focus_content()
+        await pilot.pause()
+        await pilot.press("z", "slash", *"backup", "enter")
+        await pilot.pause(0.1)
+
+    assert snap_compare(app_for(snapshot_copy), terminal_size=SIZE, run_before=run_before)
+
+
+def test_outline_dialog(snap_compare, snapshot_copy, app_for):
+    async def run_before(pilot):
+        await _settle(pilot)
+        screen = pilot.app.screen
+        screen.open_file("guides/backups.md")
+        await wait_for(pilot, lambda: screen.preview.loaded)
+        screen.preview.focus_content()
+        await pilot.pause()
+        await pilot.press("t")
+        _steady_cursors(pilot)
         await pilot.pause(0.1)
 
     assert snap_compare(app_for(snapshot_copy), terminal_size=SIZE, run_before=run_before)

@@ -236,6 +236,7 @@ def test_status_counts_edited_new_and_deleted_files_as_stale(runner, indexed):
         "edited": 1,
         "new": 1,
         "deleted": 1,
+        "missing_chunks": 0,
         "disk_checked": True,
     }
     assert data["files"]["stale"] == 3

@@ -173,3 +173,27 @@ def test_preview_and_index_agree_on_where_the_body_starts() -> None:
     assert front_matter_end(text) == read_front_matter(text).body_start == text.index("# Top")
     assert front_matter_end("+++\ntitle = 'a'\n+++\nbody") == len("+++\ntitle = 'a'\n+++\n")
     assert front_matter_end("no front matter") == 0
+
+
+def test_link_names_aliases_slug_and_url_are_kept_as_written() -> None:
+    obsidian = read_front_matter("---\naliases: [Nickname, 'Other Name']\n---\nBody\n").metadata
+    assert obsidian == {"aliases": ["Nickname", "Other Name"]}
+    # One string is one alias (a Hugo URL, or an older Obsidian note's single alias).
+    hugo = "---\naliases: /old/path/\nslug: first-post\nurl: /blog/first/\n---\nBody\n"
+    assert read_front_matter(hugo).metadata == {
+        "aliases": ["/old/path/"],
+        "slug": "first-post",
+        "url": "/blog/first/",
+    }
+    jekyll = read_front_matter("---\nalias: Short\npermalink: /team/\n---\n").metadata
+    assert jekyll == {"aliases": ["Short"], "url": "/team/"}
+
+
+def test_link_names_of_the_wrong_shape_are_dropped_and_capped() -> None:
+    front = read_front_matter("---\naliases: {a: 1}\nslug: [x]\nurl: 3\n---\n")
+    assert front.metadata == {"url": "3"}
+    assert "aliases ignored: dict, not text" in front.notes
+    many = "---\naliases: [" + ", ".join(f"name{i}" for i in range(MAX_TAGS + 5)) + "]\n---\n"
+    kept = read_front_matter(many)
+    assert len(kept.metadata["aliases"]) <= MAX_TAGS
+    assert len(", ".join(kept.metadata["aliases"])) <= FIELD_CAPS["aliases"]

@@ -187,8 +187,10 @@ def test_check_refs_exits_1_with_each_missing_reference_then_0_once_fixed(cli):
             "source": "guides/install.md",
             "line": 7,
             "kind": "link",
+            "syntax": "path",
             "raw": "/guides/upgrade.md",
             "target": "guides/upgrade.md",
+            "state": "missing",
             "exists": False,
         }
     ]

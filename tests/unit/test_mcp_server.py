@@ -7,28 +7,19 @@ results and the error results.
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-from collections.abc import Awaitable, Callable
-from pathlib import Path
-
-import anyio
 import pytest
 from click.testing import CliRunner
 
+from explorer.api.answers import LinksAnswer
 from explorer.cli import main
 from explorer.config import Settings
 from explorer.core.models import SearchMode
+from explorer.core.retrieval.links import file_links
 from explorer.core.store.index import Index
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
+from tests.mcp_client import call, index_with_fake_model, server_params, wait_for, with_session
 
-mcp = pytest.importorskip("mcp")
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[2]
 CORPUS = {
     "guides/telescope.md": "---\ndescription: Choosing lenses and mirrors\ntags: [optics]\n"
     "---\n# Telescope\n\nTelescope lenses and telescope mirrors.\n",
@@ -36,9 +27,10 @@ CORPUS = {
     "notes/sky.md": "---\ntags: [optics, night]\nversion: 2\n---\n# Sky\n\n"
     "See [the stars](stars.md) and [a comet](comet.md) through a telescope.\n",
     "notes/long.md": "# Long\n\n" + "".join(f"line {n} of a long note\n" for n in range(3, 8003)),
+    "notes/vault.md": "# Vault\n\n[[LONG]] and [[Nowhere]]\n",
     ".env": "SECRET=hunter2\n",
 }
-TIMEOUT = 120
+TOOLS = {"search", "read", "read_many", "related", "links", "index_status", "status"}
 
 
 @pytest.fixture(scope="module")
@@ -48,81 +40,50 @@ def corpus(tmp_path_factory):
     secret = write_files(base / "outside", {"secret.md": "# Secret\n\nnot for agents\n"})
     (root / "notes" / "escape.md").symlink_to(secret / "secret.md")
     (root / "notes" / "inside-link.md").symlink_to(root / "notes" / "stars.md")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(
-            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
-        )
-        result = CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)])
-        assert result.exit_code == 0, result.stderr
+    index_with_fake_model(root, index_dir)
     return root, index_dir
 
 
-def server_params(root: Path, index_dir: Path) -> StdioServerParameters:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("EXPLORER_INDEX_DIR", None)
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "tests.fake_model_cli", "mcp", str(root), "--index-dir", str(index_dir)],
-        env=env,
-        cwd=str(REPO),
-    )
-
-
-def with_session(params: StdioServerParameters, body: Callable[[ClientSession], Awaitable]):
-    """Start the server, open a client session, run ``body`` with it, return its result."""
-
-    async def run():
-        with anyio.fail_after(TIMEOUT):
-            async with (
-                stdio_client(params) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                return await body(session)
-
-    return anyio.run(run)
-
-
-async def call(session: ClientSession, tool: str, **arguments) -> tuple[bool, object]:
-    """(is_error, structured result or the error text)."""
-    result = await session.call_tool(tool, arguments)
-    if result.is_error:
-        return True, result.content[0].text
-    return False, result.structured_content
-
-
-def test_the_client_lists_five_tools_with_descriptions(corpus):
+def test_the_client_lists_the_tools_with_descriptions(corpus):
     async def body(session):
         listed = await session.list_tools()
         return {tool.name: tool for tool in listed.tools}
 
     tools = with_session(server_params(*corpus), body)
-    assert set(tools) == {"search", "related", "read", "links", "status"}
+    assert set(tools) == TOOLS
     search = tools["search"]
     assert "grep" in search.description and "meaning" in search.description
     assert {
         "query",
         "mode",
         "paths",
+        "exclude",
         "tags",
         "versions",
         "limit",
-        "offset",
+        "cursor",
         "per_file",
         "min_score",
         "content",
         "max_tokens",
         "metadata_only",
-    } <= set(search.input_schema["properties"])
+        "offsets",
+        "explain",
+    } == set(search.input_schema["properties"])
     assert search.input_schema["required"] == ["query"]
     # an agent is offered exactly the modes the core runs, as plain strings
     assert search.input_schema["properties"]["mode"]["enum"] == [m.value for m in SearchMode]
-    assert set(tools["read"].input_schema["properties"]) == {"path", "start_line", "end_line"}
+    assert set(tools["read"].input_schema["properties"]) == {
+        "path",
+        "start_line",
+        "end_line",
+        "start_char",
+    }
     assert set(tools["related"].input_schema["properties"]) == {"path", "limit"}
     assert all(tool.annotations.read_only_hint for tool in tools.values())
 
 
-def test_search_answers_with_the_fields_of_the_cli_json(corpus):
+def test_search_answers_with_the_answer_model_the_cli_json_shares(corpus):
     root, index_dir = corpus
 
     async def body(session):
@@ -135,27 +96,32 @@ def test_search_answers_with_the_fields_of_the_cli_json(corpus):
         )
 
     plain, content, metadata, budget, under_notes = with_session(server_params(*corpus), body)
-    cli = CliRunner()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(
-            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
-        )
-        expected = json.loads(
-            cli.invoke(
-                main,
-                ["search", "telescope mirrors", str(root), "--index-dir", str(index_dir), "--json"],
-            ).stdout
-        )
-    assert plain == (False, expected)
+    from explorer.api.answers import SearchAnswer
+    from explorer.api.requests import SearchOptions
+    from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
+    from explorer.core.retrieval.search import search
+
+    settings = Settings.for_root(root, index_dir)
+    index = Index.open_existing(settings, FakeEmbedder())
+    try:
+        request = SearchOptions().request("telescope mirrors", settings)
+        expected = SearchAnswer.build(shape_answer(index, search(index, request), ContextOptions()))
+    finally:
+        index.close()
+    error, data = plain
+    assert not error
+    assert data["stale"] == {"files": 0}
+    assert {k: v for k, v in data.items() if k != "stale"} == expected.to_json()
     error, data = content
     assert not error and len(data["results"]) == 1
     passage = data["results"][0]["passages"][0]
     text = (root / data["results"][0]["path"]).read_text()
-    assert passage["text"] == text[passage["start_char"] : passage["end_char"]]
+    assert passage["text"] in text and "snippet" not in passage
     error, data = metadata
     assert not error
-    described = {hit["path"]: hit["description"] for hit in data["results"]}
+    described = {hit["path"]: hit.get("description") for hit in data["results"]}
     assert described["guides/telescope.md"] == "Choosing lenses and mirrors"
+    assert all("passages" not in hit for hit in data["results"])
     error, data = budget
     assert not error and data["budget"]["used"] <= 12 and data["budget"]["passages_cut"] > 0
     error, data = under_notes
@@ -186,7 +152,7 @@ def test_read_gives_lines_and_refuses_everything_outside_the_root(corpus):
     assert not error
     assert whole["text"] == CORPUS["notes/stars.md"]
     assert whole["start_line"] == 1 and whole["end_line"] == whole["total_lines"] == 5
-    assert whole["truncated"] is False and whole["next_start_line"] is None
+    assert whole["truncated"] is False and "next_start_line" not in whole
     error, one = answers["range"]
     assert not error and one["text"] == "Stars seen through a telescope at night.\n"
     assert one["path"] == "notes/stars.md"
@@ -226,18 +192,41 @@ def test_related_status_and_links(corpus):
 
     related, status, links = with_session(server_params(*corpus), body)
     error, data = related
-    assert not error and data["file"] == "notes/stars.md"
+    assert not error and data["path"] == "notes/stars.md"
     assert 1 <= len(data["related"]) <= 2
-    assert {"path", "title", "score", "source_passage", "related_passage"} <= set(
-        data["related"][0]
-    )
+    assert {"path", "score", "source_passage", "related_passage"} <= set(data["related"][0])
     error, data = status
     assert not error and data["root"] == str(root)
-    assert data["files"]["stale"] == 0 and data["stale"]["disk_checked"] is True
+    assert data["files"]["stale"] == 0 and data["stale"] == {"files": 0}
+    assert data["upkeep"] == "live"
     error, data = links
     assert not error, data
-    assert data["file"] == "notes/stars.md" and data["exists"] is True
-    assert [(b["source"], b["line"]) for b in data["backlinks"]] == [("notes/sky.md", 7)]
+    assert data["path"] == "notes/stars.md" and data["exists"] is True
+    assert [(b["path"], b["line"]) for b in data["backlinks"]] == [("notes/sky.md", 7)]
+
+
+def test_links_are_the_model_every_front_end_shows(corpus):
+    root, index_dir = corpus
+
+    async def body(session):
+        return (
+            await call(session, "links", path="notes/vault.md"),
+            await call(session, "links", path="notes/long.md"),
+        )
+
+    vault, long = with_session(server_params(*corpus), body)
+    assert [(link["raw"], link["path"], link["state"]) for link in vault[1]["links"]] == [
+        ("[[LONG]]", "notes/long.md", "resolved"),
+        ("[[Nowhere]]", "Nowhere.md", "missing"),
+    ]
+    index = Index(Settings.for_root(root, index_dir), embedder=FakeEmbedder())
+    try:  # the model `explorer links --json` prints, built from what the sidebar reads
+        for answer, path in ((vault, "notes/vault.md"), (long, "notes/long.md")):
+            expected = LinksAnswer.build(file_links(index, path)).model_dump(mode="json")
+            got = {key: value for key, value in answer[1].items() if key != "stale"}
+            assert answer[0] is False and got == {k: v for k, v in expected.items() if k != "stale"}
+    finally:
+        index.close()
 
 
 def test_front_matter_filters_and_links_of_a_missing_target(corpus):
@@ -260,13 +249,13 @@ def test_front_matter_filters_and_links_of_a_missing_target(corpus):
     assert [hit["path"] for hit in version[1]["results"]] == ["notes/sky.md"]
     error, data = sky
     assert not error
-    assert {(link["target"], link["exists"]) for link in data["links"]} == {
+    assert {(link["path"], link["exists"]) for link in data["links"]} == {
         ("notes/stars.md", True),
         ("notes/comet.md", False),
     }
     error, data = comet
     assert not error and data["exists"] is False
-    assert [b["source"] for b in data["backlinks"]] == ["notes/sky.md"]
+    assert [b["path"] for b in data["backlinks"]] == ["notes/sky.md"]
     error, text = nothing
     assert error and "no such file" in text
 
@@ -286,37 +275,55 @@ def test_bad_arguments_come_back_as_error_results(corpus):
         assert error, text
         assert "Traceback" not in text
     # the agent is told its own parameter names, not the CLI's flags
-    assert "limit and per_file must be at least 1" in answers[1][1]
+    assert "limit must be at least 1" in answers[1][1]
+    assert "mode must be one of hybrid, semantic or keyword" in answers[2][1]
+    assert "limit must be at most 200" in answers[3][1]
     assert "--" not in answers[1][1]
 
 
-def test_without_an_index_every_tool_says_how_to_make_one(tmp_path):
+def test_without_an_index_every_tool_says_how_to_make_one_with_its_index_dir(tmp_path):
     root = write_files(tmp_path / "fresh", {"a.md": "# A\n"})
+    index_dir = tmp_path / "no-index"
 
     async def body(session):
         return (
             await call(session, "search", query="anything"),
             await call(session, "status"),
+            await call(session, "index_status"),
         )
 
-    for error, text in with_session(server_params(root, tmp_path / "no-index"), body):
-        assert error and "explorer index" in text, text
-    assert not (tmp_path / "no-index" / "index.sqlite").exists()
+    for error, text in with_session(server_params(root, index_dir), body):
+        assert error, text
+        # the hint names the index directory: following it builds this index, not another
+        assert f"run: explorer index {root} --index-dir {index_dir}" in text, text
+    assert not (index_dir / "index.sqlite").exists()
 
 
-def test_the_server_reads_while_another_process_holds_the_write_lock(corpus):
+def test_the_server_follows_a_writer_and_takes_over_when_it_leaves(corpus):
     root, index_dir = corpus
     holder = Index(Settings.for_root(root, index_dir), embedder=FakeEmbedder())
     holder.acquire_write_lock()
+
+    async def upkeep(session):
+        return (await call(session, "status"))[1]["upkeep"]
+
+    async def body(session):
+        following, _ = await wait_for(lambda: _is(upkeep(session), "following"), 5)
+        searched = await call(session, "search", query="telescope")
+        holder.close()  # the other writer leaves
+        taken_over, waited = await wait_for(lambda: _is(upkeep(session), "live"), 10)
+        return following, searched, taken_over, waited
+
     try:
-
-        async def body(session):
-            return await call(session, "search", query="telescope")
-
-        error, data = with_session(server_params(*corpus), body)
-        assert not error and data["results"]
+        following, (error, data), taken_over, waited = with_session(server_params(*corpus), body)
     finally:
         holder.close()
+    assert following and not error and data["results"]
+    assert taken_over, f"the server did not take over within {waited:.1f} s"
+
+
+async def _is(value, expected) -> bool:
+    return await value == expected
 
 
 def test_the_cli_refuses_a_missing_root_at_once(tmp_path):

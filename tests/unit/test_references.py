@@ -7,17 +7,20 @@ import pytest
 from explorer.core.ingest.chunker import chunk_file
 from explorer.core.ingest.references import (
     FileReference,
+    LinkSyntax,
     ReferenceKind,
+    extract_link_facts,
     extract_references,
     resolve_target,
 )
 from tests.fakes import FakeEmbedder
 
-LINK, IMAGE, DEFINITION, MENTION = (
+LINK, IMAGE, DEFINITION, MENTION, EMBED = (
     ReferenceKind.LINK,
     ReferenceKind.IMAGE,
     ReferenceKind.DEFINITION,
     ReferenceKind.MENTION,
+    ReferenceKind.EMBED,
 )
 
 
@@ -130,3 +133,104 @@ def test_the_chunker_returns_the_references_with_the_chunks():
     chunked = chunk_file("docs/a.md", text, FakeEmbedder().token_spans)
     assert chunked.references == [FileReference(6, LINK, "b.md", "docs/b.md")]
     assert chunked.chunks and chunked.metadata["title"] == "T"
+
+
+# -- wikilinks, embeds and Hugo refs -----------------------------------------------------------
+WIKILINK, REF = LinkSyntax.WIKILINK, LinkSyntax.HUGO_REF
+
+
+def forms(rel_path: str, text: str) -> list[tuple[int, str, str, str, str]]:
+    return [
+        (r.line, r.kind, str(r.syntax), r.raw, r.target) for r in extract_references(rel_path, text)
+    ]
+
+
+def test_every_wikilink_form_is_a_reference_with_its_target():
+    text = (
+        "# Notes\n"  # 1
+        "\n"
+        "[[Note]], [[Note|shown text]] and [[folder/Other Note#Heading]].\n"  # 3
+        "A block [[Note#^block-id]], an embed ![[diagram.png]], a note embed ![[Note]].\n"  # 4
+        "This note's heading [[#Local]] is no file, nor is [[ ]] or [[a\nb]].\n"  # 5-6
+    )
+    assert forms("vault/a.md", text) == [
+        (3, LINK, WIKILINK, "[[Note]]", "Note"),
+        (3, LINK, WIKILINK, "[[Note]]", "Note"),
+        (3, LINK, WIKILINK, "[[folder/Other Note#Heading]]", "folder/Other Note"),
+        (4, EMBED, WIKILINK, "![[Note]]", "Note"),
+        (4, EMBED, WIKILINK, "![[diagram.png]]", "diagram.png"),
+        (4, LINK, WIKILINK, "[[Note#^block-id]]", "Note"),
+    ]
+
+
+def test_wikilinks_in_code_are_not_links_and_a_bracketed_link_text_is_commonmark():
+    text = (
+        "Code `[[Not a link]]` and\n"
+        "```\n[[Not either]]\n```\n"
+        "    [[Indented code]]\n"
+        "\n"
+        "A link whose text is [1]: [[1]](https://example.org) and [[2]](other.md).\n"  # 7
+        "| a | b |\n|---|---|\n| [[Table Note\\|alias]] | x |\n"  # 8-10: the bar escaped
+    )
+    assert forms("a.md", text) == [
+        (7, LINK, "path", "other.md", "other.md"),
+        (10, LINK, WIKILINK, "[[Table Note]]", "Table Note"),
+    ]
+
+
+def test_hugo_ref_and_relref_shortcodes_wherever_they_stand():
+    text = (
+        '[A]({{< ref "/waf/policies/configuration.md#default-policy" >}}) and\n'  # 1
+        '[B](<{{< relref "install" >}}>), bare {{< ref "page.md" >}},\n'  # 2
+        'named {{< ref path="a/b" lang="en" >}}, with percent {{% relref "c/d.md" %}}.\n'  # 3
+        'Other shortcodes are text: {{< note >}} and {{<card titleUrl="/x/">}}.\n'  # 4
+        '`{{< ref "in/code.md" >}}`\n'  # 5
+    )
+    assert forms("content/a.md", text) == [
+        (
+            1,
+            LINK,
+            REF,
+            '{{< ref "/waf/policies/configuration.md#default-policy" >}}',
+            "/waf/policies/configuration.md",
+        ),
+        (2, LINK, REF, '{{< ref "page.md" >}}', "page.md"),
+        (2, LINK, REF, '{{< relref "install" >}}', "install"),
+        (3, LINK, REF, '{{% relref "c/d.md" %}}', "c/d.md"),
+        (3, LINK, REF, '{{< ref "a/b" >}}', "a/b"),
+    ]
+
+
+def test_a_link_leaving_the_root_is_kept_for_the_resolver_to_judge():
+    # On a site whose root is its docs folder, ../blog/ may lead into the site around it.
+    assert forms("a.md", "[blog](../blog/) and [up](../../x.md)\n") == [
+        (1, LINK, "path", "../../x.md", ""),
+        (1, LINK, "path", "../blog/", ""),
+    ]
+
+
+# -- inline tags --------------------------------------------------------------------------------
+def tags_of(text: str) -> list[str]:
+    return extract_link_facts("note.md", text).tags
+
+
+def test_inline_tags_follow_obsidians_grammar():
+    text = (
+        "#rough idea, then #todo/later and #Rough again; a #tag_with-dash.\n"
+        "Not tags: C#, issue #123, #2024/01, a#b, https://example.org/page#fragment,\n"
+        "[a link](https://example.org/#anchor), `#code` and\n"
+        "```\n#fenced\n```\n"
+        "#ünïcode-tag\n"
+    )
+    assert tags_of(text) == ["rough", "todo/later", "tag_with-dash", "ünïcode-tag"]
+
+
+def test_a_heading_is_no_tag_and_its_text_holds_none():
+    assert tags_of("# Heading\n\n## Section #notatag\n\nBody #real\n") == ["real"]
+
+
+def test_inline_tags_join_the_front_matter_tags_as_the_chunker_keeps_them():
+    text = "---\ntags: [Project]\n---\n# A\n\nSome #project work and #draft notes.\n"
+    chunked = chunk_file("notes/a.md", text, FakeEmbedder().token_spans)
+    assert chunked.metadata["tags"] == ["Project", "draft"]
+    assert chunk_file("a.py", "# #not-a-tag\n", FakeEmbedder().token_spans).metadata == {}

@@ -120,9 +120,10 @@ def test_file_without_vectors_yet_is_an_error(tmp_path, settings_for, fake_embed
     index = Index(settings_for(root), embedder=fake_embedder)
     try:
         Indexer(index).sync(embed=False)
-        with pytest.raises(NoVectorYet, match="run explorer index") as caught:
+        with pytest.raises(NoVectorYet) as caught:
             related_files(index, "a.md")
         assert caught.value.state == FileState.PENDING
+        assert f"run `{index.settings.repair_command}` to finish embedding" in str(caught.value)
     finally:
         index.close()
 

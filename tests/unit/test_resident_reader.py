@@ -1,19 +1,23 @@
-"""The resident reader: later one-shot searches are answered by it, byte for byte as a process
-would answer; the client falls back to in-process work whenever the reader cannot answer."""
+"""The resident reader: later one-shot searches (and related, links, status) are answered by it,
+byte for byte as a process would answer; the client falls back to in-process work whenever the
+reader cannot answer."""
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import stat
 import subprocess
+import sys
 import time
 
 import pytest
 from click.testing import CliRunner
 
 from explorer.cli import main
-from explorer.cli.resident_client import SERVED_NOTE, SOCKET_NAME
+from explorer.cli.reader_protocol import Refusal, Refused, decode_reply, encode_request
+from explorer.cli.resident_client import SERVED_NOTE, SOCKET_NAME, resolve
 from tests.conftest import EXPLORER_PROCESS, run_explorer, wait_until, write_files
 from tests.fakes import FakeEmbedder
 
@@ -215,18 +219,147 @@ def test_related_is_served_too(indexed, reader, reader_env):
     assert served.stdout == in_process(*args)
 
 
-def test_the_reader_never_embeds_a_file_waiting_for_vectors(tmp_path, monkeypatch):
-    """In the reader, ``related`` on a pending file fails (its client then runs it) instead of
-    taking the write lock to embed it."""
+def test_the_reader_never_embeds_a_file_waiting_for_vectors(tmp_path, reader_env):
+    """In the reader, ``related`` on a pending file is refused (its client then runs it)
+    instead of taking the write lock to embed it."""
     root, index_dir = write_files(tmp_path / "root", CORPUS), tmp_path / "index"
     done = CliRunner().invoke(
         main, ["index", str(root), "--index-dir", str(index_dir), "--keywords-only"]
     )
     assert done.exit_code == 0, done.output
-    monkeypatch.setattr("explorer.cli.commands._may_embed", False)
-    args = ["related", str(root / "notes" / "stars.md"), "--index-dir", str(index_dir)]
-    refused = CliRunner().invoke(main, args)
-    assert refused.exit_code == 2
-    assert "waits for its vectors" in refused.stderr
+    process = start_reader(index_dir, reader_env)
+    try:
+        args = ["related", str(root / "notes" / "stars.md"), "--index-dir", str(index_dir)]
+        resolved = resolve(args, main)
+        assert resolved is not None
+        reply = decode_reply(exchange(index_dir, encode_request(resolved.request)))
+        assert isinstance(reply, Refused)
+        assert reply.reason is Refusal.NOT_SERVED
+        assert "waits for its vectors" in reply.detail
+        assert not (index_dir / "write.lock").exists()
+    finally:
+        process.kill()
+        process.wait(timeout=10)
     status = CliRunner().invoke(main, ["status", str(root), "--index-dir", str(index_dir)])
     assert "(0 with vectors)" in status.stdout  # nothing was embedded
+
+
+def exchange(index_dir, payload: bytes) -> bytes:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.settimeout(10)
+        connection.connect(str(index_dir / SOCKET_NAME))
+        connection.sendall(payload)
+        connection.shutdown(socket.SHUT_WR)
+        parts = []
+        while chunk := connection.recv(1 << 16):
+            parts.append(chunk)
+        return b"".join(parts)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ("--version", "1.5"),  # a filter of search, not the program's --version flag
+        ("--tag", "--help"),  # a tag named --help, not a request for help
+        ("--per-file", "1", "--limit", "1", "--offset", "1"),
+    ],
+)
+def test_search_options_that_look_like_flags_are_served(indexed, reader, reader_env, extra):
+    root, index_dir = indexed
+    args = search_args(root, index_dir, *extra)
+    served = run_explorer(*args, env=reader_env, timeout=60)
+    assert served.returncode == 0, served.stderr
+    assert served.stderr == SERVED_NOTE + "\n"
+    assert served.stdout == in_process(*args)
+
+
+def test_help_is_printed_by_the_process(indexed, reader, reader_env):
+    root, index_dir = indexed
+    done = run_explorer(*search_args(root, index_dir, "--help"), env=reader_env, timeout=60)
+    assert done.returncode == 0
+    assert SERVED_NOTE not in done.stderr
+    assert "Search the index of ROOT for QUERY" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        lambda root, index_dir: ("status", root, "--index-dir", index_dir),
+        lambda root, index_dir: ("status", "--index-dir", index_dir, "--json"),
+        lambda root, index_dir: ("links", root / "notes" / "stars.md", "--index-dir", index_dir),
+        lambda root, index_dir: ("related", root / "notes" / "stars.md", "--index-dir", index_dir),
+    ],
+    ids=["status", "status --json", "links", "related"],
+)
+def test_status_links_and_related_are_served_byte_for_byte(indexed, reader, reader_env, args):
+    root, index_dir = indexed
+    args = args(root, index_dir)
+    served = run_explorer(*args, env=reader_env, timeout=60)
+    assert served.returncode == 0, served.stderr
+    assert served.stderr == SERVED_NOTE + "\n"
+    assert served.stdout.strip()
+    assert served.stdout == in_process(*args)
+
+
+def test_links_of_a_missing_file_is_the_process_error(indexed, reader, reader_env):
+    root, index_dir = indexed
+    args = ("links", root / "notes" / "gone.md", "--index-dir", index_dir)
+    done = run_explorer(*args, env=reader_env, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr == f"explorer: error: no such file: {root / 'notes' / 'gone.md'} " + (
+        "(and nothing links to it)\n"
+    )
+
+
+def test_a_reader_of_the_first_protocol_is_stopped_for_one_of_this_code(indexed, reader_env):
+    """A reader of protocol 1 refuses every typed request and, called again and again, never
+    idles out: the client stops it (SIGTERM), and the next call starts a reader of its code."""
+    root, index_dir = indexed
+    legacy = subprocess.Popen(
+        [sys.executable, "-c", LEGACY_READER, str(index_dir)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_until(lambda: (index_dir / SOCKET_NAME).exists(), timeout=30)
+        args = ("status", root, "--index-dir", index_dir)  # a command that starts a reader
+        alone = run_explorer(*args, env=reader_env, timeout=60)
+        assert alone.returncode == 0 and alone.stderr == ""  # answered in-process
+        assert legacy.wait(timeout=10) == 0  # stopped by SIGTERM, its socket removed
+        assert not (index_dir / SOCKET_NAME).exists()
+        run_explorer(*args, env=reader_env, timeout=60)  # no socket: a reader is started
+        assert wait_until(lambda: (index_dir / SOCKET_NAME).exists(), timeout=60)
+        served = run_explorer(*args, env=reader_env, timeout=60)
+        assert served.stderr == SERVED_NOTE + "\n"
+        assert served.stdout == alone.stdout
+    finally:
+        if legacy.poll() is None:
+            legacy.kill()
+        pid = (index_dir / "reader.lock").read_text().strip()
+        if pid and int(pid) != legacy.pid:
+            os.kill(int(pid), signal.SIGKILL)
+
+
+LEGACY_READER = """
+import fcntl, json, os, signal, socket, sys
+index_dir = sys.argv[1]
+lock = os.open(os.path.join(index_dir, "reader.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+os.ftruncate(lock, 0)
+os.write(lock, f"{os.getpid()}\\n".encode())
+path = os.path.join(index_dir, "reader.sock")
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(path)
+os.chmod(path, 0o600)
+listener.listen(4)
+def leave(*_):
+    os.unlink(path)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, leave)
+while True:
+    connection, _ = listener.accept()
+    with connection:
+        while connection.recv(65536):
+            pass
+        connection.sendall(json.dumps({"error": "another index or protocol"}).encode())
+"""

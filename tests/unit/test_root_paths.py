@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from explorer.core.ingest.root_paths import OutsideRoot, disk_path, path_key
+from explorer.core.ingest.root_paths import (
+    OutsideRoot,
+    disk_path,
+    existing_path,
+    path_key,
+    spellings,
+    undo_display_escapes,
+)
 from explorer.core.ingest.scanner import resolve_inside_root
 
 
@@ -66,3 +73,29 @@ def test_resolve_inside_root_finds_a_file_by_its_escaped_key(tmp_path: Path) -> 
     found = resolve_inside_root(tmp_path, "bad\\xff\\xfename.md")
     assert found.read_bytes() == b"text"
     assert os.fsencode(found) == os.fsencode(os.path.realpath(raw))
+
+
+def test_a_path_is_found_as_typed_as_a_key_or_as_shown(tmp_path: Path) -> None:
+    (tmp_path / "tab\tname.md").write_text("tab")
+    bad = os.fsdecode(b"bad\xff\xfename.md")
+    (tmp_path / bad).write_text("bad")
+    assert existing_path("tab\tname.md", str(tmp_path)) == "tab\tname.md"
+    assert existing_path("tab\\x09name.md", str(tmp_path)) == "tab\tname.md"  # as shown
+    assert existing_path("bad\\xff\\xfename.md", str(tmp_path)) == bad  # as the index key
+    assert existing_path("missing\\x09.md", str(tmp_path)) == "missing\\x09.md"
+    assert resolve_inside_root(tmp_path, "tab\\x09name.md").read_text() == "tab"
+    assert resolve_inside_root(tmp_path, "bad\\xff\\xfename.md").read_text() == "bad"
+
+
+def test_no_escape_spells_a_way_out_of_the_root(tmp_path: Path) -> None:
+    """Only bytes from 0x80 up (keys) and control characters (displays) are unescaped: never a
+    "." or a "/"."""
+    assert spellings("\\x2e\\x2e/\\x2fetc") == ["\\x2e\\x2e/\\x2fetc"]
+    assert disk_path("\\x2e\\x2e/\\xff") == os.fsdecode(b"\\x2e\\x2e/\xff")
+    assert undo_display_escapes("a\\x2fb\\u002e") == "a\\x2fb\\u002e"
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secret.txt").write_text("secret")
+    for allow in (False, True):  # a literal name, inside the root
+        found = resolve_inside_root(root, "\\x2e\\x2e/secret.txt", allow_outside_links=allow)
+        assert found == root.resolve() / "\\x2e\\x2e" / "secret.txt" and not found.exists()

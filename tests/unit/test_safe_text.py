@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from explorer.core.safe_text import safe_json, safe_spans, safe_text
+from explorer.core.safe_text import (
+    LABEL_MAX,
+    safe_json,
+    safe_label,
+    safe_name,
+    safe_spans,
+    safe_text,
+)
 
 
 @pytest.mark.parametrize(
@@ -46,3 +53,30 @@ def test_json_keeps_the_value_and_writes_no_raw_control():
     encoded = safe_json(json.dumps(value, ensure_ascii=False))
     assert all(char not in encoded for char in "\x1b\x07\x9b\u202e\x7f\udcff")
     assert json.loads(encoded) == value
+
+
+def test_a_tab_in_a_name_is_escaped_and_a_tab_in_text_is_kept():
+    assert safe_name("tab\tname.md") == r"tab\x09name.md"
+    assert safe_name("esc\x1bname.md") == r"esc\x1bname.md"
+    assert safe_text("a\tb") == "a\tb"
+    plain = "plain/name.md"
+    assert safe_name(plain) is plain
+    safe, spans = safe_spans("tab\tname", [(4, 8)], name=True)
+    assert safe == r"tab\x09name" and safe[spans[0][0] : spans[0][1]] == "name"
+
+
+def test_labels_are_cut_with_an_ellipsis_and_short_ones_kept():
+    assert safe_label("Install > Linux") == "Install > Linux"
+    long = "H" * 100_000
+    shown = safe_label(long)
+    assert len(shown) == LABEL_MAX and shown.endswith("…") and shown.startswith("HHH")
+    assert safe_label("x" * 50, limit=10) == "x" * 9 + "…"
+    assert safe_label("a\x1b" + "b" * 300).startswith(r"a\x1bb")  # cut, then escaped
+    assert safe_label("link\tname", name=True) == r"link\x09name"
+
+
+def test_spans_past_a_cut_are_dropped_or_shortened():
+    text = "zebra " + "x" * 300 + " zebra"
+    safe, spans = safe_spans(text, [(0, 5), (len(text) - 5, len(text))], limit=LABEL_MAX)
+    assert len(safe) == LABEL_MAX and spans == [(0, 5)]
+    assert safe_spans("abcdefghij", [(6, 10)], limit=8)[1] == [(6, 7)]

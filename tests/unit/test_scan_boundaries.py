@@ -83,6 +83,7 @@ def test_fifo_and_device_gitignores_never_block_and_are_counted(tmp_path: Path) 
     assert skipped_by_path(result) == {
         "fifo-dir/.gitignore": SkipReason.NOT_REGULAR,
         "zero-dir/.gitignore": SkipReason.NOT_REGULAR,
+        "pipe.md": SkipReason.NOT_REGULAR,  # counted, never opened
     }
     rules = ScanRules(tmp_path)
     assert rules.gitignore_problem("fifo-dir").detail == "a named pipe"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS, ScanRules, load_text, scan
+from explorer.core.ingest.documents import SkippedFile, SkipReason
+from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS, ScanRules, load_text, scan, scan_path
 
 CAP = 1_000_000
 
@@ -240,3 +241,44 @@ def test_load_text_unreadable(tmp_path: Path) -> None:
     assert reason == "unreadable"
     reason, _ = load_text(tmp_path)  # a folder
     assert reason == "unreadable"
+
+
+def test_a_folder_that_cannot_be_listed_is_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a user other than root meets a folder of mode 000 (root lists it anyway)."""
+    make(tmp_path, {"locked/a.md": "x", "open/b.md": "x"})
+    real_scandir = os.scandir
+
+    def scandir(path):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = scan(tmp_path, ScanRules(tmp_path), CAP)
+    assert [f.rel_path for f in result.files] == ["open/b.md"]
+    expected = SkippedFile(
+        "locked", SkipReason.UNREADABLE, "a folder that cannot be listed (permission denied)"
+    )
+    assert result.skipped == [expected]
+    assert scan_path(ScanRules(tmp_path), "locked", CAP) == expected  # a live update says the same
+    assert scan_path(ScanRules(tmp_path), "open", CAP) is None
+
+
+def test_an_explorer_index_folder_is_never_scanned(tmp_path: Path) -> None:
+    make(
+        tmp_path,
+        {
+            "docs/a.md": "x",
+            "idx/index.sqlite": "",
+            "idx/chroma/meta.json": "{}",
+            "idx/query-encoder/tokenizer.json": "{}",
+            "lookalike/index.sqlite": "",  # a database alone is no index
+            "lookalike/notes.md": "x",
+        },
+    )
+    assert found(tmp_path) == ["docs/a.md", "lookalike/notes.md"]
+    rules = ScanRules(tmp_path)
+    assert rules.prunes_dir("idx") and not rules.accepts("idx/query-encoder/tokenizer.json")
+    assert scan_path(rules, "idx/query-encoder/tokenizer.json", CAP) is None

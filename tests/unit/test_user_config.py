@@ -19,6 +19,7 @@ extensions = [".MD", "txt"]
 max_file_bytes = 1000
 allow_links_outside = []
 embedding_precision = "fp32"
+link_base = "/docs/"
 fusion = "convex"
 semantic_weight = 0.7
 keyword_confidence = 2
@@ -54,6 +55,7 @@ def test_every_key_reaches_the_settings(isolated_locations, tmp_path) -> None:
     assert settings.extensions == frozenset({"md", "txt"})
     assert settings.max_file_bytes == 1000 and settings.allow_outside_links is False
     assert settings.embedding_precision is EmbeddingPrecision.FP32
+    assert settings.link_base == "/docs/"
     assert settings.fusion == "convex" and type(settings.fusion) is str
     assert (settings.semantic_weight, settings.lookup_weight) == (0.7, 0.1)
     assert (settings.file_weight, settings.file_keyword_weight) == (0.5, 0.25)
@@ -77,6 +79,8 @@ def test_flags_and_environment_win_over_the_file(isolated_locations, tmp_path, m
         ("keyword_confidence = 11", "keyword_confidence must be between 0 and 10, not 11.0"),
         ("limit = [", "not valid TOML"),
         ('embedding_precision = "fp16"', "must be one of auto, fp32, bf16, not 'fp16'"),
+        ("link_base = 3", "link_base must be a str, not 3"),
+        ('link_base = { "~/site" = 3 }', "link_base must map each root to a string"),
     ],
 )
 def test_a_bad_file_is_one_error_naming_it(tmp_path, text: str, message: str) -> None:
@@ -85,6 +89,16 @@ def test_a_bad_file_is_one_error_naming_it(tmp_path, text: str, message: str) ->
         load_user_config(path)
     assert str(raised.value).startswith(f"{path}: ") and message in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_link_base_for_every_root_or_per_root(isolated_locations, tmp_path) -> None:
+    site, other = tmp_path / "site" / "content", tmp_path / "other"
+    table = f'link_base = {{ "{site}" = "/docs/" }}\n'
+    write(isolated_locations / "config", table)
+    assert Settings.for_root(site).link_base == "/docs/"
+    assert Settings.for_root(other).link_base is None
+    write(isolated_locations / "config", 'link_base = "/handbook/"\n')
+    assert Settings.for_root(other).link_base == "/handbook/"
 
 
 def test_no_file_is_no_setting(tmp_path) -> None:

@@ -30,6 +30,7 @@ from explorer.core.embed.export_cache import (
 )
 from explorer.core.errors import ExplorerError, literal
 from explorer.core.models import EmbeddingPrecision
+from explorer.core.private_files import private_umask
 
 if TYPE_CHECKING:
     import numpy as np
@@ -86,6 +87,29 @@ def resolve_model_dir(model: str) -> Path | None:
     if path.is_dir():
         return path.resolve()
     return _cached_hub_model(model)
+
+
+HUB_ORGANIZATION = "sentence-transformers"
+"""Where sentence-transformers looks for a model named without an organization."""
+
+
+def is_known_offline(model: str) -> bool:
+    """Whether sentence-transformers could find ``model`` without the network: a folder, or a
+    hub id (as given, or under :data:`HUB_ORGANIZATION`) in the local Hugging Face cache. While
+    the hub is offline, a model that is none of these cannot load, so there is no point in
+    importing torch to find that out."""
+    if Path(model).expanduser().exists():
+        return True
+    from huggingface_hub.constants import HF_HUB_CACHE
+
+    names = [model] if "/" in model else [model, f"{HUB_ORGANIZATION}/{model}"]
+    return any(
+        (Path(HF_HUB_CACHE) / f"models--{name.replace('/', '--')}").is_dir() for name in names
+    )
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def _cached_hub_model(model: str) -> Path | None:
@@ -265,7 +289,7 @@ class SentenceTransformerEmbedder:
             # The same bytes with other times (reinstalled, copied): remember the new stamp, so
             # the next process need not hash every byte again.
             manifest = replace(manifest, stamp=self._files.stamp)
-            with suppress(OSError):
+            with suppress(OSError), private_umask():
                 write_manifest(self._export_dir, manifest)
         if manifest.status is ExportStatus.READY:
             from explorer.core.embed.onnx_encoder import runtime_version
@@ -308,7 +332,9 @@ class SentenceTransformerEmbedder:
 
             assert self._export_dir is not None and self._files is not None
             try:
-                manifest = export_query_encoder(model, self._files, self._export_dir)
+                # torch and onnx write the files: private from birth, like the whole index
+                with private_umask():
+                    manifest = export_query_encoder(model, self._files, self._export_dir)
             except OSError as error:  # cannot write there after all: queries use the model
                 log.warning("cannot keep the query encoder in %s: %s", self._export_dir, error)
                 return
@@ -320,6 +346,15 @@ class SentenceTransformerEmbedder:
         with self._lock:
             loaded = self._model is None
             if loaded:
+                if self._model_dir is None and _hub_offline() and not is_known_offline(self.name):
+                    raise ModelUnavailable(
+                        literal(
+                            f"cannot load model {self.name!r}: no such folder, and not in the"
+                            " local Hugging Face cache; "
+                        )
+                        + "give a local sentence-transformers folder with {0}, or use the default",
+                        fields=("model",),
+                    )
                 try:
                     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")

@@ -5,7 +5,8 @@ graph, its weights, the tokenizer as sentence-transformers configured it, and a 
 manifest names the model and fingerprints its files (:class:`ModelFiles`), so an export made from
 another model (or another version of the same one) is never used: a mismatch means "no export".
 
-Only the standard library is imported here: a query checks the cache before anything heavy loads.
+Only the standard library (and the private-file helpers) is imported here: a query checks the
+cache before anything heavy loads.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
+
+from explorer.core.private_files import PRIVATE_DIR_MODE, create_private_file
 
 EXPORT_DIR_NAME = "query-encoder"
 MANIFEST_NAME = "manifest.json"
@@ -158,6 +161,7 @@ def write_manifest(export_dir: Path, manifest: ExportManifest) -> None:
     """Replace the manifest of an export in place (a reader sees the old one or the new one)."""
     temporary = export_dir / f".{MANIFEST_NAME}-{uuid.uuid4().hex}"
     try:
+        create_private_file(temporary)
         temporary.write_text(manifest.to_json(), encoding="utf-8")
         os.replace(temporary, export_dir / MANIFEST_NAME)
     finally:
@@ -173,7 +177,7 @@ def is_writable(export_dir: Path) -> bool:
 def staging_dir(export_dir: Path) -> Path:
     """A new empty folder beside ``export_dir`` to write an export into before publishing it."""
     staged = export_dir.with_name(f".{export_dir.name}-new-{uuid.uuid4().hex}")
-    staged.mkdir()  # with the umask's mode, like the index's other files
+    staged.mkdir(mode=PRIVATE_DIR_MODE)  # private, like the index's other files
     return staged
 
 

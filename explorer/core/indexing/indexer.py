@@ -16,7 +16,9 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import cast
 
+from explorer.core.embed.embedder import ModelUnavailable
 from explorer.core.indexing.disk_state import scan_rules
 from explorer.core.indexing.embed_priority import EmbeddingPriority
 from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback, chunk_id
@@ -26,9 +28,11 @@ from explorer.core.ingest.documents import ScannedFile, SkippedFile
 from explorer.core.ingest.file_reading import FileRefused
 from explorer.core.ingest.formats.reading import load_source
 from explorer.core.ingest.formats.sandbox import ExtractionCancelled
+from explorer.core.ingest.front_matter import FileMetadata, with_inline_tags
 from explorer.core.ingest.root_paths import disk_path, path_key
 from explorer.core.ingest.scanner import scan, scan_path
 from explorer.core.models import FileState, SyncPhase
+from explorer.core.store.file_facts import ROUTE_FIELDS
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import KeywordIndexDamaged
 from explorer.core.store.manifest_records import FileRecord
@@ -51,6 +55,8 @@ class Indexer:
         self.rules = scan_rules(index.settings)
         self.vector_phase = VectorPhase(index, priority)
         """Phase 2: embeds what this indexer's keyword phase left pending."""
+        self._missing_chunks: set[str] = set()
+        """Files whose chunks are missing from the database: read again even if unchanged."""
 
     # -- entry points -------------------------------------------------------------------------
     def sync(
@@ -82,6 +88,9 @@ class Indexer:
         notify(Progress(SyncPhase.SCAN))
         started = time.perf_counter()
         settings = self.index.settings
+        self._missing_chunks = set(self.index.keywords.files_missing_chunks())
+        if self._missing_chunks:
+            self.index.keywords.drop_orphan_keyword_rows()
         result = scan(settings.root, self.rules, settings.max_file_bytes, cancel)
         if result.cancelled:  # an incomplete walk must not remove the files it did not reach
             report.cancelled = True
@@ -135,7 +144,11 @@ class Indexer:
         report = IndexReport()
         notify = progress or (lambda _p: None)
         max_bytes = self.index.settings.max_file_bytes
-        for rel_path in sorted(self._expand_paths(rel_paths)):
+        expanded = self._expand_paths(rel_paths)
+        self._missing_chunks = set(self.index.keywords.files_missing_chunks()) & expanded
+        if self._missing_chunks:
+            self.index.keywords.drop_orphan_keyword_rows()
+        for rel_path in sorted(expanded):
             record = self.index.keywords.file(rel_path)
             found: ScannedFile | SkippedFile | None
             folder, _slash, name = rel_path.rpartition("/")
@@ -165,9 +178,12 @@ class Indexer:
     def _expand_paths(self, rel_paths: Iterable[str]) -> set[str]:
         """File paths that ``rel_paths`` stand for: folders become the files under them.
 
-        An existing folder gives every file under it that the scan rules do not prune, plus
-        the manifest's paths under it (to drop those gone from disk); a path that does not
-        exist gives itself plus the manifest's paths under it (a deleted folder).
+        An existing folder gives itself (a file it replaced leaves the index; one that cannot
+        be listed is counted), every file under it that the scan rules do not prune, plus the
+        manifest's paths under it (to drop those gone from disk); a path that does not exist
+        gives itself plus the manifest's paths under it (a deleted folder). An existing file
+        the manifest does not know yet gives the manifest's paths under it too (a folder it
+        replaced).
         """
         root = self.index.settings.root
         known: list[str] | None = None
@@ -181,8 +197,8 @@ class Indexer:
                 continue
             absolute = root / disk_path(rel) if rel else root
             is_dir = absolute.is_dir() and not absolute.is_symlink()
-            if rel and not is_dir and absolute.exists():
-                expanded.add(rel)  # an existing file: the common case, no manifest lookup
+            if rel and not is_dir and absolute.exists() and self.index.keywords.file(rel):
+                expanded.add(rel)  # an indexed file: the common case, no manifest listing
                 continue
             if known is None:
                 known = sorted(self.index.keywords.files())
@@ -192,9 +208,9 @@ class Indexer:
                 if not path.startswith(prefix):
                     break
                 expanded.add(path)
+            if rel:
+                expanded.add(rel)
             if not is_dir:
-                if rel:
-                    expanded.add(rel)
                 continue
             if rel and self.rules.prunes_dir(rel):
                 continue
@@ -218,10 +234,13 @@ class Indexer:
         cancel: threading.Event | None = None,
     ) -> None:
         keywords = self.index.keywords
+        restore = scanned.rel_path in self._missing_chunks
         if (
             record is not None
             and record.size == scanned.size
             and record.mtime_ns == scanned.mtime_ns
+            and record.state != FileState.FAILED  # failed is never final: read it again
+            and not restore
         ):
             if record.state == FileState.SKIPPED:  # still skipped, for the same reason: count it so
                 kind = record.reason.split(":")[0]
@@ -248,6 +267,7 @@ class Indexer:
             record is not None
             and record.hash == content_hash
             and record.state in (FileState.FRESH, FileState.PENDING)
+            and not restore
         ):
             keywords.touch(scanned.rel_path, scanned.size, scanned.mtime_ns)
             report.unchanged += 1
@@ -261,6 +281,8 @@ class Indexer:
                 max_tokens=self.index.settings.chunk_tokens,
                 overlap_tokens=self.index.settings.chunk_overlap,
             )
+        except ModelUnavailable:
+            raise  # no file's fault: the run stops, and no file is marked failed
         except ExtractionCancelled:  # stopped while a worker read it: judged next time
             report.cancelled = True
             return
@@ -279,16 +301,14 @@ class Indexer:
         # Parsing runs third-party parsers over arbitrary files: whatever one raises marks this
         # file failed (with the error) and the sync goes on.
         except Exception as error:  # noqa: BLE001 - see above
+            reason = f"chunking failed: {type(error).__name__}: {error}"
             self.vector_phase.drop_chunk_vectors(
                 keywords.mark_skipped(
-                    scanned.rel_path,
-                    scanned.size,
-                    scanned.mtime_ns,
-                    FileState.FAILED,
-                    f"chunking failed: {type(error).__name__}: {error}",
+                    scanned.rel_path, scanned.size, scanned.mtime_ns, FileState.FAILED, reason
                 )
             )
             report.failed += 1
+            report.failures[scanned.rel_path] = reason
             return
         title = chunked.metadata.get("title") or _title_from_path(scanned.rel_path)
         metadata = chunked.metadata.copy()
@@ -310,14 +330,18 @@ class Indexer:
         )
         self.vector_phase.drop_chunk_vectors(old_ids, keep={cid for cid, _ in chunks})
         self.vector_phase.drop_file_vector(scanned.rel_path, record)
-        if record is None or record.state in (FileState.SKIPPED, FileState.FAILED):
+        if restore:
+            report.files_restored += 1
+        elif record is None or record.state in (FileState.SKIPPED, FileState.FAILED):
             report.added += 1
         else:
             report.updated += 1
         report.chunks_written += len(chunks)
 
     def _extract_missing_links(self, cancel: threading.Event | None) -> None:
-        """An index made before references were stored: extract every file's once."""
+        """An index whose references were read by an older explorer (or never): read every
+        file's references, inline tags and link names (aliases, slug, url) once, its chunks
+        and vectors kept."""
         keywords = self.index.keywords
         root = self.index.settings.root
         for path, record in keywords.files().items():
@@ -332,7 +356,13 @@ class Indexer:
                 document = loaded.document(cancel=cancel)
             except (FileRefused, ExtractionCancelled):
                 continue
-            keywords.replace_links(path, loaded.format.references(path, document))
+            facts = loaded.format.link_facts(path, document)
+            metadata = cast(FileMetadata, keywords.facts.metadata(path))
+            for key in ROUTE_FIELDS:
+                if key in document.metadata:
+                    metadata[key] = document.metadata[key]  # type: ignore[literal-required]
+            metadata = with_inline_tags(metadata, facts.tags)
+            keywords.replace_link_facts(path, metadata, facts.references)
         keywords.facts.set_links_complete()
 
     def _mark_skipped(

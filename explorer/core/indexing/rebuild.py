@@ -55,8 +55,9 @@ def rebuild(
     ``meta`` is written into the new index's meta table (the CLI's stored root, say). Raises
     :class:`~explorer.core.store.index.IndexBusy` when another process writes the index.
     """
-    live = Index(settings)
-    live.acquire_write_lock("explorer index --rebuild")
+    # The model is checked before anything is written; the live index is checked (and set
+    # aside if damaged, an empty database included) as any writer's is.
+    live = Index.open_for_writing(settings, holder="explorer index --rebuild", check_model=True)
     try:
         aside_dir = settings.index_dir / REBUILD_DIR_NAME
         shutil.rmtree(aside_dir, ignore_errors=True)  # what an interrupted rebuild left
@@ -77,6 +78,7 @@ def rebuild(
         live.keywords.close()  # the copy below is the only writer of the live database
         _swap_in(aside_dir, settings.index_dir)
         shutil.rmtree(aside_dir, ignore_errors=True)
+        report.tightened = [entry.describe(settings.index_dir) for entry in live.tightened]
         return report
     finally:
         live.close()

@@ -30,11 +30,22 @@ class IndexReport:
     unchanged: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     failed: int = 0
+    failures: dict[str, str] = field(default_factory=dict)
+    """Why each failed file failed (path -> reason): its content made a parser fail. A failed
+    file is read again by every sync, so a fixed parser (or file) takes it in."""
     chunks_written: int = 0
     chunks_embedded: int = 0
     chunks_reused: int = 0
     """Chunks whose vectors the store already held (another checkout, or an interrupted run)."""
     orphans_removed: int = 0
+    files_restored: int = 0
+    """Files indexed again because their chunks were missing from the database (deleted
+    behind explorer's back); their vectors are reused."""
+    vectors_lost: int = 0
+    """Chunks recorded as embedded whose vectors the store no longer held: embedded again."""
+    tightened: list[str] = field(default_factory=list)
+    """Files and folders of the index that other users could read until this run made them
+    private (``index.sqlite 0644``)."""
     cancelled: bool = False
     vectors_unavailable: str = ""
     """Why the vector store could not be reached after a keyword-only sync (else empty)."""
@@ -55,10 +66,14 @@ class IndexReport:
             "unchanged": self.unchanged,
             "skipped": self.skipped,
             "failed": self.failed,
+            "failures": self.failures,
             "chunks_written": self.chunks_written,
             "chunks_embedded": self.chunks_embedded,
             "chunks_reused": self.chunks_reused,
             "orphans_removed": self.orphans_removed,
+            "files_restored": self.files_restored,
+            "vectors_lost": self.vectors_lost,
+            "permissions_tightened": self.tightened,
             "cancelled": self.cancelled,
             "vectors_unavailable": self.vectors_unavailable,
             "keyword_seconds": round(self.keyword_seconds, 3),

@@ -100,8 +100,11 @@ class VectorPhase:
             # those is this sync's own work, not a repair of what an interrupted run left.
             report.orphans_removed = len(set(orphans) - set(self._stale_vector_ids))
         self.forget_stale()
-        keywords.ledger.mark_missing_vectors(in_sqlite - in_store)
-        reusable = sorted(keywords.ledger.unembedded_ids() & in_store)
+        unembedded = keywords.ledger.unembedded_ids()
+        lost = in_sqlite - in_store - unembedded  # recorded as embedded; the store lacks them
+        report.vectors_lost = len(lost)
+        keywords.ledger.mark_missing_vectors(lost)
+        reusable = sorted(unembedded & in_store)
         keywords.ledger.mark_embedded(reusable)
         report.chunks_reused = len(reusable)
         records = keywords.files()

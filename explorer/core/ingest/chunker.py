@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from explorer.core.ingest.documents import ChunkedFile
 from explorer.core.ingest.formats import Document, DocumentFormat, format_for, pages_of
-from explorer.core.ingest.front_matter import parse_front_matter
+from explorer.core.ingest.front_matter import parse_front_matter, with_inline_tags
 from explorer.core.ingest.windows import Chunker, Section, TokenSpans
 
 __all__ = ["chunk_document", "chunk_file", "parse_front_matter"]
@@ -77,7 +77,7 @@ def chunk_document(
         ]
     return ChunkedFile(
         chunks=chunks,
-        metadata=document.metadata,
+        metadata=with_inline_tags(document.metadata, structure.tags),
         references=structure.references,
         notes=list(document.notes),
     )

@@ -10,6 +10,11 @@ Values are kept as the text the author wrote: ``version: 1.10`` stays ``1.10`` (
 whatever it holds (``["C, C++"]`` is one tag), or a string of comma-separated tags; a value of
 the wrong shape (a mapping as a title, a list inside the tags) is dropped and a note says so.
 Nothing here raises: bad front matter is reported, never fatal.
+
+Three fields say where a page is published and by which names it is linked to: ``aliases``
+(a list, or one string; ``alias`` too): other names of an Obsidian note, or other URLs of a
+Hugo page; ``slug``: the last part of a page's URL; ``url`` (Jekyll's ``permalink``): its
+whole URL.
 """
 
 from __future__ import annotations
@@ -29,11 +34,19 @@ MAX_FRONT_MATTER_CHARS = 32_000
 """A fenced block longer than this is left unparsed (its fields are not read)."""
 MAX_DEPTH = 16
 """Deepest nesting of lists and mappings read; deeper front matter is refused."""
-FIELD_CAPS: dict[str, int] = {"title": 300, "description": 2_000, "tags": 1_000, "version": 100}
-"""The kept fields and the most characters each may hold (longer values are cut; for ``tags``,
-all of them together)."""
+FIELD_CAPS: dict[str, int] = {
+    "title": 300,
+    "description": 2_000,
+    "tags": 1_000,
+    "version": 100,
+    "aliases": 1_000,
+    "slug": 300,
+    "url": 500,
+}
+"""The kept fields and the most characters each may hold (longer values are cut; for ``tags``
+and ``aliases``, all of them together)."""
 MAX_TAGS = 100
-"""Most tags kept from a list."""
+"""Most tags (or aliases) kept from a list."""
 
 _YAML_FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*\r?$\n?", re.M | re.S)
 _TOML_FENCE = re.compile(r"\A\+\+\+[ \t]*\r?\n(.*?)^\+\+\+[ \t]*\r?$\n?", re.M | re.S)
@@ -57,6 +70,12 @@ class FileMetadata(TypedDict, total=False):
     tags: list[str]
     """One entry per tag, as written (a tag may hold a comma)."""
     version: str
+    aliases: list[str]
+    """Other names of the note (Obsidian) or other URLs of the page (Hugo), as written."""
+    slug: str
+    """The last part of the page's URL (Hugo, Docusaurus)."""
+    url: str
+    """The page's whole URL (Hugo ``url``, Jekyll ``permalink``)."""
     notes: str
     """What was dropped or cut, kept by the indexer so it can be looked up."""
 
@@ -170,10 +189,17 @@ def _fields(data: dict[str, object]) -> tuple[FileMetadata, list[str]]:
         metadata["title"] = title
     if description := _text("description", data.get("description"), notes):
         metadata["description"] = description
-    if tags := _tags(data.get("tags"), notes):
+    if tags := _text_list("tags", data.get("tags"), notes, split_commas=True):
         metadata["tags"] = tags
     if version := _text("version", data.get("version"), notes):
         metadata["version"] = version
+    aliases = data.get("aliases", data.get("alias"))
+    if aliases := _text_list("aliases", aliases, notes, split_commas=False):
+        metadata["aliases"] = aliases
+    if slug := _text("slug", data.get("slug"), notes):
+        metadata["slug"] = slug
+    if url := _text("url", data.get("url", data.get("permalink")), notes):
+        metadata["url"] = url
     return metadata, notes
 
 
@@ -189,37 +215,59 @@ def _text(key: str, value: object, notes: list[str]) -> str:
     return _cap(key, text, notes) if text else ""
 
 
-def _tags(value: object, notes: list[str]) -> list[str]:
-    """The tags: a list's scalar items (others dropped with a note) or a string split on
-    commas; at most :data:`MAX_TAGS` of them, and :data:`FIELD_CAPS` characters in all."""
+def _text_list(key: str, value: object, notes: list[str], split_commas: bool) -> list[str]:
+    """A list field (``tags``, ``aliases``): a list's scalar items (others dropped with a note)
+    or one string (for tags, split on commas); at most :data:`MAX_TAGS` of them, and
+    :data:`FIELD_CAPS` characters in all."""
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
         items: Sequence[object] = value
     elif (text := _scalar(value)) is not None:
-        items = text.split(",")
+        items = text.split(",") if split_commas else [text]
     else:
-        notes.append(f"tags ignored: {type(value).__name__}, not text")
+        notes.append(f"{key} ignored: {type(value).__name__}, not text")
         return []
-    tags = []
+    values = []
     for item in items:
         text = _scalar(item) if item is not None else None
         if text is None:
             if item is not None:
-                notes.append(f"a tag ignored: {type(item).__name__}, not text")
+                one = "a tag" if key == "tags" else f"a value of {key}"
+                notes.append(f"{one} ignored: {type(item).__name__}, not text")
             continue
         if text.strip():
-            tags.append(text.strip())
-    if len(tags) > MAX_TAGS:
-        notes.append(f"tags cut to the first {MAX_TAGS}")
-        tags = tags[:MAX_TAGS]
+            values.append(text.strip())
+    if len(values) > MAX_TAGS:
+        notes.append(f"{key} cut to the first {MAX_TAGS}")
+        values = values[:MAX_TAGS]
     kept: list[str] = []
-    for tag in tags:
-        if len(", ".join([*kept, tag])) > FIELD_CAPS["tags"]:
-            notes.append(f"tags cut to {FIELD_CAPS['tags']} characters")
+    for item in values:
+        if len(", ".join([*kept, item])) > FIELD_CAPS[key]:
+            notes.append(f"{key} cut to {FIELD_CAPS[key]} characters")
             break
-        kept.append(tag)
+        kept.append(item)
     return kept
+
+
+def with_inline_tags(metadata: FileMetadata, inline: Sequence[str]) -> FileMetadata:
+    """``metadata`` with the body's inline ``#tags`` after its front-matter tags (a tag
+    already there, in any case, is not repeated), within the same caps."""
+    tags = list(metadata.get("tags", []))
+    seen = {tag.casefold() for tag in tags}
+    added = False
+    for tag in inline:
+        if len(tags) >= MAX_TAGS or len(", ".join([*tags, tag])) > FIELD_CAPS["tags"]:
+            break
+        if tag.casefold() not in seen:
+            seen.add(tag.casefold())
+            tags.append(tag)
+            added = True
+    if not added:
+        return metadata
+    merged = metadata.copy()
+    merged["tags"] = tags
+    return merged
 
 
 def front_matter_end(text: str) -> int:

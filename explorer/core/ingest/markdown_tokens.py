@@ -2,20 +2,40 @@
 
 The chunker reads the headings from these tokens and the reference extractor its links, so a
 document is parsed once for both. markdown-it is imported on first use, not with the core.
+
+Two inline rules teach the parser the link forms CommonMark does not know, so that they are
+tokens like any link (and, like any link, nothing inside a code span or block):
+
+- Obsidian's wikilinks, ``[[Note]]``, ``[[folder/Note#Heading|text]]``, and embeds
+  ``![[picture.png]]``: a ``wikilink`` token whose ``meta`` holds ``target``, ``anchor``,
+  ``embed`` and ``markup`` (the link as written, its display text left out);
+- Hugo's ``{{< ref "path" >}}`` and ``{{< relref "path" >}}`` shortcodes (also with ``%``
+  delimiters): a ``hugo_ref`` token whose ``meta`` holds ``target``, ``anchor`` and ``markup``.
+  Hugo expands them before the Markdown is rendered, so ``[text]({{< ref "x" >}})`` (which
+  CommonMark cannot read as a link: its destination holds spaces) is found all the same.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
     from markdown_it.token import Token
 
 _LONE_CR = re.compile(r"\r(?!\n)")
+_WIKILINK_INSIDE = re.compile(r"([^\[\]\n]{1,1000})\]\]")
+"""What follows ``[[``: up to 1,000 characters without a bracket or a line break, then ``]]``
+(a run of brackets fails at once, whatever its length)."""
+_HUGO_REF_START = re.compile(r"\{\{[<%]\s*(?:rel)?ref\b")
+MAX_SHORTCODE_CHARS = 2_000
+"""The same bound for a Hugo shortcode's ``>}}``."""
+HUGO_REF_NAMES = frozenset({"ref", "relref"})
 
 
 @lru_cache(maxsize=1)
@@ -25,13 +45,16 @@ def markdown_parser() -> MarkdownIt:
     Its core runs the block rules only: inline content is parsed on demand, where something may
     be found in it (on 8 MB of nginx docs, parsing every paragraph's inlines took more time than
     the blocks). ``inline_definitions`` gives each reference definition a token (with its lines)
-    and ``store_labels`` marks the links that use one.
+    and ``store_labels`` marks the links that use one. Wikilinks and Hugo ``ref`` shortcodes
+    are inline rules of their own (see the module's docstring).
     """
     from markdown_it import MarkdownIt
 
     options = {"inline_definitions": True, "store_labels": True}
     parser = MarkdownIt("commonmark", options).enable("table")
     parser.core.ruler.disable(["inline", "text_join"])
+    parser.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    parser.inline.ruler.before("link", "hugo_ref", _hugo_ref_rule)
     return parser
 
 
@@ -57,3 +80,113 @@ def markdown_blocks(text: str, body: int) -> MarkdownBlocks:
         source = _LONE_CR.sub(" ", source)
     env: dict[str, object] = {}
     return MarkdownBlocks(markdown_parser().parse(source, env), env)
+
+
+@dataclass(frozen=True)
+class Wikilink:
+    """The parts of a wikilink's inside, ``folder/Note#Heading|text``."""
+
+    target: str
+    """The note or file named (``folder/Note``); empty for a link to a heading of the same note."""
+    anchor: str
+    """After ``#``: a heading, or ``^block`` for a block."""
+
+
+def split_wikilink(inside: str) -> Wikilink:
+    """``target#anchor|text`` into its target and anchor (the display text is dropped).
+
+    In a table Obsidian writes the bar escaped, ``[[Note\\|text]]``: the escape is dropped too.
+    """
+    target = inside.split("|", 1)[0]
+    target = target.removesuffix("\\")
+    target, _hash, anchor = target.partition("#")
+    return Wikilink(target.strip(), anchor.strip())
+
+
+def _wikilink_rule(state: StateInline, silent: bool) -> bool:
+    """``[[...]]`` and ``![[...]]`` on one line, holding no bracket."""
+    start = state.pos
+    embed = state.src.startswith("![[", start)
+    if not embed and not state.src.startswith("[[", start):
+        return False
+    opened = start + (3 if embed else 2)
+    found = _WIKILINK_INSIDE.match(state.src, opened, state.posMax)
+    if found is None or state.src.startswith("(", found.end()):
+        return False  # [[1]](url) is a CommonMark link whose text is "[1]"
+    inside, close = found.group(1), found.end() - 2
+    if not inside.strip():
+        return False
+    if not silent:
+        link = split_wikilink(inside)
+        shown = link.target + (f"#{link.anchor}" if link.anchor else "")
+        token = state.push("wikilink", "", 0)
+        token.content = inside
+        token.meta = {
+            "target": link.target,
+            "anchor": link.anchor,
+            "embed": embed,
+            "markup": f"{'!' if embed else ''}[[{shown}]]",
+        }
+    state.pos = close + 2
+    return True
+
+
+@dataclass(frozen=True)
+class HugoRef:
+    """A ``ref`` or ``relref`` shortcode's target."""
+
+    name: str
+    target: str
+    """The content path, anchor cut off (``/waf/policies/configuration.md``)."""
+    anchor: str
+    markup: str
+    """The shortcode as written, spaces normalised: ``{{< ref "/waf" >}}``."""
+
+
+_SHORTCODE_OPEN = {"{{<": ">}}", "{{%": "%}}"}
+
+
+def parse_hugo_ref(text: str) -> HugoRef | None:
+    """The ``ref``/``relref`` shortcode that ``text`` is (whole), or None.
+
+    Its arguments are read as Hugo reads them: quoted or bare, positional (``ref "path"``) or
+    named (``ref path="x" lang="en"``).
+    """
+    text = text.strip()
+    closing = _SHORTCODE_OPEN.get(text[:3])
+    if closing is None or not text.endswith(closing) or len(text) < 6:
+        return None
+    try:
+        words = shlex.split(text[3:-3], posix=True)
+    except ValueError:  # an unclosed quote
+        return None
+    if not words or words[0] not in HUGO_REF_NAMES:
+        return None
+    named = dict(word.split("=", 1) for word in words[1:] if "=" in word)
+    positional = [word for word in words[1:] if "=" not in word]
+    path = named.get("path") or (positional[0] if positional else "")
+    if not path.strip():
+        return None
+    target, _hash, anchor = path.strip().partition("#")
+    markup = f'{text[:3]} {words[0]} "{path.strip()}" {closing}'
+    return HugoRef(words[0], target, anchor, markup)
+
+
+def _hugo_ref_rule(state: StateInline, silent: bool) -> bool:
+    """``{{< ref "path" >}}``: a reference; any other shortcode is left as text."""
+    start = state.pos
+    closing = _SHORTCODE_OPEN.get(state.src[start : start + 3])
+    if closing is None or not _HUGO_REF_START.match(state.src, start):
+        return False
+    end = state.src.find(closing, start + 3, min(state.posMax, start + MAX_SHORTCODE_CHARS))
+    if end < 0:
+        return False
+    ref = parse_hugo_ref(state.src[start : end + 3])
+    if ref is None:
+        return False
+    if not silent:
+        token = state.push("hugo_ref", "", 0)
+        token.content = state.src[start : end + 3]
+        token.meta = {"target": ref.target, "anchor": ref.anchor, "markup": ref.markup}
+    state.pos = end + 3
+    return True

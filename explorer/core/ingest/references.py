@@ -1,12 +1,14 @@
-"""References from one file to others: Markdown links and backtick path mentions.
+"""References from one file to others: Markdown links, wikilinks, Hugo refs, backtick paths.
 
 Markdown is read with markdown-it-py's token stream (never with regexes over Markdown), so a
-link inside a code block is no link, and reference-style links are recorded once, at their
-definition. Three kinds come from Markdown:
+link inside a code span or block is no link, and reference-style links are recorded once, at
+their definition. From Markdown come:
 
-- ``link``: an inline link ``[text](path)``, resolved relative to the file (``/path`` from the
-  root);
-- ``image``: an image ``![alt](path)``, resolved the same way;
+- ``link``: an inline link ``[text](path)``, a wikilink ``[[Note]]`` (``[[Note|text]]``,
+  ``[[Note#Heading]]``, ``[[Note#^block]]``, ``[[folder/Note]]``) or a Hugo shortcode
+  ``{{< ref "path" >}}`` / ``{{< relref "path" >}}``;
+- ``image``: an image ``![alt](path)``;
+- ``embed``: an Obsidian embed ``![[picture.png]]`` or ``![[Note]]``;
 - ``definition``: a reference definition ``[label]: path``; the ``[text][label]`` links that use
   it are not recorded again;
 
@@ -16,26 +18,36 @@ and one from inline code, in Markdown and in any other text (a code comment, a d
   (```guides/install.md```). A mention may name a path relative to the file or to the root, so
   it keeps both candidates; which one it means is judged against the disk when it is read.
 
-URLs with a scheme (``https:``, ``mailto:``...), pure ``#anchors`` and targets that leave the
-root are not references to files of the tree. ``#anchor`` and ``?query`` are cut off and
-``%20``-style escapes decoded.
+Each reference keeps the :class:`LinkSyntax` it was written in, because each is resolved its own
+way (by the rules of the folder's publisher: see
+:mod:`explorer.core.retrieval.link_resolution`). What is stored here depends on the file alone.
+
+URLs with a scheme (``https:``, ``mailto:``...) and pure ``#anchors`` are not references to
+files of the tree. ``#anchor`` and ``?query`` are cut off and ``%20``-style escapes decoded.
+
+Markdown also gives inline ``#tags`` (Obsidian's grammar: ``#`` after a space or at the start,
+then letters, digits, ``_``, ``-`` and ``/``, not digits only; never in code, never a heading's
+``#``, never a URL's fragment): :func:`extract_link_facts` returns them with the references.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from explorer.core.ingest.markdown_tokens import MarkdownBlocks, markdown_blocks, markdown_parser
+from explorer.core.ingest.markdown_tokens import (
+    MarkdownBlocks,
+    markdown_blocks,
+    markdown_parser,
+    parse_hugo_ref,
+)
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
-
-MARKDOWN_EXTENSIONS = frozenset({"md", "markdown", "mdx"})
 
 
 class ReferenceKind(StrEnum):
@@ -43,24 +55,50 @@ class ReferenceKind(StrEnum):
 
     LINK = "link"
     IMAGE = "image"
+    EMBED = "embed"
     DEFINITION = "definition"
     MENTION = "mention"
 
 
+class LinkSyntax(StrEnum):
+    """How a reference was written, which says how it resolves."""
+
+    PATH = "path"
+    """A URL or path: a Markdown link, image or definition, an HTML ``href``, a backtick
+    path. Relative to the page (its file, or its URL on a static site), or site-absolute."""
+    WIKILINK = "wikilink"
+    """``[[Note]]``: a note's name (or a path's end), found anywhere in the vault."""
+    HUGO_REF = "ref"
+    """``{{< ref "path" >}}``: a content path, relative to the page or to the content root."""
+
+
 @dataclass(frozen=True)
 class FileReference:
-    """One reference found in a file, resolved to a root-relative path."""
+    """One reference found in a file, with the target it names read from the file alone."""
 
     line: int
     """1-based line of the file where the reference stands."""
     kind: ReferenceKind
     raw: str
-    """The target as written, ``%xx`` escapes decoded (``../guides/install.md#linux``)."""
+    """The target as written, ``%xx`` escapes decoded (``../guides/install.md#linux``,
+    ``[[Note#Heading]]``, ``{{< ref "/waf" >}}``)."""
     target: str
-    """The root-relative path it resolves to (``guides/install.md``); for a mention, the path
-    relative to the file's folder."""
+    """For a path: the root-relative file path it reads as from the file's folder
+    (``guides/install.md``; ``""`` when that reading leaves the root), for a mention the path
+    relative to the file's folder; for a wikilink, the note named (``folder/Note``); for a Hugo
+    ref, the content path (``/waf/policies``)."""
     alternative: str = ""
     """For a mention only: the path read from the root, when it differs from ``target``."""
+    syntax: LinkSyntax = LinkSyntax.PATH
+
+
+@dataclass
+class LinkFacts:
+    """What a file's text says about links: its references and its inline tags."""
+
+    references: list[FileReference] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    """Inline ``#tags``, without the ``#``, in order of first appearance (each once)."""
 
 
 _PATH_MENTION = re.compile(
@@ -70,6 +108,12 @@ _PATH_MENTION = re.compile(
 ``../guides/install.md``; not ``./tern.toml``, which is as likely a file of the reader's)."""
 _BACKTICK_SPAN = re.compile(r"(?<!`)(`{1,2})([^`\n]+?)\1(?!`)")
 """A backtick span in text that is not Markdown (comments, docstrings, reStructuredText)."""
+_INLINE_TAG = re.compile(r"(?<!\S)#([\w/-]+)")
+"""An Obsidian tag in a run of text: ``#`` at the start or after a space, then word
+characters (any script), ``-`` and ``/``."""
+MAX_INLINE_TAGS = 100
+MAX_INLINE_CHARS = 20_000
+"""A paragraph longer than this is read line by line, and a longer line not at all."""
 
 
 def extract_references(
@@ -81,14 +125,24 @@ def extract_references(
     there, with line numbers counted in the whole file. ``blocks`` are the Markdown's tokens
     when the caller has them already (``markdown_blocks(text, body_start)``).
     """
-    suffix = PurePosixPath(rel_path).suffix.lower().lstrip(".")
-    if suffix in MARKDOWN_EXTENSIONS:
+    return extract_link_facts(rel_path, text, body_start, blocks).references
+
+
+def extract_link_facts(
+    rel_path: str, text: str, body_start: int = 0, blocks: MarkdownBlocks | None = None
+) -> LinkFacts:
+    """The references of :func:`extract_references` and, for Markdown, the inline tags."""
+    # The registry decides what Markdown is (imported here: the formats import this module).
+    from explorer.core.ingest.formats.registry import is_markdown
+
+    if is_markdown(rel_path):
         if blocks is None:
             blocks = markdown_blocks(text, body_start)
-        found = _markdown_references(rel_path, text, body_start, blocks)
+        facts = _markdown_facts(rel_path, text, body_start, blocks)
     else:
-        found = _text_mentions(rel_path, text)
-    return sorted(found, key=lambda ref: (ref.line, ref.kind, ref.raw))
+        facts = LinkFacts(_text_mentions(rel_path, text))
+    facts.references.sort(key=lambda ref: (ref.line, ref.kind, ref.raw))
+    return facts
 
 
 def resolve_target(source: str, raw: str) -> str | None:
@@ -98,21 +152,27 @@ def resolve_target(source: str, raw: str) -> str | None:
     target outside the root. ``/path`` is read from the root, anything else from the folder of
     ``source``.
     """
+    path = link_path(raw)
+    if path is None:
+        return None
+    if path.startswith("/"):
+        return normalise_path(path.lstrip("/"))
+    return normalise_path(f"{PurePosixPath(source).parent.as_posix()}/{path}")
+
+
+def link_path(raw: str) -> str | None:
+    """The path part of a link, decoded (``../a b.md`` of ``../a%20b.md#x``); None for a URL
+    with a scheme or host, a pure anchor or query, or nothing."""
     target = raw.strip()
     if not target or target.startswith(("#", "?")):
         return None
     parts = urlsplit(target)
     if parts.scheme or parts.netloc or target.startswith("//"):
         return None
-    path = unquote(parts.path)
-    if not path:
-        return None
-    if path.startswith("/"):
-        return _normalise(path.lstrip("/"))
-    return _normalise(f"{PurePosixPath(source).parent.as_posix()}/{path}")
+    return unquote(parts.path) or None
 
 
-def _normalise(path: str) -> str | None:
+def normalise_path(path: str) -> str | None:
     """``path`` with ``.`` and ``..`` folded; None when it climbs out of the root."""
     parts: list[str] = []
     for part in path.split("/"):
@@ -128,77 +188,144 @@ def _normalise(path: str) -> str | None:
 
 
 def _may_hold_references(inline: str) -> bool:
-    """Whether an inline run can hold a link or image (``](``) or a backtick path."""
-    return "](" in inline or ("`" in inline and "/" in inline)
+    """Whether an inline run can hold a link, an image, a wikilink, a shortcode, a backtick
+    path or a tag."""
+    return (
+        "](" in inline
+        or "[[" in inline
+        or "{{" in inline
+        or "#" in inline
+        or ("`" in inline and "/" in inline)
+    )
 
 
-def _markdown_references(
-    rel_path: str, text: str, body_start: int, blocks: MarkdownBlocks
-) -> list[FileReference]:
+def _markdown_facts(rel_path: str, text: str, body_start: int, blocks: MarkdownBlocks) -> LinkFacts:
     offset = text.count("\n", 0, body_start)
-    found: list[FileReference] = []
+    facts = LinkFacts()
     parser, env = markdown_parser(), blocks.env
+    previous = ""
     for token in blocks.tokens:
         if token.map is None:
+            previous = token.type
             continue
         line = offset + token.map[0] + 1
         if token.type == "definition":
-            _add_link(found, rel_path, line, ReferenceKind.DEFINITION, token.meta.get("url", ""))
+            _add_link(facts, rel_path, line, ReferenceKind.DEFINITION, token.meta.get("url", ""))
         elif token.type == "inline" and _may_hold_references(token.content):
-            children: list[Token] = []
-            parser.inline.parse(token.content, parser, env, children)
-            _inline_references(found, rel_path, line, children)
-    return found
+            for run, first_line in _inline_runs(token.content, line):
+                children: list[Token] = []
+                parser.inline.parse(run, parser, env, children)
+                _inline_facts(facts, rel_path, first_line, children, previous != "heading_open")
+        previous = token.type
+    return facts
 
 
-def _inline_references(
-    found: list[FileReference], rel_path: str, line: int, children: list[Token]
+def _inline_runs(content: str, line: int) -> list[tuple[str, int]]:
+    """The inline text to parse and its first line: the whole run, or one line at a time when
+    the run is longer than :data:`MAX_INLINE_CHARS` (markdown-it's link rule takes quadratic
+    time on a long run of brackets); a single line longer than that is not read."""
+    if len(content) <= MAX_INLINE_CHARS:
+        return [(content, line)]
+    return [
+        (text, line + number)
+        for number, text in enumerate(content.split("\n"))
+        if len(text) <= MAX_INLINE_CHARS and _may_hold_references(text)
+    ]
+
+
+def _inline_facts(
+    facts: LinkFacts, rel_path: str, line: int, children: list[Token], tags: bool
 ) -> None:
-    """References in one inline run (a paragraph, a heading, a table cell) from ``line`` on."""
+    """References (and, unless ``tags`` is False, tags) in one inline run (a paragraph, a
+    heading, a table cell) from ``line`` on."""
+    before = " "  # what precedes the next text token: a tag must follow a space or a start
     for child in children:
         if child.type in ("softbreak", "hardbreak"):
             line += 1
         elif child.type == "link_open" and "label" not in child.meta:
             if child.markup not in ("autolink", "linkify"):
-                _add_link(found, rel_path, line, ReferenceKind.LINK, str(child.attrs["href"]))
+                _add_link(facts, rel_path, line, ReferenceKind.LINK, str(child.attrs["href"]))
         elif child.type == "image" and "label" not in child.meta:
-            _add_link(found, rel_path, line, ReferenceKind.IMAGE, str(child.attrs["src"]))
+            _add_link(facts, rel_path, line, ReferenceKind.IMAGE, str(child.attrs["src"]))
             line += sum(c.type in ("softbreak", "hardbreak") for c in child.children or [])
+        elif child.type == "wikilink":
+            _add_wikilink(facts, line, child.meta)
+        elif child.type == "hugo_ref":
+            _add_hugo_ref(facts, line, child.meta["target"], child.meta["markup"])
         elif child.type == "code_inline":
-            _add_mention(found, rel_path, line, child.content)
-        elif child.type in ("text", "html_inline"):
+            _add_mention(facts, rel_path, line, child.content)
+        elif child.type == "text":
+            if tags:
+                _add_tags(facts, before + child.content)
             line += child.content.count("\n")
+        elif child.type == "html_inline":
+            line += child.content.count("\n")
+        before = " " if child.type in ("softbreak", "hardbreak") else (child.content[-1:] or "x")
 
 
-def _add_link(
-    found: list[FileReference], source: str, line: int, kind: ReferenceKind, raw: str
-) -> None:
-    target = resolve_target(source, raw)
-    if target is not None:
-        found.append(FileReference(line, kind, unquote(raw), target))
+def _add_link(facts: LinkFacts, source: str, line: int, kind: ReferenceKind, raw: str) -> None:
+    decoded = unquote(raw)
+    ref = parse_hugo_ref(decoded) if decoded.startswith("{{") else None
+    if ref is not None:  # [text](<{{< ref "x" >}}>): the destination is the shortcode
+        _add_hugo_ref(facts, line, ref.target, ref.markup)
+        return
+    if link_path(raw) is None:
+        return
+    target = resolve_target(source, raw) or ""
+    facts.references.append(FileReference(line, kind, decoded, target))
 
 
-def _add_mention(found: list[FileReference], source: str, line: int, code: str) -> None:
+def _add_wikilink(facts: LinkFacts, line: int, meta: dict[str, object]) -> None:
+    target = str(meta["target"])
+    if not target:  # [[#Heading]]: a heading of this note
+        return
+    kind = ReferenceKind.EMBED if meta["embed"] else ReferenceKind.LINK
+    reference = FileReference(line, kind, str(meta["markup"]), target, "", LinkSyntax.WIKILINK)
+    facts.references.append(reference)
+
+
+def _add_hugo_ref(facts: LinkFacts, line: int, target: str, markup: str) -> None:
+    if target.strip():
+        reference = FileReference(
+            line, ReferenceKind.LINK, markup, target.strip(), "", LinkSyntax.HUGO_REF
+        )
+        facts.references.append(reference)
+
+
+def _add_tags(facts: LinkFacts, text: str) -> None:
+    """The tags of a run of text (prefixed with the character before it)."""
+    if "#" not in text or len(facts.tags) >= MAX_INLINE_TAGS:
+        return
+    for match in _INLINE_TAG.finditer(text):
+        tag = match.group(1).strip("/")
+        folded = {known.casefold() for known in facts.tags}
+        if tag and not tag.replace("/", "").isdigit() and tag.casefold() not in folded:
+            facts.tags.append(tag)
+
+
+def _add_mention(facts: LinkFacts, source: str, line: int, code: str) -> None:
     """A backtick span that is a path with a folder and an extension, with both readings."""
     code = code.strip()
     if not _PATH_MENTION.fullmatch(code):
         return
     explicit = code.startswith(("./", "../"))  # relative to the file, and only that
-    from_root = None if explicit else _normalise(code.lstrip("/"))
+    from_root = None if explicit else normalise_path(code.lstrip("/"))
     from_file = None if code.startswith("/") else resolve_target(source, code)
     if from_root is None and from_file is None:
         return
     target = from_file or from_root
     alternative = from_root if from_root and from_root != target else ""
-    found.append(FileReference(line, ReferenceKind.MENTION, code, str(target), alternative))
+    facts.references.append(
+        FileReference(line, ReferenceKind.MENTION, code, str(target), alternative)
+    )
 
 
 def _text_mentions(rel_path: str, text: str) -> list[FileReference]:
-    found: list[FileReference] = []
+    facts = LinkFacts()
     line, counted = 1, 0
     for match in _BACKTICK_SPAN.finditer(text):
         if "/" in match.group(2):
             line += text.count("\n", counted, match.start())
             counted = match.start()
-            _add_mention(found, rel_path, line, match.group(2))
-    return found
+            _add_mention(facts, rel_path, line, match.group(2))
+    return facts.references

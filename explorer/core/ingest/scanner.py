@@ -4,7 +4,8 @@
 be known, the path must not be hidden, and neither the built-in excludes, the user's ``exclude``
 patterns nor any ``.gitignore`` on the way down may ignore it. :func:`scan` walks a root with those
 rules and reports every file it would index plus those it must skip (too large, unreadable, a
-link out of the root); :func:`scan_path` does the same for one path. :func:`load_text` reads one
+link out of the root, a fifo, a device or a socket, a folder that cannot be listed);
+:func:`scan_path` does the same for one path. :func:`load_text` reads one
 file and tells binary or undecodable content apart from text.
 
 The root is a boundary: a symbolic link to a file outside it is skipped (``outside-root``) unless
@@ -24,8 +25,6 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import pathspec
-
 from explorer.core.ingest import formats
 from explorer.core.ingest.documents import ScannedFile, ScanResult, SkippedFile, SkipReason
 from explorer.core.ingest.file_reading import (
@@ -35,6 +34,7 @@ from explorer.core.ingest.file_reading import (
     human_size,
     read_regular_file,
 )
+from explorer.core.ingest.ignore_patterns import IgnorePatterns
 from explorer.core.ingest.root_paths import (
     OutsideRoot,
     disk_path,
@@ -47,8 +47,10 @@ __all__ = [
     "DEFAULT_EXCLUDES",
     "DEFAULT_EXTENSIONS",
     "DEFAULT_NAMES",
+    "INDEX_MARKS",
     "OutsideRoot",
     "ScanRules",
+    "is_index_folder",
     "load_text",
     "resolve_inside_root",
     "scan",
@@ -78,6 +80,10 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 )
 """Gitignore-style patterns that are always applied, whatever the settings say."""
 
+INDEX_MARKS = ("index.sqlite", "chroma")
+"""What an explorer index folder holds: its database (a file) and its vector store (a folder).
+A folder under a root holding both is an index (ours or another's) and is never scanned."""
+
 _ALLOWED_HIDDEN_DIRS = frozenset({".github"})
 GITIGNORE_MAX_BYTES = 1_000_000
 """A ``.gitignore`` larger than this is not read (its folder is then scanned without it)."""
@@ -85,20 +91,13 @@ LOAD_TEXT_MAX_BYTES = 2_000_000
 """The default cap of :func:`load_text` (the indexer passes its ``max_file_bytes``)."""
 
 
-def _compile(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
-    """A gitignore spec from ``lines``, dropping any single pattern that cannot be compiled."""
-    lines = list(lines)
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(lines)
-    except Exception:  # noqa: BLE001 - one bad pattern must not disable the whole file
-        good = []
-        for line in lines:
-            try:
-                pathspec.GitIgnoreSpec.from_lines([line])
-            except Exception:  # noqa: BLE001
-                continue
-            good.append(line)
-        return pathspec.GitIgnoreSpec.from_lines(good)
+def is_index_folder(path: str) -> bool:
+    """True if the folder ``path`` is an explorer index (see :data:`INDEX_MARKS`): it holds the
+    full text of other files, and its own files (a tokenizer's JSON, say) are no documents."""
+    database, vectors = INDEX_MARKS
+    return os.path.isfile(os.path.join(path, database)) and os.path.isdir(
+        os.path.join(path, vectors)
+    )
 
 
 def _normalise(rel_path: str) -> str:
@@ -113,7 +112,8 @@ class ScanRules:
     """Decides whether a path under a root belongs in the index.
 
     A file must have a known extension (or name), must not be hidden, and must not be ignored by
-    the built-in excludes, the ``exclude`` patterns or any ``.gitignore`` down to it.
+    the built-in excludes, the ``exclude`` patterns or any ``.gitignore`` down to it, nor lie in
+    an explorer index folder.
     """
 
     def __init__(
@@ -128,7 +128,8 @@ class ScanRules:
         """Rules for ``root``.
 
         ``exclude`` holds gitignore-style patterns relative to the root; ``extra_ignored_dirs``
-        are absolute folders (such as the index's own folder) that are never entered; ``names``
+        are absolute folders (such as the index's own folder, before it exists) that are never
+        entered, as is any folder that :func:`is_index_folder` recognises; ``names``
         are extension-less file names to index as well. ``allow_outside_links`` lets symbolic
         links to files outside the root be read (by default they are skipped).
         """
@@ -139,7 +140,7 @@ class ScanRules:
         """``.gitignore`` files that could not be used, by folder (cleared by each scan)."""
         self.extensions = frozenset(ext.lower().lstrip(".") for ext in extensions)
         self.names = frozenset(name.lower() for name in names)
-        self._always = _compile([*DEFAULT_EXCLUDES, *exclude])
+        self._always = IgnorePatterns.from_lines([*DEFAULT_EXCLUDES, *exclude])
         self._extra_dirs: set[str] = set()
         roots = {self.root.absolute(), self.root.resolve()}
         for folder in extra_ignored_dirs:
@@ -152,7 +153,7 @@ class ScanRules:
                     if rel not in ("", "."):
                         self._extra_dirs.add(rel)
         self._root_str = str(self.root)
-        self._specs: dict[str, tuple[tuple[int, int], pathspec.GitIgnoreSpec]] = {}
+        self._specs: dict[str, tuple[tuple[int, int], IgnorePatterns]] = {}
         self._checked: set[str] = set()
         self._walking = False
 
@@ -186,7 +187,9 @@ class ScanRules:
         name = rel_dir.rsplit("/", 1)[-1]
         if name.startswith(".") and name not in _ALLOWED_HIDDEN_DIRS:
             return True
-        return rel_dir in self._extra_dirs or self._ignored(rel_dir, is_dir=True)
+        if rel_dir in self._extra_dirs or self._ignored(rel_dir, is_dir=True):
+            return True
+        return is_index_folder(os.path.join(self._root_str, disk_path(rel_dir)))
 
     def _file_wanted(self, rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
@@ -201,21 +204,22 @@ class ScanRules:
         return not self._ignored(rel, is_dir=False)
 
     def _ignored(self, rel: str, is_dir: bool) -> bool:
-        slash = "/" if is_dir else ""
-        if self._always.match_file(rel + slash):
+        """True if the excludes or the ``.gitignore`` files ignore ``rel`` itself (its folders
+        are checked by the caller, one level at a time, as git walks)."""
+        if self._always.ignores(rel, is_dir):
             return True
         parts = rel.split("/")
         # The deepest .gitignore with a matching pattern decides, as in git.
         for depth in range(len(parts) - 1, -1, -1):
-            spec = self._gitignore("/".join(parts[:depth]))
-            if spec is None:
+            patterns = self._gitignore("/".join(parts[:depth]))
+            if patterns is None:
                 continue
-            verdict = spec.check_file("/".join(parts[depth:]) + slash).include
+            verdict = patterns.verdict("/".join(parts[depth:]), is_dir)
             if verdict is not None:
-                return bool(verdict)
+                return verdict
         return False
 
-    def _gitignore(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+    def _gitignore(self, rel_dir: str) -> IgnorePatterns | None:
         """The compiled ``.gitignore`` of a folder; re-read when it changed since last checked.
 
         Within one :func:`scan` each folder's file is checked once; otherwise on every call.
@@ -248,9 +252,9 @@ class ScanRules:
             self._specs.pop(rel_dir, None)
             return None
         self.problems.pop(rel_dir, None)
-        spec = _compile(data.decode("utf-8", errors="replace").splitlines())
-        self._specs[rel_dir] = (key, spec)
-        return spec
+        patterns = IgnorePatterns.from_lines(data.decode("utf-8", errors="replace").splitlines())
+        self._specs[rel_dir] = (key, patterns)
+        return patterns
 
     def gitignore_problem(self, rel_dir: str) -> SkippedFile | None:
         """Why the ``.gitignore`` of folder ``rel_dir`` cannot be used (checked now), or None."""
@@ -266,10 +270,14 @@ def _classify(
     rules: ScanRules,
     max_bytes: int,
 ) -> ScannedFile | SkippedFile | None:
-    """A file the rules accept, with the stat of its target: indexable, skipped, or None when
-    it is no regular file (a fifo, a device, a link to a folder: never opened)."""
-    if not stat.S_ISREG(info.st_mode):
+    """A file the rules accept, with the stat of its target: indexable, or skipped with the
+    reason (a fifo, a device or a socket is never opened), or None for a link to a folder
+    (never followed)."""
+    if stat.S_ISDIR(info.st_mode):
         return None
+    if not stat.S_ISREG(info.st_mode):
+        kind = describe_mode(info.st_mode)
+        return SkippedFile(rel, SkipReason.NOT_REGULAR, f"a link to {kind}" if is_link else kind)
     if is_link and not rules.allow_outside_links:
         target = os.path.realpath(path)
         if not is_inside(rules.real_root, target):
@@ -281,6 +289,12 @@ def _classify(
     if not os.access(path, os.R_OK):
         return SkippedFile(rel, SkipReason.UNREADABLE, "permission denied")
     return ScannedFile(rel, Path(path), info.st_size, info.st_mtime_ns)
+
+
+def unlistable_folder(rel_dir: str, error: OSError) -> SkippedFile:
+    """A folder under the root that cannot be listed (mode 000, say): counted as unreadable."""
+    why = (error.strerror or str(error)).lower()
+    return SkippedFile(rel_dir, SkipReason.UNREADABLE, f"a folder that cannot be listed ({why})")
 
 
 def _visit_file(
@@ -308,13 +322,16 @@ def scan_path(
 ) -> ScannedFile | SkippedFile | None:
     """What a full :func:`scan` would make of the one file ``rel_path`` (an index key).
 
-    None when the rules do not want it, it does not exist, it is no regular file, or it lies
-    in a folder reached through a symbolic link (a walk never enters one).
+    None when the rules do not want it, it does not exist, it is a link to a folder, or it lies
+    in a folder reached through a symbolic link (a walk never enters one). For a folder: the
+    skipped entry a walk would count when it cannot be listed, else None.
     """
     rel = _normalise(rel_path)
+    path = os.path.join(rules._root_str, disk_path(rel))
+    if rel and os.path.isdir(path) and not os.path.islink(path):
+        return _folder_problem(rules, rel, path)
     if not rules.accepts(rel):
         return None
-    path = os.path.join(rules._root_str, disk_path(rel))
     parent_rel = os.path.dirname(disk_path(rel))
     expected_parent = os.path.join(rules.real_root, parent_rel) if parent_rel else rules.real_root
     try:
@@ -333,6 +350,23 @@ def scan_path(
     return _classify(rel, path, is_link, info, rules, max_file_bytes)
 
 
+def _folder_problem(rules: ScanRules, rel: str, path: str) -> SkippedFile | None:
+    """The folder ``rel`` counted as :func:`unlistable_folder` when a walk would enter it and
+    cannot list it; else None."""
+    if rules.prunes_dir(rel):
+        return None
+    expected = os.path.join(rules.real_root, disk_path(rel))
+    try:
+        if os.path.realpath(path) != os.path.normpath(expected):
+            return None  # under a linked folder: a walk never gets there
+        with os.scandir(path):
+            return None
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        return unlistable_folder(rel, error)
+
+
 def scan(
     root: Path,
     rules: ScanRules,
@@ -346,8 +380,9 @@ def scan(
     raises for a problem with a single file or sub-folder: files larger than
     ``max_file_bytes`` are skipped as ``too-large``, links to files outside the root as
     ``outside-root``, files that cannot be stat'ed or read (or vanish mid-walk, or are dangling
-    links) as ``unreadable``, a ``.gitignore`` that is a fifo or a device as ``not-regular``.
-    Sub-folders that cannot be listed are left out. Only a root that cannot be listed raises
+    links) as ``unreadable``, a fifo, a device or a socket with an indexable name (or a link to
+    one, or a ``.gitignore`` that is one) as ``not-regular``, a sub-folder that cannot be listed
+    as ``unreadable`` (under its own path). Only a root that cannot be listed raises
     ``OSError``. When ``cancel`` is set the walk stops at the next folder and the result says
     ``cancelled`` (its lists are then incomplete).
     """
@@ -383,9 +418,14 @@ def _walk(
         try:
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             if not rel_dir:
                 raise
+            continue  # gone (or replaced by a file) during the walk
+        except OSError as error:
+            if not rel_dir:
+                raise
+            result.skipped.append(unlistable_folder(rel_dir, error))
             continue
         subdirs = []
         for entry in entries:

@@ -20,6 +20,7 @@ class EventKind(StrEnum):
     MODEL_STATE = "model_state"
     WRITER = "writer"
     VECTORS_STATE = "vectors_state"
+    ROOT_STATE = "root_state"
     ERROR = "error"
 
 
@@ -38,6 +39,15 @@ class WriterState(StrEnum):
 
     WAITING = "waiting"
     WRITING = "writing"
+
+
+class RootState(StrEnum):
+    """Whether the root folder is there: ``missing`` (deleted or moved away: the index keeps
+    what it holds and the writer waits for the folder to come back) or ``present`` (back, or
+    replaced by a new folder of that name: the writer has re-synced it)."""
+
+    PRESENT = "present"
+    MISSING = "missing"
 
 
 @dataclass(frozen=True)
@@ -118,6 +128,16 @@ class VectorsStateEvent(LiveEvent):
 
     kind: ClassVar[EventKind] = EventKind.VECTORS_STATE
     available: bool
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class RootStateEvent(LiveEvent):
+    """The root folder went ``missing``, or is ``present`` again; ``message`` says it in one
+    line for a status bar."""
+
+    kind: ClassVar[EventKind] = EventKind.ROOT_STATE
+    state: RootState
     message: str = ""
 
 

@@ -2,19 +2,24 @@
 
 :class:`IndexWatcher` runs a recursive watchdog observer on the root. Every relevant raw event
 (created, modified, attribute change, deleted, moved: both ends of a move; for folders created,
-deleted and moved) is turned into a root-relative POSIX path and put in a pending set. A
-debouncer thread hands the set to ``on_batch`` once no event has arrived for
+deleted, moved and attribute changes) is turned into a root-relative POSIX path and put in a
+pending set. A debouncer thread hands the set to ``on_batch`` once no event has arrived for
 ``debounce_seconds``, or at the latest ``max_wait_seconds`` after the first event of a burst, so a
 steady stream of changes still flushes regularly. A ``git checkout`` of 500 files therefore gives
 one or a few batches, and an editor's "write a temp file, rename it over the original" save ends
 with the original name in a batch (the rename's destination).
 
 Folder *modified* events are dropped: they only say that an entry of the folder changed, and that
-entry has its own event. Events under ``.git/`` and under ``ignored_dirs`` (such as an index
-folder kept inside the root) are dropped too.
+entry has its own event. A folder's *attribute* change is kept: a ``chmod`` may make its files
+readable or not. Events under ``.git/``, under ``ignored_dirs`` (such as an index
+folder kept inside the root) and inside any explorer index folder under the root (recognised
+by its files, :func:`~explorer.core.ingest.scanner.is_index_folder`) are dropped too.
 
 Paths are index keys (:func:`~explorer.core.ingest.root_paths.path_key`): a file name that is not
 UTF-8 arrives escaped, never as a string that cannot be encoded.
+
+The root's own deletion is no path of the batch: it calls ``on_root_gone`` at once (the watch
+is dead from then on; a folder of the same name made next is not watched).
 
 The watcher knows nothing about the index: deciding which paths matter is the consumer's job.
 """
@@ -33,7 +38,8 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
-from explorer.core.ingest.root_paths import path_key
+from explorer.core.ingest.root_paths import disk_path, path_key
+from explorer.core.ingest.scanner import is_index_folder
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +56,7 @@ _WANTED_TYPES = [
         "DirCreatedEvent",
         "DirDeletedEvent",
         "DirMovedEvent",
+        "DirAttribEvent",  # a chmod that makes a folder readable or not
     )
     if hasattr(wd_events, name)
 ]
@@ -77,14 +84,17 @@ class IndexWatcher:
         ignored_dirs: Sequence[Path] = (),
         debounce_seconds: float = 0.25,
         max_wait_seconds: float = 1.0,
+        on_root_gone: Callable[[], None] | None = None,
     ) -> None:
         """Watch ``root``; call ``on_batch(paths)`` from the debouncer thread.
 
         ``paths`` are root-relative with forward slashes; they may name files or folders, and
         may no longer exist. ``ignored_dirs`` are absolute folders whose events are dropped.
+        ``on_root_gone`` is called on the observer's thread when the root itself is deleted.
         """
         self.root = Path(root).absolute()
         self.on_batch = on_batch
+        self.on_root_gone = on_root_gone
         self.debounce_seconds = debounce_seconds
         self.max_wait_seconds = max(max_wait_seconds, debounce_seconds)
         self._prefixes = self._root_prefixes()
@@ -155,7 +165,11 @@ class IndexWatcher:
         """Called on the observer's thread: note the event's paths and wake the debouncer."""
         if event.event_type not in ("created", "modified", "attrib", "deleted", "moved"):
             return
-        if event.is_directory and event.event_type in ("modified", "attrib"):
+        if event.is_directory and event.event_type == "modified":
+            return
+        if event.event_type in ("deleted", "moved") and self._is_root(event.src_path):
+            if self.on_root_gone is not None:
+                self.on_root_gone()
             return
         paths = [event.src_path]
         if event.event_type == "moved":
@@ -170,6 +184,11 @@ class IndexWatcher:
             self._last_at = now
             self._pending |= relative
             self._cond.notify_all()
+
+    def _is_root(self, raw: str | bytes) -> bool:
+        """True if the event path ``raw`` is the root itself."""
+        path = os.fsdecode(raw).rstrip(os.sep)
+        return any(path == prefix.rstrip(os.sep) for prefix in self._prefixes)
 
     def _relative(self, raw: str | bytes) -> str | None:
         """The root-relative POSIX path of an event path, or None if it is to be ignored."""
@@ -190,6 +209,9 @@ class IndexWatcher:
             return None
         for ignored in self._ignored:
             if rel == ignored or rel.startswith(ignored + "/"):
+                return None
+        for depth in range(1, len(parts)):  # inside another index (a writer busy in it)
+            if is_index_folder(os.path.join(self.root, disk_path("/".join(parts[:depth])))):
                 return None
         return rel
 

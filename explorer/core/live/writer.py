@@ -17,6 +17,13 @@ folder, then the newest files (see :mod:`explorer.core.indexing.embed_priority`)
 only
 posts the hint, the writer embeds.
 
+The root itself may go: a folder deleted or moved away is noticed within a second
+(``root_state`` missing); the writer stops watching, leaves the index as it is (search answers
+from what it holds) and looks for the folder every second. When a folder of that name is there
+again (the same one moved back, or a new one), or when the root is swapped for another folder
+between two looks, it watches the new folder, re-syncs it (``root_state`` present, then
+``files_changed``) and embeds what changed.
+
 ``on_event`` runs on the writer thread and should return quickly (a GUI hands events to its own
 thread); an exception it raises is logged and ignored.
 """
@@ -24,6 +31,7 @@ thread); an exception it raises is logged and ignored.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -41,6 +49,8 @@ from explorer.core.live.events import (
     ModelState,
     ModelStateEvent,
     ProgressEvent,
+    RootState,
+    RootStateEvent,
     VectorsReadyEvent,
     VectorsStateEvent,
     WriterEvent,
@@ -64,6 +74,8 @@ __all__ = [
     "LiveIndex",
     "ModelStateEvent",
     "ProgressEvent",
+    "RootState",
+    "RootStateEvent",
     "VectorsReadyEvent",
     "VectorsStateEvent",
     "WriterEvent",
@@ -78,6 +90,11 @@ LOCK_RETRY_SECONDS = 1.0
 """How often a reader asks again for the write lock another process holds."""
 SERVER_PROBE_SECONDS = 2.0
 """How often an idle writer checks that the Chroma server (if any) still answers."""
+ROOT_PROBE_SECONDS = 1.0
+"""How often an idle writer checks that the root is still the folder it watches (one stat)."""
+
+_RootIdentity = tuple[int, int]
+"""A folder's device and inode: a new folder of the same name has another."""
 
 
 class LiveIndex:
@@ -118,6 +135,12 @@ class LiveIndex:
         self._initial_sent = False
         self._before: dict[str, _Signature] = {}
         self._next_probe = 0.0  # when the idle writer next asks a Chroma server if it answers
+        self._watcher: IndexWatcher | None = None
+        self._watched_root: _RootIdentity | None = None
+        """The root folder being followed (None: it is missing)."""
+        self._root_missing = False
+        self._root_lost = False
+        """Set by the watcher when the watched root is deleted (a new one may reuse its inode)."""
 
     # -- public -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -185,20 +208,25 @@ class LiveIndex:
         return self._read_only
 
     @property
+    def root_missing(self) -> bool:
+        """True while the root folder is gone (the writer waits for it to come back)."""
+        return self._root_missing
+
+    @property
     def vectors_available(self) -> bool:
         """False while the Chroma server does not answer (keyword search goes on)."""
         return not self._readiness.vectors_down
 
     # -- the writer thread --------------------------------------------------------------------
     def _run(self) -> None:
-        watcher: IndexWatcher | None = None
         try:
             self._before = {p: _signature(r) for p, r in self.index.keywords.files().items()}
             if not self._take_write_lock():
                 return
             indexer = Indexer(self.index, self.priority)
-            if self._watch:
-                watcher = self._start_watcher()
+            self._watched_root = _root_identity(self.settings.root)
+            if self._watch and self._watched_root is not None:
+                self._watcher = self._start_watcher()
             self._initial_sync(indexer)
             self._loop(indexer)
         # The top of the writer thread: whatever escapes is logged and said in one line; the
@@ -207,8 +235,7 @@ class LiveIndex:
             log.exception("the live index writer failed")
             self._emit(ErrorEvent(one_line(error)))
         finally:
-            if watcher is not None:
-                watcher.stop()
+            self._stop_watcher()
             with self._cond:
                 self._busy = False
                 self._cond.notify_all()
@@ -245,7 +272,12 @@ class LiveIndex:
     def _start_watcher(self) -> IndexWatcher | None:
         debounce, max_wait = self._timing
         watcher = IndexWatcher(
-            self.settings.root, self.enqueue, (self.settings.index_dir,), debounce, max_wait
+            self.settings.root,
+            self.enqueue,
+            (self.settings.index_dir,),
+            debounce,
+            max_wait,
+            on_root_gone=self._on_root_gone,
         )
         try:
             watcher.start()
@@ -256,6 +288,68 @@ class LiveIndex:
             return None
         return watcher
 
+    def _stop_watcher(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+
+    # -- the root folder ----------------------------------------------------------------------
+    def _on_root_gone(self) -> None:
+        """The watcher saw the root deleted (on its thread): the writer follows at once."""
+        with self._cond:
+            self._root_lost = True
+            self._interrupt.set()
+            self._cond.notify_all()
+
+    def _root_changed(self) -> bool:
+        """True if the root is not the folder being watched (deleted, gone, or another one)."""
+        return self._root_lost or _root_identity(self.settings.root) != self._watched_root
+
+    def _follow_root(self, indexer: Indexer) -> None:
+        """The root went missing, came back or was swapped: say so, wait or re-sync."""
+        now = _root_identity(self.settings.root)
+        if now is None:
+            self._root_gone()
+            return
+        self._stop_watcher()
+        self._watched_root, self._root_missing = now, False
+        with self._cond:
+            self._root_lost = False
+            self._queue.clear()  # a full sync follows: it sees every change
+        if self._watch:
+            self._watcher = self._start_watcher()
+        self._emit(RootStateEvent(RootState.PRESENT, f"{self.settings.root} is back: re-syncing"))
+        self._before = {p: _signature(r) for p, r in self.index.keywords.files().items()}
+        self._initial_sent = False
+        self._initial_sync(indexer)
+
+    def _root_gone(self) -> None:
+        """Stop watching and say so once; the index keeps what it holds."""
+        self._stop_watcher()
+        with self._cond:
+            self._root_lost = False
+            self._queue.clear()
+        self._watched_root = None
+        if self._root_missing:
+            return  # said already
+        self._root_missing = True
+        self._emit(
+            RootStateEvent(
+                RootState.MISSING,
+                f"{self.settings.root} is gone (deleted or moved): waiting for it to come back",
+            )
+        )
+
+    def _wait_for_root(self) -> None:
+        """Sleep until the root is back (checked every :data:`ROOT_PROBE_SECONDS`) or stop."""
+        with self._cond:
+            self._busy = False  # waiting is not work: wait_idle() returns meanwhile
+            self._cond.notify_all()
+        while not self._stop.is_set() and _root_identity(self.settings.root) is None:
+            self._stop.wait(ROOT_PROBE_SECONDS)
+        with self._cond:
+            self._busy = True
+
     def _initial_sync(self, indexer: Indexer) -> None:
         """The keyword phase of a full sync; ``files_changed`` as soon as keywords are done."""
         self._embed_needed = True
@@ -264,6 +358,9 @@ class LiveIndex:
         # The writer's boundary around a whole sync (stores, disk, the parsers): whatever
         # fails is logged and said, and the index keeps serving what it holds.
         except Exception as error:
+            if _root_identity(self.settings.root) is None:
+                self._root_gone()  # it went while it was scanned: wait for it
+                return
             log.exception("the initial sync failed")
             self._emit(ErrorEvent(f"initial sync failed: {one_line(error)}"))
             return
@@ -289,6 +386,14 @@ class LiveIndex:
         """Apply queued batches first, embed when there are none, sleep when idle."""
         worked = True
         while not self._stop.is_set():
+            if self._root_missing:
+                self._wait_for_root()
+                if not self._stop.is_set():
+                    self._follow_root(indexer)
+                continue
+            if self._root_changed():
+                self._follow_root(indexer)
+                continue
             with self._cond:
                 batch, self._queue = self._queue, set()
             if batch:
@@ -305,12 +410,15 @@ class LiveIndex:
                     while not (
                         self._queue or self._stop.is_set() or self._readiness.load_finished()
                     ):
+                        if self._root_changed():
+                            break  # the loop follows it
                         if not self.index.shared_vectors:
-                            self._cond.wait()
+                            self._cond.wait(ROOT_PROBE_SECONDS)
                             continue
                         remaining = self._next_probe - time.monotonic()
-                        if remaining <= 0 or not self._cond.wait(remaining):
+                        if remaining <= 0:
                             break  # time to ask the server
+                        self._cond.wait(min(remaining, ROOT_PROBE_SECONDS))
                     self._busy = True
                 shared = self.index.shared_vectors
                 if shared and not self._stop.is_set() and time.monotonic() >= self._next_probe:
@@ -390,6 +498,17 @@ class LiveIndex:
 
 
 _Signature = tuple[str, FileState, str, int, float]
+
+
+def _root_identity(root: os.PathLike[str] | str) -> _RootIdentity | None:
+    """The device and inode of the folder ``root`` (links followed), or None if it is none."""
+    try:
+        info = os.stat(root)
+    except OSError:
+        return None
+    if not os.path.isdir(root):
+        return None
+    return (info.st_dev, info.st_ino)
 
 
 def _signature(record: FileRecord) -> _Signature:

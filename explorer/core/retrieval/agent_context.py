@@ -23,6 +23,7 @@ from typing import Any
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.query import QueryError
 from explorer.core.retrieval.search import Passage, SearchRequest, SearchResponse
+from explorer.core.safe_text import safe_name
 from explorer.core.store.index import Index
 
 TokenCounter = Callable[[str], int]
@@ -126,8 +127,10 @@ class AgentAnswer:
         return data
 
     def path_lines(self) -> list[str]:
-        """``path<TAB>score`` per file, best first (``--format paths``)."""
-        return [f"{hit.path}\t{hit.score:.4f}" for hit in self.response.results]
+        """``path<TAB>score`` per file, best first (``--format paths``); a control character or
+        tab in a name is escaped (:func:`~explorer.core.safe_text.safe_name`), so each line
+        has exactly one tab."""
+        return [f"{safe_name(hit.path)}\t{hit.score:.4f}" for hit in self.response.results]
 
 
 def build_request(

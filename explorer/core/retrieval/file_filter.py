@@ -1,10 +1,13 @@
-"""Which files a search may look at: path globs, front-matter tags and versions.
+"""Which files a search may look at: path globs, front-matter tags and versions, and what
+to leave out (exclude globs).
 
 A filter resolves to the set of indexed files it allows *before* ranking, and both legs search
 only that set, so a filter never shrinks a global top-k after the fact. Within a kind the values
 are alternatives (``--tag backup --tag restore``: a file tagged either), and kinds combine (a
 path and a tag: a file under the path that carries the tag). Tags and versions compare
 case-insensitively and whole (``--version 1.5`` matches ``version: "1.5"``, not ``1.5.1``).
+Exclude patterns are prefixes or globs as paths are (``drafts/``, ``**/*.log``); a file that
+matches any of them is left out, whatever else it matches.
 
 The same filters may be typed into a query as words: ``path:guides/``, ``tag:backup``,
 ``version:1.5`` (:func:`parse_filter_words`), in the TUI and on the command line alike. So may
@@ -28,15 +31,18 @@ quote not yet closed runs to the end of the text (the value is still being typed
 
 @dataclass(frozen=True)
 class FileFilter:
-    """Path globs or prefixes, tags and versions a file must match (each kind: any value)."""
+    """Path globs or prefixes, tags and versions a file must match (each kind: any value), and
+    path globs or prefixes it must not match."""
 
     paths: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     versions: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    """Prefixes or globs (as ``paths``) of files left out."""
 
     @property
     def active(self) -> bool:
-        return bool(self.paths or self.tags or self.versions)
+        return bool(self.paths or self.tags or self.versions or self.exclude)
 
     def select(self, keywords: KeywordIndex) -> list[str] | None:
         """The sorted indexed paths the filter allows, or None when it allows every file."""
@@ -52,6 +58,9 @@ class FileFilter:
             allowed &= keywords.facts.paths_with(FileField.TAG, self.tags)
         if self.versions:
             allowed &= keywords.facts.paths_with(FileField.VERSION, self.versions)
+        if self.exclude:
+            excluded = PathFilter(self.exclude)
+            allowed = {path for path in allowed if not excluded.matches(path)}
         return PathFilter(self.paths).select(allowed)
 
     def describe(self) -> str:
@@ -63,6 +72,11 @@ class FileFilter:
             parts.append(("tag " if len(self.tags) == 1 else "tags ") + " or ".join(self.tags))
         if self.versions:
             parts.append("version " + " or ".join(self.versions))
+        excluded = PathFilter(self.exclude).describe() if self.exclude else ""
+        if excluded and not parts:
+            return f"all files but {excluded}"
+        if excluded:
+            parts.append(f"not {excluded}")
         return " and ".join(parts) if parts else "all files"
 
     def words(self) -> tuple[str, ...]:

@@ -5,7 +5,9 @@ Matching works the way an editor's quick open does: the typed characters usually
 in the path (``gsta`` finds ``guides/getting-started.md``), hits in the file name count more than
 hits in the folders, and a small typo still finds the file (rapidfuzz's weighted ratio). A
 file's title counts too (``only database`` finds the ADR titled "SQLite as the only database"):
-the typed words found in the title, or a close fuzzy match of them. Each match carries the
+the typed words found in the title, or a close fuzzy match of them. Words typed apart match in
+any order, each in the path or the title (``getting started python`` finds
+``languages/python/getting-started.md``), as fzf and VS Code do. Each match carries the
 positions of the matched characters (in the path and in the title) so a UI can mark them.
 """
 
@@ -22,6 +24,16 @@ TITLE_CUTOFF = 80.0
 """Least rapidfuzz partial ratio for a title that does not contain every typed word."""
 TITLE_WORDS_BONUS = 15.0
 """Added (per word, at most three) when every typed word is in the title."""
+WORD_IN_NAME = 130.0
+"""A typed word found whole in the file name (the words' scores are averaged)."""
+WORD_IN_PATH = 110.0
+"""...in a folder name."""
+WORD_IN_TITLE = 105.0
+"""...in the title."""
+WORD_SCATTERED = 70.0
+"""...only as letters in order (``gs`` in ``getting-started``), times their contiguity."""
+WORD_START_BONUS = 10.0
+"""Added when a word found whole starts a word of the path or title."""
 
 
 @dataclass(frozen=True)
@@ -61,11 +73,13 @@ def match_files(query: str, titles: Mapping[str, str], limit: int = 50) -> list[
     keys = "".join(query.lower().split())
     if not keys:
         return [PathMatch(path, 0.0, title=titles[path]) for path in sorted(titles)[:limit]]
+    words = list(dict.fromkeys(query.lower().split()))
     matches = []
     for path, title in titles.items():
         by_path = _score(keys, path)
         by_title = _title_score(query, title)
-        if by_path is None and by_title is None:
+        by_words = _words_score(words, path, title) if len(words) > 1 else None
+        if by_path is None and by_title is None and by_words is None:
             continue
         score, positions = (by_path.score, by_path.positions) if by_path else (0.0, ())
         title_positions: tuple[int, ...] = ()
@@ -73,9 +87,52 @@ def match_files(query: str, titles: Mapping[str, str], limit: int = 50) -> list[
             title_positions = by_title[1]
             if by_title[0] > score:
                 score, positions = by_title[0], ()
+        if by_words is not None and by_words.score > score:
+            score, positions = by_words.score, by_words.positions
+            title_positions = by_words.title_positions
         matches.append(PathMatch(path, score, positions, title, title_positions))
     matches.sort(key=lambda m: (-m.score, len(m.path), m.path))
     return matches[:limit]
+
+
+def _words_score(words: Sequence[str], path: str, title: str) -> PathMatch | None:
+    """Each of ``words`` matched on its own, in any order, in the path or the title; None
+    when one of them matches nowhere. The score is the words' mean (a word whole in the file
+    name counts most), on the path scores' scale."""
+    lowered, lowered_title = path.lower(), title.lower()
+    name_start = lowered.rfind("/") + 1
+    total = 0.0
+    positions: set[int] = set()
+    title_positions: set[int] = set()
+    for word in words:
+        found = lowered.find(word, name_start)
+        if found == -1:
+            found = lowered.find(word)
+        if found != -1:
+            score = WORD_IN_NAME if found >= name_start else WORD_IN_PATH
+            score += WORD_START_BONUS if _starts_word(lowered, found) else 0.0
+            positions.update(range(found, found + len(word)))
+        elif (found := lowered_title.find(word)) != -1:
+            score = WORD_IN_TITLE + (WORD_START_BONUS if _starts_word(lowered_title, found) else 0)
+            title_positions.update(range(found, found + len(word)))
+        else:
+            scattered = _greedy(word, lowered, 0)
+            if scattered is None:
+                return None
+            score = WORD_SCATTERED * _contiguity(scattered)
+            positions.update(scattered)
+        total += score
+    return PathMatch(
+        path,
+        round(total / len(words), 2),
+        tuple(sorted(positions)),
+        title,
+        tuple(sorted(title_positions)),
+    )
+
+
+def _starts_word(text: str, start: int) -> bool:
+    return start == 0 or not text[start - 1].isalnum()
 
 
 def _title_score(query: str, title: str) -> tuple[float, tuple[int, ...]] | None:

@@ -1,52 +1,82 @@
-"""Links as data: a file's outgoing links and backlinks, and references to missing files.
+"""Links as data: a file's outgoing links and backlinks, and references that lead nowhere.
 
-The index stores what each file refers to (:mod:`explorer.core.store.file_facts`); whether a target
-exists is judged here, against the disk at the time of asking, so a link to a file deleted
-since is missing at once, and a link to a file on disk that is not indexed (an image, a PDF, a
-folder) is not missing.
+One model serves every front end (the sidebar, ``explorer links``, ``explorer check-refs`` and
+the MCP ``links`` tool): a :class:`Link` is a stored reference
+(:mod:`explorer.core.store.file_facts`) resolved by the folder's publisher's rules
+(:mod:`explorer.core.retrieval.link_resolution`) to a typed :class:`LinkState`.
 
-A Markdown link, image or reference definition is missing when nothing exists at its path. A
-backtick mention (```src/app.py```) may mean a path relative to the file or to the root: it
-means the first of the two that exists. When neither does, it is missing only if the folder of
-one of them exists (``guides/gone.md`` in a tree with ``guides/``); a mention whose folders
-exist in neither place (```/etc/nginx/nginx.conf```, a path in another project) is prose
-about something else, not a reference into this tree.
+The index's references are resolved together, once per state of the index (a new, changed or
+removed file can change where another file's links lead), and kept until the index changes.
+Whether a resolved target exists is judged on disk at the time of asking, so a link to a file
+deleted since the last sync is missing at once, and a link to a file on disk that is not
+indexed (an image, a PDF, a folder) is not missing.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from explorer.core.errors import ExplorerError
-from explorer.core.ingest.references import FileReference, ReferenceKind
-from explorer.core.ingest.root_paths import OutsideRoot, resolve_inside_root
+from explorer.core.ingest.references import FileReference, LinkSyntax, ReferenceKind
+from explorer.core.ingest.site_layout import Mount, SiteLayout, detect_layout
+from explorer.core.retrieval.link_resolution import (
+    DiskPaths,
+    LinkResolver,
+    LinkState,
+    Resolution,
+    SiteRoutes,
+)
 from explorer.core.store.index import Index
+from explorer.core.store.keywords import KeywordIndex
+
+__all__ = [
+    "FileLinks",
+    "Link",
+    "LinkState",
+    "LinksUnavailable",
+    "ReferenceCheck",
+    "file_links",
+    "missing_references",
+]
 
 
 class LinksUnavailable(ExplorerError):
-    """The index was made before references were stored, and has not been synced since."""
+    """The index was made before references were stored (or stored as this version reads
+    them), and has not been synced since."""
 
 
 @dataclass(frozen=True)
 class Link:
-    """One reference from ``source`` to ``target`` (both root-relative), judged on disk."""
+    """One reference from ``source`` to ``target`` (both root-relative), resolved."""
 
     source: str
     line: int
     kind: ReferenceKind
     raw: str
-    """The target as written in ``source``."""
+    """The target as written in ``source`` (``../api/``, ``[[Note#Heading]]``)."""
     target: str
-    exists: bool
+    """The file it leads to; when missing, the path nothing is at; when outside the root, the
+    URL or path it reads as."""
+    state: LinkState
+    syntax: LinkSyntax = LinkSyntax.PATH
+
+    @property
+    def exists(self) -> bool:
+        """Whether the target is a file or folder of the tree."""
+        return self.state is LinkState.RESOLVED
 
     def as_json(self) -> dict[str, object]:
         return {
             "source": self.source,
             "line": self.line,
             "kind": str(self.kind),
+            "syntax": str(self.syntax),
             "raw": self.raw,
             "target": self.target,
+            "state": str(self.state),
             "exists": self.exists,
         }
 
@@ -71,111 +101,195 @@ class FileLinks:
 
 @dataclass
 class ReferenceCheck:
-    """Every reference to a file that does not exist, and how much was checked."""
+    """Every reference that leads nowhere, those that lead outside the root, and counts."""
 
     missing: list[Link]
     references: int
-    """References into the tree that were checked."""
+    """References into the tree (or the site around it) that were checked."""
     files: int
     """Files that make any reference."""
+    outside_root: list[Link] = field(default_factory=list)
+    """References to the site or folders around the root, which the index does not hold."""
+    layout: str = ""
+    """How links were resolved (``hugo site: / is content/``)."""
+
+    @property
+    def resolved(self) -> int:
+        return self.references - len(self.missing) - len(self.outside_root)
 
     def as_json(self) -> dict[str, object]:
         return {
             "missing": [link.as_json() for link in self.missing],
+            "outside_root": [link.as_json() for link in self.outside_root],
             "references": self.references,
+            "resolved": self.resolved,
             "files": self.files,
+            "layout": self.layout,
         }
 
 
-class _Disk:
-    """Existence of root-relative paths, asked once each."""
+@dataclass(frozen=True)
+class _Resolved:
+    """A stored reference and where it leads (before the disk is asked whether it is there)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._exists: dict[str, bool] = {}
-
-    def exists(self, path: str) -> bool:
-        """Whether ``path`` names a file or folder of the tree. A path that a symbolic link
-        leads out of the root is not of the tree: it counts as missing whether or not
-        something exists out there, so a link never tells what lies outside the root."""
-        if path not in self._exists:
-            if path == ".":
-                self._exists[path] = True
-            else:
-                try:
-                    self._exists[path] = resolve_inside_root(self.root, path).exists()
-                except OutsideRoot:
-                    self._exists[path] = False
-        return self._exists[path]
-
-    def folder_exists(self, path: str) -> bool:
-        folder = path.rsplit("/", 1)[0] if "/" in path else "."
-        return self.exists(folder)
+    source: str
+    reference: FileReference
+    resolution: Resolution
 
 
-def _judge(source: str, reference: FileReference, disk: _Disk) -> Link | None:
-    """The link ``reference`` makes, with the target it means; None when it means no file of
-    the tree (a mention whose folders do not exist)."""
-    if reference.kind is not ReferenceKind.MENTION:
-        exists = disk.exists(reference.target)
-        return Link(source, reference.line, reference.kind, reference.raw, reference.target, exists)
-    candidates = [c for c in (reference.target, reference.alternative) if c]
-    for candidate in candidates:
-        if disk.exists(candidate):
-            return Link(source, reference.line, reference.kind, reference.raw, candidate, True)
-    for candidate in candidates:
-        if disk.folder_exists(candidate):
-            return Link(source, reference.line, reference.kind, reference.raw, candidate, False)
-    return None
+@dataclass
+class LinkGraph:
+    """Every reference of an index, resolved; by source and by target."""
+
+    layout: SiteLayout
+    mounts: tuple[Mount, ...]
+    by_source: dict[str, list[_Resolved]] = field(default_factory=dict)
+    by_target: dict[str, list[_Resolved]] = field(default_factory=dict)
+
+    def add(self, item: _Resolved) -> None:
+        self.by_source.setdefault(item.source, []).append(item)
+        self.by_target.setdefault(item.resolution.target, []).append(item)
+
+    def describe(self) -> str:
+        described = SiteLayout(
+            self.layout.kind,
+            (self.mounts,),
+            self.layout.vault,
+            self.layout.site_root,
+            self.layout.from_setting,
+        )
+        return described.describe()
+
+
+_graphs: weakref.WeakKeyDictionary[KeywordIndex, tuple[tuple[object, ...], LinkGraph]] = (
+    weakref.WeakKeyDictionary()
+)
+_graphs_lock = threading.Lock()
+
+
+def link_graph(index: Index) -> LinkGraph:
+    """The index's references resolved, kept until a file or reference changes.
+
+    Raises :class:`LinksUnavailable` for an index whose references were never extracted.
+    """
+    _require_links(index)
+    keywords = index.keywords
+    fingerprint = (*keywords.facts.fingerprint(), index.settings.link_base)
+    with _graphs_lock:
+        kept = _graphs.get(keywords)
+    if kept is not None and kept[0] == fingerprint:
+        return kept[1]
+    graph = _build_graph(index)
+    with _graphs_lock:
+        _graphs[keywords] = (fingerprint, graph)
+    return graph
+
+
+def _build_graph(index: Index) -> LinkGraph:
+    settings = index.settings
+    layout = detect_layout(settings.root, settings.link_base)
+    pages = index.keywords.facts.pages()
+    references = list(index.keywords.facts.every_link())
+    disk = DiskPaths(settings.root)
+    mounts = _best_reading(layout, pages, references, disk)
+    resolver = LinkResolver(SiteRoutes(layout, mounts, pages), disk)
+    graph = LinkGraph(layout, mounts)
+    for source, reference in references:
+        resolution = resolver.resolve(source, reference)
+        if resolution is not None:
+            graph.add(_Resolved(source, reference, resolution))
+    return graph
+
+
+def _best_reading(
+    layout: SiteLayout,
+    pages: Mapping[str, Mapping[str, object]],
+    references: list[tuple[str, FileReference]],
+    disk: DiskPaths,
+) -> tuple[Mount, ...]:
+    """The reading of the root's URL under which most of its site-absolute links resolve."""
+    if len(layout.readings) == 1:
+        return layout.mounts
+    absolute = [
+        (source, reference)
+        for source, reference in references
+        if reference.kind is not ReferenceKind.MENTION
+        and reference.syntax is not LinkSyntax.WIKILINK
+        and (reference.target if reference.syntax is LinkSyntax.HUGO_REF else reference.raw)
+        .lstrip()
+        .startswith("/")
+    ]
+    best, best_count = layout.mounts, -1
+    for mounts in layout.readings:
+        resolver = LinkResolver(SiteRoutes(layout, mounts, pages), disk)
+        count = 0
+        for source, reference in absolute:
+            found = resolver.resolve(source, reference)
+            count += found is not None and found.state is LinkState.RESOLVED
+        if count > best_count:
+            best, best_count = mounts, count
+    return best
 
 
 def _require_links(index: Index) -> None:
     if not index.keywords.facts.links_complete():
         raise LinksUnavailable(
-            f"the index of {index.settings.root} was made before links were stored; "
-            f"run: explorer index {index.settings.root}"
+            f"the links of {index.settings.root} were read by an older explorer (or never);"
+            f" run: {index.settings.repair_command}"
         )
+
+
+def _judged(item: _Resolved, disk: DiskPaths) -> Link:
+    """The link ``item`` makes, its target checked on disk now: a file deleted since is
+    missing, one created since (at the path a link names) is there."""
+    state, target = item.resolution.state, item.resolution.target
+    if state is not LinkState.OUTSIDE_ROOT:
+        state = LinkState.RESOLVED if disk.exists(target) else LinkState.MISSING
+    reference = item.reference
+    return Link(
+        item.source, reference.line, reference.kind, reference.raw, target, state, reference.syntax
+    )
 
 
 def file_links(index: Index, rel_path: str) -> FileLinks:
     """The links of ``rel_path`` (root-relative) and its backlinks, each judged on disk.
 
+    For a file that does not exist, the backlinks are the links that lead where it would be.
     Raises :class:`LinksUnavailable` for an index whose references were never extracted.
     """
-    _require_links(index)
-    disk = _Disk(index.settings.root)
-    facts = index.keywords.facts
+    graph = link_graph(index)
+    disk = DiskPaths(index.settings.root)
     result = FileLinks(rel_path, disk.exists(rel_path))
-    for reference in facts.outgoing(rel_path):
-        link = _judge(rel_path, reference, disk)
-        if link is not None:
-            result.outgoing.append(link)
-    seen: set[tuple[str, int, str]] = set()
-    for source, reference in facts.incoming(rel_path):
-        link = _judge(source, reference, disk)
-        key = (source, reference.line, reference.raw)
-        if link is not None and link.target == rel_path and key not in seen:
-            seen.add(key)
-            result.backlinks.append(link)
+    result.outgoing = [_judged(item, disk) for item in graph.by_source.get(rel_path, [])]
+    backlinks = [_judged(item, disk) for item in graph.by_target.get(rel_path, [])]
+    result.backlinks = sorted(
+        (link for link in backlinks if link.state is not LinkState.OUTSIDE_ROOT),
+        key=lambda link: (link.source, link.line),
+    )
     return result
 
 
 def missing_references(index: Index) -> ReferenceCheck:
-    """Every stored reference whose target does not exist on disk, by file and line.
+    """Every stored reference that leads to nothing, by file and line; and those that lead
+    outside the root.
 
     Raises :class:`LinksUnavailable` for an index whose references were never extracted.
     """
-    _require_links(index)
-    disk = _Disk(index.settings.root)
-    missing: list[Link] = []
-    checked = 0
-    sources: set[str] = set()
-    for source, reference in index.keywords.facts.every_link():
-        link = _judge(source, reference, disk)
-        if link is None:
-            continue
-        checked += 1
-        sources.add(source)
-        if not link.exists:
-            missing.append(link)
-    return ReferenceCheck(missing, checked, len(sources))
+    graph = link_graph(index)
+    disk = DiskPaths(index.settings.root)
+    check = ReferenceCheck([], 0, len(graph.by_source), layout=graph.describe())
+    for items in graph.by_source.values():
+        for item in items:
+            link = _judged(item, disk)
+            check.references += 1
+            if link.state is LinkState.MISSING:
+                check.missing.append(link)
+            elif link.state is LinkState.OUTSIDE_ROOT:
+                check.outside_root.append(link)
+    check.missing.sort(key=_place)
+    check.outside_root.sort(key=_place)
+    return check
+
+
+def _place(link: Link) -> tuple[str, int, str]:
+    return (link.source, link.line, link.raw)

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.function_words import FUNCTION_WORDS
+from explorer.core.ingest.wildcards import CharClass, Token, TokenKind, Wildcard
 
 WORD = re.compile(r"\w+", re.UNICODE)
 GLOB_CHARS = set("*?[")
@@ -204,10 +205,9 @@ def coverage(text: str, matchers: Sequence[re.Pattern[str]]) -> float:
 
 
 # -- path filters -----------------------------------------------------------------------------
-def _glob_class(pattern: str, body: str) -> str:
-    """The regex of a glob's ``[...]`` class: its characters taken literally (so nothing in it
-    is read as regex syntax), ``a-z`` ranges checked, a leading ``!`` or ``^`` negating (a
-    negated class matches no ``/``, as ``*`` does not)."""
+def _glob_class(pattern: str, body: str) -> CharClass:
+    """A glob's ``[...]`` class: its characters taken literally, ``a-z`` ranges checked, a
+    leading ``!`` or ``^`` negating (a negated class matches no ``/``, as ``*`` does not)."""
     if "[:" in body or "[=" in body or "[." in body:
         raise PathPatternError(
             pattern, "POSIX classes such as [:alpha:] are not supported; use ranges like [a-z]"
@@ -215,40 +215,47 @@ def _glob_class(pattern: str, body: str) -> str:
     negate = body[:1] in ("!", "^")
     if negate:
         body = body[1:]
-    out, i = [], 0
+    chars: set[str] = set()
+    ranges: list[tuple[str, str]] = []
+    i = 0
     while i < len(body):
         if i + 2 < len(body) and body[i + 1] == "-":
             low, high = body[i], body[i + 2]
             if low > high:
                 raise PathPatternError(pattern, f"bad character range {low}-{high}")
-            out.append(f"{re.escape(low)}-{re.escape(high)}")
+            ranges.append((low, high))
             i += 3
         else:
-            out.append(re.escape(body[i]))
+            chars.add(body[i])
             i += 1
-    if not out:
+    if not chars and not ranges:
         raise PathPatternError(pattern, "empty character class []")
-    return f"[^/{''.join(out)}]" if negate else f"[{''.join(out)}]"  # never across folders
+    return CharClass(frozenset(chars), tuple(ranges), negate, slash_allowed=True)
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
+def _glob_wildcard(pattern: str) -> Wildcard:
     """Translate a path glob: ``*`` and ``?`` stay within a folder, ``**`` crosses folders,
-    ``[...]`` is a character class (a ``]`` right after the ``[`` or ``[!`` is literal)."""
-    out, i = [], 0
+    ``[...]`` is a character class (a ``]`` right after the ``[`` or ``[!`` is literal).
+
+    Matched without backtracking (:class:`~explorer.core.ingest.wildcards.Wildcard`), so no
+    glob, however many stars it has, makes a search take long.
+    """
+    tokens: list[Token] = []
+    i = 0
     while i < len(pattern):
         char = pattern[i]
         if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
+            tokens.append(Token(TokenKind.FOLDERS))
             i += 3
             continue
         if pattern.startswith("**", i):
-            out.append(".*")
+            tokens.append(Token(TokenKind.ANY))
             i += 2
             continue
         if char == "*":
-            out.append("[^/]*")
+            tokens.append(Token(TokenKind.STAR))
         elif char == "?":
-            out.append("[^/]")
+            tokens.append(Token(TokenKind.ONE))
         elif char == "[":
             start = i + 1
             if pattern[start : start + 1] in ("!", "^"):
@@ -257,14 +264,15 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
                 start += 1
             end = pattern.find("]", start)
             if end == -1:
-                out.append(re.escape(char))
+                tokens.append(Token(TokenKind.CHAR, char))
             else:
-                out.append(_glob_class(pattern, pattern[i + 1 : end]))
+                char_class = _glob_class(pattern, pattern[i + 1 : end])
+                tokens.append(Token(TokenKind.CLASS, char_class=char_class))
                 i = end
         else:
-            out.append(re.escape(char))
+            tokens.append(Token(TokenKind.CHAR, char))
         i += 1
-    return re.compile("".join(out) + r"\Z")
+    return Wildcard(tokens)
 
 
 @dataclass(frozen=True)
@@ -272,11 +280,11 @@ class PathFilter:
     """Prefixes and globs that a path must match one of (all paths when there are none)."""
 
     patterns: tuple[str, ...]
-    _globs: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    _globs: tuple[Wildcard, ...] = field(init=False, repr=False, compare=False)
     _prefixes: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        globs: list[re.Pattern[str]] = []
+        globs: list[Wildcard] = []
         prefixes: list[str] = []
         for raw in self.patterns:
             pattern = raw.strip()
@@ -284,7 +292,7 @@ class PathFilter:
                 pattern = pattern[2:]
             pattern = "" if pattern == "." else pattern.lstrip("/")
             if GLOB_CHARS & set(pattern):
-                globs.append(_glob_regex(pattern))
+                globs.append(_glob_wildcard(pattern))
             else:
                 prefixes.append(pattern.rstrip("/"))
         object.__setattr__(self, "_globs", tuple(globs))
@@ -297,7 +305,7 @@ class PathFilter:
     def matches(self, path: str) -> bool:
         if not self.patterns:
             return True
-        if any(glob.match(path) for glob in self._globs):
+        if any(glob.matches(path) for glob in self._globs):
             return True
         return any(
             not prefix or path == prefix or path.startswith(prefix + "/")

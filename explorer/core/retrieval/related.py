@@ -52,14 +52,14 @@ class NoVectorYet(RelatedError):
     """The file is in the manifest but has no vector: still ``pending``, or ``skipped`` or
     ``failed`` (then ``reason`` says why)."""
 
-    def __init__(self, path: str, state: FileState, reason: str) -> None:
+    def __init__(self, path: str, state: FileState, reason: str, command: str) -> None:
+        """``command`` brings the index up to date (``explorer index ROOT``, with its
+        ``--index-dir`` when the index is not in its default place)."""
         self.path = path
         self.state = state
         self.reason = reason
         why = f"{state}: {reason}" if reason else str(state)
-        super().__init__(
-            f"{path} has no vector yet ({why}); run explorer index to finish embedding"
-        )
+        super().__init__(f"{path} has no vector yet ({why}); run `{command}` to finish embedding")
 
 
 @dataclass
@@ -150,7 +150,7 @@ def related_files(
     if not source_vectors:
         source_vectors = index.vectors.chunk_vectors(source_ids) if source_ids else {}
     if not source_vectors:
-        raise NoVectorYet(path, record.state, record.reason)
+        raise NoVectorYet(path, record.state, record.reason, index.settings.repair_command)
     ordered = [cid for cid in source_ids if cid in source_vectors]
     if len(ordered) > tuning.max_source_passages:
         step = len(ordered) / tuning.max_source_passages

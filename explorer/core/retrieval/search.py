@@ -193,10 +193,12 @@ class SearchRequest:
     """Only files whose front matter carries any of these tags."""
     versions: tuple[str, ...] = ()
     """Only files whose front matter ``version`` is one of these."""
+    exclude: tuple[str, ...] = ()
+    """Leave out files under these prefixes or matching these globs (as ``paths``)."""
 
     @property
     def file_filter(self) -> FileFilter:
-        return FileFilter(self.paths, self.tags, self.versions)
+        return FileFilter(self.paths, self.tags, self.versions, self.exclude)
 
 
 class SearchPlan(Protocol):

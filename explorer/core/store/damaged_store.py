@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorer.core.private_files import PRIVATE_DIR_MODE
+
 DAMAGED_PREFIX = "damaged-"
 MAX_REASON = 120
 """Most characters of SQLite's or Chroma's own words kept in a one-line message."""
@@ -39,13 +41,15 @@ class Store(enum.Enum):
 
 @dataclass(frozen=True)
 class Repair:
-    """A damaged store that was set aside and replaced by a fresh one."""
+    """A damaged store that was set aside and replaced by a fresh one (or a lost one that was
+    made anew: then nothing was kept)."""
 
     store: Store
     reason: str
     """SQLite's or Chroma's words for the damage."""
-    kept_in: Path
-    """Where the damaged files are now."""
+    kept_in: Path | None
+    """Where the damaged files are now; None when there was nothing to keep (a store that was
+    missing, a database that was empty)."""
 
     def describe(self) -> str:
         """One line for the user: what happened, what was rebuilt, where the files are."""
@@ -54,13 +58,16 @@ class Repair:
             if self.store is Store.KEYWORDS
             else "its chunks are embedded again"
         )
+        if self.kept_in is None:
+            return f"repaired: the {self.store.value} was lost ({self.reason}); {rebuilt}"
         return (
             f"repaired: the {self.store.value} was damaged ({self.reason}); {rebuilt}; "
             f"the damaged files are in {self.kept_in}"
         )
 
     def as_json(self) -> dict[str, object]:
-        return {"store": self.store.value, "reason": self.reason, "kept_in": str(self.kept_in)}
+        kept_in = None if self.kept_in is None else str(self.kept_in)
+        return {"store": self.store.value, "reason": self.reason, "kept_in": kept_in}
 
 
 def set_aside(index_dir: Path, paths: Iterable[Path], store: Store, reason: str) -> Repair:
@@ -71,7 +78,7 @@ def set_aside(index_dir: Path, paths: Iterable[Path], store: Store, reason: str)
     while folder.exists():
         serial += 1
         folder = index_dir / f"{DAMAGED_PREFIX}{stamp}-{serial}"
-    folder.mkdir(parents=True)
+    folder.mkdir(mode=PRIVATE_DIR_MODE)  # the index directory exists; the damaged text is private
     for path in paths:
         if path.exists() or path.is_symlink():
             path.rename(folder / path.name)

@@ -69,6 +69,18 @@ class EmbeddingLedger:
             self._db.executemany("UPDATE chunks SET embedded = 1 WHERE id = ?", rows)
             self._bump_vectors_epoch()
 
+    def embedded_chunks(self) -> dict[str, str]:
+        """{chunk id: path} of every chunk recorded as embedded."""
+        with self._lock:
+            rows = self._db.execute("SELECT id, path FROM chunks WHERE embedded = 1").fetchall()
+        return {row[0]: row[1] for row in rows}
+
+    def any_embedded(self) -> bool:
+        """Whether any chunk is recorded as embedded (then the vector store must exist)."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM chunks WHERE embedded = 1 LIMIT 1").fetchone()
+        return row is not None
+
     def unembedded_ids(self) -> set[str]:
         """Ids of the chunks not recorded as embedded."""
         with self._lock:

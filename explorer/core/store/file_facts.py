@@ -5,12 +5,17 @@ file's chunks and removed with them:
 
 - ``file_fields``: the ``tag`` and ``version`` values of a file's front matter, lowercased, so a
   filter (``--tag backup``) is one indexed lookup;
-- ``links``: every reference the file makes to another (see :mod:`explorer.core.ingest.references`),
-  so outgoing links, backlinks and missing targets are indexed lookups too.
+- ``links``: every reference the file makes to another, as written (see
+  :mod:`explorer.core.ingest.references`): its line, kind, syntax and the target it names.
+  Which file a reference leads to depends on the other files, so it is resolved when asked
+  (:mod:`explorer.core.retrieval.link_resolution`), over the manifest's paths and front matter.
 
 An index made before these tables existed is migrated when it is opened: the fields are read
 back from the manifest's stored metadata at once; references need the files' text, so the
-next sync extracts them (:meth:`FileFacts.links_complete` says whether that happened).
+next sync extracts them (:meth:`FileFacts.links_complete` says whether that happened). The same
+holds for an index whose references were read by an older explorer (:data:`LINKS_VERSION`):
+its ``links`` table gains the ``syntax`` column, and the next sync reads every file's
+references (wikilinks, Hugo refs), inline tags and link names (aliases, slug, url) again.
 """
 
 from __future__ import annotations
@@ -21,10 +26,16 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from enum import StrEnum
 
-from explorer.core.ingest.references import FileReference, ReferenceKind
+from explorer.core.ingest.references import FileReference, LinkSyntax, ReferenceKind
 
 LINKS_COMPLETE = "links_complete"
-"""Meta key set once every indexed file's references are in ``links``."""
+"""Meta key holding :data:`LINKS_VERSION` once every indexed file's references are in
+``links``."""
+ROUTE_FIELDS = ("aliases", "slug", "url")
+"""Front-matter fields that give a page other names or URLs."""
+LINKS_VERSION = "2"
+"""1: Markdown links, images, definitions and mentions; 2: wikilinks, embeds, Hugo refs, each
+reference's syntax, inline tags, and aliases, slug and url in the metadata."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS file_fields(
@@ -40,11 +51,12 @@ CREATE TABLE IF NOT EXISTS links(
     kind TEXT NOT NULL,
     raw TEXT NOT NULL,
     target TEXT NOT NULL,
-    alternative TEXT NOT NULL DEFAULT ''
+    alternative TEXT NOT NULL DEFAULT '',
+    syntax TEXT NOT NULL DEFAULT 'path'
 );
 CREATE INDEX IF NOT EXISTS links_by_source ON links(source, line);
-CREATE INDEX IF NOT EXISTS links_by_target ON links(target);
-CREATE INDEX IF NOT EXISTS links_by_alternative ON links(alternative) WHERE alternative != '';
+DROP INDEX IF EXISTS links_by_target;
+DROP INDEX IF EXISTS links_by_alternative;
 """
 
 
@@ -79,6 +91,19 @@ def normalise_value(value: str) -> str:
     return value.strip().casefold()
 
 
+def name_aliases(metadata: Mapping[str, object]) -> list[str]:
+    """The front-matter aliases that are other names of the page (an Obsidian note's), not
+    other URLs of it (a Hugo page's ``/old/path/``): searched like its title."""
+    value = metadata.get("aliases")
+    items = value if isinstance(value, (list, tuple)) else [value] if value else []
+    return [text for item in items if (text := str(item).strip()) and "/" not in text]
+
+
+def search_title(title: str, metadata: Mapping[str, object]) -> str:
+    """The title as the keyword index searches it: the title, then the page's other names."""
+    return "\n".join([title, *name_aliases(metadata)])
+
+
 class FileFacts:
     """The ``file_fields`` and ``links`` tables, on the keyword index's connection and lock.
 
@@ -95,6 +120,8 @@ class FileFacts:
         existed = self._db.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'links'"
         ).fetchone()
+        if existed and not self._has_syntax_column():
+            self._db.execute("ALTER TABLE links ADD COLUMN syntax TEXT NOT NULL DEFAULT 'path'")
         self._db.executescript(_SCHEMA)
         if existed:
             return
@@ -105,7 +132,13 @@ class FileFacts:
             for path, metadata in rows:
                 self._write_fields(path, json.loads(metadata))
             if self._db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
-                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (LINKS_COMPLETE,))
+                self._db.execute(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", (LINKS_COMPLETE, LINKS_VERSION)
+                )
+
+    def _has_syntax_column(self) -> bool:
+        columns = self._db.execute("PRAGMA table_info(links)").fetchall()
+        return any(column[1] == "syntax" for column in columns)
 
     # -- writing (inside the caller's transaction) ---------------------------------------------
     def replace(
@@ -119,10 +152,18 @@ class FileFacts:
     def write_links(self, path: str, references: Iterable[FileReference]) -> None:
         self._db.execute("DELETE FROM links WHERE source = ?", (path,))
         self._db.executemany(
-            "INSERT INTO links(source, line, kind, raw, target, alternative)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO links(source, line, kind, raw, target, alternative, syntax)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
-                (path, ref.line, str(ref.kind), ref.raw, ref.target, ref.alternative)
+                (
+                    path,
+                    ref.line,
+                    str(ref.kind),
+                    ref.raw,
+                    ref.target,
+                    ref.alternative,
+                    str(ref.syntax),
+                )
                 for ref in references
             ],
         )
@@ -153,53 +194,58 @@ class FileFacts:
         return {row[0] for row in rows}
 
     def links_complete(self) -> bool:
-        """Whether every indexed file's references have been extracted."""
+        """Whether every indexed file's references have been extracted by this version."""
         with self._lock:
             row = self._db.execute("SELECT value FROM meta WHERE key = ?", (LINKS_COMPLETE,))
-            return row.fetchone() is not None
+            found = row.fetchone()
+        return found is not None and found[0] == LINKS_VERSION
 
     def set_links_complete(self) -> None:
         with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (LINKS_COMPLETE,))
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)", (LINKS_COMPLETE, LINKS_VERSION)
+            )
 
-    def outgoing(self, path: str) -> list[FileReference]:
-        """The references ``path`` makes, in file order."""
+    def fingerprint(self) -> tuple[object, ...]:
+        """A value that changes whenever a file or a reference is added, removed or
+        replaced (not when vectors are written): what resolved links are kept by."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT line, kind, raw, target, alternative FROM links WHERE source = ?"
-                " ORDER BY line, rowid",
-                (path,),
-            ).fetchall()
-        return [_reference(row) for row in rows]
+            links = self._db.execute("SELECT COUNT(*), MAX(rowid) FROM links").fetchone()
+            files = self._db.execute(
+                "SELECT COUNT(*), MAX(updated_at), TOTAL(size), TOTAL(mtime_ns) FROM files"
+            ).fetchone()
+        return (*links, *files)
 
-    def incoming(self, path: str) -> list[tuple[str, FileReference]]:
-        """(source, reference) of every reference that may mean ``path``, by source and line.
-
-        A mention is listed under both of its readings; which it means is for the caller to
-        judge against the disk.
-        """
+    def pages(self) -> dict[str, dict[str, object]]:
+        """Every file of the manifest (indexed or skipped: it is on disk either way) and the
+        front matter that gives it other names and URLs (``aliases``, ``slug``, ``url``)."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT source, line, kind, raw, target, alternative FROM links"
-                " WHERE target = ? UNION ALL"
-                " SELECT source, line, kind, raw, target, alternative FROM links"
-                " WHERE alternative = ? AND alternative != ''"
-                " ORDER BY 1, 2",
-                (path, path),
-            ).fetchall()
-        return [(row[0], _reference(row[1:])) for row in rows]
+            rows = self._db.execute("SELECT path, metadata FROM files").fetchall()
+        pages: dict[str, dict[str, object]] = {}
+        for path, metadata in rows:
+            fields = json.loads(metadata) if metadata != "{}" else {}
+            pages[path] = {key: fields[key] for key in ROUTE_FIELDS if fields.get(key)}
+        return pages
+
+    def metadata(self, path: str) -> dict[str, object]:
+        """The stored metadata of ``path`` (empty for a file the manifest lacks)."""
+        with self._lock:
+            row = self._db.execute("SELECT metadata FROM files WHERE path = ?", (path,)).fetchone()
+        return dict(json.loads(row[0])) if row else {}
 
     def every_link(self) -> Iterator[tuple[str, FileReference]]:
         """(source, reference) of every stored reference, by source and line."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT source, line, kind, raw, target, alternative FROM links"
+                "SELECT source, line, kind, raw, target, alternative, syntax FROM links"
                 " ORDER BY source, line, rowid"
             ).fetchall()
         for row in rows:
             yield row[0], _reference(row[1:])
 
 
-def _reference(row: tuple[int, str, str, str, str]) -> FileReference:
-    line, kind, raw, target, alternative = row
-    return FileReference(int(line), ReferenceKind(kind), raw, target, alternative)
+def _reference(row: tuple[int, str, str, str, str, str]) -> FileReference:
+    line, kind, raw, target, alternative, syntax = row
+    return FileReference(
+        int(line), ReferenceKind(kind), raw, target, alternative, LinkSyntax(syntax)
+    )

@@ -17,16 +17,20 @@ other.
 
 from __future__ import annotations
 
+import errno
+import json
 import os
+import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from explorer.core.embed.embedder import Embedder, SentenceTransformerEmbedder, load_embedder
 from explorer.core.embed.export_cache import EXPORT_DIR_NAME
 from explorer.core.errors import ExplorerError
 from explorer.core.models import FileState
+from explorer.core.private_files import OpenEntry, make_private_dirs, open_entries, tighten
 from explorer.core.settings import IndexSettings
 from explorer.core.store.chroma_server import parse_server_url
 from explorer.core.store.damaged_store import Repair, Store, set_aside
@@ -37,8 +41,10 @@ from explorer.core.store.keywords import (
 )
 from explorer.core.store.manifest_records import DiskChanges
 from explorer.core.store.vectors import (
+    CHROMA_DATABASE,
     VectorStore,
     VectorStoreDamaged,
+    VectorStoreMissing,
     VectorStoreUnavailable,
     check_database,
 )
@@ -53,6 +59,10 @@ SKIPPED_LISTED = 100
 """Skipped files ``status`` names with their reasons (the rest are counted)."""
 READER_REFRESH_SECONDS = 2.0
 """A reader reopens a local Chroma client written by another process at most this often."""
+TIGHTENED_META = "permissions_tightened"
+"""Meta key: when a writer last took the group and other bits off the index, and how many."""
+OPEN_EXAMPLES = 5
+"""Open files or folders named by ``status`` (the rest are counted)."""
 
 
 class IndexBusy(ExplorerError):
@@ -61,6 +71,36 @@ class IndexBusy(ExplorerError):
 
 class NoIndex(ExplorerError):
     """The folder has not been indexed yet."""
+
+
+class IndexReadOnly(ExplorerError):
+    """The index cannot be written (its folder or database is read-only); it can be read."""
+
+
+@dataclass(frozen=True)
+class Permissions:
+    """Whether other users of the machine can read the index (see
+    :mod:`explorer.core.private_files`)."""
+
+    open_count: int = 0
+    """Files and folders of the index (and the application's folders above it) with a group
+    or other permission bit."""
+    examples: tuple[str, ...] = ()
+    """The first few of them, as ``index.sqlite 0644``."""
+    tightened: str = ""
+    """When a writer last made an open index private, and how many entries it changed."""
+
+    @property
+    def private(self) -> bool:
+        return self.open_count == 0
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "private": self.private,
+            "open": self.open_count,
+            "examples": list(self.examples),
+            "tightened": self.tightened or None,
+        }
 
 
 @dataclass(frozen=True)
@@ -103,6 +143,15 @@ class Status:
     skipped_files: tuple[tuple[str, str], ...] = ()
     """``(path, reason)`` of skipped and failed files (the first :data:`SKIPPED_LISTED`, by
     path): ``("manual.pdf", "unreadable: encrypted PDF")``."""
+    missing_chunks: int = 0
+    """Files the manifest holds as indexed whose chunks are missing from the database (they
+    count as stale: ``explorer index`` indexes them again)."""
+    vectors_missing: int = 0
+    """Chunks recorded as embedded whose vectors the store lacks (all of them when the store
+    is gone); their files count as waiting for vectors."""
+    index_command: str = ""
+    """The command that brings this index up to date (with ``--index-dir`` when needed)."""
+    permissions: Permissions = field(default_factory=Permissions)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -126,6 +175,7 @@ class Status:
                 "location": self.vector_location,
                 "available": self.vectors_available,
                 "problem": self.vectors_problem,
+                "missing": self.vectors_missing,
             },
             "dimension": self.dimension,
             "store_bytes": self.store_bytes,
@@ -137,8 +187,11 @@ class Status:
                 "edited": self.edited,
                 "new": self.new,
                 "deleted": self.deleted,
+                "missing_chunks": self.missing_chunks,
                 "disk_checked": self.disk_checked,
             },
+            "index_command": self.index_command,
+            "permissions": self.permissions.as_json(),
         }
 
 
@@ -161,6 +214,8 @@ class Index:
         self.read_only = read_only
         self.repairs: list[Repair] = []
         """Damaged stores this writer set aside and replaced, oldest first."""
+        self.tightened: list[OpenEntry] = []
+        """Files and folders that other users could read until this writer took the lock."""
         self._write_lock = write_lock or WriteLock(settings.index_dir / LOCK_NAME)
         self._vectors: VectorStore | None = None
         self._vectors_damage: VectorStoreDamaged | None = None
@@ -171,7 +226,10 @@ class Index:
         self._embedder_lock = threading.Lock()
         self._vectors_epoch: str | None = None
         self._vectors_opened_at = 0.0
+        if self._write_lock.held:
+            self.tightened = self._make_private()
         self.keywords = self._open_keywords()
+        self._note_tightened()
 
     @classmethod
     def open_existing(cls, settings: IndexSettings, embedder: Embedder | None = None) -> Index:
@@ -179,7 +237,7 @@ class Index:
         if not (settings.index_dir / DATABASE_NAME).exists():
             raise NoIndex(
                 f"{settings.root} has no index at {settings.index_dir}; "
-                f"run: explorer index {settings.root}"
+                f"run: {settings.repair_command}"
             )
         return cls(settings, embedder, read_only=True)
 
@@ -189,17 +247,49 @@ class Index:
         settings: IndexSettings,
         embedder: Embedder | None = None,
         holder: str = "explorer index",
+        check_model: bool = False,
     ) -> Index:
         """Take the write lock (or raise :class:`IndexBusy`), then open the stores, checking
-        each: a damaged one is set aside and rebuilt (listed in :attr:`repairs`)."""
-        settings.index_dir.mkdir(parents=True, exist_ok=True)
+        each: a damaged one is set aside and rebuilt (listed in :attr:`repairs`).
+
+        ``check_model`` loads the model's tokenizer first, so a model that cannot load is
+        one error (:class:`~explorer.core.embed.embedder.ModelUnavailable`) before anything
+        is created or stored. Raises :class:`IndexReadOnly` when the index cannot be written.
+        """
+        if check_model:
+            embedder = embedder or _load_embedder(settings)
+            embedder.token_spans("a model check")
         lock = WriteLock(settings.index_dir / LOCK_NAME)
-        _take(lock, settings, holder)
+        try:
+            make_private_dirs(settings.index_dir)
+            _take(lock, settings, holder)
+        except OSError as error:
+            if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
+            raise _read_only(settings, error.strerror or str(error)) from None
         try:
             return cls(settings, embedder, write_lock=lock)
+        except sqlite3.OperationalError as error:
+            lock.release()
+            if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
+                raise
+            raise _read_only(settings, str(error)) from None
         except BaseException:
             lock.release()
             raise
+
+    def _make_private(self) -> list[OpenEntry]:
+        """Take the group and other bits off an index made by an older explorer (the write
+        lock held); what could not be changed stays for ``status`` to report."""
+        tightened, _refused = tighten(self.settings.index_dir, self.settings.private_parents)
+        return tightened
+
+    def _note_tightened(self) -> None:
+        """Record in the index when and how much :meth:`_make_private` tightened."""
+        if self.tightened and not self.read_only:
+            self.keywords.set_meta(
+                TIGHTENED_META, json.dumps({"at": time.time(), "entries": len(self.tightened)})
+            )
 
     @property
     def repair_command(self) -> str:
@@ -217,6 +307,8 @@ class Index:
             except BaseException:
                 keywords.close()
                 raise
+            if keywords.found_empty:  # cut to zero bytes: nothing to keep, filled anew
+                self.repairs.append(Repair(Store.KEYWORDS, "the file was empty", None))
             return keywords
         except KeywordIndexDamaged as damage:
             self._set_aside_keywords(damage)
@@ -300,10 +392,20 @@ class Index:
             return self._vectors
 
     def _open_local_vectors(self) -> VectorStore:
-        """The local store; a writer checks it first and replaces a damaged one."""
+        """The local store; a writer checks it first and replaces a damaged one. A store that
+        is gone while the keyword index records vectors in it is :class:`VectorStoreMissing`
+        to a reader; a writer opens an empty one and embeds every chunk again."""
         directory = self.settings.index_dir / CHROMA_DIR_NAME
         writer = self._write_lock.held
         try:
+            if not (directory / CHROMA_DATABASE).exists() and self.keywords.ledger.any_embedded():
+                lost = self.keywords.counts()["embedded"]
+                if writer:
+                    self.keywords.ledger.reset_embedded()
+                    reason = f"{lost} chunks lacked their vectors"
+                    self.repairs.append(Repair(Store.VECTORS, reason, None))
+                else:
+                    raise VectorStoreMissing(directory, lost, self.repair_command)
             if writer:
                 check_database(directory, self.repair_command)
             store = VectorStore(
@@ -334,11 +436,7 @@ class Index:
     def embedder(self) -> Embedder:
         with self._embedder_lock:  # not the vectors' lock: the model loads while Chroma opens
             if self._embedder is None:
-                settings = self.settings
-                self._embedder = load_embedder(settings.model, settings.embedding_precision)
-                if isinstance(self._embedder, SentenceTransformerEmbedder):
-                    # The query encoder is exported once and kept with the index.
-                    self._embedder.keep_query_encoder_in(self.settings.index_dir / EXPORT_DIR_NAME)
+                self._embedder = _load_embedder(self.settings)
             return self._embedder
 
     # -- the write lock -----------------------------------------------------------------------
@@ -356,6 +454,7 @@ class Index:
         if self._write_lock.held:
             return
         _take(self._write_lock, self.settings, holder)
+        self.tightened = self._make_private()
         if self.read_only:  # a reader that writes after all (`related` embedding a file)
             self.read_only = False
             self.keywords.close()
@@ -366,7 +465,9 @@ class Index:
                 if self._vectors is not None and not self._vectors.shared:
                     self._vectors.close()  # opened read-only: the writer opens its own
                     self._vectors = None
+            self._note_tightened()
             return
+        self._note_tightened()
         with self._vectors_lock:
             if self._vectors is not None and not self._vectors.shared:
                 self._vectors.reopen()
@@ -379,15 +480,26 @@ class Index:
     def status(self, count_vectors: bool = True, disk: DiskChanges | None = None) -> Status:
         """What the index holds; with ``disk`` (how the folder differs from the manifest, see
         :func:`explorer.core.indexing.disk_state.status_against_disk`), edited, new and
-        deleted files count as stale."""
+        deleted files count as stale.
+
+        So do files whose chunks are missing from the database, and (with ``count_vectors``)
+        files whose recorded vectors the store lacks: a database that disagrees with its
+        vectors is stale, not healthy."""
         counts = self.keywords.counts()
         indexed, waiting = counts[FileState.FRESH], counts[FileState.PENDING]
         edited = new = deleted = 0
+        stale_already: dict[str, str] = {}
         if disk is not None:
             edited, new, deleted = len(disk.edited), len(disk.new), len(disk.deleted)
+            stale_already = dict(disk.states)
             for state in disk.states.values():  # stale now, whatever they were
                 indexed -= state == FileState.FRESH
                 waiting -= state == FileState.PENDING
+        broken = [p for p in self.keywords.files_missing_chunks() if p not in stale_already]
+        for record in self.keywords.files_by_path(broken).values():
+            stale_already[record.path] = record.state
+            indexed -= record.state == FileState.FRESH
+            waiting -= record.state == FileState.PENDING
         stored_model = self.keywords.get_meta("model")
         stored_dimension = self.keywords.get_meta("dimension")
         needs_rebuild, reason = False, ""
@@ -396,21 +508,28 @@ class Index:
             reason = f"model changed from {stored_model} to {self.settings.model}"
         last = self.keywords.get_meta("last_update")
         vectors, available, problem = counts["embedded"], True, ""
+        lacking: dict[str, str] = {}  # chunk id -> path: recorded as embedded, not in the store
         if count_vectors:
             try:
-                if self.shared_vectors:  # the server's count is every checkout's: ask for ours
-                    vectors = len(self.vectors.existing_chunk_ids(self.keywords.chunk_ids()))
-                elif (self.settings.index_dir / CHROMA_DIR_NAME).exists():
-                    vectors = self.vectors.count_chunks()
+                vectors, lacking = self._count_vectors(counts["embedded"])
+            except VectorStoreMissing as error:
+                available, problem, vectors = False, str(error), 0
+                lacking = self.keywords.ledger.embedded_chunks()
+                needs_rebuild, reason = True, str(error)
             except (VectorStoreUnavailable, VectorStoreDamaged) as error:
                 available, problem = False, str(error)
                 if isinstance(error, VectorStoreDamaged):
                     needs_rebuild, reason = True, str(error)
+        without_vectors = sorted(set(lacking.values()) - stale_already.keys())
+        for record in self.keywords.files_by_path(without_vectors).values():
+            if record.state == FileState.FRESH:  # waits for its vectors again
+                indexed -= 1
+                waiting += 1
         return Status(
             root=str(self.settings.root),
             index_dir=str(self.settings.index_dir),
             indexed=indexed,
-            stale=waiting + edited + new + deleted,
+            stale=waiting + edited + new + deleted + len(broken),
             skipped=counts[FileState.SKIPPED],
             failed=counts[FileState.FAILED],
             skip_reasons=self.keywords.skip_reasons(),
@@ -432,6 +551,50 @@ class Index:
             deleted=deleted,
             disk_checked=disk is not None,
             skipped_files=tuple(self.keywords.skipped_files(SKIPPED_LISTED)),
+            missing_chunks=len(broken),
+            vectors_missing=len(lacking),
+            index_command=self.settings.repair_command,
+            permissions=self.permissions(),
+        )
+
+    def _count_vectors(self, embedded: int) -> tuple[int, dict[str, str]]:
+        """The vectors this index holds, and the chunks (id -> path) recorded as embedded that
+        the store lacks. A reader's local client may predate another process's writes: it is
+        opened again before a shortfall is believed."""
+        chunks_dir = self.settings.index_dir / CHROMA_DIR_NAME
+        if self.shared_vectors:  # the server's count is every checkout's: ask for ours
+            present = self.vectors.existing_chunk_ids(self.keywords.chunk_ids())
+            vectors = len(present)
+        elif chunks_dir.exists() or embedded:
+            vectors = self.vectors.count_chunks()
+            if vectors < embedded and not self._write_lock.held:
+                self.vectors.reopen()
+                vectors = self.vectors.count_chunks()
+        else:
+            return 0, {}
+        if vectors >= embedded:
+            return vectors, {}
+        recorded = self.keywords.ledger.embedded_chunks()
+        present = self.vectors.existing_chunk_ids(recorded)
+        return vectors, {cid: path for cid, path in recorded.items() if cid not in present}
+
+    def permissions(self) -> Permissions:
+        """Which files and folders of the index other users could read (nothing is changed:
+        a writer makes them private when it takes the lock)."""
+        found = open_entries(self.settings.index_dir, self.settings.private_parents)
+        base = self.settings.index_dir
+        tightened = ""
+        try:
+            record = json.loads(self.keywords.get_meta(TIGHTENED_META) or "null")
+            if isinstance(record, dict):
+                when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(record["at"])))
+                tightened = f"{when}: {int(record['entries'])} files and folders made private"
+        except (ValueError, TypeError, KeyError):
+            tightened = ""
+        return Permissions(
+            open_count=len(found),
+            examples=tuple(entry.describe(base) for entry in found[:OPEN_EXAMPLES]),
+            tightened=tightened,
         )
 
     def touch_last_update(self) -> None:
@@ -460,6 +623,19 @@ def _take(lock: WriteLock, settings: IndexSettings, holder: str) -> None:
         raise IndexBusy(
             f"the index of {settings.root} is being written by {other}; {advice}"
         ) from None
+
+
+def _load_embedder(settings: IndexSettings) -> Embedder:
+    """The model of ``settings``; a sentence-transformers model keeps its query encoder in the
+    index (exported once)."""
+    embedder = load_embedder(settings.model, settings.embedding_precision)
+    if isinstance(embedder, SentenceTransformerEmbedder):
+        embedder.keep_query_encoder_in(settings.index_dir / EXPORT_DIR_NAME)
+    return embedder
+
+
+def _read_only(settings: IndexSettings, why: str) -> IndexReadOnly:
+    return IndexReadOnly(f"the index at {settings.index_dir} cannot be written ({why})")
 
 
 def _directory_size(directory: Path) -> int:

@@ -34,9 +34,10 @@ from explorer.core.ingest.documents import Chunk
 from explorer.core.ingest.front_matter import FileMetadata
 from explorer.core.ingest.references import FileReference
 from explorer.core.models import FileState
+from explorer.core.private_files import create_private_file, make_private_dirs
 from explorer.core.store.damaged_store import damage_words
 from explorer.core.store.embedding_ledger import EmbeddingLedger
-from explorer.core.store.file_facts import FileFacts, metadata_tags
+from explorer.core.store.file_facts import FileFacts, metadata_tags, search_title
 from explorer.core.store.keyword_statistics import KeywordStatistics
 from explorer.core.store.manifest_records import (
     FileRecord,
@@ -108,7 +109,9 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
     title, heading, body, description, tags, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO chunks_fts(rowid, title, heading, body, description, tags)
-    SELECT c.rowid, f.title, c.heading, c.text,
+    SELECT c.rowid, f.title || COALESCE((SELECT char(10) || group_concat(value, char(10))
+            FROM json_each(f.metadata, '$.aliases') WHERE instr(value, '/') = 0), ''),
+        c.heading, c.text,
         CASE c.ord WHEN 0 THEN COALESCE(json_extract(f.metadata, '$.description'), '') ELSE '' END,
         CASE c.ord WHEN 0 THEN COALESCE((SELECT group_concat(value, ', ')
             FROM json_each(f.metadata, '$.tags')), '') ELSE '' END
@@ -118,7 +121,9 @@ CREATE VIRTUAL TABLE files_fts USING fts5(
     title, heading, body, description, tags, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO files_fts(rowid, title, heading, body, description, tags)
-    SELECT MIN(c.rowid), f.title, group_concat(c.heading, char(10)), group_concat(c.text, char(10)),
+    SELECT MIN(c.rowid), f.title || COALESCE((SELECT char(10) || group_concat(value, char(10))
+            FROM json_each(f.metadata, '$.aliases') WHERE instr(value, '/') = 0), ''),
+        group_concat(c.heading, char(10)), group_concat(c.text, char(10)),
         COALESCE(json_extract(f.metadata, '$.description'), ''),
         COALESCE((SELECT group_concat(value, ', ') FROM json_each(f.metadata, '$.tags')), '')
     FROM (SELECT * FROM chunks ORDER BY path, ord) c JOIN files f ON f.path = c.path
@@ -126,7 +131,8 @@ INSERT INTO files_fts(rowid, title, heading, body, description, tags)
 """
 """Rebuild the keyword tables from the chunks and the manifest (an index made before the
 description and tags columns, or before ``files_fts``): no file is read again and no vector
-changes.
+changes. The title column holds the title and the page's other names (front-matter aliases
+that are not URLs; see :func:`~explorer.core.store.file_facts.search_title`).
 
 A file's description and tags go with its first chunk only: FTS5's BM25 normalises by the length
 of the whole row, so repeating them in every chunk would rank every passage of a described file
@@ -239,14 +245,28 @@ class KeywordIndex:
         self._lock = threading.RLock()
         self._repair_command = repair_command
         self._derived: OrderedDict[Hashable, tuple[tuple[int, int], Any]] = OrderedDict()
+        self.found_empty = False
+        """The database file was there but empty (zero bytes) when this writer opened it:
+        whatever it held is lost, and it now holds a fresh index."""
         if read_only:
             self._db = self._connect_read_only()
+            try:
+                self._require_index_tables()
+            except BaseException:
+                self._db.close()
+                raise
             self.facts = FileFacts(self._db, self._lock)
             self.ledger = EmbeddingLedger(self._db, self._lock)
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(path.parent)
+        existed = not create_private_file(path)  # SQLite's -wal and -shm take its mode
         self._db = self._connect(str(path), uri=False)
         try:
+            if existed and not self._has_index_tables():
+                # An empty file is a database with no tables: fill it. Anything else is not
+                # an index, and is not written to.
+                self._require_index_tables(empty_is_damage=False)
+                self.found_empty = True
             with self._lock:
                 self._use_wal()
                 self._db.execute("PRAGMA synchronous=NORMAL")
@@ -292,6 +312,27 @@ class KeywordIndex:
                 raise
             return db
         raise sqlite3.OperationalError(f"cannot read {self.path}: the directory is read-only")
+
+    def _has_index_tables(self) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+            ).fetchone()
+        return row is not None
+
+    def _require_index_tables(self, empty_is_damage: bool = True) -> None:
+        """Raise :class:`KeywordIndexDamaged` unless the database holds an index: a file cut
+        to zero bytes opens as an empty database, which is no index (``empty_is_damage``)."""
+        if self._has_index_tables():
+            return
+        try:
+            empty = self.path.stat().st_size == 0
+        except OSError:
+            empty = False
+        if empty and not empty_is_damage:
+            return
+        reason = "the file is empty" if empty else "it holds no index tables"
+        raise KeywordIndexDamaged(self.path, reason, self._repair_command)
 
     def check(self) -> None:
         """Raise :class:`KeywordIndexDamaged` unless SQLite's ``quick_check`` finds the file
@@ -474,6 +515,7 @@ class KeywordIndex:
         the old chunk ids."""
         now = time.time()
         description, tags = metadata.get("description", ""), ", ".join(metadata.get("tags", []))
+        searched_title = search_title(title, metadata)  # the title and the page's aliases
         with self._lock, self._db:
             old_ids = self._delete_chunks_of(path)
             first_rowid: int | None = None
@@ -499,7 +541,7 @@ class KeywordIndex:
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         cursor.lastrowid,
-                        title,
+                        searched_title,
                         chunk.heading_path,
                         chunk.text,
                         "" if ordinal else description,
@@ -514,7 +556,7 @@ class KeywordIndex:
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         first_rowid,
-                        title,
+                        searched_title,
                         "\n".join(chunk.heading_path for _id, chunk in chunks),
                         "\n".join(chunk.text for _id, chunk in chunks),
                         description,
@@ -543,6 +585,39 @@ class KeywordIndex:
         """Swap just the references of ``path`` (its chunks stay)."""
         with self._lock, self._db:
             self.facts.write_links(path, references)
+
+    def replace_link_facts(
+        self, path: str, metadata: FileMetadata, references: Sequence[FileReference]
+    ) -> None:
+        """Swap the references of ``path`` and its metadata (new link names and inline tags)
+        with its chunks kept: how an index made by an older explorer learns what it did not
+        read. The keyword index's title (with the aliases) and tags follow."""
+        with self._lock, self._db:
+            row = self._db.execute("SELECT title FROM files WHERE path = ?", (path,)).fetchone()
+            if row is None:
+                return
+            self._db.execute(
+                "UPDATE files SET metadata = ? WHERE path = ?", (json.dumps(metadata), path)
+            )
+            self.facts.replace(path, metadata, references)
+            searched_title = search_title(row[0], metadata)
+            tags = ", ".join(metadata.get("tags", []))
+            rowids = [
+                rowid
+                for (rowid,) in self._db.execute(
+                    "SELECT rowid FROM chunks WHERE path = ? ORDER BY ord", (path,)
+                ).fetchall()
+            ]
+            for ordinal, rowid in enumerate(rowids):
+                self._db.execute(
+                    "UPDATE chunks_fts SET title = ?, tags = ? WHERE rowid = ?",
+                    (searched_title, "" if ordinal else tags, rowid),
+                )
+            if rowids:
+                self._db.execute(
+                    "UPDATE files_fts SET title = ?, tags = ? WHERE rowid = ?",
+                    (searched_title, tags, rowids[0]),
+                )
 
     def mark_skipped(
         self, path: str, size: int, mtime_ns: int, state: str, reason: str
@@ -825,3 +900,26 @@ class KeywordIndex:
             kind = reason.split(":")[0]
             reasons[kind] = reasons.get(kind, 0) + count
         return reasons
+
+    # -- consistency --------------------------------------------------------------------------
+    def files_missing_chunks(self) -> list[str]:
+        """Files the manifest holds as indexed (fresh or pending) whose chunks are not all in
+        the database: rows deleted behind explorer's back. Such a file is in no search until
+        it is indexed again."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT f.path FROM files f WHERE f.state IN (?, ?) AND f.chunk_count !="
+                " (SELECT COUNT(*) FROM chunks c WHERE c.path = f.path) ORDER BY f.path",
+                (FileState.FRESH, FileState.PENDING),
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def drop_orphan_keyword_rows(self) -> None:
+        """Delete keyword rows whose chunk is gone (left when chunks were deleted behind
+        explorer's back): they would skew every file's BM25 statistics."""
+        with self._lock, self._db:
+            self._db.execute("DELETE FROM chunks_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)")
+            if self._has_file_table():
+                self._db.execute(
+                    "DELETE FROM files_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)"
+                )

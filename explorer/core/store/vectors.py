@@ -36,8 +36,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
+from urllib.parse import quote
 
 from explorer.core.errors import ExplorerError
+from explorer.core.private_files import make_private_dirs, private_umask
 from explorer.core.store.chroma_server import ServerAddress, unreachable
 from explorer.core.store.damaged_store import damage_words
 
@@ -86,6 +88,22 @@ class VectorStoreDamaged(VectorStoreError):
         super().__init__(
             f"the vector store {directory} is damaged ({self.reason}); "
             f"run `{repair_command}` to repair it"
+        )
+
+
+class VectorStoreMissing(VectorStoreDamaged):
+    """The local Chroma store is gone (its folder or its database deleted) while the keyword
+    index records vectors in it; keyword search still works, ``explorer index`` embeds again."""
+
+    def __init__(self, directory: Path, chunks: int, repair_command: str) -> None:
+        self.directory = directory
+        self.chunks = chunks
+        """Chunks whose vectors were in the missing store."""
+        self.reason = f"missing: {chunks} chunks lack their vectors"
+        ExplorerError.__init__(
+            self,
+            f"the vector store {directory} is missing ({chunks} chunks lack their vectors); "
+            f"run `{repair_command}` to embed them again",
         )
 
 
@@ -138,11 +156,11 @@ def _panic_output_held() -> Iterator[None]:
 
 
 def _is_chroma_failure(error: BaseException) -> bool:
-    """Chroma's InternalError, or a panic of its Rust core (pyo3's PanicException derives from
-    BaseException and cannot be imported by name)."""
-    from chromadb.errors import InternalError
+    """One of Chroma's own errors, or a panic of its Rust core (pyo3's PanicException derives
+    from BaseException and cannot be imported by name)."""
+    from chromadb.errors import ChromaError
 
-    return isinstance(error, InternalError) or type(error).__name__ == "PanicException"
+    return isinstance(error, ChromaError) or type(error).__name__ == "PanicException"
 
 
 def _forget_system(directory: Path) -> None:
@@ -162,23 +180,32 @@ def _forget_system(directory: Path) -> None:
 def check_database(directory: Path, repair_command: str) -> None:
     """Raise :class:`VectorStoreDamaged` if SQLite's ``quick_check`` finds Chroma's database
     in ``directory`` damaged (Chroma itself may open it and fail only later, or panic)."""
+    reason = database_damage(directory)
+    if reason is not None:
+        raise VectorStoreDamaged(directory, reason, repair_command)
+
+
+def database_damage(directory: Path) -> str | None:
+    """SQLite's words if its ``quick_check`` finds Chroma's database in ``directory``
+    damaged, else None (sound, missing, or unreadable: Chroma's own open says why)."""
     database = directory / CHROMA_DATABASE
     if not database.exists():
-        return
+        return None
     try:
-        db = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+        db = sqlite3.connect(f"file:{quote(str(database))}?mode=ro", uri=True)
     except sqlite3.Error:
-        return  # unreadable is not damaged: Chroma's own open will say why
+        return None
     try:
         rows = db.execute("PRAGMA quick_check(1)").fetchall()
     except sqlite3.DatabaseError as error:
         if getattr(error, "sqlite_errorcode", 0) & 0xFF not in DAMAGED_SQLITE_CODES:
-            return
-        raise VectorStoreDamaged(directory, str(error), repair_command) from None
+            return None
+        return str(error)
     finally:
         db.close()
     if rows != [("ok",)]:
-        raise VectorStoreDamaged(directory, str(rows[0][0]) if rows else "?", repair_command)
+        return str(rows[0][0]) if rows else "quick_check gave no answer"
+    return None
 
 
 def file_vector_id(path: str, content_hash: str) -> str:
@@ -206,7 +233,9 @@ def _guarded(
 
     @functools.wraps(method)
     def wrapper(self: VectorStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self._lock:
+        # A local store's files are created private (see explorer.core.private_files).
+        private = private_umask() if self.directory is not None else contextlib.nullcontext()
+        with self._lock, private:
             retried = False
             while True:
                 try:
@@ -282,10 +311,17 @@ class VectorStore:
         self._connect()
 
     def _raise_if_damaged(self, error: BaseException) -> None:
-        """Raise VectorStoreDamaged if ``error`` is Chroma saying the local store is damaged."""
+        """Raise VectorStoreDamaged if ``error`` is Chroma saying the local store is damaged.
+
+        Chroma does not always say so in words: garbage in its database may surface as any of
+        its errors (``Error sending backfill request to compactor``). So when its words do not
+        tell, SQLite's ``quick_check`` of the database decides.
+        """
         if self.directory is None or not _is_chroma_failure(error):
             return
         reason = _damage_reason(error)
+        if reason is None:
+            reason = database_damage(self._opened_directory())
         if reason is None:
             return
         if self._client is None:  # it failed to open: Chroma keeps the broken system cached
@@ -350,7 +386,7 @@ class VectorStore:
         settings = ChromaSettings(anonymized_telemetry=False)
         if self.address is None:
             directory = self._opened_directory()
-            directory.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(directory)
             # Opening reads the store: where damage panics. Only a reader (a one-shot command)
             # holds file descriptor 2 meanwhile: the TUI draws its screen there. A writer runs
             # check_database first, which finds such damage before Chroma does.
@@ -398,7 +434,8 @@ class VectorStore:
         self._connect()
 
     def close(self) -> None:
-        with self._lock:
+        private = private_umask() if self.directory is not None else contextlib.nullcontext()
+        with self._lock, private:
             client, self._client = self._client, None
             close = getattr(client, "close", None)
             if close is not None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from explorer.core.errors import ExplorerError
+from explorer.core.private_files import PRIVATE_FILE_MODE
 
 ATTEMPTS = 100
 """How often to retry when the file was replaced between opening and locking it."""
@@ -46,7 +47,7 @@ class WriteLock:
         if self._handle is not None:
             return
         for _attempt in range(ATTEMPTS):
-            handle = open(self.path, "a+")  # noqa: SIM115 - held until release
+            handle = open(self.path, "a+", opener=_private)  # noqa: SIM115 - held until release
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -77,6 +78,11 @@ class WriteLock:
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
             handle.close()
+
+
+def _private(path: str, flags: int) -> int:
+    """Open as :func:`open` would, creating the file with mode 0600 (it names the holder)."""
+    return os.open(path, flags, PRIVATE_FILE_MODE)
 
 
 def _is_at_path(handle: IO[str], path: Path) -> bool:

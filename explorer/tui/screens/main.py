@@ -5,7 +5,13 @@ stale answers, its worker), the file tree reads the manifest, the related and li
 their own rows, the status bar shows an :class:`~explorer.tui.index_state.IndexState`. Widgets
 never talk to each other: they post messages up to this screen, which keeps the index's state,
 reacts to the live index's events (by their type, never their text) and calls the widgets'
-public methods. The screen also holds the key bindings' actions and the command palette.
+public methods. Every widget asks for a file with one :class:`~explorer.tui.messages.OpenFile`,
+and every worker failure arrives as one :class:`~explorer.tui.workers.WorkerFailed`.
+
+The screen also keeps what spans the widgets: the navigation history (back and forward, the
+recent files), the session (saved per folder, restored at start), which panes show at the
+terminal's width (:class:`~explorer.tui.layout.PaneLayout`) and the zoomed pane, the key
+bindings' actions and the command palette.
 """
 
 from __future__ import annotations
@@ -17,17 +23,20 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Footer, Input
 
 from explorer.config import Settings
+from explorer.core.errors import ExplorerError
+from explorer.core.ingest.file_reading import decode_leniently, read_head
 from explorer.core.ingest.root_paths import OutsideRoot, resolve_inside_root
 from explorer.core.live.events import (
     ErrorEvent,
@@ -36,6 +45,8 @@ from explorer.core.live.events import (
     ModelState,
     ModelStateEvent,
     ProgressEvent,
+    RootState,
+    RootStateEvent,
     VectorsReadyEvent,
     VectorsStateEvent,
     WriterEvent,
@@ -44,17 +55,20 @@ from explorer.core.live.events import (
 from explorer.core.models import SearchMode, SyncPhase
 from explorer.core.retrieval.file_filter import parse_filter_words
 from explorer.core.safe_text import safe_text
-from explorer.tui import messages
+from explorer.tui import messages, session, themes
 from explorer.tui.bridge import IndexBridge
+from explorer.tui.history import NavigationHistory, Place, RecentFiles
 from explorer.tui.index_state import IndexState
+from explorer.tui.layout import Pane, PaneLayout
 from explorer.tui.widgets.file_tree import Entry, FileTree
 from explorer.tui.widgets.links import LinksList
-from explorer.tui.widgets.preview import Preview
+from explorer.tui.widgets.preview import MAX_PREVIEW_BYTES, Preview
 from explorer.tui.widgets.related import RelatedList
 from explorer.tui.widgets.results import ResultsList
 from explorer.tui.widgets.search_box import SearchBox
 from explorer.tui.widgets.search_panel import SearchPanel
 from explorer.tui.widgets.status import StatusBar
+from explorer.tui.workers import ShowsFailure, WorkerFailed
 
 if TYPE_CHECKING:
     from explorer.core.embed.embedder import Embedder
@@ -63,28 +77,122 @@ if TYPE_CHECKING:
 
 FOLLOW_EMBEDDED_INTERVAL = 1.0
 """Least seconds between two refreshes (related files, search) for files embedded meanwhile."""
+SESSION_SAVE_DELAY = 1.0
+"""Seconds after a change before the session is written (it is written at exit too)."""
 EDITORS_WITH_LINE = {"vi", "vim", "nvim", "nano", "emacs", "micro", "kak", "hx", "helix", "joe"}
 """Editors that open a file at a line given as ``+LINE``."""
 FOCUS_TARGETS = ("tree", "results", "preview", "links", "related")
+TYPED_ACTIONS = frozenset(
+    {
+        "focus_search",
+        "back",
+        "forward",
+        "zoom",
+        "copy",
+        "open_external",
+        "edit",
+        "next_passage",
+        "previous_passage",
+        "help",
+        "quit",
+    }
+)
+"""Actions bound to keys that are characters: in a text field those keys are typed instead."""
 
 
 class MainScreen(Screen[None]):
     """Tree, search panel (box and results), preview, sidebar (links, related), status bar."""
 
-    BINDINGS = [
+    ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusBar"
+    BINDINGS: ClassVar[list[BindingType]] = [
         # A priority binding runs when the app receives the key, before it hands the next key
         # of the same read to the focused widget; see check_action.
-        Binding("slash", "focus_search", "Search", key_display="/", priority=True),
-        Binding("ctrl+t", "cycle_mode", "Mode"),
-        Binding("ctrl+f", "focus_filter", "Filter", show=False),
-        Binding("ctrl+p", "fuzzy_jump", "Go to file"),
-        Binding("e", "edit", "Edit"),
+        Binding(
+            "slash",
+            "focus_search",
+            "Search",
+            key_display="/",
+            priority=True,
+            tooltip="Go to the search box (in the preview: find in the page)",
+        ),
+        Binding("ctrl+p", "fuzzy_jump", "Go to file", tooltip="Go to a file by name or title"),
+        Binding(
+            "ctrl+y",
+            "recent_files",
+            "Recent",
+            show=False,
+            tooltip="Recent files, the last opened first",
+        ),
+        Binding("alt+left", "back", "Back", show=False, tooltip="Back to the place read before"),
+        Binding("alt+right", "forward", "Forward", show=False, tooltip="Forward again"),
+        Binding(
+            "left_square_bracket,backspace",
+            "back",
+            "Back",
+            key_display="[",
+            show=False,
+            tooltip="Back to the place read before",
+        ),
+        Binding(
+            "right_square_bracket",
+            "forward",
+            "Forward",
+            key_display="]",
+            show=False,
+            tooltip="Forward again",
+        ),
+        Binding(
+            "ctrl+t",
+            "cycle_mode",
+            "Mode",
+            show=False,
+            tooltip="Cycle the search mode: hybrid, semantic, keyword",
+        ),
+        Binding("ctrl+f", "focus_filter", "Filter", show=False, tooltip="Go to the path filter"),
+        Binding("f2", "toggle_pane('tree')", "Tree", show=False, tooltip="Show or hide the tree"),
+        Binding(
+            "ctrl+r,f3",
+            "toggle_pane('sidebar')",
+            "Sidebar",
+            show=False,
+            tooltip="Show or hide the sidebar (links and related files)",
+        ),
+        Binding("z", "zoom", "Zoom", tooltip="Give the focused pane the whole screen, or back"),
+        Binding("c", "copy('line')", "Copy", tooltip="Copy path:line of the selection"),
+        Binding("C", "copy('path')", "Copy path", show=False, tooltip="Copy the path"),
+        Binding(
+            "p",
+            "copy('passage')",
+            "Copy passage",
+            show=False,
+            tooltip="Copy the passage (the marked lines, or the result's or related passage)",
+        ),
+        Binding(
+            "o",
+            "open_external",
+            "Open in app",
+            show=False,
+            tooltip="Open with the system's application (a PDF in its viewer)",
+        ),
+        Binding("e", "edit", "Edit", show=False, tooltip="Edit in $EDITOR, then come back"),
         # The preview's own n/N, from anywhere but a text field: after Enter on a result the
         # focus stays in the list, and n must still step through that file's passages.
-        Binding("n", "next_passage", "Next passage", show=False),
-        Binding("N", "previous_passage", "Previous passage", show=False),
-        Binding("ctrl+r", "toggle_related", "Related", show=False),
-        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding(
+            "n",
+            "next_passage",
+            "Next",
+            show=False,
+            tooltip="Next passage (or match) down from where you read",
+        ),
+        Binding(
+            "N",
+            "previous_passage",
+            "Previous",
+            show=False,
+            tooltip="Previous passage (or match) up from where you read",
+        ),
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="This help"),
+        Binding("q", "quit", "Quit", show=False, tooltip="Quit"),
     ]
 
     def __init__(
@@ -100,6 +208,16 @@ class MainScreen(Screen[None]):
         self.index: Index | None = None
         self.current_path: str | None = None
         """The file open in the preview."""
+        self.history = NavigationHistory()
+        """The places read, for back and forward."""
+        self.recent = RecentFiles()
+        """The files opened, for the recent-files picker."""
+        self.layout_state = PaneLayout()
+        self.remember = session.enabled(themes.load_preferences())
+        """Sessions are read and written (see :mod:`explorer.tui.session`)."""
+        self._session_due: Timer | None = None
+        self._reveal_pending: str | None = None
+        """A file opened before the tree held it (a restored session): revealed once it does."""
         self._browsed_folder: str | None = None
         """The folder of the tree's cursor while the user moves it (a hint for embedding)."""
         self._embedded_since: set[str] = set()
@@ -165,6 +283,7 @@ class MainScreen(Screen[None]):
         return state
 
     def on_mount(self) -> None:
+        self._restore_session()
         # The first frame comes first: the index (and everything it imports) opens after it.
         self.call_after_refresh(self._start_index)
 
@@ -179,19 +298,86 @@ class MainScreen(Screen[None]):
         self.bridge.start()
 
     # -- opening files ------------------------------------------------------------------------
+    @on(messages.OpenFile)
+    def _open_asked(self, message: messages.OpenFile) -> None:
+        message.stop()
+        if not (self.settings.root / message.path).is_file():
+            self.notify(f"no such file in this folder: {message.path}", severity="warning")
+            return
+        self.open_file(message.path, list(message.passages), message.line)
+
     def open_file(
-        self, path: str, passages: list[tuple[int, int]] | None = None, index: int = 0
+        self,
+        path: str,
+        passages: list[tuple[int, int]] | None = None,
+        line: int | None = None,
+        *,
+        top: int | None = None,
+        record: bool = True,
     ) -> None:
-        """Show ``path`` in the preview at ``passages[index]``; load its links and related files."""
+        """Show ``path`` in the preview at ``line`` (its ``passages`` marked; see
+        :meth:`Preview.open_file`), or with ``top`` at the top of the view; load its links and
+        related files. ``record``: a new place in the history (back and forward do not)."""
         absolute = self.file_on_disk(path)
         if absolute is None:
             return
+        if record:
+            self._leave_place()
+            spans = tuple(sorted(set(passages or ())))
+            self.history.visit(Place(path, top or 1, spans, line))
         self.current_path = path
-        self.preview.open_file(path, absolute, passages, index)
+        self.recent.add(path)
+        self.preview.open_file(path, absolute, passages, line, top)
         self.file_tree.reveal(path)
+        if self.file_tree.state_of(path) is None:
+            self._reveal_pending = path
         self.links.load(self.index, path)
         self.load_related(path)
         self.send_focus()
+        self._session_changed()
+
+    def _leave_place(self) -> None:
+        """The reader leaves the open file: coming back shows where they were."""
+        if self.current_path is not None and self.preview.loaded:
+            self.history.remember_top(self.preview.position())
+
+    def _go_to(self, place: Place | None) -> None:
+        if place is None:
+            return
+        if self.file_on_disk(place.path) is None or not (self.settings.root / place.path).is_file():
+            self.notify(f"no longer here: {place.path}", severity="warning")
+            self.recent.forget(place.path)
+            return
+        self.open_file(place.path, list(place.passages), place.line, top=place.top, record=False)
+
+    def action_back(self) -> None:
+        """Back to the place read before (alt+left, [, backspace)."""
+        self._leave_place()
+        place = self.history.back()
+        if place is None:
+            self.notify("no earlier place", timeout=2)
+        self._go_to(place)
+
+    def action_forward(self) -> None:
+        """Forward again after going back (alt+right, ])."""
+        self._leave_place()
+        place = self.history.forward()
+        if place is None:
+            self.notify("no later place", timeout=2)
+        self._go_to(place)
+
+    def action_recent_files(self) -> None:
+        """Pick one of the files opened recently (ctrl+y)."""
+        from explorer.tui.widgets.fuzzy_jump import FuzzyJump  # rapidfuzz: only when asked
+
+        paths = [path for path in self.recent.paths if path != self.current_path]
+        if not paths:
+            self.notify("no recent files yet", timeout=2)
+            return
+        titles = self.file_tree.titles()
+        self.app.push_screen(
+            FuzzyJump(paths, titles, title="Recent files", ordered=True), self._jumped
+        )
 
     def load_related(self, path: str | None, refresh: bool = False) -> None:
         """Load the related files of ``path``; ``refresh``: the same file again (what the
@@ -239,34 +425,35 @@ class MainScreen(Screen[None]):
             self._browsed_folder = folder
             self.send_focus()
 
-    @on(FileTree.Opened)
-    def _tree_opened(self, event: FileTree.Opened) -> None:
-        self.open_file(event.path)
+    @on(Preview.OutlineWanted)
+    def _outline_wanted(self, event: Preview.OutlineWanted) -> None:
+        from explorer.tui.widgets.outline import OutlineScreen
 
-    @on(ResultsList.Opened)
-    def _result_opened(self, event: ResultsList.Opened) -> None:
-        passages = [(p.start_line, p.end_line) for p in event.hit.passages]
-        self.open_file(event.hit.path, passages, event.passage)
+        if not event.headings:
+            self.notify("no headings in this file", timeout=2)
+            return
+        path = self.current_path or ""
+        outline = OutlineScreen(path, event.headings, self.preview.position())
+        self.app.push_screen(outline, self._outline_chosen)
 
-    @on(RelatedList.Opened)
-    def _related_opened(self, event: RelatedList.Opened) -> None:
-        self.open_file(event.path, [(event.start, event.end)])
+    def _outline_chosen(self, line: int | None) -> None:
+        if line is not None:
+            self._leave_place()
+            current = self.history.current
+            if current is not None:
+                self.history.visit(replace(current, top=line))
+            self.preview.go_to_line(line)
+            self.preview.focus_content()
 
-    @on(LinksList.Opened)
-    def _links_opened(self, event: LinksList.Opened) -> None:
-        if not (self.settings.root / event.path).is_file():
-            self.notify(f"no such file in this folder: {event.path}", severity="warning")
-        elif event.line is None:
-            self.open_file(event.path)
-        else:
-            self.open_file(event.path, [(event.line, event.line)])
-
-    @on(Preview.LinkOpened)
-    def _link_opened(self, event: Preview.LinkOpened) -> None:
-        if (self.settings.root / event.path).is_file():
-            self.open_file(event.path)
-        else:
-            self.notify(f"no such file in this folder: {event.path}", severity="warning")
+    # -- worker failures ----------------------------------------------------------------------
+    @on(WorkerFailed)
+    def _worker_failed(self, message: WorkerFailed) -> None:
+        """Every worker's unexpected failure, in one place: the widget says it where it
+        shows its work, and a notification names it (one line, never a traceback)."""
+        message.stop()
+        if isinstance(message.node, ShowsFailure):
+            message.node.show_failure(message.worker, message.text)
+        self.notify(message.text, title=f"{message.worker.group} failed", severity="error")
 
     # -- the search panel and the tree report -------------------------------------------------
     @on(SearchBox.Changed)
@@ -280,6 +467,7 @@ class MainScreen(Screen[None]):
         self.status.search = event.summary
         if event.summary is not None:
             self.send_focus()  # the results' files are embedded next
+        self._session_changed()
 
     @on(SearchPanel.NothingToLeaveFor)
     def _search_left_empty(self) -> None:
@@ -303,6 +491,11 @@ class MainScreen(Screen[None]):
 
     @on(FileTree.Loaded)
     def _manifest_loaded(self, event: FileTree.Loaded) -> None:
+        pending = self._reveal_pending
+        if pending is not None and self.file_tree.state_of(pending) is not None:
+            self._reveal_pending = None  # a file opened before the tree held it
+            if pending == self.current_path:
+                self.file_tree.reveal(pending)
         state = self._set_state(counts=event.counts)
         progress = state.progress
         keywords = progress is not None and progress.phase is SyncPhase.KEYWORDS
@@ -346,6 +539,8 @@ class MainScreen(Screen[None]):
             self.notify(event.message, title="Index", timeout=8)
         elif isinstance(event, VectorsStateEvent):
             self._vectors_state(event)
+        elif isinstance(event, RootStateEvent):
+            self._root_state(event)
         elif isinstance(event, ErrorEvent):
             if self.live is not None and self.live.read_only:
                 self._set_state(read_only=True)
@@ -420,10 +615,34 @@ class MainScreen(Screen[None]):
         if event.available and self.current_path is not None:
             self.load_related(self.current_path)
 
+    def _root_state(self, event: RootStateEvent) -> None:
+        """The root went missing (the status bar says so until it is back) or is back (the
+        re-sync's ``files_changed`` reloads the tree; the tree is read again now too)."""
+        missing = event.state is RootState.MISSING
+        self._set_state(root_missing=event.message if missing else "")
+        self.notify(
+            event.message,
+            title="Folder",
+            severity="warning" if missing else "information",
+            timeout=8,
+        )
+        if not missing:
+            self.file_tree.reload(now=True)
+
     # -- actions ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``/`` is a character in a text field (paths, "http/3"): there it is typed, not bound."""
-        return not (action == "focus_search" and isinstance(self.focused, Input))
+        """Keys that are characters are typed in a text field, not bound; ``/`` in the
+        preview finds in the page."""
+        focused = self.focused
+        if action in TYPED_ACTIONS and isinstance(focused, Input):
+            return False
+        if action == "focus_search" and focused is not None and self.preview in focused.ancestors:
+            return False
+        if action == "forward":
+            return self.history.can_go_forward or None
+        if action == "back":
+            return self.history.can_go_back or None
+        return True
 
     def action_focus_search(self) -> None:
         self.search_box.focus_query()
@@ -466,9 +685,49 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(HelpScreen())
 
+    def action_quit(self) -> None:
+        self.save_session()
+        self.app.exit()
+
+    # -- layout -------------------------------------------------------------------------------
+    def on_resize(self, event: events.Resize) -> None:
+        if self.layout_state.resize(event.size.width):
+            self._apply_layout()
+
+    def _apply_layout(self) -> None:
+        layout = self.layout_state
+        self.file_tree.display = layout.shows(Pane.TREE)
+        self.query_one("#sidebar").display = layout.shows(Pane.SIDEBAR)
+        focused = self.focused
+        if focused is not None and not all(
+            node.display for node in focused.ancestors_with_self if isinstance(node, Widget)
+        ):
+            self.search_box.focus_query()  # the focused pane was hidden
+
+    def action_toggle_pane(self, pane: str) -> None:
+        """Show or hide the tree (F2) or the sidebar (ctrl+r, F3)."""
+        shown = self.layout_state.toggle(Pane(pane))
+        self._apply_layout()
+        if shown:
+            self.focus_pane("tree" if pane == "tree" else "related")
+
     def action_toggle_related(self) -> None:
-        sidebar = self.query_one("#sidebar")
-        sidebar.display = not sidebar.display
+        self.action_toggle_pane("sidebar")
+
+    def action_zoom(self) -> None:
+        """Give the focused pane the whole screen, or back (z; Escape too)."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        if focused is None:
+            return
+        pane: Widget = focused
+        for ancestor in focused.ancestors_with_self:
+            if isinstance(ancestor, Preview | SearchPanel):
+                pane = ancestor
+                break
+        self.maximize(pane, container=False)
 
     def focus_pane(self, target: str) -> None:
         focus: dict[str, Callable[[], object]] = {
@@ -480,23 +739,95 @@ class MainScreen(Screen[None]):
         }
         focus[target]()
 
+    # -- the selection: copy, open, edit ------------------------------------------------------
     def selected_path(self) -> tuple[str | None, int | None]:
-        """The file the user means: the focused list's item, else the open file."""
+        """The file the user means: the focused list's item, else the open file (at the
+        marked passage, else the line at the top of the preview)."""
         focused = self.focused
-        if isinstance(focused, ResultsList) and focused.hits and focused.highlighted is not None:
-            hit = focused.hits[focused.highlighted]
+        if isinstance(focused, ResultsList) and (hit := focused.highlighted_hit) is not None:
             return hit.path, hit.passages[0].start_line if hit.passages else None
         if isinstance(focused, FileTree):
             node = focused.cursor_node
             if node is not None and node.data is not None and not node.data.is_dir:
                 return node.data.path, None
-        if isinstance(focused, LinksList) and focused.selected is not None:
-            return focused.selected.path, focused.selected.line
-        if isinstance(focused, RelatedList) and focused.items and focused.highlighted is not None:
-            item = focused.items[focused.highlighted]
-            return item.path, item.related_passage.start_line
+        if isinstance(focused, LinksList | RelatedList):
+            index = focused.highlighted
+            target = focused.row_target(index) if index is not None else None
+            if target is not None:
+                return target.path, target.line
+        if self.current_path is None:
+            return None, None
+        if self.preview.finding and self.preview.found_index is not None:
+            return self.current_path, self.preview.found[self.preview.found_index]
         passage = self.preview.passage
-        return self.current_path, passage[0] if passage else None
+        if passage is not None and self.preview.passage_visible():
+            return self.current_path, passage[0]
+        return self.current_path, self.preview.position() if self.preview.loaded else None
+
+    def _passage_of(self, path: str, line: int | None) -> str:
+        """The text the user means at ``line`` of ``path``: the marked passage or result's
+        passage that holds it, else that line."""
+        spans: list[tuple[int, int]] = []
+        focused = self.focused
+        if isinstance(focused, ResultsList) and (hit := focused.highlighted_hit) is not None:
+            spans = [(p.start_line, p.end_line) for p in hit.passages]
+        elif isinstance(focused, RelatedList) and focused.highlighted is not None:
+            if focused.highlighted < len(focused.items):
+                passage = focused.items[focused.highlighted].related_passage
+                spans = [(passage.start_line, passage.end_line)]
+        elif path == self.current_path:
+            spans = list(self.preview.passages)
+        start = end = line or 1
+        for first, last in spans:
+            if first <= start <= last:
+                start, end = first, last
+                break
+        if path == self.current_path and self.preview.loaded:
+            return self.preview.text_of(start, end)
+        absolute = self.file_on_disk(path)
+        if absolute is None:
+            return ""
+        try:
+            text = decode_leniently(read_head(absolute, MAX_PREVIEW_BYTES))
+        except (OSError, ExplorerError):
+            return ""
+        return "\n".join(text.replace("\r\n", "\n").split("\n")[start - 1 : end])
+
+    def action_copy(self, what: str) -> None:
+        """Copy the selected file's path (``C``), ``path:line`` (``c``) or its passage (``p``)
+        to the clipboard (OSC 52: the terminal must allow it)."""
+        path, line = self.selected_path()
+        if path is None:
+            self.notify("open or select a file first", severity="warning", timeout=3)
+            return
+        if what == "path":
+            text, said = path, path
+        elif what == "passage":
+            text = self._passage_of(path, line)
+            said = f"the passage of {path}" + (f" at L{line}" if line else "")
+        else:
+            text = said = f"{path}:{line}" if line else path
+        if not text:
+            self.notify("nothing to copy there", severity="warning", timeout=3)
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"copied {said}", title="Clipboard", timeout=3)
+
+    def action_open_external(self) -> None:
+        """Open the selected file with the system's application (``o``; a PDF: its viewer)."""
+        from explorer.tui.system_open import open_with_system
+
+        path, _line = self.selected_path()
+        absolute = self.file_on_disk(path) if path is not None else None
+        if absolute is None:
+            self.notify("open or select a file first", severity="warning", timeout=3)
+            return
+        try:
+            open_with_system(absolute)
+        except ExplorerError as error:
+            self.notify(str(error), severity="error")
+            return
+        self.notify(f"opened {path} with the system's application", timeout=3)
 
     def action_edit(self) -> None:
         path, line = self.selected_path()
@@ -525,6 +856,65 @@ class MainScreen(Screen[None]):
         if path == self.current_path:
             self.preview.reload(absolute)
 
+    # -- the session --------------------------------------------------------------------------
+    def _restore_session(self) -> None:
+        """Reopen the folder where the user left it: query, mode, filter, open file and place,
+        the queries asked before and the recent files."""
+        if not self.remember:
+            return
+        saved = session.load_session(self.settings.root)
+        box = self.search_box
+        box.history = type(box.history)(saved.queries)
+        self.recent = RecentFiles([p for p in saved.recent if (self.settings.root / p).is_file()])
+        if saved.mode is not box.mode:
+            box.set_mode(saved.mode)
+        if saved.filter:
+            box.set_filter(saved.filter)
+        if saved.query:
+            box.set_text(saved.query)
+        if saved.path is not None and (self.settings.root / saved.path).is_file():
+            self.open_file(saved.path, None, saved.line, top=saved.top)
+
+    def _session_changed(self) -> None:
+        """Something worth remembering changed: write the session soon."""
+        if self.remember and self._session_due is None and self.is_mounted:
+            self._session_due = self.set_timer(SESSION_SAVE_DELAY, self.save_session)
+
+    def save_session(self) -> None:
+        """Write where the user is (the app calls it before it quits, the screen after each
+        change that matters)."""
+        self._session_due = None
+        if not self.remember or not self.is_mounted:
+            return
+        box = self.search_box
+        preview = self.preview
+        passage = preview.passage
+        saved = session.Session(
+            query=box.text,
+            mode=box.mode,
+            filter=box.filter_text,
+            path=self.current_path,
+            top=preview.position() if self.current_path else 1,
+            line=passage[0] if passage else None,
+            queries=list(box.history.queries),
+            recent=list(self.recent.paths),
+        )
+        session.save_session(self.settings.root, saved)
+
+    def action_forget_session(self) -> None:
+        """Stop remembering sessions (and forget this folder's)."""
+        self.remember = False
+        themes.save_preference(session.REMEMBER_KEY, False)
+        session.session_path(self.settings.root).unlink(missing_ok=True)
+        self.notify("sessions are no longer remembered", timeout=4)
+
+    def action_remember_session(self) -> None:
+        self.remember = True
+        themes.save_preference(session.REMEMBER_KEY, True)
+        self.save_session()
+        self.notify("sessions are remembered again", timeout=4)
+
+    # -- the command palette ------------------------------------------------------------------
     def system_commands(self) -> Iterable[SystemCommand]:
         """The screen's actions, for the command palette."""
         yield SystemCommand("Search", "Focus the search box (/)", self.action_focus_search)
@@ -546,7 +936,32 @@ class MainScreen(Screen[None]):
         yield SystemCommand(
             "Go to file", "Open a file by name, fuzzy (ctrl+p)", self.action_fuzzy_jump
         )
+        yield SystemCommand(
+            "Recent files", "Reopen a recent file (ctrl+y)", self.action_recent_files
+        )
+        yield SystemCommand("Back", "The place read before (alt+left, [)", self.action_back)
+        yield SystemCommand("Forward", "The next place again (alt+right, ])", self.action_forward)
+        yield SystemCommand("Outline", "The open file's headings (t)", self.preview.action_outline)
+        yield SystemCommand(
+            "Find in page", "Find words in the open file (/ in the preview)", self._find_in_page
+        )
         yield SystemCommand("Edit file", "Open the selected file in $EDITOR (e)", self.action_edit)
+        yield SystemCommand(
+            "Open with the system's app",
+            "Open the selected file with xdg-open / open (o)",
+            self.action_open_external,
+        )
+        yield SystemCommand(
+            "Copy path:line", "Copy the selected place (c)", lambda: self.action_copy("line")
+        )
+        yield SystemCommand(
+            "Copy path", "Copy the selected file's path (C)", lambda: self.action_copy("path")
+        )
+        yield SystemCommand(
+            "Copy passage",
+            "Copy the selected passage's text (p)",
+            lambda: self.action_copy("passage"),
+        )
         yield SystemCommand(
             "Next passage", "Mark the next matched passage (n)", self.preview.action_next_passage
         )
@@ -556,9 +971,20 @@ class MainScreen(Screen[None]):
             self.preview.action_previous_passage,
         )
         yield SystemCommand(
+            "Wrap long lines", "Wrap or scroll sideways (w)", self.preview.action_toggle_wrap
+        )
+        yield SystemCommand(
+            "Toggle tree",
+            "Show or hide the file tree (F2)",
+            lambda: self.action_toggle_pane("tree"),
+        )
+        yield SystemCommand(
             "Toggle related sidebar",
-            "Show or hide the links and related files (ctrl+r)",
+            "Show or hide the links and related files (ctrl+r, F3)",
             self.action_toggle_related,
+        )
+        yield SystemCommand(
+            "Zoom", "Give the focused pane the whole screen, or back (z)", self.action_zoom
         )
         for target in FOCUS_TARGETS:
             yield SystemCommand(
@@ -566,7 +992,23 @@ class MainScreen(Screen[None]):
                 f"Move the focus to the {target}",
                 lambda target=target: self.focus_pane(target),
             )
+        if self.remember:
+            yield SystemCommand(
+                "Stop remembering sessions",
+                "Forget where you left folders, and the queries typed",
+                self.action_forget_session,
+            )
+        else:
+            yield SystemCommand(
+                "Remember sessions",
+                "Reopen each folder where you left it",
+                self.action_remember_session,
+            )
         yield SystemCommand("Help", "Keys and how explorer works (?)", self.action_help)
+
+    def _find_in_page(self) -> None:
+        self.preview.focus_content()
+        self.preview.action_find()
 
 
 def _touches(paths: Iterable[str], path: str) -> bool:

@@ -4,7 +4,9 @@ The tree reads the manifest itself (:meth:`FileTree.reload`, on a worker, at mos
 :data:`MANIFEST_INTERVAL` seconds) and updates in place: nodes are added, removed and
 re-marked, so expanded folders and the cursor stay where they were when files change on disk.
 Binary files are left out (ignored files never reach the manifest). Each read is reported up
-(:class:`FileTree.Loaded`) with the counts by state, for the status bar.
+(:class:`FileTree.Loaded`) with the counts by state, for the status bar. A name too long for
+the tree's width is cut in the middle with an ellipsis (``getting-st…python.md``), so two long
+names that start alike still read apart.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rich.style import Style
 from rich.text import Text
 from textual import on, work
+from textual.binding import Binding
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Tree
@@ -23,7 +26,10 @@ from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
 from explorer.core.models import FileState
-from explorer.core.safe_text import safe_text
+from explorer.core.safe_text import safe_name
+from explorer.tui.messages import OpenFile
+from explorer.tui.text_fit import ELLIPSIS, fit_name
+from explorer.tui.workers import report_worker_failure
 
 if TYPE_CHECKING:
     from explorer.core.store.index import Index
@@ -67,23 +73,18 @@ class FileTree(Tree[Entry]):
     """The indexed files of the root; Enter opens a file."""
 
     BORDER_TITLE = "Files"
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Open", tooltip="Open a file, or open or close a folder"),
+        Binding("j", "cursor_down", "Down", show=False, tooltip="Next row"),
+        Binding("k", "cursor_up", "Up", show=False, tooltip="Previous row"),
+        Binding("escape", "screen.focus_search", "Search", show=False, tooltip="Back to search"),
+    ]
     COMPONENT_CLASSES = {
         "file-tree--fresh",
         "file-tree--pending",
         "file-tree--skipped",
         "file-tree--failed",
     }
-
-    @dataclass
-    class Opened(Message):
-        """Open the file ``path`` (root-relative)."""
-
-        file_tree: FileTree
-        path: str
-
-        @property
-        def control(self) -> FileTree:
-            return self.file_tree
 
     @dataclass
     class Loaded(Message):
@@ -101,9 +102,7 @@ class FileTree(Tree[Entry]):
         records: dict[str, FileRecord]
         counts: dict[str, int]
 
-    @dataclass
-    class _ReadFailed(Message, bubble=False):
-        error: str
+    on_worker_state_changed = report_worker_failure
 
     def __init__(self, root_label: str, **kwargs: Any) -> None:
         super().__init__(root_label, Entry("", True), **kwargs)
@@ -147,18 +146,10 @@ class FileTree(Tree[Entry]):
 
     @work(thread=True, exclusive=True, group="manifest", exit_on_error=False)
     def _read_manifest(self, index: Index) -> None:
-        try:
-            records = index.keywords.files()
-            counts = index.keywords.counts()
-        except Exception as error:  # noqa: BLE001 - e.g. the index closed while quitting
-            self.post_message(self._ReadFailed(f"cannot read the manifest: {error}"))
-            return
+        records = index.keywords.files()
+        counts = index.keywords.counts()
         if not get_current_worker().is_cancelled:
             self.post_message(self._Read(records, counts))
-
-    @on(_ReadFailed)
-    def _manifest_failed(self, message: _ReadFailed) -> None:
-        self.notify(message.error, title="Index", severity="warning", timeout=8)
 
     @on(_Read)
     def _manifest_read(self, message: _Read) -> None:
@@ -245,7 +236,7 @@ class FileTree(Tree[Entry]):
                     before = index
                     break
         # A file name is untrusted text: shown escaped, and never parsed as markup.
-        name = Text(safe_text(entry.path.rstrip("/").rsplit("/", 1)[-1]))
+        name = Text(safe_name(entry.path.rstrip("/").rsplit("/", 1)[-1]))
         if entry.is_dir:
             return parent.add(name, entry, before=before)
         return parent.add_leaf(name, entry, before=before)
@@ -262,16 +253,42 @@ class FileTree(Tree[Entry]):
     # -- rendering ----------------------------------------------------------------------------
     def render_label(self, node: TreeNode[Entry], base_style: Style, style: Style) -> Text:
         text = super().render_label(node, base_style, style)
+        icon = len(self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE)
+        prefix, label = text.divide([icon]) if node.allow_expand else (Text(""), text)
         entry = node.data
-        if entry is None or entry.is_dir:
-            return text
-        unknown = ("?", "file-tree--skipped")
-        mark, component = unknown if entry.state is None else MARKS.get(entry.state, unknown)
-        return Text.assemble((mark + " ", self.get_component_rich_style(component)), text)
+        if entry is not None and not entry.is_dir:
+            unknown = ("?", "file-tree--skipped")
+            mark, component = unknown if entry.state is None else MARKS.get(entry.state, unknown)
+            prefix = Text(mark + " ", self.get_component_rich_style(component))
+        room = self.scrollable_content_region.width - self._indent(node) - prefix.cell_len
+        return Text.assemble(prefix, _cut_middle(label, room) if room > 3 else label)
+
+    def _indent(self, node: TreeNode[Entry]) -> int:
+        """The cells of guides in front of ``node``'s label (the root is not shown)."""
+        depth = 0
+        parent = node.parent
+        while parent is not None and parent is not self.root:
+            depth += 1
+            parent = parent.parent
+        return depth * self.guide_depth
 
     @on(Tree.NodeSelected)
     def _selected(self, event: Tree.NodeSelected[Entry]) -> None:
         event.stop()
         entry = event.node.data
         if entry is not None and not entry.is_dir:
-            self.post_message(self.Opened(self, entry.path))
+            self.post_message(OpenFile(entry.path))
+
+
+def _cut_middle(label: Text, width: int) -> Text:
+    """``label`` in at most ``width`` cells, cut in the middle with an ellipsis (its styles
+    kept)."""
+    if label.cell_len <= width:
+        return label
+    shown = fit_name(label.plain, width)
+    head, _sep, tail = shown.partition(ELLIPSIS)
+    if not _sep:
+        return label
+    end = len(label.plain)
+    parts = label.divide([len(head), end - len(tail)])
+    return Text.assemble(parts[0], ELLIPSIS, parts[-1]) if len(parts) == 3 else label

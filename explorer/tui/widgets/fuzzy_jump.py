@@ -1,4 +1,8 @@
-"""Quick open (ctrl+p): type a few letters of a file name or title, Enter opens the best match."""
+"""Quick open (ctrl+p): type a few letters of a file name or title, Enter opens the best match.
+
+The same dialog lists the recent files (ctrl+y): in the order they were opened, most recent
+first, until the user types.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
 from explorer.core.retrieval.fuzzy import PathMatch, match_files
-from explorer.core.safe_text import safe_spans
+from explorer.core.safe_text import LABEL_MAX, safe_spans
 
 LIMIT = 50
 MATCH_STYLE = "bold $text-accent underline"
@@ -26,7 +30,7 @@ def match_prompt(match: PathMatch, width: int | None = None) -> Content:
     characters marked; the title is cut to keep the row within ``width`` cells."""
     folder_end = match.path.rfind("/") + 1
     spans = [(p, p + 1) for p in match.positions] + [(0, folder_end)]
-    path, spans = safe_spans(match.path, spans)
+    path, spans = safe_spans(match.path, spans, name=True)
     content = Content(path)
     for start, end in spans[:-1]:
         content = content.stylize(MATCH_STYLE, start, end)
@@ -34,7 +38,9 @@ def match_prompt(match: PathMatch, width: int | None = None) -> Content:
     if folder_end:
         content = content.stylize_before("$text-muted", 0, folder_end)
     if _shows_title(match):
-        title, title_spans = safe_spans(match.title, [(p, p + 1) for p in match.title_positions])
+        title, title_spans = safe_spans(
+            match.title, [(p, p + 1) for p in match.title_positions], limit=LABEL_MAX
+        )
         shown = Content.styled(title, "italic $text-secondary")
         for start, end in title_spans:
             shown = shown.stylize(MATCH_STYLE, start, end)
@@ -63,10 +69,18 @@ class FuzzyJump(ModalScreen[str | None]):
     ]
 
     def __init__(
-        self, paths: list[str], titles: dict[str, str] | None = None, **kwargs: Any
+        self,
+        paths: list[str],
+        titles: dict[str, str] | None = None,
+        title: str = "Go to file",
+        ordered: bool = False,
+        **kwargs: Any,
     ) -> None:
+        """``ordered``: with nothing typed, list ``paths`` in their order (else sorted)."""
         super().__init__(**kwargs)
         self.paths = paths
+        self.title = title
+        self.ordered = ordered
         titles = titles or {}
         self.titles = {path: titles.get(path, "") for path in paths}
         self.matches: list[PathMatch] = []
@@ -77,7 +91,7 @@ class FuzzyJump(ModalScreen[str | None]):
             yield OptionList(id="fuzzy-list")
 
     def on_mount(self) -> None:
-        self.query_one("#fuzzy-dialog").border_title = "Go to file"
+        self.query_one("#fuzzy-dialog").border_title = self.title
         self._refresh_matches("")
         self.query_one("#fuzzy-input", Input).focus()
 
@@ -98,7 +112,10 @@ class FuzzyJump(ModalScreen[str | None]):
             self.dismiss(self.matches[event.option_index].path)
 
     def _refresh_matches(self, text: str) -> None:
-        self.matches = match_files(text, self.titles, LIMIT)
+        if self.ordered and not text.strip():
+            self.matches = [PathMatch(p, 0.0, title=self.titles[p]) for p in self.paths[:LIMIT]]
+        else:
+            self.matches = match_files(text, self.titles, LIMIT)
         options = self.query_one("#fuzzy-list", OptionList)
         width = options.scrollable_content_region.width - 1
         if width < 10:  # not laid out yet: the dialog's width from the stylesheet

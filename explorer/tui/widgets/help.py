@@ -1,4 +1,5 @@
-"""The help screen (``?``): what explorer shows and every key."""
+"""The help screen (``?``): what explorer shows and every key, grouped by pane (the table
+comes from the widgets' bindings, :mod:`explorer.tui.keys`)."""
 
 from __future__ import annotations
 
@@ -16,21 +17,7 @@ edit, add, move or delete files and the tree, the results and the sidebar follow
 
 ## Keys
 
-| Key | What it does |
-| :-- | :-- |
-| `/` | Focus the search box |
-| `Escape` / `Down` | Leave the search box for the results |
-| `ctrl+t` | Cycle the search mode: hybrid → semantic → keyword |
-| `ctrl+f` | Focus the path filter field |
-| `ctrl+p` | Go to a file by name (fuzzy) |
-| `Enter` | Open the highlighted file or result |
-| `n` / `N` | Next / previous matched passage in the preview |
-| `e` | Edit the open file in `$EDITOR` |
-| `ctrl+r` | Show or hide the sidebar (links and related files) |
-| `Tab` / `shift+Tab` | Move between panes |
-| `F1` | Command palette (every action, themes) |
-| `?` | This help |
-| `ctrl+q` | Quit |
+{keys}
 
 ## Searching
 
@@ -41,6 +28,22 @@ edit, add, move or delete files and the tree, the results and the sidebar follow
   with spaces: `tag:"Data, AI"`.
 - While the model loads, keyword results show first; hybrid results replace them when it is
   ready. The status bar says which mode answered.
+- What a score means depends on the mode (the results' border says it): in hybrid, 0.5 is an
+  average match for this query; in semantic, closeness in meaning (cosine); in keyword, BM25
+  divided by the best. Scores compare within one query and mode, not across modes.
+- A full page ends with "more results": moving past it brings the next page.
+
+## Reading and coming back
+
+- The preview reads like a pager: `j`/`k`, space/`b`, `g`/`G`; `/` finds in the page and
+  `n`/`N` step *down or up from where you are*, as in less and vim.
+- `alt+left`/`alt+right` (or `[`/`]`) go back and forward over the places you read;
+  `ctrl+y` lists the recent files.
+- Each folder reopens where you left it: the query, the mode, the filters, the open file and
+  the place in it. Up in the search box brings back earlier queries. "Stop remembering
+  sessions" in the command palette (or `EXPLORER_NO_SESSION=1`) turns this off.
+- Narrow terminals hide the tree (below 120 columns), then the sidebar (below 80); `F2` and
+  `ctrl+r` show them again, and `z` gives the focused pane the whole screen.
 
 ## File marks
 
@@ -60,8 +63,10 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         from textual.widgets import Markdown  # its parser is slow to import: only when asked
 
+        from explorer.tui.keys import markdown_tables
+
         with VerticalScroll(id="help-dialog"):
-            yield Markdown(HELP, id="help-text")
+            yield Markdown(HELP.format(keys=markdown_tables()), id="help-text")
 
     def on_mount(self) -> None:
         self.query_one("#help-dialog").border_title = "Help"

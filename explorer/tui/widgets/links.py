@@ -2,7 +2,8 @@
 
 Separate from the neighbours by meaning (the related list): these are the references written in
 the files, read from the index. The list owns its loading worker; Enter on a link opens its
-target, on a backlink the linking file at the link's line.
+target, on a backlink the linking file at the link's line. Each row is one line: the path is
+shortened in the middle to the list's width.
 """
 
 from __future__ import annotations
@@ -10,14 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, work
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from explorer.core.safe_text import safe_text
+from explorer.core.safe_text import safe_name
+from explorer.tui.messages import OpenFile
+from explorer.tui.text_fit import middle_path
+from explorer.tui.widgets.sidebar_panel import SidebarPanel
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.links import FileLinks
@@ -33,16 +36,25 @@ class LinkRow:
     exists: bool
 
 
-def _row_prompt(arrow: str, path: str, line: int, exists: bool, kind: str) -> Content:
+def _row_prompt(arrow: str, path: str, line: int, state: str, kind: str, width: int) -> Content:
+    """One link on one line: the arrow, the path (shortened in the middle to fit ``width``
+    cells with what follows it), the line, its kind, and whether it is missing or leads outside
+    the root (``state``, a :class:`~explorer.core.retrieval.links.LinkState`)."""
+    after = [(f"  L{line}", "$text-muted")]
+    if kind != "link":
+        after.append((f" {kind}", "$text-muted italic"))
+    if state == "missing":
+        after.append((" missing", "bold $text-error"))
+    elif state == "outside-root":
+        after.append((" outside the root", "italic $text-warning"))
+    room = width - len(arrow) - 1 - sum(len(text) for text, _style in after)
+    shown = middle_path(safe_name(path), max(8, room))
+    style = {"resolved": "$text-primary", "outside-root": "$text-muted"}
     parts = [
         (f"{arrow} ", "$text-muted"),
-        (safe_text(path), "$text-primary" if exists else "$text-error strike"),
-        (f"  L{line}", "$text-muted"),
+        (shown, style.get(state, "$text-error strike")),
+        *after,
     ]
-    if kind != "link":
-        parts.append((f" {kind}", "$text-muted italic"))
-    if not exists:
-        parts.append((" missing", "bold $text-error"))
     return Content.assemble(*parts)
 
 
@@ -50,31 +62,17 @@ def _header(text: str) -> Option:
     return Option(Content.styled(text, "bold $text-secondary"), disabled=True)
 
 
-class LinksList(OptionList):
+class LinksList(SidebarPanel):
     """Links and backlinks of the open file."""
 
     BORDER_TITLE = "Links"
     DEFAULT_CSS = """
     LinksList {
-        /* Rows wrap: they are measured for a width the scrollbar never takes back later. */
-        scrollbar-gutter: stable;
         /* Never shown (overflow-x is hidden), yet a stable gutter adds its height to an
            auto-height list. */
         scrollbar-size-horizontal: 0;
     }
     """
-
-    @dataclass
-    class Opened(Message):
-        """Open ``path`` (at ``line`` when it is a backlink's source)."""
-
-        links: LinksList
-        path: str
-        line: int | None
-
-        @property
-        def control(self) -> LinksList:
-            return self.links
 
     class Loaded(Message, bubble=False):
         """The worker's answer (posted by the list to itself)."""
@@ -87,15 +85,20 @@ class LinksList(OptionList):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.source: str | None = None
-        """The file whose links are shown (or being loaded)."""
         self.found: FileLinks | None = None
         """The :class:`~explorer.core.retrieval.links.FileLinks` shown, if any."""
         self.rows: list[LinkRow | None] = []
         """Per option: the row Enter opens, or None for a header or message."""
+        self._rows_width = 0
 
     def on_mount(self) -> None:
         self.show_message("Open a file to see its links.")
+
+    def row_target(self, index: int) -> OpenFile | None:
+        row = self.rows[index] if 0 <= index < len(self.rows) else None
+        if row is None:
+            return None
+        return OpenFile(row.path, row.line)
 
     # -- public API ---------------------------------------------------------------------------
     def load(self, index: Index | None, path: str) -> None:
@@ -108,39 +111,43 @@ class LinksList(OptionList):
             self.source = path
             self.found = None
             self._message("Reading links…")
-        self.border_subtitle = Content(safe_text(path.rsplit("/", 1)[-1]))  # text, not markup
+        self.name_source(path)
         self._load(index, path)
 
     def show_links(self, path: str, found: FileLinks) -> None:
         """Show ``found`` (a :class:`~explorer.core.retrieval.links.FileLinks`) for ``path``; links
-        read
-        again for the file on show stay where the user scrolled them."""
-        scroll_y = self.scroll_y if self.found is not None and self.source == path else 0
+        read again for the file on show stay where the user scrolled them, on the same row;
+        another file's start on the first link."""
+        again = self.found is not None and self.source == path
+        scroll_y = self.scroll_y if again else 0
+        previous = self.selected if again else None
         self.source = path
         self.found = found
-        self.border_subtitle = Content(safe_text(path.rsplit("/", 1)[-1]))  # text, not markup
-        previous = self.rows[self.highlighted] if self.highlighted is not None else None
+        self.name_source(path)
+        width = self.row_width()
+        self._rows_width = width
         options: list[Option] = [_header(f"Links to ({len(found.outgoing)})")]
         rows: list[LinkRow | None] = [None]
         for link in found.outgoing:
-            prompt = _row_prompt("→", link.target, link.line, link.exists, str(link.kind))
+            kind = str(link.kind)
+            prompt = _row_prompt("→", link.target, link.line, str(link.state), kind, width)
             options.append(Option(prompt))
             rows.append(LinkRow(link.target, None, link.exists))
         options.append(_header(f"Linked from ({len(found.backlinks)})"))
         rows.append(None)
         for link in found.backlinks:
-            options.append(Option(_row_prompt("←", link.source, link.line, True, str(link.kind))))
+            prompt = _row_prompt("←", link.source, link.line, "resolved", str(link.kind), width)
+            options.append(Option(prompt))
             rows.append(LinkRow(link.source, link.line, True))
         self.rows = rows
         self.set_options(options)
         self.scroll_to(y=scroll_y, animate=False, immediate=True)
-        self.highlighted = rows.index(previous) if previous in rows else None
+        self.highlighted = rows.index(previous) if previous in rows else self.first_row()
+        self.scroll_to(y=scroll_y, animate=False, immediate=True)
 
     def show_message(self, text: str) -> None:
-        self.source = None
         self.found = None
-        self.border_subtitle = ""
-        self._message(text)
+        super().show_message(text)
 
     @property
     def selected(self) -> LinkRow | None:
@@ -152,7 +159,14 @@ class LinksList(OptionList):
     # -- internals ----------------------------------------------------------------------------
     def _message(self, text: str) -> None:
         self.rows = [None]
-        self.set_options([Option(Content.styled(text, "$text-muted"), disabled=True)])
+        super()._message(text)
+
+    def on_resize(self, _event: events.Resize) -> None:
+        stale = self.row_width() != self._rows_width
+        if self.found is not None and self.source is not None and stale:
+            self.show_links(self.source, self.found)
+        if self.source is not None:
+            self.name_source(self.source)
 
     @work(thread=True, exclusive=True, group="links", exit_on_error=False)
     def _load(self, index: Index, path: str) -> None:
@@ -163,8 +177,6 @@ class LinksList(OptionList):
             found, message = file_links(index, path), ""
         except LinksUnavailable:
             found, message = None, "Links appear once the index has been updated."
-        except Exception as error:  # noqa: BLE001 - the list says it, the UI stays up
-            found, message = None, f"{type(error).__name__}: {error}"
         if not worker.is_cancelled:
             self.post_message(self.Loaded(path, found, message))
 
@@ -175,17 +187,3 @@ class LinksList(OptionList):
             self._message(message.message)
         else:
             self.show_links(message.path, message.found)
-
-    def on_focus(self) -> None:
-        """Arriving from the keyboard, the first link is ready for Enter."""
-        if self.highlighted is None:
-            first = next((i for i, row in enumerate(self.rows) if row is not None), None)
-            if first is not None:
-                self.highlighted = first
-
-    @on(OptionList.OptionSelected)
-    def _selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        row = self.rows[event.option_index] if event.option_index < len(self.rows) else None
-        if row is not None:
-            self.post_message(self.Opened(self, row.path, row.line))

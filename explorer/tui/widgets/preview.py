@@ -3,26 +3,34 @@
 Files are read and highlighted on a thread worker, so a 200 KB file never freezes the UI.
 Markdown up to :data:`MARKDOWN_WIDGET_LIMIT` characters is rendered by Textual's ``Markdown``
 widget; longer Markdown, code and plain text go to :class:`TextView`, which draws only the lines
-on screen. Either way the preview can scroll to a line range and mark it; ``n`` and ``N`` step
-through the passages of a search hit.
+on screen. Either way the preview can scroll to a line range and mark it.
+
+Reading keys are the pager's: ``j``/``k`` a line, space/``b`` a page, ``g``/``G`` the ends,
+``/`` finds in the page. ``n`` and ``N`` go to the next and previous place *down or up from
+where the reader is* (the mark when it is on screen, else the top of the view), as in less and
+vim: the words found in the page when a find is active, else the passages of the search hit.
+``t`` lists the file's headings, ``w`` wraps long lines or lets them scroll sideways.
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Static
-from textual.worker import get_current_worker
+from textual.widgets import Input, Static
+from textual.worker import Worker, get_current_worker
 
-from explorer.core.safe_text import safe_text
+from explorer.core.safe_text import safe_name, safe_text
+from explorer.tui.messages import OpenFile
 from explorer.tui.widgets.preview_loading import (
     HIGHLIGHT_LATER_BYTES,
     MARKDOWN_SUFFIXES,
@@ -34,6 +42,7 @@ from explorer.tui.widgets.preview_loading import (
 )
 from explorer.tui.widgets.syntax_highlight import MAX_HIGHLIGHT_CHARS, highlight_lines
 from explorer.tui.widgets.text_view import TextView
+from explorer.tui.workers import report_worker_failure
 
 __all__ = [  # the names this module held before its loading, highlighting and view moved out
     "HIGHLIGHT_LATER_BYTES",
@@ -50,21 +59,77 @@ __all__ = [  # the names this module held before its loading, highlighting and v
 ]
 
 
+@dataclass(frozen=True)
+class Heading:
+    """A heading of the open file, for the outline."""
+
+    level: int
+    title: str
+    line: int
+    """1-based line of the file."""
+
+
+def markdown_headings(text: str, line_offset: int = 0) -> list[Heading]:
+    """The headings of Markdown ``text`` (ATX and underlined, never a ``#`` line in a code
+    fence), with their 1-based lines; ``line_offset``: lines of the file before ``text``."""
+    from markdown_it import MarkdownIt  # comes with Textual; imported when asked
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    headings = []
+    for number, token in enumerate(tokens):
+        if token.type == "heading_open" and token.map is not None and number + 1 < len(tokens):
+            title = " ".join(tokens[number + 1].content.split())
+            level = int(token.tag[1:]) if token.tag[1:].isdigit() else 1
+            headings.append(Heading(level, safe_text(title), token.map[0] + 1 + line_offset))
+    return headings
+
+
+def find_pattern(text: str) -> re.Pattern[str] | None:
+    """What ``/`` finds for ``text``: the literal words, ignoring case unless ``text`` has a
+    capital (vim's smartcase); None for nothing."""
+    if not text:
+        return None
+    flags = 0 if any(c.isupper() for c in text) else re.IGNORECASE
+    return re.compile(re.escape(text), flags)
+
+
+class FindBar(Input):
+    """The find-in-page field at the bottom of the preview (``/``)."""
+
+    BINDINGS = [
+        Binding(
+            "escape", "close", "Close", tooltip="Close the find field (an empty one ends the find)"
+        ),
+    ]
+
+    def action_close(self) -> None:
+        preview = self.parent
+        if isinstance(preview, Preview):
+            preview.close_find()
+
+
 class Preview(Vertical):
     """The open file. ``open_file`` loads it on a worker and scrolls to the passage."""
 
     BORDER_TITLE = "Preview"
+    ALLOW_MAXIMIZE = True
     BINDINGS = [
-        Binding("n", "next_passage", "Next passage", show=False),
-        Binding("N", "previous_passage", "Previous passage", show=False),
+        Binding("j,down", "scroll(1)", "Down", show=False, tooltip="Down a line"),
+        Binding("k,up", "scroll(-1)", "Up", show=False, tooltip="Up a line"),
+        Binding("space,pagedown", "page(1)", "Page", key_display="space", tooltip="Down a page"),
+        Binding("b,pageup", "page(-1)", "Page up", show=False, tooltip="Up a page"),
+        Binding("g,home", "ends(-1)", "Top", show=False, tooltip="The top of the file"),
+        Binding("G,end", "ends(1)", "Bottom", show=False, tooltip="The end of the file"),
+        Binding("h,left", "sideways(-1)", "Left", show=False, tooltip="Scroll left (no wrap)"),
+        Binding("l,right", "sideways(1)", "Right", show=False, tooltip="Scroll right (no wrap)"),
+        Binding("slash", "find", "Find", key_display="/", tooltip="Find in the page"),
+        Binding("n", "next_passage", "Next", tooltip="Next passage or match, down from here"),
+        Binding("N", "previous_passage", "Prev", tooltip="Previous passage or match, up from here"),
+        Binding("t", "outline", "Outline", tooltip="The file's headings; Enter goes to one"),
+        Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap long lines, or scroll sideways"),
+        Binding("escape", "screen.focus_search", "Search", show=False, tooltip="Back to search"),
     ]
-
-    @dataclass
-    class LinkOpened(Message):
-        """A link to another file of the root was followed (``path`` root-relative)."""
-
-        preview: Preview
-        path: str
+    on_worker_state_changed = report_worker_failure
 
     class FileLoaded(Message, bubble=False):
         """A loading worker finished (posted by the preview to itself)."""
@@ -82,19 +147,38 @@ class Preview(Vertical):
         preview: Preview
         path: str
 
+    @dataclass
+    class OutlineWanted(Message):
+        """The reader asked for the open file's headings (``t``)."""
+
+        preview: Preview
+        headings: list[Heading]
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.path: str | None = None
         """The root-relative path of the file shown (or being loaded)."""
         self.kind: str = "message"
         self.passages: list[tuple[int, int]] = []
-        """Line ranges (1-based, inclusive) of the passages to step through."""
+        """Line ranges (1-based, inclusive) to step through, in the order of the file."""
         self.passage_index = 0
         self.loaded = False
         """True once the file of :attr:`path` is on screen."""
+        self.wrap = True
+        """Long lines wrap (else they scroll sideways)."""
+        self.found: list[int] = []
+        """The lines (1-based) holding what the find field has, in order."""
+        self.found_index: int | None = None
+        """Which of :attr:`found` is marked (None: none yet)."""
+        self._pattern: re.Pattern[str] | None = None
+        self._source: list[str] = []
+        """The file's lines as text (for find and the outline)."""
         self._line_offset = 0
         self._token = 0
         self._focus_when_loaded = False
+        self._arrive_at: int | None = None
+        """Show this line at the top once loaded (history), instead of the passage."""
+        self._note = ""
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -102,9 +186,11 @@ class Preview(Vertical):
         )
         yield VerticalScroll(id="preview-markdown")
         yield TextView(id="preview-text")
+        yield FindBar(placeholder="find in page (Enter: keep, Esc: close)", id="find")
 
     def on_mount(self) -> None:
         self._show("message")
+        self.query_one(FindBar).display = False
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -114,34 +200,57 @@ class Preview(Vertical):
             return None
         return self.passages[self.passage_index]
 
+    @property
+    def finding(self) -> bool:
+        """A find is active: n/N step through its matches."""
+        return self._pattern is not None
+
     def open_file(
         self,
         path: str,
         absolute: Path,
         passages: list[tuple[int, int]] | None = None,
-        index: int = 0,
+        line: int | None = None,
+        top: int | None = None,
     ) -> None:
-        """Show ``path`` and mark ``passages[index]``; the file loads on a worker."""
+        """Show ``path``, its ``passages`` marked in the order of the file, at the one holding
+        ``line`` (or at ``line`` alone when no passage holds it; None: the first passage).
+        ``top``: show this line at the top instead (coming back to a place read before). The
+        file loads on a worker; a find in the page ends."""
         self._token += 1
         self._focus_when_loaded = False
         self.path = path
-        self.passages = list(passages or [])
-        self.passage_index = min(index, max(0, len(self.passages) - 1))
+        spans = sorted(set(passages or []))
+        index = 0
+        if line is not None:
+            holding = [i for i, (start, end) in enumerate(spans) if start <= line <= end]
+            if holding:
+                index = holding[0]
+            else:
+                spans = sorted([*spans, (line, line)])
+                index = spans.index((line, line))
+        self.passages = spans
+        self.passage_index = index
+        self._arrive_at = top
         self.loaded = False
-        self.border_title = Content(safe_text(path))  # a name is text, not markup
+        self._end_find()
+        self.border_title = Content(safe_name(path))  # a name is text, not markup
         self.border_subtitle = "loading…"
         self._load(self._token, path, absolute)
 
     def reload(self, absolute: Path) -> None:
-        """Read the open file again (it changed on disk), keeping the passage."""
+        """Read the open file again (it changed on disk), keeping the passage and the place."""
         if self.path is not None:
-            self.open_file(self.path, absolute, self.passages, self.passage_index)
+            top = self.position() if self.loaded else self._arrive_at
+            passage = self.passage
+            self.open_file(self.path, absolute, self.passages, passage[0] if passage else None, top)
 
     def clear(self, text: str) -> None:
         self._token += 1
         self.path = None
         self.passages = []
         self.loaded = False
+        self._end_find()
         self.border_title = "Preview"
         self.border_subtitle = ""
         self.query_one("#preview-message", Static).update(Content(safe_text(text)))
@@ -157,26 +266,72 @@ class Preview(Vertical):
         elif self.kind in ("code", "text"):
             self.query_one(TextView).focus()
 
+    def position(self) -> int:
+        """The 1-based line of the file at the top of the view."""
+        if not self.loaded:
+            return self._arrive_at or 1
+        if self.kind in ("code", "text"):
+            return self.query_one(TextView).top_line
+        if self.kind != "markdown":
+            return 1
+        scroller = self.query_one("#preview-markdown", VerticalScroll)
+        markdown = self._markdown()
+        if markdown is None:
+            return 1
+        top = scroller.scroll_y
+        line = 1
+        for block in markdown.children:
+            source = getattr(block, "source_range", None)
+            if source is None:
+                continue
+            if block.virtual_region.y + markdown.virtual_region.y > top:
+                break
+            line = source[0] + 1 + self._line_offset
+        return line
+
     def passage_visible(self) -> bool:
         """True when the marked passage is inside the visible part of the preview."""
         passage = self.passage
-        if passage is None or not self.loaded:
-            return False
+        return passage is not None and self.loaded and self.lines_visible(*passage)
+
+    def lines_visible(self, start: int, end: int) -> bool:
+        """Whether any of lines ``start..end`` (1-based) is on screen."""
         if self.kind == "markdown":
             scroller = self.query_one("#preview-markdown", VerticalScroll)
-            blocks = self.marked_blocks()
-            if not blocks:
-                return False
             visible = scroller.content_region
+            blocks = self._blocks_of(start, end)
             return any(block.region.overlaps(visible) for block in blocks)
+        if self.kind not in ("code", "text"):
+            return False
         view = self.query_one(TextView)
-        top = view.top_line
-        bottom = top + view.scrollable_content_region.height - 1
-        return passage[0] <= bottom and passage[1] >= top
+        return start <= view.bottom_line and end >= view.top_line
 
     def marked_blocks(self) -> list[Any]:
         markdown = self._markdown()
         return list(markdown.query(".-passage")) if markdown is not None else []
+
+    def headings(self) -> list[Heading]:
+        """The open file's headings (Markdown; none for code and text)."""
+        if not self.loaded or self.kind != "markdown":
+            return []
+        return markdown_headings("\n".join(self._source))
+
+    def go_to_line(self, line: int) -> None:
+        """Show 1-based ``line`` at the top of the view (the outline, coming back)."""
+        if not self.loaded:
+            self._arrive_at = line
+            return
+        if self.kind == "markdown":
+            blocks = self._blocks_of(line, line) or self._blocks_before(line)
+            if blocks:
+                scroller = self.query_one("#preview-markdown", VerticalScroll)
+                scroller.scroll_to_widget(blocks[0], animate=False, top=True, immediate=True)
+        elif self.kind in ("code", "text"):
+            self.query_one(TextView).scroll_to_line(line, margin=0)
+
+    def text_of(self, start: int, end: int) -> str:
+        """Lines ``start..end`` (1-based, inclusive) of the open file as text."""
+        return "\n".join(self._source[max(0, start - 1) : end])
 
     def _markdown(self) -> Any:
         """The Markdown widget, or None before the first Markdown file."""
@@ -200,11 +355,179 @@ class Preview(Vertical):
             await AwaitMount(container, [markdown])
         return markdown
 
+    # -- reading keys -------------------------------------------------------------------------
+    def _scroller(self) -> Any:
+        if self.kind == "markdown":
+            return self.query_one("#preview-markdown", VerticalScroll)
+        if self.kind in ("code", "text"):
+            return self.query_one(TextView)
+        return None
+
+    def action_scroll(self, rows: int) -> None:
+        scroller = self._scroller()
+        if scroller is not None:
+            scroller.scroll_to(y=scroller.scroll_y + rows, animate=False, immediate=True)
+
+    def action_page(self, direction: int) -> None:
+        scroller = self._scroller()
+        if scroller is not None:
+            page = max(1, scroller.scrollable_content_region.height - 1)
+            scroller.scroll_to(
+                y=scroller.scroll_y + direction * page, animate=False, immediate=True
+            )
+
+    def action_ends(self, direction: int) -> None:
+        scroller = self._scroller()
+        if scroller is not None:
+            y = scroller.max_scroll_y if direction > 0 else 0
+            scroller.scroll_to(y=y, animate=False, immediate=True)
+
+    def action_sideways(self, direction: int) -> None:
+        scroller = self._scroller()
+        if scroller is not None:
+            step = max(4, scroller.scrollable_content_region.width // 4)
+            scroller.scroll_to(
+                x=scroller.scroll_x + direction * step, animate=False, immediate=True
+            )
+
+    def action_toggle_wrap(self) -> None:
+        """Wrap long lines, or cut them at the edge and scroll sideways (``h``/``l``)."""
+        self.wrap = not self.wrap
+        self.set_class(not self.wrap, "-nowrap")
+        self.query_one(TextView).set_wrap(self.wrap)
+        self.notify("long lines wrap" if self.wrap else "long lines scroll sideways (h / l)")
+
+    def action_outline(self) -> None:
+        if self.path is not None:
+            self.post_message(self.OutlineWanted(self, self.headings()))
+
+    # -- n / N --------------------------------------------------------------------------------
     def action_next_passage(self) -> None:
         self._step(1)
 
     def action_previous_passage(self) -> None:
         self._step(-1)
+
+    def _step(self, direction: int) -> None:
+        """Mark the next (``direction`` 1) or previous (-1) place below or above the cursor,
+        wrapping round at the end as less does (the subtitle says so)."""
+        if not self.loaded:
+            return
+        if self.finding:
+            places = [(line, line) for line in self.found]
+            current = self.found_index
+        else:
+            places = self.passages
+            current = self.passage_index if self.passages else None
+        if not places:
+            if self.finding:
+                self.notify("not found in this file", severity="warning", timeout=2)
+            return
+        marked = places[current] if current is not None else None
+        # From the mark when the reader sees it, else from the top of the view.
+        visible = marked is not None and self.lines_visible(*marked)
+        starts = [start for start, _end in places]
+        wrapped = ""
+        if direction > 0:
+            after = marked[0] if visible and marked is not None else self.position() - 1
+            target = bisect_right(starts, after)
+            if target >= len(places):
+                target, wrapped = 0, "from the top"
+        else:
+            before = marked[0] if visible and marked is not None else self.position()
+            target = bisect_left(starts, before) - 1
+            if target < 0:
+                target, wrapped = len(places) - 1, "from the bottom"
+        if self.finding:
+            self.found_index = target
+            self._mark_found()
+        else:
+            self.passage_index = target
+            self._mark()
+        self._subtitle(wrapped)
+
+    # -- find in page -------------------------------------------------------------------------
+    def action_find(self) -> None:
+        """Open the find field at the bottom (``/``)."""
+        if not self.loaded or self.kind not in ("markdown", "code", "text"):
+            return
+        bar = self.query_one(FindBar)
+        bar.display = True
+        self.screen.set_focus(bar)
+
+    def close_find(self) -> None:
+        """Leave the find field; what it found stays marked for n/N (an empty one ends it)."""
+        bar = self.query_one(FindBar)
+        bar.display = False
+        if not bar.value:
+            self._end_find()
+        self.focus_content()
+
+    def find(self, text: str) -> None:
+        """Find ``text`` in the page, and mark the first match from the top of the view down."""
+        pattern = find_pattern(text)
+        self._pattern = pattern
+        if pattern is None:
+            self.found, self.found_index = [], None
+            self._mark_found()
+            self._subtitle("")
+            return
+        self.found = [n for n, line in enumerate(self._source, 1) if pattern.search(line)]
+        self.found_index = None
+        if self.kind in ("code", "text"):
+            self.query_one(TextView).set_find(pattern)
+        if self.found:
+            top = self.position()
+            self.found_index = next((i for i, n in enumerate(self.found) if n >= top), 0)
+        self._mark_found()
+        self._subtitle("")
+
+    def _end_find(self) -> None:
+        self._pattern = None
+        self.found, self.found_index = [], None
+        bar = self.query(FindBar)
+        if bar:
+            bar.first().value = ""
+            bar.first().display = False
+        view = self.query(TextView)
+        if view:
+            view.first().set_find(None)
+        markdown = self._markdown() if self.is_mounted else None
+        if markdown is not None:
+            for block in markdown.query(".-found"):
+                block.remove_class("-found")
+
+    @on(Input.Changed, "#find")
+    def _find_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.find(event.value)
+
+    @on(Input.Submitted, "#find")
+    def _find_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.close_find()
+
+    def _mark_found(self) -> None:
+        line = self.found[self.found_index] if self.found_index is not None else None
+        if self.kind == "markdown":
+            markdown = self._markdown()
+            if markdown is None:
+                return
+            for block in markdown.query(".-found"):
+                block.remove_class("-found")
+            if line is None:
+                return
+            blocks = self._blocks_of(line, line)
+            for block in blocks:
+                block.add_class("-found")
+            if blocks:
+                scroller = self.query_one("#preview-markdown", VerticalScroll)
+                scroller.scroll_to_widget(blocks[0], animate=False, top=True, immediate=True)
+        elif self.kind in ("code", "text"):
+            view = self.query_one(TextView)
+            view.set_passage((line, line) if line is not None else None)
+            if line is not None and not self.lines_visible(line, line):
+                view.scroll_to_line(line)
 
     # -- loading ------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
@@ -224,6 +547,17 @@ class Preview(Vertical):
             if not worker.is_cancelled and len(coloured.lines) == len(loaded.lines):
                 self.post_message(self.FileLoaded(token, coloured, recolour=True))
 
+    def show_failure(self, worker: Worker[Any], text: str) -> None:
+        """The loading worker failed: say so in place of the file."""
+        if worker.group == "preview" and not self.loaded and self.path is not None:
+            self.query_one("#preview-message", Static).update(
+                Content(safe_text(f"Cannot show this file: {text}"))
+            )
+            self._show("message")
+            self.border_subtitle = ""
+            self.kind = "message"
+            self.loaded = True
+
     async def on_preview_file_loaded(self, message: FileLoaded) -> None:
         token, loaded = message.token, message.loaded
         if token != self._token:
@@ -233,6 +567,7 @@ class Preview(Vertical):
             return
         self.kind = loaded.kind
         if loaded.kind == "message":
+            self._source = []
             self.query_one("#preview-message", Static).update(Content(safe_text(loaded.note)))
             self._show("message")
             self.border_subtitle = ""
@@ -241,6 +576,7 @@ class Preview(Vertical):
             return
         if loaded.kind == "markdown":
             self._line_offset = loaded.line_offset
+            self._source = [""] * loaded.line_offset + loaded.text.split("\n")
             markdown = await self._ensure_markdown()
             self._show("markdown")
             await markdown.update(loaded.text)
@@ -250,6 +586,8 @@ class Preview(Vertical):
                 animate=False, immediate=True
             )
         else:
+            self._line_offset = 0
+            self._source = [line.plain for line in loaded.lines]
             view = self.query_one(TextView)
             view.set_lines(loaded.lines, loaded.width)
             self._show("text")
@@ -263,9 +601,13 @@ class Preview(Vertical):
             # Just made visible: wait for the layout to give it a size before scrolling.
             self.call_after_refresh(self._arrive, token, note, tries + 1)
             return
-        self._mark()
+        self._mark(scroll=self._arrive_at is None)
         self.loaded = True
-        self._subtitle(note)
+        if self._arrive_at is not None:
+            self.go_to_line(self._arrive_at)
+            self._arrive_at = None
+        self._note = note
+        self._subtitle("")
         if self._focus_when_loaded:
             self._focus_when_loaded = False
             self.focus_content()
@@ -273,14 +615,33 @@ class Preview(Vertical):
             self.post_message(self.Shown(self, self.path))
 
     # -- passages -----------------------------------------------------------------------------
-    def _step(self, delta: int) -> None:
-        if not self.passages or not self.loaded:
-            return
-        self.passage_index = (self.passage_index + delta) % len(self.passages)
-        self._mark()
-        self._subtitle("")
+    def _blocks_of(self, start: int, end: int) -> list[Any]:
+        """The Markdown blocks that show lines ``start..end`` of the file."""
+        markdown = self._markdown()
+        if markdown is None:
+            return []
+        first, last = start - 1 - self._line_offset, end - self._line_offset
+        blocks = []
+        for block in markdown.children:
+            source = getattr(block, "source_range", None)
+            if source is not None and source[0] < last and source[1] > first:
+                blocks.append(block)
+        return blocks
 
-    def _mark(self) -> None:
+    def _blocks_before(self, line: int) -> list[Any]:
+        """The last Markdown block that starts before ``line`` (a blank line between blocks)."""
+        markdown = self._markdown()
+        if markdown is None:
+            return []
+        before = [
+            block
+            for block in markdown.children
+            if getattr(block, "source_range", None) is not None
+            and block.source_range[0] < line - self._line_offset
+        ]
+        return before[-1:]
+
+    def _mark(self, scroll: bool = True) -> None:
         passage = self.passage
         if self.kind == "markdown":
             markdown = self._markdown()
@@ -290,37 +651,39 @@ class Preview(Vertical):
                 block.remove_class("-passage")
             if passage is None:
                 return
-            start = passage[0] - 1 - self._line_offset
-            end = passage[1] - self._line_offset
-            first = None
-            for block in markdown.children:
-                source = getattr(block, "source_range", None)
-                if source is None:
-                    continue
-                if source[0] < end and source[1] > start:
-                    block.add_class("-passage")
-                    first = first or block
-            if first is not None:
+            blocks = self._blocks_of(*passage)
+            for block in blocks:
+                block.add_class("-passage")
+            if blocks and scroll:
                 scroller = self.query_one("#preview-markdown", VerticalScroll)
-                scroller.scroll_to_widget(first, animate=False, top=True, immediate=True)
+                scroller.scroll_to_widget(blocks[0], animate=False, top=True, immediate=True)
         elif self.kind in ("code", "text"):
             view = self.query_one(TextView)
             view.set_passage(passage)
-            if passage is not None:
+            if passage is not None and scroll:
                 view.scroll_to_line(passage[0])
 
-    def _subtitle(self, note: str) -> None:
+    def _subtitle(self, wrapped: str) -> None:
         parts = []
-        passage = self.passage
-        if passage is not None:
-            span = f"L{passage[0]}" if passage[0] == passage[1] else f"L{passage[0]}–{passage[1]}"
-            parts.append(span)
-            if len(self.passages) > 1:
-                parts.append(f"{self.passage_index + 1}/{len(self.passages)} (n/N)")
+        if self.finding:
+            if self.found and self.found_index is not None:
+                line = self.found[self.found_index]
+                parts.append(f"L{line} · match {self.found_index + 1}/{len(self.found)} (n/N)")
+            else:
+                parts.append("not found")
+        else:
+            passage = self.passage
+            if passage is not None:
+                start, end = passage
+                parts.append(f"L{start}" if start == end else f"L{start}–{end}")
+                if len(self.passages) > 1:
+                    parts.append(f"{self.passage_index + 1}/{len(self.passages)} (n/N)")
+        if wrapped:
+            parts.append(wrapped)
         if self.kind in ("code", "text"):
             parts.append(f"{self.query_one(TextView).line_count} lines")
-        if note:
-            parts.append(note)
+        if self._note:
+            parts.append(self._note)
         self.border_subtitle = " · ".join(parts)
 
     def _show(self, which: str) -> None:
@@ -341,4 +704,4 @@ class Preview(Vertical):
                     parts.pop()
             elif part not in (".", ""):
                 parts.append(part)
-        self.post_message(self.LinkOpened(self, "/".join(parts)))
+        self.post_message(OpenFile("/".join(parts)))

@@ -2,7 +2,9 @@
 
 Results change on every keystroke, so the list is built for speed: the rows are laid out (cut
 and wrapped to the list's width) by the search worker, off the UI thread, and the widget only
-draws the lines on screen (a line-API scroll view, no widget per row).
+draws the lines on screen (a line-API scroll view, no widget per row). A full page ends with a
+"more" row: moving past the last result (or Enter on that row) asks for the next page. The
+border says what a score means in the mode that answered.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from explorer.core.safe_text import safe_spans, safe_text
+from explorer.core.models import SearchMode
+from explorer.core.safe_text import safe_label, safe_name, safe_spans, safe_text
+from explorer.tui.messages import OpenFile
 
 if TYPE_CHECKING:
-    from explorer.core.models import SearchMode
     from explorer.core.retrieval.search import FileHit, Passage, SearchResponse
 
 SNIPPET_LINES = 2
@@ -34,6 +37,29 @@ PATH_STYLE = "bold $text-primary"
 MUTED_STYLE = "$text-muted"
 HEADING_STYLE = "$text-secondary"
 INDENT = "  "
+MORE_ROW = "▾ more results (↓ or Enter)"
+SCORE_MEANING = {
+    SearchMode.HYBRID: "score 0.5 = this query's average match",
+    SearchMode.SEMANTIC: "score = closeness in meaning (cosine)",
+    SearchMode.KEYWORD: "score = words matched (BM25) ÷ the best",
+}
+"""What a score means in each mode, in the results' border (the README's score table says it
+in full; the tooltip says a little more)."""
+SCORE_DETAIL = {
+    SearchMode.HYBRID: (
+        "Hybrid: keyword and meaning ranks fused and calibrated for this query: 0.5 is an "
+        "average candidate, 0.9 about two standard deviations above it. Scores compare within "
+        "one query, not across modes."
+    ),
+    SearchMode.SEMANTIC: (
+        "Semantic: the passage's cosine similarity to the query, blended with its whole file's "
+        "(0-1). Related texts often score 0.3-0.6."
+    ),
+    SearchMode.KEYWORD: (
+        "Keyword: the passage's BM25 (and its file's) divided by the best of this query, so the "
+        "top result scores near 1."
+    ),
+}
 
 
 def short_heading(heading: str, title: str) -> str:
@@ -58,13 +84,13 @@ def hit_lines(hit: FileHit, width: int) -> list[Content]:
     with their control characters escaped.
     """
     width = max(20, width)
-    path = Content.assemble((f"{hit.score:.2f} ", MUTED_STYLE), (safe_text(hit.path), PATH_STYLE))
+    path = Content.assemble((f"{hit.score:.2f} ", MUTED_STYLE), (safe_name(hit.path), PATH_STYLE))
     if not hit.passages:
         return [_cut(path, width)]
     best = hit.passages[0]
     others = ", ".join(_place(p) for p in hit.passages[1:])
     heading = Content.assemble(
-        (safe_text(short_heading(best.heading, hit.title)) or "(top)", HEADING_STYLE),
+        (safe_label(short_heading(best.heading, hit.title)) or "(top)", HEADING_STYLE),
         (f"  {_place(best)}", MUTED_STYLE),
     )
     where = heading + Content.styled(f"  (also {others})" if others else "", MUTED_STYLE)
@@ -134,25 +160,26 @@ class ResultsList(ScrollView, can_focus=True):
 
     BORDER_TITLE = "Results"
     BINDINGS = [
-        Binding("up", "move(-1)", "Up", show=False),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("pageup", "move(-5)", "Page up", show=False),
-        Binding("pagedown", "move(5)", "Page down", show=False),
-        Binding("home", "first", "First", show=False),
-        Binding("end", "last", "Last", show=False),
-        Binding("enter", "open", "Open", show=False),
+        Binding("enter", "open", "Open", tooltip="Open the result at its best passage"),
+        Binding("up,k", "move(-1)", "Up", show=False, tooltip="Previous result"),
+        Binding(
+            "down,j", "move(1)", "Down", show=False, tooltip="Next result (past the last: more)"
+        ),
+        Binding("pageup", "move(-5)", "Page up", show=False, tooltip="Five results up"),
+        Binding("pagedown", "move(5)", "Page down", show=False, tooltip="Five results down"),
+        Binding("home", "first", "First", show=False, tooltip="The first result"),
+        Binding("end", "last", "Last", show=False, tooltip="The last result"),
+        Binding("escape", "screen.focus_search", "Search", tooltip="Back to the search box"),
     ]
     COMPONENT_CLASSES = {"results-list--cursor"}
 
     highlighted: reactive[int | None] = reactive(None, init=False)
 
     @dataclass
-    class Opened(Message):
-        """Open ``hit`` (a FileHit) at its passage number ``passage``."""
+    class MoreWanted(Message):
+        """The user moved past the last result of a full page: search for the next page."""
 
         results: ResultsList
-        hit: FileHit
-        passage: int = 0
 
         @property
         def control(self) -> ResultsList:
@@ -175,6 +202,10 @@ class ResultsList(ScrollView, can_focus=True):
         self._first_line: list[int] = []
         self._rows_width = 0
         self._cache: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(256)
+        self.has_more = False
+        """The results fill their page: there may be more (a "more" row ends the list)."""
+        self._advance = False
+        """Move to the next result once the next page arrives (the user moved past the end)."""
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -190,13 +221,15 @@ class ResultsList(ScrollView, can_focus=True):
         rows: list[list[Content]] | None = None,
         width: int | None = None,
         requested: SearchMode | None = None,
+        more: bool = False,
     ) -> None:
         """Show the hits of ``response`` (the answer to ``query``, by mode ``answered``; the
         user asked for ``requested``, by default the same).
 
         ``rows`` are the hits' lines already laid out for ``width`` (by the search worker).
         The same question answered again (files changed, vectors arrived) keeps the highlighted
-        file; a new query or a new mode starts at the top, on the best result.
+        file; a new query or a new mode starts at the top, on the best result. ``more``: the
+        page is full, so a "more" row ends the list.
         """
         requested = requested or answered
         same_query = query == self.shown_query and requested == self.shown_request
@@ -206,6 +239,7 @@ class ResultsList(ScrollView, can_focus=True):
             else None
         )
         self.hits = list(response.results)
+        self.has_more = more and bool(self.hits)
         self.shown_query = query
         self.shown_mode = answered
         self.shown_request = requested
@@ -218,13 +252,21 @@ class ResultsList(ScrollView, can_focus=True):
         if rows is None or len(rows) != len(self.hits) or width != self.row_width:
             width = self.row_width
             rows = [hit_lines(hit, width) for hit in self.hits]
-        self._set_rows(rows, width)
+        self._set_rows(self._with_more(rows), width)
         ids = [hit.path for hit in self.hits]
         index = ids.index(previous) if previous in ids else 0
+        if self._advance and previous in ids and index + 1 < len(ids):
+            index += 1
+        self._advance = False
         self.set_reactive(ResultsList.highlighted, index)
         self.scroll_to(y=0 if index == 0 else self.scroll_y, animate=False, immediate=True)
         self._scroll_to_highlight()
-        self.border_subtitle = f"{len(self.hits)} files · {answered}"
+        title = f"Results · {SCORE_MEANING[answered]}"
+        if self.border_title != title:  # per keystroke: only when the mode changes
+            self.border_title = title
+            self.tooltip = SCORE_DETAIL[answered]
+        below = " · more below" if self.has_more else ""
+        self.border_subtitle = f"{len(self.hits)} files · {answered}{below}"
 
     def show_message(self, text: str) -> None:
         """Replace the results by one line of explanation (no query shown)."""
@@ -234,13 +276,31 @@ class ResultsList(ScrollView, can_focus=True):
         self.shown_request = None
         self._show_message(text)
 
+    @property
+    def highlighted_hit(self) -> FileHit | None:
+        """The result under the cursor, if any."""
+        number = self.highlighted
+        return self.hits[number] if number is not None and number < len(self.hits) else None
+
     def open_highlighted(self) -> None:
+        """Open the highlighted result at its best passage (its other passages marked)."""
         if self.highlighted is not None and self.highlighted < len(self.hits):
-            self.post_message(self.Opened(self, self.hits[self.highlighted]))
+            hit = self.hits[self.highlighted]
+            spans = tuple((p.start_line, p.end_line) for p in hit.passages)
+            line = spans[0][0] if spans else None
+            self.post_message(OpenFile(hit.path, line, spans))
 
     # -- layout -------------------------------------------------------------------------------
+    def _with_more(self, rows: list[list[Content]]) -> list[list[Content]]:
+        """``rows`` and, when the page is full, the "more" row after them."""
+        return [*rows, [Content.styled(MORE_ROW, MUTED_STYLE)]] if self.has_more else rows
+
     def _show_message(self, text: str) -> None:
         self.hits = []
+        self.has_more = False
+        if self.border_title != "Results":
+            self.border_title = "Results"
+            self.tooltip = None
         self.message = text = safe_text(text)
         width = self.row_width
         self._set_rows([snippet_lines(text, [], width, most=3)], width)
@@ -279,7 +339,7 @@ class ResultsList(ScrollView, can_focus=True):
         if self._rows and self.row_width != self._rows_width:
             if self.hits:
                 width = self.row_width
-                self._set_rows([hit_lines(hit, width) for hit in self.hits], width)
+                self._set_rows(self._with_more([hit_lines(hit, width) for hit in self.hits]), width)
             elif self.message:
                 self._show_message(self.message)
 
@@ -340,7 +400,15 @@ class ResultsList(ScrollView, can_focus=True):
         if not self.hits:
             return
         current = self.highlighted if self.highlighted is not None else 0
+        if current + delta >= len(self.hits) and self.has_more:
+            self.want_more()
         self.highlighted = max(0, min(len(self.hits) - 1, current + delta))
+
+    def want_more(self) -> None:
+        """Ask for the next page; the cursor moves on to its first result when it comes."""
+        if self.has_more and not self._advance:
+            self._advance = self.highlighted == len(self.hits) - 1
+            self.post_message(self.MoreWanted(self))
 
     def action_first(self) -> None:
         if self.hits:
@@ -360,5 +428,8 @@ class ResultsList(ScrollView, can_focus=True):
         index = int(self.scroll_y) + offset.y
         if self.hits and 0 <= index < len(self._lines):
             number = self._lines[index][0]
+            if number >= len(self.hits):
+                self.want_more()
+                return
             self.highlighted = number
             self.open_highlighted()

@@ -4,7 +4,9 @@ Path filters come from ``path:PREFIX`` (or ``path:GLOB``) words typed in the que
 the filter field next to it (space- or comma-separated, a pattern with a space in double
 quotes); ``tag:TAG`` and ``version:V`` words
 filter by front matter. The box only reports what the user
-asked for (:class:`SearchBox.Changed`); the search panel around it runs the search.
+asked for (:class:`SearchBox.Changed`); the search panel around it runs the search. Up in the
+query field goes back through the queries asked before (:attr:`SearchBox.history`), Down comes
+forward again, as in a shell.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.geometry import Size
 from textual.message import Message
@@ -22,6 +25,7 @@ from textual.widgets import Input
 
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.file_filter import FileFilter, parse_filter_words
+from explorer.tui.history import QueryHistory
 
 QUERY_PLACEHOLDER = "words · path:dir/ filters"
 """What the empty query field says (the box's title, "Search", names it)."""
@@ -59,6 +63,12 @@ class OneLineInput(Input):
 class SearchBox(Horizontal):
     """The query input and the filter field on one line; the mode in the bottom border."""
 
+    BINDINGS = [
+        Binding("up", "older_query", "History", tooltip="The query asked before (Down: after)"),
+        Binding("ctrl+t", "screen.cycle_mode", "Mode", tooltip="Cycle: hybrid, semantic, keyword"),
+        Binding("ctrl+f", "screen.focus_filter", "Filter", tooltip="Go to the path filter"),
+    ]
+
     mode: reactive[SearchMode] = reactive(SearchMode.HYBRID, init=False)
 
     @dataclass
@@ -89,6 +99,13 @@ class SearchBox(Horizontal):
 
         search_box: SearchBox
 
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.history = QueryHistory()
+        """The queries asked before (Up and Down in the query field)."""
+        self._from_history: str | None = None
+        """The text the history just put in the field (its Changed must not stop the walk)."""
+
     def compose(self) -> ComposeResult:
         yield OneLineInput(placeholder=QUERY_PLACEHOLDER, id="query")
         yield OneLineInput(placeholder="path filter", id="path-filter")
@@ -118,6 +135,36 @@ class SearchBox(Horizontal):
         box = self.query_one("#query", Input)
         box.value = text
         box.cursor_position = len(text)
+
+    def remember_query(self) -> None:
+        """Keep the query as typed in the history (the user used its results)."""
+        self.history.add(self.text)
+
+    def action_older_query(self) -> None:
+        """Up in the query field: the query asked before the one shown."""
+        if self.screen.focused is not self.query_one("#query", Input):
+            return
+        older = self.history.older(self.text)
+        if older is not None:
+            self._show_from_history(older)
+
+    def newer_query(self) -> bool:
+        """Down while walking the history: the next query (or the text typed before);
+        False when not walking (Down then leaves for the results)."""
+        newer = self.history.newer()
+        if newer is None:
+            return False
+        self._show_from_history(newer)
+        return True
+
+    def _show_from_history(self, text: str) -> None:
+        self._from_history = text
+        self.set_text(text)
+
+    @property
+    def filter_text(self) -> str:
+        """The path filter field, as typed."""
+        return self.query_one("#path-filter", Input).value
 
     def set_filter(self, text: str) -> None:
         self.query_one("#path-filter", Input).value = text
@@ -163,6 +210,9 @@ class SearchBox(Horizontal):
     @on(Input.Changed)
     def _input_changed(self, event: Input.Changed) -> None:
         event.stop()
+        if event.input.id == "query" and event.value != self._from_history:
+            self.history.stop()  # typed: Up starts again from the newest query
+        self._from_history = None
         self._post_changed()
 
     @on(Input.Submitted)

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -28,15 +28,17 @@ from textual.content import Content
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Input
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from explorer.core.errors import ExplorerError
 from explorer.core.live.events import ModelState
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.file_filter import FileFilter
 from explorer.tui.index_state import IndexState
+from explorer.tui.messages import OpenFile
 from explorer.tui.widgets.results import ResultsList, hit_lines
 from explorer.tui.widgets.search_box import SearchBox
+from explorer.tui.workers import report_worker_failure
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.search import SearchRequest, SearchResponse
@@ -48,10 +50,15 @@ matches half the vocabulary and is slow on a large folder)."""
 SEARCH_DEBOUNCE = 0.15
 """Seconds of quiet after a keystroke before a search runs (the first keystroke runs at once)."""
 RESULT_FILES = 15
+"""Files a page of results holds; moving past the last asks for the next page."""
 PASSAGES_PER_FILE = 3
 VECTORS_UNAVAILABLE = "vectors unavailable: keyword results"
 NO_VECTORS_YET = "no vectors yet: keyword results"
-START_HINT = "Type to search. Ctrl+P goes to a file, ? shows help."
+START_HINT = (
+    "Type to search. ctrl+p goes to a file; Esc leaves the search box, then ? lists every key."
+)
+"""The first thing the results say. The focus is in the search box, where ``?`` is typed, so
+the hint says how to reach the help from there."""
 
 
 @dataclass(frozen=True)
@@ -92,11 +99,20 @@ class _Answer:
 class SearchPanel(Vertical):
     """The search box and the results list; runs the searches the box asks for."""
 
+    ALLOW_MAXIMIZE = True
+
     BINDINGS = [
         # Priority: the focus moves while this key is handled, so the keys of the same read
         # (Down, Down typed fast) already reach the results list.
-        Binding("down", "leave", "To results", show=False, priority=True),
-        Binding("escape", "leave", "Leave search", show=False, priority=True),
+        Binding(
+            "down",
+            "down",
+            "To results",
+            show=False,
+            priority=True,
+            tooltip="To the results (walking the history: the next query)",
+        ),
+        Binding("escape", "leave", "Results", priority=True, tooltip="Leave for the results"),
     ]
 
     @dataclass
@@ -144,11 +160,14 @@ class SearchPanel(Vertical):
         seconds: float
         rows: list[list[Content]]
         width: int
+        limit: int
 
     @dataclass
     class _Failed(Message, bubble=False):
         generation: int
         message: str
+
+    on_worker_state_changed = report_worker_failure
 
     def __init__(self, title: str = "", *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -160,6 +179,10 @@ class SearchPanel(Vertical):
         self._generation = 0
         self._last_keystroke = 0.0
         self._debounce: Timer | None = None
+        self._pages = 1
+        """Pages of results asked for (the user moved past the end of a full page)."""
+        self._worker: Worker[None] | None = None
+        """The newest search's worker."""
 
     def compose(self) -> ComposeResult:
         box = SearchBox(id="search")
@@ -218,12 +241,19 @@ class SearchPanel(Vertical):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Down and Escape leave the search box only: in the results they are the list's."""
-        if action == "leave":
+        if action in ("leave", "down"):
             focused = self.screen.focused
             return isinstance(focused, Input) and self.box in focused.ancestors
         return True
 
+    def action_down(self) -> None:
+        """Down: the next query while walking the history, else leave for the results."""
+        if self.screen.focused is self.box.query_one("#query") and self.box.newer_query():
+            return
+        self.action_leave()
+
     def action_leave(self) -> None:
+        self.box.remember_query()
         results = self.results
         if results.hits:
             # At once (Widget.focus waits a turn): the next key of the same read is the list's.
@@ -236,12 +266,25 @@ class SearchPanel(Vertical):
     def _box_changed(self, event: SearchBox.Changed) -> None:
         # Not stopped: the screen shows the filters.
         self._question = _Question(event.text, event.query, event.filter, event.mode)
+        self._pages = 1
         self._schedule_search()
+
+    @on(ResultsList.MoreWanted)
+    def _more_wanted(self, event: ResultsList.MoreWanted) -> None:
+        event.stop()
+        self._pages += 1
+        self._start_search()
+
+    @on(OpenFile)
+    def _result_opened(self) -> None:
+        # Not stopped: the screen opens the file. Its query is worth remembering.
+        self.box.remember_query()
 
     @on(SearchBox.Submitted)
     def _box_submitted(self, event: SearchBox.Submitted) -> None:
         event.stop()
         results = self.results
+        self.box.remember_query()
         if results.hits:
             self.screen.set_focus(results)
             # From the list's own queue: a message this panel made would stop bubbling here,
@@ -278,12 +321,21 @@ class SearchPanel(Vertical):
         if self.index is None:
             self.results.show_message("Opening the index…")
             return
-        self._search(self.index, self._generation, question, self.state, self.results.row_width)
+        limit = RESULT_FILES * self._pages
+        self._worker = self._search(
+            self.index, self._generation, question, self.state, self.results.row_width, limit
+        )
 
     # -- the worker ---------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(
-        self, index: Index, generation: int, question: _Question, state: IndexState, width: int
+        self,
+        index: Index,
+        generation: int,
+        question: _Question,
+        state: IndexState,
+        width: int,
+        limit: int,
     ) -> None:
         from explorer.core.retrieval.search import SearchRequest
 
@@ -298,7 +350,7 @@ class SearchPanel(Vertical):
             question.query,
             question.mode,
             file_filter.paths,
-            limit=RESULT_FILES,
+            limit=limit,
             per_file=PASSAGES_PER_FILE,
             prefix_last=prefix,
             tags=file_filter.tags,
@@ -310,17 +362,13 @@ class SearchPanel(Vertical):
             if not worker.is_cancelled:
                 self.post_message(self._Failed(generation, str(error)))
             return
-        except Exception as error:  # noqa: BLE001 - one line for the user, the UI stays up
-            if not worker.is_cancelled:
-                self.post_message(self._Failed(generation, f"{type(error).__name__}: {error}"))
-            return
         if answer is None or worker.is_cancelled:
             return
         rows = [hit_lines(hit, width) for hit in answer.response.results]
         seconds = time.perf_counter() - started
         if not worker.is_cancelled:
             finished = self._Finished(
-                generation, question.text, question.mode, answer, seconds, rows, width
+                generation, question.text, question.mode, answer, seconds, rows, width, limit
             )
             self.post_message(finished)
 
@@ -331,7 +379,13 @@ class SearchPanel(Vertical):
         answer = message.answer
         response = answer.response
         self.results.show_response(
-            message.text, answer.answered, response, message.rows, message.width, message.mode
+            message.text,
+            answer.answered,
+            response,
+            message.rows,
+            message.width,
+            message.mode,
+            more=len(response.results) >= message.limit,
         )
         note = answer.note
         if not note and response.notes and response.results:
@@ -345,6 +399,12 @@ class SearchPanel(Vertical):
             note,
         )
         self.post_message(self.Answered(self, summary))
+
+    def show_failure(self, worker: Worker[Any], text: str) -> None:
+        """A search failed unexpectedly: the results say so (a stale search says nothing)."""
+        if worker is self._worker:
+            self.results.show_message(text)
+            self.post_message(self.Answered(self, None))
 
     @on(_Failed)
     def _failed(self, message: _Failed) -> None:
@@ -387,9 +447,11 @@ class SearchPanel(Vertical):
 
     @work(thread=True, exclusive=True, group="vector-count", exit_on_error=False)
     def _count_vectors(self, index: Index) -> None:
+        from explorer.core.store.vectors import VectorStoreUnavailable
+
         try:
             count = index.vectors.count_chunks()
-        except Exception:  # noqa: BLE001 - a count is only informative
+        except VectorStoreUnavailable:  # a count is only informative; the live index says it
             return
         self.post_message(self.VectorsCounted(self, count))
 

@@ -1,7 +1,15 @@
-"""The preview's text view: lines with line numbers, drawn only on screen, a line range marked."""
+"""The preview's text view: lines with line numbers, drawn only on screen, a line range marked,
+the words found in the page marked, and long lines wrapped or scrolled sideways.
+
+With wrapping on (the default), a line longer than the view continues on the rows under it
+(the line number shows on its first row); off, lines are cut at the view's edge and the view
+scrolls sideways. The view works in *rows* (what is on screen) and *lines* (of the file); the
+public API speaks lines.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.segment import Segment
@@ -20,6 +28,7 @@ class TextView(ScrollView, can_focus=True):
         "text-view--gutter",
         "text-view--passage",
         "text-view--passage-gutter",
+        "text-view--match",
     }
 
     def __init__(self, **kwargs: Any) -> None:
@@ -27,7 +36,16 @@ class TextView(ScrollView, can_focus=True):
         self._lines: list[Content] = []
         self._passage: tuple[int, int] | None = None
         self._gutter = 2
+        self._width = 0
+        """The widest line, in cells."""
         self._cache: LRUCache[tuple[int, int, int, bool], Strip] = LRUCache(1024)
+        self.wrap = True
+        """Long lines continue on the next rows (else the view scrolls sideways)."""
+        self._rows: list[tuple[int, int]] | None = None
+        """With wrapping: (line index, piece of that line) per row; None: one row per line."""
+        self._pieces: dict[int, list[Content]] = {}
+        self._rows_width = 0
+        self._find: re.Pattern[str] | None = None
 
     @property
     def line_count(self) -> int:
@@ -37,18 +55,26 @@ class TextView(ScrollView, can_focus=True):
         """Show ``lines`` (line 1 first)."""
         self._lines = lines
         self._passage = None
+        self._width = width
         self._gutter = len(str(max(1, len(lines)))) + 1
-        self._cache.clear()
-        self.virtual_size = Size(width + self._gutter + 1, len(lines))
+        self._layout(force=True)
         self.scroll_to(0, 0, animate=False, immediate=True)
-        self.refresh()
 
     def replace_lines(self, lines: list[Content]) -> None:
         """Swap in the same lines, restyled (keeps the scroll position and the mark)."""
         if len(lines) == len(self._lines):
             self._lines = lines
-            self._cache.clear()
-            self.refresh()
+            self._layout(force=True)
+
+    def set_wrap(self, wrap: bool) -> None:
+        """Wrap long lines, or cut them and scroll sideways; the top line stays in view."""
+        if wrap == self.wrap:
+            return
+        top = self.top_line
+        self.wrap = wrap
+        self._layout(force=True)
+        self.scroll_to(x=0, animate=False, immediate=True)
+        self.scroll_to_line(top, margin=0)
 
     def set_passage(self, passage: tuple[int, int] | None) -> None:
         """Mark lines ``start..end`` (1-based, inclusive), or nothing."""
@@ -56,42 +82,119 @@ class TextView(ScrollView, can_focus=True):
         self._cache.clear()
         self.refresh()
 
-    def scroll_to_line(self, line: int) -> None:
-        """Scroll so that 1-based ``line`` is a few lines below the top."""
-        self.scroll_to(y=max(0, line - 1 - 3), animate=False, immediate=True)
+    def set_find(self, pattern: re.Pattern[str] | None) -> None:
+        """Mark every piece of text ``pattern`` matches (None: nothing)."""
+        self._find = pattern
+        self._cache.clear()
+        self.refresh()
+
+    def line_text(self, line: int) -> str:
+        """The plain text of 1-based ``line`` ("" past the end)."""
+        return self._lines[line - 1].plain if 1 <= line <= len(self._lines) else ""
+
+    def scroll_to_line(self, line: int, margin: int = 3) -> None:
+        """Scroll so that 1-based ``line`` is ``margin`` rows below the top."""
+        self._layout()  # the width may have changed since the last resize event
+        self.scroll_to(y=max(0, self._row_of(line) - margin), animate=False, immediate=True)
 
     @property
     def top_line(self) -> int:
         """The 1-based line at the top of the view."""
-        return int(self.scroll_offset.y) + 1
+        self._layout()
+        return self._line_of(int(self.scroll_offset.y)) + 1
+
+    @property
+    def bottom_line(self) -> int:
+        """The 1-based line at the bottom of the view."""
+        self._layout()
+        row = int(self.scroll_offset.y) + max(1, self.scrollable_content_region.height) - 1
+        return self._line_of(row) + 1
+
+    # -- rows ---------------------------------------------------------------------------------
+    def _text_width(self) -> int:
+        """The cells for text (0 before the view has a size)."""
+        region = self.scrollable_content_region.width
+        return max(1, region - self._gutter) if region else 0
+
+    def _layout(self, force: bool = False) -> None:
+        """Map rows to lines for the view's width (with wrapping), and size the view."""
+        width = self._text_width()
+        if not force and (not self.wrap or width == self._rows_width):
+            return
+        self._rows_width = width
+        self._cache.clear()
+        self._pieces = {}
+        if self.wrap and width and self._width > width:
+            rows: list[tuple[int, int]] = []
+            for index, line in enumerate(self._lines):
+                if line.cell_length <= width:
+                    rows.append((index, 0))
+                    continue
+                pieces = line.wrap(width)
+                self._pieces[index] = pieces
+                rows.extend((index, piece) for piece in range(len(pieces)))
+            self._rows = rows
+            self.virtual_size = Size(width + self._gutter, len(rows))
+        else:
+            self._rows = None
+            self.virtual_size = Size(self._width + self._gutter + 1, len(self._lines))
+        self.refresh()
+
+    def _row_of(self, line: int) -> int:
+        """The first row of 1-based ``line``."""
+        index = max(0, line - 1)
+        if self._rows is None:
+            return index
+        from bisect import bisect_left
+
+        return bisect_left(self._rows, (index, 0))
+
+    def _line_of(self, row: int) -> int:
+        """The 0-based line shown on ``row``."""
+        if self._rows is None:
+            return min(row, max(0, len(self._lines) - 1))
+        if not self._rows:
+            return 0
+        return self._rows[min(row, len(self._rows) - 1)][0]
+
+    def on_resize(self) -> None:
+        """A new width wraps lines anew: the line at the top stays at the top (zooming in and
+        out keeps the reader's place)."""
+        if not self.wrap or self._text_width() == self._rows_width:
+            return
+        top = self._line_of(int(self.scroll_offset.y)) + 1 if self._rows_width else None
+        self._layout()
+        if top is not None:
+            self.scroll_to(y=self._row_of(top), animate=False, immediate=True)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._cache.clear()
 
+    # -- drawing ------------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
-        index = scroll_y + y
+        row = scroll_y + y
         width = self.scrollable_content_region.width
-        if index >= len(self._lines):
+        rows = self._rows
+        count = len(rows) if rows is not None else len(self._lines)
+        if row >= count:
             return Strip.blank(width, self.rich_style)
+        index, piece = rows[row] if rows is not None else (row, 0)
         number = index + 1
         marked = self._passage is not None and self._passage[0] <= number <= self._passage[1]
-        key = (index, scroll_x, width, marked)
+        key = (row, scroll_x, width, marked)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
         gutter_class = "text-view--passage-gutter" if marked else "text-view--gutter"
-        gutter = Strip(
-            [
-                Segment(
-                    f"{number:>{self._gutter - 1}} ",
-                    self.get_component_rich_style(gutter_class),
-                )
-            ]
-        )
+        label = f"{number:>{self._gutter - 1}} " if piece == 0 else " " * self._gutter
+        gutter = Strip([Segment(label, self.get_component_rich_style(gutter_class))])
         style = self.get_visual_style("text-view--passage") if marked else self.get_visual_style()
-        content = self._lines[index]
+        pieces = self._pieces.get(index)
+        content = pieces[piece] if pieces is not None else self._lines[index]
+        if self._find is not None:
+            content = self._mark_found(content)
         text_width = max(1, width - self._gutter)
         render_width = max(1, min(content.cell_length, scroll_x + text_width))
         strips = Visual.to_strips(self, content, render_width, 1, style, apply_selection=False)
@@ -102,3 +205,11 @@ class TextView(ScrollView, can_focus=True):
         strip = Strip.join([gutter, body])
         self._cache[key] = strip
         return strip
+
+    def _mark_found(self, content: Content) -> Content:
+        assert self._find is not None
+        style = self.get_visual_style("text-view--match")
+        for match in self._find.finditer(content.plain):
+            if match.end() > match.start():
+                content = content.stylize(style, match.start(), match.end())
+        return content

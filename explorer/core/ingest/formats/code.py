@@ -35,4 +35,4 @@ class CodeFormat(DocumentFormat):
             sections = grammar_sections(chunker, GRAMMARS[ext])
         else:  # a file sniffed as code by another name: windows
             sections = None
-        return Structure(sections, self.references(rel_path, document))
+        return Structure(sections, self.link_facts(rel_path, document).references)

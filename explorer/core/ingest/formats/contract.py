@@ -25,7 +25,7 @@ from typing import ClassVar
 
 from explorer.core.ingest.front_matter import FileMetadata
 from explorer.core.ingest.markup import Heading, heading_sections
-from explorer.core.ingest.references import FileReference, extract_references
+from explorer.core.ingest.references import FileReference, LinkFacts, extract_link_facts
 from explorer.core.ingest.windows import Chunker, Section
 
 
@@ -91,10 +91,13 @@ class Document:
 
 @dataclass
 class Structure:
-    """How a document is cut: its sections (None: windows over the body) and references."""
+    """How a document is cut: its sections (None: windows over the body), its references and
+    the inline ``#tags`` its text holds."""
 
     sections: list[Section] | None
     references: list[FileReference]
+    tags: list[str] = field(default_factory=list)
+    """Inline tags (Markdown's ``#tag``), without the ``#``, each once."""
 
 
 class DocumentFormat(ABC):
@@ -143,13 +146,14 @@ class DocumentFormat(ABC):
             sections = heading_sections(
                 document.text, document.body_start, title, list(document.headings)
             )
-        return Structure(sections, self.references(rel_path, document))
+        facts = self.link_facts(rel_path, document)
+        return Structure(sections, facts.references, facts.tags)
 
-    def references(self, rel_path: str, document: Document) -> list[FileReference]:
-        """The references of a document (without chunking it)."""
+    def link_facts(self, rel_path: str, document: Document) -> LinkFacts:
+        """The references of a document, and its inline tags (without chunking it)."""
         if document.references is not None:
-            return list(document.references)
-        return extract_references(rel_path, document.text, document.fence_end)
+            return LinkFacts(list(document.references))
+        return extract_link_facts(rel_path, document.text, document.fence_end)
 
     def preview_language(self, rel_path: str, text: str) -> str | None:
         """The Pygments language the preview highlights a document's text in, or None for

@@ -19,7 +19,7 @@ from explorer.core.ingest.formats.contract import (
 from explorer.core.ingest.front_matter import read_front_matter
 from explorer.core.ingest.markdown_tokens import markdown_blocks
 from explorer.core.ingest.markup import heading_sections, markdown_headings
-from explorer.core.ingest.references import extract_references
+from explorer.core.ingest.references import extract_link_facts
 from explorer.core.ingest.windows import Chunker
 
 
@@ -48,8 +48,8 @@ class MarkdownFormat(DocumentFormat):
         blocks = markdown_blocks(text, document.fence_end)
         headings = markdown_headings(chunker, document.fence_end, blocks.tokens)
         sections = heading_sections(text, body, document.metadata.get("title", ""), headings)
-        references = extract_references(rel_path, text, document.fence_end, blocks)
-        return Structure(sections, references)
+        facts = extract_link_facts(rel_path, text, document.fence_end, blocks)
+        return Structure(sections, facts.references, facts.tags)
 
     def preview_language(self, rel_path: str, text: str) -> str | None:
         return "markdown"

@@ -28,7 +28,7 @@ from explorer.core.ingest.formats.contract import (
 )
 from explorer.core.ingest.formats.markdown import MarkdownFormat
 from explorer.core.ingest.front_matter import FIELD_CAPS, FileMetadata
-from explorer.core.ingest.references import FileReference, extract_references
+from explorer.core.ingest.references import LinkFacts, extract_link_facts
 from explorer.core.ingest.windows import Chunker
 
 
@@ -81,8 +81,8 @@ class NotebookFormat(DocumentFormat):
         structure = MarkdownFormat().structure(_as_markdown(rel_path), document, chunker)
         return structure
 
-    def references(self, rel_path: str, document: Document) -> list[FileReference]:
-        return extract_references(_as_markdown(rel_path), document.text)
+    def link_facts(self, rel_path: str, document: Document) -> LinkFacts:
+        return extract_link_facts(_as_markdown(rel_path), document.text)
 
     def preview_language(self, rel_path: str, text: str) -> str | None:
         return "markdown"

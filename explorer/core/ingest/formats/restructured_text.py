@@ -22,4 +22,4 @@ class RestructuredTextFormat(DocumentFormat):
     def structure(self, rel_path: str, document: Document, chunker: Chunker) -> Structure:
         headings = rst_headings(chunker, document.body_start)
         sections = heading_sections(document.text, document.body_start, "", headings)
-        return Structure(sections, self.references(rel_path, document))
+        return Structure(sections, self.link_facts(rel_path, document).references)

@@ -1,0 +1,648 @@
+"""The answers explorer gives scripts and agents, declared once as pydantic models.
+
+The MCP server's structured content and output schemas, and the CLI's ``--json``, come from
+these models: each is built from the core's result objects by its ``build`` class method and
+turned into JSON by :meth:`Answer.to_json`, which leaves out every field that is None (an
+empty title, a detail not asked for), so a default answer stays lean.
+
+One vocabulary: ``path`` is a file relative to the root in every answer; ``snippet`` is a cut
+excerpt made for the query and ``text`` a passage's (or a file's) whole text; ``excerpt`` is
+the cut text of a related file's passage; times are ISO 8601 (UTC); ``stale`` says that the
+folder has changed since the index last saw it (on an answer: how much; on a file: that its
+line numbers may have moved).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from explorer.core.ingest.references import LinkSyntax, ReferenceKind
+from explorer.core.models import SearchMode
+from explorer.core.retrieval.link_resolution import LinkState
+
+if TYPE_CHECKING:
+    from explorer.core.retrieval.agent_context import AgentAnswer, BudgetReport
+    from explorer.core.retrieval.links import FileLinks, Link
+    from explorer.core.retrieval.related import PassageRef, RelatedFile
+    from explorer.core.retrieval.search import FileHit, Passage
+    from explorer.core.store.index import Status
+    from explorer.core.store.manifest_records import DiskChanges
+
+STALE_PATHS_SHOWN = 20
+"""The most changed paths an answer names (``stale.files`` counts them all)."""
+
+
+class Answer(BaseModel):
+    """Base of every answer model: fields documented by their docstrings, nothing else."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object: every field that is None left out."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+# -- how far the index is behind ------------------------------------------------------------------
+class Staleness(Answer):
+    """How far the index is behind the folder on disk at the time of the answer."""
+
+    files: int
+    """Files changed on disk (edited, new or deleted) that the index does not reflect yet;
+    0 when the index is up to date."""
+    edited: int | None = None
+    """Of those, files edited since they were indexed."""
+    new: int | None = None
+    """Of those, files on disk the index does not hold yet."""
+    deleted: int | None = None
+    """Of those, files the index holds that are gone from disk."""
+    paths: list[str] | None = None
+    """The first changed paths, sorted (at most 20)."""
+    waiting_for_vectors: int | None = None
+    """Files searchable by keyword whose vectors are still being computed: search by meaning
+    does not see them yet."""
+
+    @classmethod
+    def build(cls, changes: DiskChanges, waiting_for_vectors: int = 0) -> Staleness:
+        """From the folder's differences with the manifest (and the files without vectors)."""
+        changed = sorted({*changes.edited, *changes.new, *changes.deleted})
+        return cls(
+            files=len(changed),
+            edited=len(changes.edited) or None,
+            new=len(changes.new) or None,
+            deleted=len(changes.deleted) or None,
+            paths=changed[:STALE_PATHS_SHOWN] or None,
+            waiting_for_vectors=waiting_for_vectors or None,
+        )
+
+
+def _stale_mark(path: str, stale_paths: Collection[str]) -> bool | None:
+    """``True`` for a path that changed on disk since it was indexed, else None (left out)."""
+    return True if path in stale_paths else None
+
+
+# -- search -------------------------------------------------------------------------------------
+class PassageExplain(Answer):
+    """Why a passage ranks where it does (with ``explain``)."""
+
+    keyword_rank: int | None = None
+    keyword_score: float | None = None
+    """BM25 (higher is better)."""
+    vector_rank: int | None = None
+    vector_similarity: float | None = None
+    """Cosine similarity (measured, with no rank, when the vector leg did not return it)."""
+    file_similarity: float | None = None
+    """Cosine similarity of the passage's whole file."""
+    file_keyword_score: float | None = None
+    """BM25 of the passage's whole file."""
+    fused: float | None = None
+    """The fused value before it was shown as a 0-1 score."""
+
+
+class SearchPassage(Answer):
+    """One matching passage of a file."""
+
+    heading: str | None = None
+    """The heading path, e.g. ``Install > Linux`` (left out when the passage has none)."""
+    start_line: int
+    """First line (1-based) as the file was indexed."""
+    end_line: int
+    """Last line (inclusive)."""
+    page: int | None = None
+    """The page (1-based) of a paged document, such as a PDF."""
+    score: float
+    """0-1; see the README's table of what the score means in each mode."""
+    snippet: str | None = None
+    """A cut excerpt around the query's words (left out when ``text`` is given)."""
+    text: str | None = None
+    """The passage's whole text as indexed (with ``content``)."""
+    chunk_id: str | None = None
+    """The passage's id in the index (with ``offsets``)."""
+    start_char: int | None = None
+    """Where the passage starts in the file, in characters (with ``offsets``)."""
+    end_char: int | None = None
+    """Where it ends, exclusive (with ``offsets``)."""
+    highlights: list[tuple[int, int]] | None = None
+    """Character spans of the query's words in ``snippet`` (with ``offsets``)."""
+    explain: PassageExplain | None = None
+    """Each leg's rank and score (with ``explain``)."""
+
+    @classmethod
+    def build(
+        cls, passage: Passage, text: str | None, offsets: bool, explain: bool
+    ) -> SearchPassage:
+        """From the core's passage; ``text`` is its whole text when it was asked for."""
+        return cls(
+            heading=passage.heading or None,
+            start_line=passage.start_line,
+            end_line=passage.end_line,
+            # A paged format's passages carry their page (formats adds the field to Passage).
+            page=getattr(passage, "page", None),
+            score=passage.score,
+            snippet=None if text is not None else passage.snippet,
+            text=text,
+            chunk_id=passage.chunk_id if offsets else None,
+            start_char=passage.start_char if offsets else None,
+            end_char=passage.end_char if offsets else None,
+            highlights=list(passage.highlights) if offsets and text is None else None,
+            explain=PassageExplain(
+                keyword_rank=passage.keyword_rank,
+                keyword_score=passage.keyword_score,
+                vector_rank=passage.vector_rank,
+                vector_similarity=passage.vector_similarity,
+                file_similarity=passage.file_similarity,
+                file_keyword_score=passage.file_keyword_score,
+                fused=passage.fused,
+            )
+            if explain
+            else None,
+        )
+
+
+class SearchFile(Answer):
+    """A file that matched, with its best passages."""
+
+    path: str
+    """Relative to the indexed folder."""
+    title: str | None = None
+    description: str | None = None
+    """The front matter's ``description``."""
+    tags: list[str] | None = None
+    """The front matter's ``tags``."""
+    score: float
+    """The file's score: that of its best passage (0-1)."""
+    stale: bool | None = None
+    """True when the file changed on disk since it was indexed: its line numbers may have
+    moved (the index catches up by itself while the server runs)."""
+    passages: list[SearchPassage] | None = None
+    """Best first (left out with ``metadata_only``)."""
+
+
+class Budget(Answer):
+    """What a token budget (``max_tokens``) kept and cut."""
+
+    max_tokens: int
+    used: int
+    """Tokens the answer's passages take, counted with the model's tokenizer."""
+    passages_kept: int
+    passages_cut: int
+    files_kept: int
+    files_cut: list[str]
+    """Files of the ranking left out entirely, best first."""
+
+    @classmethod
+    def build(cls, report: BudgetReport) -> Budget:
+        return cls(
+            max_tokens=report.max_tokens,
+            used=report.used,
+            passages_kept=report.passages_kept,
+            passages_cut=report.passages_cut,
+            files_kept=report.files_kept,
+            files_cut=list(report.files_cut),
+        )
+
+
+class SearchExplain(Answer):
+    """How the search ran (with ``explain``)."""
+
+    query: str
+    """The words searched for, after filter words (``path:``, ``tag:``) were taken out."""
+    fusion: str | None = None
+    """How the two legs were combined, with this query's numbers (hybrid)."""
+    filters: dict[str, str]
+    """Per leg, the set of files it searched."""
+
+
+class SearchAnswer(Answer):
+    """The answer to a search: files best first, each with its best passages."""
+
+    mode: SearchMode
+    """The mode that answered: keyword when a hybrid search had no vectors to use."""
+    results: list[SearchFile]
+    notes: list[str] | None = None
+    """What the results alone do not say (no keyword match, vectors unavailable, a budget)."""
+    budget: Budget | None = None
+    """With ``max_tokens``."""
+    next_cursor: str | None = None
+    """Pass it as ``cursor`` (with the same arguments) for the next files; absent on the last
+    page."""
+    stale: Staleness | None = None
+    """How far the index is behind the folder."""
+    explain: SearchExplain | None = None
+
+    @classmethod
+    def build(
+        cls,
+        answer: AgentAnswer,
+        *,
+        explain: bool = False,
+        offsets: bool = False,
+        stale: Staleness | None = None,
+        stale_paths: Collection[str] = (),
+        next_cursor: str | None = None,
+    ) -> SearchAnswer:
+        """From the core's shaped answer; ``offsets`` adds chunk ids and character offsets,
+        ``stale_paths`` are files changed on disk since they were indexed."""
+        response = answer.response
+        metadata_only = answer.options.metadata_only
+        files = []
+        for hit in response.results:
+            files.append(_search_file(hit, answer, metadata_only, offsets, explain, stale_paths))
+        return cls(
+            mode=response.answered_by,
+            results=files,
+            notes=list(response.notes) or None,
+            budget=Budget.build(answer.budget) if answer.budget is not None else None,
+            next_cursor=next_cursor,
+            stale=stale,
+            explain=SearchExplain(
+                query=response.query, fusion=response.fusion or None, filters=response.filters
+            )
+            if explain
+            else None,
+        )
+
+
+def _search_file(
+    hit: FileHit,
+    answer: AgentAnswer,
+    metadata_only: bool,
+    offsets: bool,
+    explain: bool,
+    stale_paths: Collection[str],
+) -> SearchFile:
+    content = answer.options.content
+    return SearchFile(
+        path=hit.path,
+        title=hit.title or None,
+        description=hit.description or None,
+        tags=list(hit.tags) or None,
+        score=hit.score,
+        stale=_stale_mark(hit.path, stale_paths),
+        passages=None
+        if metadata_only
+        else [
+            SearchPassage.build(
+                passage,
+                answer.texts.get(passage.chunk_id, "") if content else None,
+                offsets,
+                explain,
+            )
+            for passage in hit.passages
+        ],
+    )
+
+
+# -- related files ------------------------------------------------------------------------------
+class RelatedPassage(Answer):
+    """A passage named by its place in its file."""
+
+    heading: str | None = None
+    start_line: int
+    end_line: int
+    excerpt: str
+    """The passage's first words, cut (not its whole text)."""
+
+    @classmethod
+    def build(cls, ref: PassageRef) -> RelatedPassage:
+        return cls(
+            heading=ref.heading or None,
+            start_line=ref.start_line,
+            end_line=ref.end_line,
+            excerpt=ref.text,
+        )
+
+
+class RelatedFileAnswer(Answer):
+    """A file about the same thing as the source file."""
+
+    path: str
+    title: str | None = None
+    score: float
+    """0-1: 0 when no passage pair stands out, about 0.6 for a typical best neighbour."""
+    stale: bool | None = None
+    """True when the file changed on disk since it was indexed."""
+    source_passage: RelatedPassage
+    """The source file's passage closest to ``related_passage``."""
+    related_passage: RelatedPassage
+    """This file's passage that explains the link."""
+
+
+class RelatedAnswer(Answer):
+    """The files nearest in content to one file."""
+
+    path: str
+    """The source file."""
+    related: list[RelatedFileAnswer]
+    """Best first."""
+    stale: Staleness | None = None
+
+    @classmethod
+    def build(
+        cls,
+        path: str,
+        neighbours: Sequence[RelatedFile],
+        *,
+        stale: Staleness | None = None,
+        stale_paths: Collection[str] = (),
+    ) -> RelatedAnswer:
+        return cls(
+            path=path,
+            related=[
+                RelatedFileAnswer(
+                    path=n.path,
+                    title=n.title or None,
+                    score=n.score,
+                    stale=_stale_mark(n.path, stale_paths),
+                    source_passage=RelatedPassage.build(n.source_passage),
+                    related_passage=RelatedPassage.build(n.related_passage),
+                )
+                for n in neighbours
+            ],
+            stale=stale,
+        )
+
+
+# -- links --------------------------------------------------------------------------------------
+class OutgoingLink(Answer):
+    """A reference the file makes."""
+
+    line: int
+    kind: ReferenceKind
+    syntax: LinkSyntax
+    """How it is written: a path or URL, an Obsidian ``[[wikilink]]``, a Hugo ``ref``."""
+    raw: str
+    """The target as written in the file."""
+    path: str
+    """Where it leads, relative to the root (when missing: the path nothing is at; when
+    outside the root: the URL or path it reads as)."""
+    state: LinkState
+    """``resolved`` (a file or folder of the tree), ``missing``, or ``outside-root``."""
+    exists: bool
+    """Whether the target exists on disk now (``state`` is ``resolved``)."""
+
+
+class Backlink(Answer):
+    """A reference another file makes to this one."""
+
+    path: str
+    """The file that makes the reference."""
+    line: int
+    kind: ReferenceKind
+    syntax: LinkSyntax
+    raw: str
+    """The reference as written there."""
+
+
+class LinksAnswer(Answer):
+    """What a file links to, and what links to it."""
+
+    path: str
+    exists: bool
+    """Whether the file exists on disk (a deleted file's backlinks are the links to fix)."""
+    links: list[OutgoingLink]
+    backlinks: list[Backlink]
+    stale: Staleness | None = None
+
+    @classmethod
+    def build(cls, found: FileLinks, *, stale: Staleness | None = None) -> LinksAnswer:
+        return cls(
+            path=found.path,
+            exists=found.exists,
+            links=[_outgoing(link) for link in found.outgoing],
+            backlinks=[
+                Backlink(
+                    path=link.source,
+                    line=link.line,
+                    kind=link.kind,
+                    syntax=link.syntax,
+                    raw=link.raw,
+                )
+                for link in found.backlinks
+            ],
+            stale=stale,
+        )
+
+
+def _outgoing(link: Link) -> OutgoingLink:
+    return OutgoingLink(
+        line=link.line,
+        kind=link.kind,
+        syntax=link.syntax,
+        raw=link.raw,
+        path=link.target,
+        state=link.state,
+        exists=link.exists,
+    )
+
+
+# -- status -------------------------------------------------------------------------------------
+class Upkeep(StrEnum):
+    """Who keeps the index in step with the folder while the answering process runs."""
+
+    LIVE = "live"
+    """This process watches the folder and updates the index within a second or two."""
+    FOLLOWING = "following"
+    """Another explorer process writes the index; this one reads what it writes, and takes
+    over when it leaves."""
+    OFF = "off"
+    """Nobody updates it from here: run ``explorer index`` to catch up."""
+
+
+class FileCounts(Answer):
+    """Files of the index by state."""
+
+    indexed: int
+    """Fresh: both stores hold their chunks."""
+    stale: int
+    """Changed on disk since indexed, new, deleted, or waiting for vectors."""
+    skipped: int
+    failed: int
+
+
+class VectorStoreAnswer(Answer):
+    """Where the vectors live and whether they can be read."""
+
+    kind: str
+    """``local`` or ``server``."""
+    location: str
+    available: bool
+    problem: str | None = None
+
+
+class StatusAnswer(Answer):
+    """What the index holds, and how far it is behind the folder."""
+
+    root: str
+    index_dir: str
+    files: FileCounts
+    skip_reasons: dict[str, int]
+    chunks: int
+    vectors: int
+    model: str
+    dimension: int | None = None
+    vector_store: VectorStoreAnswer
+    store_bytes: int
+    last_update: datetime | None = None
+    """When the index was last written (ISO 8601)."""
+    needs_rebuild: bool
+    rebuild_reason: str | None = None
+    stale: Staleness
+    upkeep: Upkeep | None = None
+    """Who keeps the index current while this process runs (MCP server)."""
+
+    @classmethod
+    def build(
+        cls, status: Status, *, stale: Staleness, upkeep: Upkeep | None = None
+    ) -> StatusAnswer:
+        return cls(
+            root=status.root,
+            index_dir=status.index_dir,
+            files=FileCounts(
+                indexed=status.indexed,
+                stale=status.stale,
+                skipped=status.skipped,
+                failed=status.failed,
+            ),
+            skip_reasons=dict(status.skip_reasons),
+            chunks=status.chunks,
+            vectors=status.vectors,
+            model=status.model,
+            dimension=status.dimension,
+            vector_store=VectorStoreAnswer(
+                kind=status.vector_store,
+                location=status.vector_location,
+                available=status.vectors_available,
+                problem=status.vectors_problem or None,
+            ),
+            store_bytes=status.store_bytes,
+            last_update=iso_time(status.last_update),
+            needs_rebuild=status.needs_rebuild,
+            rebuild_reason=status.rebuild_reason or None,
+            stale=stale,
+            upkeep=upkeep,
+        )
+
+
+def iso_time(timestamp: float | None) -> datetime | None:
+    """A Unix time as an aware UTC datetime (ISO 8601 in JSON), None kept."""
+    return None if timestamp is None else datetime.fromtimestamp(timestamp, tz=UTC)
+
+
+# -- the index state of files -------------------------------------------------------------------
+class FileIndexState(StrEnum):
+    """Where one file stands with the index."""
+
+    FRESH = "fresh"
+    """Indexed: searchable by keyword and by meaning."""
+    WAITING_FOR_VECTORS = "waiting_for_vectors"
+    """Searchable by keyword; its vectors are still being computed."""
+    EDITED = "edited"
+    """Changed on disk since it was indexed; the index shows the old text."""
+    NEW = "new"
+    """On disk, not indexed yet."""
+    DELETED = "deleted"
+    """Indexed, but gone from disk."""
+    SKIPPED = "skipped"
+    """Left out on purpose (binary, too large, …): ``reason`` says why."""
+    FAILED = "failed"
+    """Reading or parsing it failed: ``reason`` says why."""
+
+
+class FileIndexEntry(Answer):
+    """One file's index state."""
+
+    path: str
+    state: FileIndexState
+    reason: str | None = None
+    """Why it was skipped or failed."""
+    chunks: int | None = None
+    """Passages the index holds for it."""
+    indexed_at: datetime | None = None
+    """When the index last took it in (ISO 8601)."""
+
+
+class IndexStatusAnswer(Answer):
+    """The index state of the files under a path."""
+
+    path: str
+    """The file or folder asked about (``.``: the whole folder)."""
+    counts: dict[FileIndexState, int]
+    """Files under ``path`` by state (states with no file left out)."""
+    files: list[FileIndexEntry]
+    """The files, not-fresh ones first, then by path (at most ``limit``)."""
+    more: int | None = None
+    """Files under ``path`` not listed (raise ``limit`` to see them)."""
+
+
+# -- reading files ------------------------------------------------------------------------------
+class ReadAnswer(Answer):
+    """Lines of a file as they are on disk now."""
+
+    path: str
+    start_line: int
+    end_line: int
+    """The last line given, whole or (``next_start_char``) in part."""
+    total_lines: int
+    start_char: int | None = None
+    """Where in ``start_line`` the text starts, when it continues a line (0-based)."""
+    text: str
+    truncated: bool
+    """True when the range asked for goes on past ``text``."""
+    next_start_line: int | None = None
+    """Where to continue: pass it as ``start_line``."""
+    next_start_char: int | None = None
+    """With ``next_start_line``, when a line is longer than one answer: pass it as
+    ``start_char``."""
+    stale: bool | None = None
+    """True when the file changed on disk since it was indexed: line numbers of search results
+    may not match this text (the index catches up by itself while the server runs)."""
+
+
+class OmitReason(StrEnum):
+    """Why ``read_many`` left a file out."""
+
+    OVER_BUDGET = "over_budget"
+    """It does not fit in what is left of the budget: read it with ``read``."""
+    UNREADABLE = "unreadable"
+    """No such file, outside the root, not a file explorer indexes, or not text."""
+
+
+class ReadManyFile(Answer):
+    """One whole file."""
+
+    path: str
+    total_lines: int
+    text: str
+    stale: bool | None = None
+    """True when the file changed on disk since it was indexed."""
+
+
+class OmittedFile(Answer):
+    """A file ``read_many`` did not return, and why."""
+
+    path: str
+    reason: OmitReason
+    detail: str | None = None
+    size: int | None = None
+    """Its size: bytes, or tokens under a token budget."""
+
+
+class ReadManyAnswer(Answer):
+    """Several whole files, in order, within a budget."""
+
+    files: list[ReadManyFile]
+    omitted: list[OmittedFile] | None = None
+    more: int | None = None
+    """Files past ``max_files``, neither read nor listed: raise ``max_files`` or narrow the
+    glob."""
+    used: int
+    """Bytes (or, with ``max_tokens``, tokens) the files take."""
+    budget: int
+    """The budget they had to fit: ``max_bytes``, or ``max_tokens``."""
+    unit: str
+    """``bytes`` or ``tokens``."""

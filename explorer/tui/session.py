@@ -1,0 +1,129 @@
+"""Sessions: reopen a folder where the user left it.
+
+Per folder (named like its index directory: the folder's name and a hash of its absolute path),
+one small JSON file in the platform's state directory (``$XDG_STATE_HOME/explorer/sessions``,
+found by platformdirs; ``EXPLORER_STATE_DIR`` moves it) holds the query, the mode, the filter
+field, the open file and the line at the top of the preview, the queries typed (Up in the
+search box) and the files opened recently (the recent-files picker).
+
+Remembering is on unless ``EXPLORER_NO_SESSION`` is set (to anything but ``0``) or the TUI's
+preferences file says ``"remember_session": false`` (the command palette's "Stop remembering
+sessions" writes it). A session file that cannot be read is ignored; one that cannot be written
+is not an error: the state is only a convenience.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from explorer.core.models import SearchMode
+
+APP_NAME = "explorer"
+STATE_DIR_ENV = "EXPLORER_STATE_DIR"
+"""Names the directory that holds the sessions (tests and scripts isolate it)."""
+NO_SESSION_ENV = "EXPLORER_NO_SESSION"
+"""Set (to anything but 0), sessions are neither read nor written."""
+REMEMBER_KEY = "remember_session"
+"""The key of the TUI's preferences (``tui.json``) that turns sessions off when false."""
+VERSION = 1
+
+
+def state_dir() -> Path:
+    """The directory that holds explorer's state: ``EXPLORER_STATE_DIR``, else the XDG state
+    directory (on every platform, as the data and config directories are)."""
+    if override := os.environ.get(STATE_DIR_ENV):
+        return Path(override).expanduser()
+    from platformdirs.unix import Unix
+
+    return Unix(APP_NAME).user_state_path
+
+
+def enabled(preferences: dict[str, object]) -> bool:
+    """Whether sessions are remembered, by the environment and the TUI's ``preferences``."""
+    if os.environ.get(NO_SESSION_ENV, "0") not in ("", "0"):
+        return False
+    return preferences.get(REMEMBER_KEY, True) is not False
+
+
+@dataclass
+class Session:
+    """Where the user left a folder."""
+
+    query: str = ""
+    mode: SearchMode = SearchMode.HYBRID
+    filter: str = ""
+    """The path filter field, as typed."""
+    path: str | None = None
+    """The file open in the preview."""
+    top: int = 1
+    """The 1-based line at the top of the preview."""
+    line: int | None = None
+    """The marked line, if any."""
+    queries: list[str] = field(default_factory=list)
+    recent: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["mode"] = str(self.mode)
+        data["version"] = VERSION
+        return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> Session:
+        """A session read back; anything of the wrong shape is left at its default."""
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            return cls()
+        session = cls()
+        if isinstance(data.get("query"), str):
+            session.query = data["query"]
+        if data.get("mode") in {str(mode) for mode in SearchMode}:
+            session.mode = SearchMode(data["mode"])
+        if isinstance(data.get("filter"), str):
+            session.filter = data["filter"]
+        if isinstance(data.get("path"), str) and data["path"]:
+            session.path = data["path"]
+        if isinstance(data.get("top"), int) and data["top"] >= 1:
+            session.top = data["top"]
+        if isinstance(data.get("line"), int) and data["line"] >= 1:
+            session.line = data["line"]
+        for key in ("queries", "recent"):
+            value = data.get(key)
+            if isinstance(value, list):
+                setattr(session, key, [item for item in value if isinstance(item, str)])
+        return session
+
+
+def session_path(root: Path) -> Path:
+    """The session file of the folder ``root``."""
+    resolved = root.resolve()
+    digest = hashlib.sha1(str(resolved).encode("utf-8")).hexdigest()[:12]
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in resolved.name) or "root"
+    return state_dir() / "sessions" / f"{name}-{digest}.json"
+
+
+def load_session(root: Path) -> Session:
+    """The session of ``root``, or a new one (none yet, or unreadable)."""
+    try:
+        return Session.from_json(session_path(root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return Session()
+
+
+def save_session(root: Path, session: Session) -> None:
+    """Write the session of ``root`` (private to the user: it holds queries and file names);
+    best effort."""
+    path = session_path(root)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temporary = path.with_suffix(".tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(session.to_json())
+        temporary.replace(path)
+    except OSError:
+        pass

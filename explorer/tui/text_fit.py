@@ -1,0 +1,105 @@
+"""Fitting names, paths and passages into narrow panes: cut in the middle with an ellipsis,
+never inside a word where a break is possible, and Markdown shown as the words it renders to.
+
+Pure functions (no widget), shared by the sidebar lists, the tree and the results.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.cells import cell_len
+
+from explorer.core.ingest.formats import format_for
+
+ELLIPSIS = "…"
+_SHORTCODE = re.compile(r"\{\{[<%].*?[%>]\}\}", re.DOTALL)
+"""A Hugo shortcode, opening or closing: ``{{% note %}}``, ``{{< /tab >}}``."""
+_REFERENCE_LINK = re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]")
+"""A reference-style link whose definition is not in the passage: ``[Authenticators][]``."""
+_FENCE = re.compile(r"^\s*(```|~~~).*$", re.MULTILINE)
+
+
+def fit_name(name: str, width: int) -> str:
+    """``name`` cut in the middle (``2026-03-…review.md``) to at most ``width`` cells."""
+    if cell_len(name) <= width or width < 3:
+        return name
+    keep = width - 1
+    head, tail = name[: (keep + 1) // 2], name[len(name) - keep // 2 :]
+    while cell_len(head) + cell_len(tail) + 1 > width and (head or tail):
+        head, tail = (head[:-1], tail) if len(head) >= len(tail) else (head, tail[1:])
+    return f"{head}{ELLIPSIS}{tail}"
+
+
+def middle_path(path: str, width: int) -> str:
+    """``path`` in at most ``width`` cells, shortened in the middle: the first folder, then
+    as many of the folders next to the file as fit (``nginx/…/http/proxy.md``), whole names
+    only; without room for the first folder ``…/http/proxy.md``; a name too long for the width
+    is itself cut in the middle."""
+    if cell_len(path) <= width:
+        return path
+    parts = path.split("/")
+    if len(parts) == 1:
+        return fit_name(path, width)
+    for head in (f"{parts[0]}/{ELLIPSIS}/", f"{ELLIPSIS}/"):
+        tail = parts[-1]
+        if cell_len(head + tail) > width:
+            continue
+        for folder in reversed(parts[1:-1] if head != f"{ELLIPSIS}/" else parts[:-1]):
+            if cell_len(f"{head}{folder}/{tail}") > width:
+                break
+            tail = f"{folder}/{tail}"
+        return head + tail
+    return fit_name(parts[-1], width)
+
+
+def wrap_path(path: str, width: int) -> list[str]:
+    """``path`` on lines of at most ``width`` cells, broken only after a ``/``; a folder or
+    name too long for a line of its own is cut in the middle."""
+    parts = [part + "/" for part in path.split("/")[:-1]] + [path.rsplit("/", 1)[-1]]
+    lines: list[str] = []
+    line = ""
+    for part in parts:
+        part = fit_name(part, width)
+        if line and cell_len(line + part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    lines.append(line)
+    return lines
+
+
+def plain_passage(text: str, path: str) -> str:
+    """A passage as plain words on one line.
+
+    Markdown (of a file whose text is Markdown, or written like it: a notebook, an HTML page's
+    or a DOCX's text, as the format registry says) is rendered to its text, so ``**bold**``,
+    ``[links](url)``, ``[references][]`` and ``#`` marks do not show, and Hugo shortcodes and
+    fence markers are taken out (a passage may hold half a fence). Code is kept as it is.
+    """
+    if format_for(path).markdown_text:
+        text = _SHORTCODE.sub(" ", text)
+        text = _FENCE.sub(" ", text)
+        text = _markdown_text(text)
+        text = _REFERENCE_LINK.sub(r"\1", text)
+    return " ".join(text.split())
+
+
+def _markdown_text(text: str) -> str:
+    from markdown_it import MarkdownIt  # comes with Textual; imported on first use
+
+    words: list[str] = []
+    for token in MarkdownIt("commonmark").parse(text):
+        if token.type == "inline":
+            for child in token.children or []:
+                if child.type in ("text", "code_inline"):
+                    words.append(child.content)
+                elif child.type in ("softbreak", "hardbreak"):
+                    words.append(" ")
+                elif child.type == "image":
+                    words.append(child.content)  # its alt text
+        elif token.type in ("fence", "code_block"):
+            words.append(f" {token.content} ")
+        elif token.block and token.nesting <= 0:
+            words.append(" ")
+    return "".join(words)

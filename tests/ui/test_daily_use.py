@@ -1,0 +1,646 @@
+"""A TUI for daily use (issue 23): each item as a user meets it, keys typed and the screen read.
+
+Back and forward, recent files, sessions and query history, panes that follow the terminal's
+width, zoom, the preview's reading keys and find in page, the outline, wrapping, result pages,
+the related list after a hop, copying, opening with the system's app, the footer per pane, the
+help, and what a score means.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+from explorer.tui.keys import key_groups
+from explorer.tui.widgets.fuzzy_jump import FuzzyJump
+from explorer.tui.widgets.help import HelpScreen
+from explorer.tui.widgets.outline import OutlineScreen
+from explorer.tui.widgets.preview import TextView
+from explorer.tui.widgets.search_panel import RESULT_FILES, START_HINT
+from tests.ui.conftest import type_query, wait_for, wait_settled
+
+SIZE = (120, 40)
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.anyio
+
+
+async def open_and_wait(pilot, path: str, **kwargs) -> None:
+    screen = pilot.app.screen
+    screen.open_file(path, **kwargs)
+    await wait_for(pilot, lambda: screen.preview.path == path and screen.preview.loaded)
+    await pilot.pause()
+
+
+def footer_keys(app) -> dict[str, str]:
+    """What the footer shows now: {key as shown: description}."""
+    return {key.key_display: key.description for key in app.screen.query(FooterKey)}
+
+
+def long_code(docs: Path, name: str = "long.py", functions: int = 300) -> str:
+    """A code file long enough to page through: ``function_N`` at line 3N+1."""
+    (docs / name).write_text(
+        "".join(f"def function_{i}(x):\n    return x + {i}\n\n" for i in range(functions))
+    )
+    return name
+
+
+# -- navigation history -----------------------------------------------------------------------
+async def test_back_and_forward_return_to_the_files_and_the_places_read(sample_copy, app_for):
+    docs, _index = sample_copy
+    name = long_code(docs)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, name)
+        preview.focus_content()
+        await pilot.press("space", "space", "j", "j")  # read down the file
+        await pilot.pause()
+        read_at = preview.position()
+        assert read_at > 20
+        await open_and_wait(pilot, "guides/backups.md")
+        await open_and_wait(pilot, "runbooks/restore-from-backup.md")
+        await pilot.press("alt+left")
+        await wait_for(pilot, lambda: preview.path == "guides/backups.md" and preview.loaded)
+        await pilot.press("alt+left")
+        await wait_for(pilot, lambda: preview.path == name and preview.loaded)
+        await pilot.pause()
+        assert preview.position() == read_at  # where the user was reading, not the top
+        await pilot.press("alt+right")
+        await wait_for(pilot, lambda: preview.path == "guides/backups.md" and preview.loaded)
+        # The one-key forms, from a pane that is not a text field.
+        screen.file_tree.focus()
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: preview.path == "runbooks/restore-from-backup.md")
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: preview.path == "guides/backups.md")
+        # Opening a file after going back drops what was ahead, as a browser does.
+        await open_and_wait(pilot, "README.md")
+        assert not screen.history.can_go_forward
+        # In the search box [ and backspace are typed, not bound.
+        screen.search_box.focus_query()
+        await pilot.press("left_square_bracket")
+        assert screen.search_box.text == "[" and preview.path == "README.md"
+
+
+async def test_recent_files_are_a_picker_most_recent_first(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        for path in ("guides/backups.md", "api/search.md", "README.md"):
+            await open_and_wait(pilot, path)
+        await pilot.press("ctrl+y")
+        await wait_for(pilot, lambda: isinstance(app.screen, FuzzyJump))
+        picker = app.screen
+        assert [m.path for m in picker.matches] == ["api/search.md", "guides/backups.md"]
+        assert picker.query_one("#fuzzy-dialog").border_title == "Recent files"
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: screen.preview.path == "guides/backups.md")
+
+
+# -- sessions and query history ---------------------------------------------------------------
+async def test_a_restart_continues_where_the_user_left(sample_copy, app_for):
+    docs, _index = sample_copy
+    name = long_code(docs)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.search_box.set_mode("keyword")
+        screen.search_box.set_filter("guides/")
+        await type_query(pilot, "backup")
+        await pilot.press("enter")  # opens the best result, remembers the query
+        await wait_for(pilot, lambda: screen.preview.loaded)
+        await open_and_wait(pilot, name)
+        screen.preview.focus_content()
+        await pilot.press("space", "space")
+        await pilot.pause()
+        top = screen.preview.position()
+        assert top > 10
+        await pilot.press("ctrl+q")
+    again = app_for(sample_copy, watch=False)
+    async with again.run_test(size=SIZE) as pilot:
+        screen = again.screen
+        await wait_for(pilot, lambda: screen.preview.path == name and screen.preview.loaded)
+        await pilot.pause()
+        assert screen.preview.position() == top
+        assert screen.search_box.text == "backup"
+        assert screen.search_box.mode == "keyword"
+        assert screen.search_box.filter_text == "guides/"
+        await wait_for(pilot, lambda: screen.results.shown_query == "backup", what="results")
+        assert all(hit.path.startswith("guides/") for hit in screen.results.hits)
+        # The recent files came back too, and the tree shows the file once it has read it.
+        assert screen.recent.paths[0] == name
+        await wait_for(pilot, lambda: bool(screen.file_tree.paths), what="the tree")
+        await pilot.pause()
+        assert screen.file_tree.cursor_node.data.path == name
+
+
+async def test_sessions_can_be_turned_off(sample_copy, app_for, monkeypatch):
+    monkeypatch.setenv("EXPLORER_NO_SESSION", "1")
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(pilot)
+        await type_query(pilot, "backup")
+        await open_and_wait(pilot, "guides/backups.md")
+        await pilot.press("ctrl+q")
+    state = Path(os.environ["EXPLORER_STATE_DIR"])
+    assert not any(state.rglob("*.json"))  # nothing written
+    again = app_for(sample_copy, watch=False)
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.5)
+        assert again.screen.search_box.text == ""
+        assert again.screen.preview.path is None
+
+
+async def test_session_files_live_in_the_state_dir_and_are_private(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(pilot)
+        await type_query(pilot, "backup")
+        await pilot.press("ctrl+q")
+    (saved,) = Path(os.environ["EXPLORER_STATE_DIR"]).rglob("*.json")
+    assert saved.parent.name == "sessions" and saved.name.startswith("docs-")
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert '"query": "backup"' in saved.read_text()
+
+
+async def test_up_and_down_walk_the_query_history(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        box = screen.search_box
+        await wait_settled(pilot)
+        await type_query(pilot, "backup")
+        await pilot.press("escape")  # leaving for the results keeps the query
+        assert screen.focused is screen.results
+        box.set_text("")
+        await type_query(pilot, "restore")
+        await pilot.press("enter")
+        box.set_text("")
+        await type_query(pilot, "webh")
+        await pilot.press("up")
+        assert box.text == "restore"
+        await pilot.press("up")
+        assert box.text == "backup"
+        await pilot.press("up")  # the oldest: stays
+        assert box.text == "backup"
+        await pilot.press("down")
+        assert box.text == "restore"
+        await pilot.press("down")  # past the newest: what was being typed
+        assert box.text == "webh"
+        await wait_for(pilot, lambda: screen.results.shown_query == "webh")
+        await pilot.press("down")  # not walking: Down leaves for the results
+        assert screen.focused is screen.results
+
+
+# -- layout -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("size", "tree", "sidebar"),
+    [
+        ((220, 60), True, True),
+        ((160, 45), True, True),
+        ((100, 30), False, True),
+        ((70, 30), False, False),
+    ],
+)
+async def test_panes_collapse_by_width(sample_copy, app_for, size, tree, sidebar):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=size) as pilot:
+        screen = app.screen
+        await pilot.pause()
+        assert screen.file_tree.display is tree
+        assert screen.query_one("#sidebar").display is sidebar
+        centre = screen.query_one("#centre").size.width
+        assert centre >= 50  # the search box and results keep room to read
+        if sidebar:
+            share = screen.query_one("#sidebar").size.width / size[0]
+            assert 0.24 <= share <= 0.4  # a share of the terminal, not a fixed count
+
+
+async def test_keys_toggle_the_panes_and_the_query_box_keeps_its_room(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        await pilot.pause()
+        assert not screen.file_tree.display
+        await pilot.press("f2")  # the tree comes back on demand
+        await pilot.pause()
+        assert screen.file_tree.display and screen.focused is screen.file_tree
+        await pilot.press("ctrl+r")  # the sidebar goes
+        await pilot.pause()
+        assert not screen.query_one("#sidebar").display
+        await pilot.press("f2")
+        await pilot.pause()
+        assert not screen.file_tree.display
+        assert screen.search_box.query_one("#query").size.width >= 40  # it was ~10 at 100
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert screen.query_one("#sidebar").display
+
+
+async def test_zoom_gives_the_focused_pane_the_whole_screen(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "guides/backups.md")
+        screen.preview.focus_content()
+        await pilot.pause()
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is screen.preview
+        assert screen.preview.outer_size.width == SIZE[0]
+        assert screen.preview.region.height >= SIZE[1] - 3  # all but the status bar and footer
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
+        assert screen.preview.outer_size.width < SIZE[0] * 0.6  # its column again
+
+
+async def test_zooming_keeps_the_line_the_reader_is_at(sample_copy, app_for):
+    """Wrapped lines take fewer rows in a wider pane: the line at the top must stay there."""
+    docs, _index = sample_copy
+    (docs / "prose.txt").write_text(
+        "".join(f"line {n} " + "words that go on " * 10 + "\n" for n in range(1, 200))
+    )
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "prose.txt")
+        preview.focus_content()
+        preview.go_to_line(80)
+        await pilot.pause()
+        assert preview.position() == 80
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is preview and preview.position() == 80
+        await pilot.press("z")
+        await pilot.pause()
+        assert preview.position() == 80
+
+
+# -- reading ----------------------------------------------------------------------------------
+async def test_pager_keys_in_the_preview(sample_copy, app_for):
+    docs, _index = sample_copy
+    name = long_code(docs)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        view = screen.preview.query_one(TextView)
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, name)
+        screen.preview.focus_content()
+        await pilot.press("j", "j", "j")
+        assert view.top_line == 4
+        await pilot.press("k")
+        assert view.top_line == 3
+        await pilot.press("space")
+        page = view.scrollable_content_region.height - 1
+        assert view.top_line == 3 + page
+        await pilot.press("b")
+        assert view.top_line == 3
+        await pilot.press("G")
+        assert view.bottom_line == view.line_count
+        await pilot.press("g")
+        assert view.top_line == 1
+
+
+async def test_find_in_page_and_n_moves_down_from_where_the_reader_is(sample_copy, app_for):
+    docs, _index = sample_copy
+    name = long_code(docs)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, name)
+        preview.focus_content()
+        await pilot.press("space", "space")  # read down a little first
+        top = preview.position()
+        await pilot.press("slash")
+        assert screen.focused.id == "find"  # "/" finds in the page here
+        await pilot.press(*"return x + 1")  # every function whose number starts with 1
+        await pilot.press("enter")
+        found = preview.found
+        assert found and all("return x + 1" in preview.text_of(n, n) for n in found)
+        first = preview.found[preview.found_index]
+        assert first >= top  # the first match below the reader, not the first in the file
+        assert first == min(n for n in found if n >= top)
+        assert "match" in str(preview.border_subtitle)
+        await pilot.press("n")
+        second = preview.found[preview.found_index]
+        assert second == min(n for n in found if n > first)
+        await pilot.press("N", "N")
+        assert preview.found[preview.found_index] == max(n for n in found if n < first)
+        # Escape in the field with nothing typed ends the find: n is the passages' again.
+        await pilot.press("slash")
+        await pilot.press(*("backspace",) * len("return x + 1"), "escape")
+        assert not preview.finding
+        assert screen.focused is preview.query_one(TextView)
+
+
+async def test_the_outline_lists_the_headings_and_goes_to_one(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "runbooks/restore-from-backup.md")
+        screen.preview.focus_content()
+        await pilot.pause()
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutlineScreen))
+        outline = app.screen
+        titles = [heading.title for heading in outline.headings]
+        assert len(titles) >= 3
+        last = outline.headings[-1]
+        await pilot.press(*last.title.split()[0].lower())
+        assert outline.shown and last in outline.shown
+        outline.query_one("#outline-list").highlighted = outline.shown.index(last)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await pilot.pause()
+        assert screen.preview.lines_visible(last.line, last.line)
+        assert screen.preview.position() > 1
+
+
+async def test_long_lines_wrap_or_scroll_sideways(sample_copy, app_for):
+    docs, _index = sample_copy
+    (docs / "wide.py").write_text("x = 1\n" + "y = '" + "abcdefghij" * 40 + "'\nz = 3\n")
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        view = screen.preview.query_one(TextView)
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "wide.py")
+        screen.preview.focus_content()
+        await pilot.pause()
+        assert view.virtual_size.height > 3  # the long line continues on the rows under it
+        shown = [view.render_line(y).text for y in range(view.virtual_size.height)]
+        width = view.scrollable_content_region.width
+        assert all(len(line) == width for line in shown)
+        wrapped = "".join(line[view._gutter :] for line in shown[1:-1]).replace(" ", "")
+        assert wrapped == "y='" + "abcdefghij" * 40 + "'"  # all of it, nothing cut
+        await pilot.press("w")
+        await pilot.pause()
+        assert view.virtual_size.height == 3  # one row a line: the long one is cut at the edge
+        cut = view.render_line(1).text
+        assert len(cut) == view.scrollable_content_region.width
+        assert "abcdefghij" * 40 not in cut
+        await pilot.press("l")
+        assert view.scroll_x > 0  # sideways
+
+
+# -- results ----------------------------------------------------------------------------------
+async def test_results_page_on_past_the_first_page_and_keys_move(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        results = screen.results
+        await wait_settled(pilot)
+        screen.search_box.set_mode("keyword")
+        await type_query(pilot, "the")
+        await wait_for(pilot, lambda: screen.status.answered == "keyword")
+        assert len(results.hits) == RESULT_FILES and results.has_more
+        await pilot.press("escape")  # leave the box
+        assert screen.focused is results
+        await pilot.press("j", "j", "k")
+        assert results.highlighted == 1
+        await pilot.press("end")
+        last = results.hits[-1].path
+        await pilot.press("j")  # past the last: the next page
+        await wait_for(pilot, lambda: len(results.hits) > RESULT_FILES, what="the next page")
+        assert results.hits[RESULT_FILES - 1].path == last
+        assert results.highlighted == RESULT_FILES  # on the first result of the new page
+        await pilot.press("escape")  # back to the search box, the query selected
+        assert screen.focused is screen.search_box.query_one("#query")
+        await pilot.press("q")  # typed here (a new query in place of the selected one)
+        assert screen.search_box.text == "q"
+        await pilot.press("escape")
+        await pilot.press("q")  # quits where it is not typing
+        await pilot.pause()
+    assert app.return_code == 0 and not app.is_running
+
+
+async def test_the_start_hint_does_not_send_a_typist_to_question_mark(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await pilot.pause()
+        assert screen.focused is screen.search_box.query_one("#query")
+        assert screen.results.message == START_HINT
+        assert "? shows help" not in START_HINT and "Esc" in START_HINT
+        await pilot.press("escape", "question_mark")  # what the hint says works
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+
+
+async def test_scores_say_what_they_mean_in_each_mode(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        results = screen.results
+        await wait_settled(pilot)
+        await type_query(pilot, "backup")
+        meanings = {}
+        for mode in ("hybrid", "semantic", "keyword"):
+            screen.search_box.set_mode(mode)
+            await wait_for(pilot, lambda mode=mode: results.shown_mode == mode, what=mode)
+            meanings[mode] = str(results.border_title)
+            assert str(results.tooltip).lower().startswith(mode)
+        assert "average" in meanings["hybrid"]
+        assert "cosine" in meanings["semantic"]
+        assert "BM25" in meanings["keyword"]
+
+
+# -- the sidebar ------------------------------------------------------------------------------
+async def test_after_a_hop_through_related_the_cursor_is_on_the_first_neighbour(
+    sample_copy, app_for
+):
+    """Opening a file from Related reloaded the list with nothing highlighted, so Down then
+    Enter opened the first neighbour: often the page just left."""
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.screen
+        related = screen.related
+        await wait_settled(pilot)
+        await open_and_wait(pilot, "guides/backups.md")
+        await wait_for(pilot, lambda: related.state == "ready")
+        related.focus()
+        await pilot.pause()
+        hop = related.items[0].path
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: related.source == hop and related.state == "ready")
+        assert related.highlighted == 0
+        second = related.items[1].path
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: screen.preview.path == second, what="the second neighbour")
+
+
+async def test_six_related_files_fit_at_45_rows(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.screen
+        related = screen.related
+        await wait_settled(pilot)
+        await open_and_wait(pilot, "guides/backups.md")
+        await wait_for(pilot, lambda: related.state == "ready" and screen.links.found is not None)
+        await pilot.pause(0.1)
+        height = related.scrollable_content_region.height
+        shown = [related.render_line(y).text for y in range(height)]
+        starts = [line for line in shown if line[:4].replace(".", "").isdigit()]
+        assert len(starts) >= 6, shown
+
+
+async def test_tree_names_too_long_are_cut_in_the_middle(tmp_path, app_for):
+    docs = tmp_path / "docs"
+    (docs / "languages").mkdir(parents=True)
+    for ending in ("python", "golang"):
+        name = f"getting-started-with-the-language-and-its-tools-{ending}.md"
+        (docs / "languages" / name).write_text(f"# Getting started {ending}\n\nText.\n")
+    app = app_for((docs, tmp_path / "index"), watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        tree = app.screen.file_tree
+        await wait_for(pilot, lambda: len(tree.paths) == 2)
+        await pilot.pause(0.2)
+        shown = [tree.render_line(y).text.rstrip() for y in range(3)]
+        names = [line for line in shown if "getting" in line]
+        assert len(names) == 2 and names[0] != names[1], shown
+        assert all("…" in line for line in names), shown
+        assert names[0].endswith("golang.md") and names[1].endswith("python.md")
+
+
+# -- copy and open ----------------------------------------------------------------------------
+async def test_copy_path_line_path_and_passage(sample_copy, app_for):
+    docs, _index = sample_copy
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.search_box.set_mode("keyword")
+        await type_query(pilot, "backup")
+        await pilot.press("escape")  # in the results: the highlighted result
+        hit = screen.results.hits[0]
+        best = hit.passages[0]
+        await pilot.press("c")
+        assert app.clipboard == f"{hit.path}:{best.start_line}"
+        await pilot.press("C")
+        assert app.clipboard == hit.path
+        await pilot.press("p")
+        lines = (docs / hit.path).read_text().split("\n")
+        assert app.clipboard == "\n".join(lines[best.start_line - 1 : best.end_line])
+        # In the preview: the marked passage's place.
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.preview.loaded)
+        screen.preview.focus_content()
+        await pilot.pause()
+        await pilot.press("c")
+        assert app.clipboard == f"{hit.path}:{best.start_line}"
+
+
+async def test_o_opens_the_file_with_the_systems_opener(
+    sample_copy, app_for, tmp_path, monkeypatch
+):
+    docs, _index = sample_copy
+    record = tmp_path / "opened.txt"
+    opener = tmp_path / "opener.sh"
+    opener.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {record}\n')
+    opener.chmod(0o755)
+    monkeypatch.setenv("EXPLORER_OPENER", str(opener))
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "guides/backups.md")
+        screen.preview.focus_content()
+        await pilot.press("o")
+        await wait_for(pilot, record.exists, what="the opener")
+    assert record.read_text() == str(docs.resolve() / "guides/backups.md")
+
+
+async def test_a_missing_opener_is_one_line(sample_copy, app_for, monkeypatch):
+    monkeypatch.setenv("EXPLORER_OPENER", "/no/such/opener")
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "guides/backups.md")
+        screen.preview.focus_content()
+        await pilot.press("o")
+        await pilot.pause()
+        texts = [str(n.message) for n in app._notifications]
+        assert any("cannot run /no/such/opener" in text for text in texts), texts
+
+
+# -- the footer and the help ------------------------------------------------------------------
+async def test_the_footer_shows_the_focused_panes_keys(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await type_query(pilot, "backup")
+        in_box = footer_keys(app)
+        assert in_box.get("^t") == "Mode" and "?" not in in_box and "/" not in in_box
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.preview.loaded)
+        in_results = footer_keys(app)
+        assert in_results.get("enter", in_results.get("⏎")) == "Open"
+        assert "t" not in in_results and in_results.get("?") == "Help"
+        screen.preview.focus_content()
+        await pilot.pause()
+        in_preview = footer_keys(app)
+        for key, description in [("/", "Find"), ("n", "Next"), ("t", "Outline"), ("w", "Wrap")]:
+            assert in_preview.get(key) == description, in_preview
+        assert app.screen.query_one(Footer)
+
+
+async def test_help_and_readme_list_every_key_grouped_by_pane(sample_copy, app_for):
+    groups = key_groups()
+    assert [group.pane for group in groups][:3] == [
+        "Anywhere",
+        "Anywhere but a text field",
+        "Search box",
+    ]
+    readme = (REPO / "README.md").read_text()
+    tui = readme[readme.index("## The explorer (TUI)") : readme.index("## Using it from scripts")]
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("escape", "question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        help_text = app.screen.query_one("#help-text").source
+    for group in groups:
+        assert f"**{group.pane}**" in help_text and f"**{group.pane}**" in tui
+        for key in group.keys:
+            assert f"| `{key.keys}` | {key.does} |" in help_text
+            assert f"| `{key.keys}` | {key.does} |" in tui, key
+
+
+# -- worker failures --------------------------------------------------------------------------
+async def test_a_failing_worker_is_said_in_its_pane_and_in_one_notification(
+    sample_copy, app_for, monkeypatch
+):
+    from explorer.core.retrieval import related as core_related
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("the vectors went away")
+
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        monkeypatch.setattr(core_related, "related_files", broken)
+        await open_and_wait(pilot, "guides/backups.md")
+        await wait_for(pilot, lambda: screen.related.state == "empty", what="the failure")
+        shown = screen.related.get_option_at_index(0).prompt.plain
+        assert shown == "Cannot show this: RuntimeError: the vectors went away"
+        texts = [str(n.message) for n in app._notifications]
+        assert texts.count("RuntimeError: the vectors went away") == 1
+        assert app.is_running

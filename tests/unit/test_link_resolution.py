@@ -1,0 +1,474 @@
+"""Links resolved the way each folder's publisher resolves them: Hugo, Jekyll, MkDocs and
+Docusaurus sites, Obsidian vaults and plain folders, on real folders and indexes (fake model)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from explorer.config import Settings
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.ingest.site_layout import Mount, SiteKind, detect_layout
+from explorer.core.models import SearchMode
+from explorer.core.retrieval.links import (
+    FileLinks,
+    LinksUnavailable,
+    file_links,
+    missing_references,
+)
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import DATABASE_NAME, Index
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+
+
+def build(root: Path, tmp_path: Path, **overrides: object) -> Index:
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name, **overrides)
+    index = Index(settings, embedder=FakeEmbedder())
+    Indexer(index).sync(embed=False)
+    return index
+
+
+def leads(found: FileLinks) -> dict[str, tuple[str, str]]:
+    """Each outgoing link as written → (state, target)."""
+    return {link.raw: (str(link.state), link.target) for link in found.outgoing}
+
+
+@pytest.fixture
+def indexes():
+    opened: list[Index] = []
+
+    def make(root: Path, tmp_path: Path, **overrides: object) -> Index:
+        opened.append(build(root, tmp_path, **overrides))
+        return opened[-1]
+
+    yield make
+    for index in opened:
+        index.close()
+
+
+# -- Hugo -----------------------------------------------------------------------------------------
+HUGO_SITE = {
+    "hugo.toml": 'baseURL = "https://example.org/"\n',
+    "content/_index.md": "# Home\n\n[Docs](/docs/) and [the SDK](/docs/languages/java/sdk/).\n",
+    "content/docs/_index.md": (
+        "# Docs\n\n[Collector](collector/) from the section's own URL, [Java](languages/java),\n"
+        "[the blog](../blog/) is a sibling section.\n"
+    ),
+    "content/docs/collector/_index.md": "# Collector\n",
+    "content/docs/collector/install.md": "# Install\n",
+    "content/docs/languages/java/_index.md": "# Java\n\n[The API](api/) and [SDK](sdk).\n",
+    "content/docs/languages/java/sdk.md": (
+        "# SDK\n\n[The API](../api/) is a sibling page, [Install](../../../collector/install/),\n"
+        "[Bundle](../bundle/), [Readme](../readme-section/) and [a typo](../apy/),\n"
+        "[the .md file](api.md), [site-absolute](/docs/collector/) and [moved](/new/place/),\n"
+        "[an old URL](/legacy/page/), [by slug](/blog/first-post/),\n"
+        "![a picture](/images/logo.png) and [text file](/files/notes.txt).\n"
+        '{{< ref "/docs/collector/install.md" >}}, {{< relref "api" >}},\n'
+        '{{< ref "api.md#usage" >}}, {{< ref "install.md" >}}, {{< ref "/docs/collector" >}},\n'
+        '{{< ref "/docs/nowhere.md" >}}.\n'
+    ),
+    "content/docs/languages/java/api.md": "# API\n",
+    "content/docs/languages/java/bundle/index.md": "# A page bundle\n",
+    "content/docs/languages/java/readme-section/README.md": "# A README page\n",
+    "content/old/moved.md": "---\nurl: /new/place/\naliases: [/legacy/page/]\n---\n# Moved\n",
+    "content/blog/_index.md": "# Blog\n",
+    "content/blog/post-1.md": "---\nslug: first-post\n---\n# First\n",
+    "static/images/logo.png": "not really a picture\n",
+    "static/files/notes.txt": "static text\n",
+}
+
+
+def test_hugo_links_resolve_from_the_pages_url(tmp_path, indexes):
+    root = write_files(tmp_path / "site", HUGO_SITE)
+    index = indexes(root, tmp_path)
+    sdk = "content/docs/languages/java/sdk.md"
+    assert leads(file_links(index, sdk)) == {
+        "../api/": ("resolved", "content/docs/languages/java/api.md"),
+        "../../../collector/install/": ("resolved", "content/docs/collector/install.md"),
+        "../bundle/": ("resolved", "content/docs/languages/java/bundle/index.md"),
+        "../readme-section/": ("resolved", "content/docs/languages/java/readme-section/README.md"),
+        "../apy/": ("missing", "content/docs/languages/java/apy"),
+        "api.md": ("resolved", "content/docs/languages/java/api.md"),
+        "/docs/collector/": ("resolved", "content/docs/collector/_index.md"),
+        "/new/place/": ("resolved", "content/old/moved.md"),
+        "/legacy/page/": ("resolved", "content/old/moved.md"),
+        "/blog/first-post/": ("resolved", "content/blog/post-1.md"),
+        "/images/logo.png": ("resolved", "static/images/logo.png"),
+        "/files/notes.txt": ("resolved", "static/files/notes.txt"),
+        '{{< ref "/docs/collector/install.md" >}}': (
+            "resolved",
+            "content/docs/collector/install.md",
+        ),
+        '{{< relref "api" >}}': ("resolved", "content/docs/languages/java/api.md"),
+        '{{< ref "api.md#usage" >}}': ("resolved", "content/docs/languages/java/api.md"),
+        '{{< ref "install.md" >}}': ("resolved", "content/docs/collector/install.md"),
+        '{{< ref "/docs/collector" >}}': ("resolved", "content/docs/collector/_index.md"),
+        '{{< ref "/docs/nowhere.md" >}}': ("missing", "content/docs/nowhere"),
+    }
+    # An index page is served at its folder: its relative links start there.
+    assert leads(file_links(index, "content/docs/languages/java/_index.md")) == {
+        "api/": ("resolved", "content/docs/languages/java/api.md"),
+        "sdk": ("resolved", "content/docs/languages/java/sdk.md"),
+    }
+    assert leads(file_links(index, "content/docs/_index.md")) == {
+        "collector/": ("resolved", "content/docs/collector/_index.md"),
+        "languages/java": ("resolved", "content/docs/languages/java/_index.md"),
+        "../blog/": ("resolved", "content/blog/_index.md"),
+    }
+    check = missing_references(index)
+    assert [link.raw for link in check.missing] == ["../apy/", '{{< ref "/docs/nowhere.md" >}}']
+    assert check.layout == "hugo site: / is content/, / is static/"
+    # Backlinks follow the same resolution.
+    api_backlinks = file_links(index, "content/docs/languages/java/api.md").backlinks
+    assert sorted({(link.source, link.raw) for link in api_backlinks}) == [
+        ("content/docs/languages/java/_index.md", "api/"),
+        ("content/docs/languages/java/sdk.md", "../api/"),
+        ("content/docs/languages/java/sdk.md", "api.md"),
+        ("content/docs/languages/java/sdk.md", '{{< ref "api.md#usage" >}}'),
+        ("content/docs/languages/java/sdk.md", '{{< relref "api" >}}'),
+    ]
+
+
+def test_a_root_inside_a_sites_content_reads_site_urls_and_says_what_lies_outside(
+    tmp_path, indexes
+):
+    # A multilingual site, its English docs as the root: served at /docs/, not /en/docs/.
+    site = write_files(
+        tmp_path / "site",
+        {
+            "hugo.yaml": "title: A site\n",
+            "content/en/_index.md": "# Home\n",
+            "content/en/blog/post.md": "# A post\n",
+            "content/en/docs/_index.md": (
+                "# Docs\n\n[Collector](/docs/collector/), [the blog](../blog/post/),\n"
+                "[the blog, absolute](/blog/post/), [gone](/docs/gone/).\n"
+            ),
+            "content/en/docs/collector/_index.md": "# Collector\n\n[Home](../)\n",
+            "content/en/docs/languages/java/sdk.md": "# SDK\n\n[API](../api/)\n",
+            "content/en/docs/languages/java/api.md": "# API\n\n[up](../../../../)\n",
+        },
+    )
+    root = site / "content" / "en" / "docs"
+    layout = detect_layout(root)
+    assert layout.kind is SiteKind.HUGO
+    assert [reading[0].url for reading in layout.readings] == ["/en/docs/", "/docs/"]
+    index = indexes(root, tmp_path)
+    assert leads(file_links(index, "_index.md")) == {
+        "/docs/collector/": ("resolved", "collector/_index.md"),
+        "../blog/post/": ("outside-root", "/blog/post/"),
+        "/blog/post/": ("outside-root", "/blog/post/"),
+        "/docs/gone/": ("missing", "gone"),
+    }
+    assert leads(file_links(index, "languages/java/sdk.md")) == {
+        "../api/": ("resolved", "languages/java/api.md")
+    }
+    assert leads(file_links(index, "collector/_index.md")) == {"../": ("resolved", "_index.md")}
+    assert leads(file_links(index, "languages/java/api.md")) == {
+        "../../../../": ("outside-root", "/")
+    }
+    check = missing_references(index)
+    assert [link.raw for link in check.missing] == ["/docs/gone/"]
+    assert len(check.outside_root) == 3 and check.resolved == 3
+    assert check.layout == "hugo site: /docs/ is ./"
+
+
+def test_link_base_says_where_the_root_is_served(tmp_path, indexes):
+    root = write_files(
+        tmp_path / "docs",
+        {"a.md": "# A\n\n[B](/guide/b/) and [elsewhere](/other/)\n", "b.md": "# B\n"},
+    )
+    index = indexes(root, tmp_path, link_base="guide")
+    assert leads(file_links(index, "a.md")) == {
+        "/guide/b/": ("resolved", "b.md"),
+        "/other/": ("outside-root", "/other/"),
+    }
+    assert missing_references(index).layout == "plain site: /guide/ is ./ (link_base)"
+
+
+def test_a_hugo_site_without_config_found_by_its_content_folder(tmp_path, indexes):
+    # As the nginx docs are kept: content/ with _index.md pages, no hugo.toml. A section's
+    # url moves the pages under it (docs.nginx.com serves nic/ at /nginx-ingress-controller/).
+    root = write_files(
+        tmp_path / "docs",
+        {
+            "content/_index.md": (
+                "# Home\n\n[NIC install](/nginx-ingress-controller/install/helm/)\n"
+            ),
+            "content/nic/_index.md": "---\nurl: /nginx-ingress-controller/\n---\n# NIC\n",
+            "content/nic/install/helm.md": (
+                "# Helm\n\n[Home](/) and [NIC](/nginx-ingress-controller/)\n"
+            ),
+            "README.md": "# Repo\n\n[home page](content/_index.md)\n",
+        },
+    )
+    index = indexes(root, tmp_path)
+    assert leads(file_links(index, "content/_index.md")) == {
+        "/nginx-ingress-controller/install/helm/": ("resolved", "content/nic/install/helm.md")
+    }
+    assert leads(file_links(index, "content/nic/install/helm.md")) == {
+        "/": ("resolved", "content/_index.md"),
+        "/nginx-ingress-controller/": ("resolved", "content/nic/_index.md"),
+    }
+    # A file outside the content folder links by path.
+    assert leads(file_links(index, "README.md")) == {
+        "content/_index.md": ("resolved", "content/_index.md")
+    }
+
+
+# -- Jekyll, MkDocs, Docusaurus -----------------------------------------------------------------
+def test_jekyll_pages_are_served_as_html_next_to_each_other(tmp_path, indexes):
+    root = write_files(
+        tmp_path / "site",
+        {
+            "_config.yml": "title: A Jekyll site\n",
+            "index.md": "# Home\n\n[About](/about.html), [team](/team/), [setup](guides/setup)\n",
+            "about.md": "# About\n",
+            "team.md": "---\npermalink: /team/\n---\n# Team\n",
+            "guides/setup.md": (
+                "# Setup\n\n[Other](other.html), [up](../about.html), [no](nope.html)\n"
+            ),
+            "guides/other.md": "# Other\n",
+        },
+    )
+    index = indexes(root, tmp_path)
+    assert leads(file_links(index, "index.md")) == {
+        "/about.html": ("resolved", "about.md"),
+        "/team/": ("resolved", "team.md"),
+        "guides/setup": ("resolved", "guides/setup.md"),
+    }
+    assert leads(file_links(index, "guides/setup.md")) == {
+        "other.html": ("resolved", "guides/other.md"),
+        "../about.html": ("resolved", "about.md"),
+        "nope.html": ("missing", "guides/nope.html"),
+    }
+
+
+def test_mkdocs_links_name_files_and_its_docs_dir_is_read(tmp_path, indexes):
+    root = write_files(
+        tmp_path / "project",
+        {
+            "mkdocs.yml": "site_name: Project\ndocs_dir: documentation\n",
+            "documentation/index.md": (
+                "# Home\n\n[Install](guide/install.md), [API](/reference/api/)\n"
+            ),
+            "documentation/guide/install.md": (
+                "# Install\n\n[API](../reference/api.md), [home](../../)\n"
+            ),
+            "documentation/reference/api.md": "# API\n",
+            "README.md": "# Repo\n",
+        },
+    )
+    layout = detect_layout(root)
+    assert (layout.kind, layout.mounts) == (SiteKind.MKDOCS, (Mount("/", "documentation/"),))
+    index = indexes(root, tmp_path)
+    assert leads(file_links(index, "documentation/index.md")) == {
+        "guide/install.md": ("resolved", "documentation/guide/install.md"),
+        "/reference/api/": ("resolved", "documentation/reference/api.md"),
+    }
+    assert leads(file_links(index, "documentation/guide/install.md")) == {
+        "../reference/api.md": ("resolved", "documentation/reference/api.md"),
+        # served at /guide/install/ (directory URLs), ../../ is the home page
+        "../../": ("resolved", "documentation/index.md"),
+    }
+
+
+def test_docusaurus_docs_blog_and_number_prefixes(tmp_path, indexes):
+    root = write_files(
+        tmp_path / "website",
+        {
+            "docusaurus.config.js": "module.exports = {};\n",
+            "docs/intro.md": (
+                "# Intro\n\n[Setup](/docs/guides/setup), [setup file](./guides/01-setup.md),\n"
+                "[the post](/blog/hello), [home](/), [renamed](/docs/the-faq)\n"
+            ),
+            "docs/guides/01-setup.md": "# Setup\n\n[Intro](../intro)\n",
+            "docs/faq.md": "---\nslug: the-faq\n---\n# FAQ\n",
+            "blog/hello.md": "# Hello\n",
+            "src/pages/index.md": "# Landing\n",
+        },
+    )
+    index = indexes(root, tmp_path)
+    assert leads(file_links(index, "docs/intro.md")) == {
+        "/docs/guides/setup": ("resolved", "docs/guides/01-setup.md"),
+        "./guides/01-setup.md": ("resolved", "docs/guides/01-setup.md"),
+        "/blog/hello": ("resolved", "blog/hello.md"),
+        "/": ("resolved", "src/pages/index.md"),
+        "/docs/the-faq": ("resolved", "docs/faq.md"),
+    }
+    # Served at /docs/guides/setup/, the page's ../intro is /docs/guides/intro: missing, as
+    # in a browser.
+    assert leads(file_links(index, "docs/guides/01-setup.md")) == {
+        "../intro": ("missing", "docs/guides/intro")
+    }
+
+
+# -- plain folders --------------------------------------------------------------------------------
+def test_a_plain_folder_links_by_path_with_readme_and_extensionless_pages(tmp_path, indexes):
+    root = write_files(
+        tmp_path / "notes",
+        {
+            "index.md": (
+                "# Notes\n\n[Guides](guides/), [install](guides/install), [up](../elsewhere.md),\n"
+                "[root](/guides/install.md), [folder](assets/)\n"
+            ),
+            "guides/README.md": "# Guides\n",
+            "guides/install.md": "# Install\n",
+            "assets/logo.png": "picture\n",
+        },
+    )
+    index = indexes(root, tmp_path)
+    assert detect_layout(root).kind is SiteKind.PLAIN
+    assert leads(file_links(index, "index.md")) == {
+        "guides/": ("resolved", "guides/README.md"),
+        "guides/install": ("resolved", "guides/install.md"),
+        "../elsewhere.md": ("outside-root", "../elsewhere.md"),
+        "/guides/install.md": ("resolved", "guides/install.md"),
+        "assets/": ("resolved", "assets"),
+    }
+
+
+# -- Obsidian ---------------------------------------------------------------------------------
+VAULT = {
+    ".obsidian/app.json": "{}\n",
+    "Daily notes.md": "# Daily\n",
+    "a/Note.md": "# Note in a\n\n## Heading\n\nText ^block-id\n",
+    "a/b/Note.md": "# Deeper note\n",
+    "people/Ada Lovelace.md": "---\naliases: [Ada, The Enchantress]\n---\n# Ada\n",
+    "attachments/diagram.png": "picture\n",
+    "Hub.md": (
+        "# Hub\n\n[[daily NOTES]], [[Note]], [[b/Note]], [[Note#Heading]], [[Note#^block-id]],\n"
+        "[[Note|shown]], ![[diagram.png]], [[Ada]], [[the enchantress]], [[Nowhere]],\n"
+        "[[people/Ada Lovelace.md]], ![[missing.png]], `[[In code]]`, [md link](a/Note.md)\n"
+    ),
+}
+
+
+def test_wikilinks_resolve_as_obsidian_does(tmp_path, indexes):
+    root = write_files(tmp_path / "vault", VAULT)
+    assert detect_layout(root).vault
+    index = indexes(root, tmp_path)
+    assert leads(file_links(index, "Hub.md")) == {
+        "[[daily NOTES]]": ("resolved", "Daily notes.md"),  # any case
+        "[[Note]]": ("resolved", "a/Note.md"),  # the shortest path of two
+        "[[b/Note]]": ("resolved", "a/b/Note.md"),  # a path's end
+        "[[Note#Heading]]": ("resolved", "a/Note.md"),
+        "[[Note#^block-id]]": ("resolved", "a/Note.md"),
+        "![[diagram.png]]": ("resolved", "attachments/diagram.png"),  # by file name
+        "[[Ada]]": ("resolved", "people/Ada Lovelace.md"),  # front matter aliases
+        "[[the enchantress]]": ("resolved", "people/Ada Lovelace.md"),
+        "[[Nowhere]]": ("missing", "Nowhere.md"),
+        "[[people/Ada Lovelace.md]]": ("resolved", "people/Ada Lovelace.md"),
+        "![[missing.png]]": ("missing", "missing.png"),
+        "a/Note.md": ("resolved", "a/Note.md"),
+    }
+    backlinks = file_links(index, "a/Note.md").backlinks
+    assert [(link.source, link.line, link.raw) for link in backlinks] == [
+        ("Hub.md", 3, "[[Note#Heading]]"),
+        ("Hub.md", 3, "[[Note#^block-id]]"),
+        ("Hub.md", 3, "[[Note]]"),
+        ("Hub.md", 4, "[[Note]]"),
+        ("Hub.md", 5, "a/Note.md"),
+    ]
+    # A note that does not exist: its backlinks are the links to fix.
+    gone = file_links(index, "Nowhere.md")
+    assert not gone.exists and [link.raw for link in gone.backlinks] == ["[[Nowhere]]"]
+    assert sorted(link.raw for link in missing_references(index).missing) == [
+        "![[missing.png]]",
+        "[[Nowhere]]",
+    ]
+
+
+def test_a_new_note_mends_the_links_that_named_it(tmp_path, indexes):
+    root = write_files(tmp_path / "vault", VAULT)
+    index = indexes(root, tmp_path)
+    assert "[[Nowhere]]" in [link.raw for link in missing_references(index).missing]
+    (root / "deep" / "down").mkdir(parents=True)
+    (root / "deep" / "down" / "nowhere.md").write_text("# Now here\n")
+    Indexer(index).update_paths(["deep/down/nowhere.md"], embed=False)
+    assert leads(file_links(index, "Hub.md"))["[[Nowhere]]"] == (
+        "resolved",
+        "deep/down/nowhere.md",
+    )
+
+
+# -- aliases and inline tags in search; an index made by an older explorer ----------------------
+NAMED = {
+    "people/Ada Lovelace.md": (
+        "---\naliases: [The Enchantress of Numbers]\n---\n# Ada\n\nWrote the first program.\n"
+    ),
+    "people/Charles.md": "# Charles\n\nBuilt an engine. #victorian #history/computing\n",
+    "people/Other.md": "# Other\n\nAbout numbers, enchanting ones. `#not-a-tag`\n",
+    "Hub.md": "# Hub\n\n[[The Enchantress of Numbers]] and [[Charles]]\n",
+}
+
+
+def keyword_paths(index: Index, query: str, **options: object) -> list[str]:
+    request = SearchRequest(query=query, mode=SearchMode.KEYWORD, **options)  # type: ignore[arg-type]
+    return [hit.path for hit in search(index, request).results]
+
+
+def test_aliases_are_searched_like_a_title_and_inline_tags_filter(tmp_path, indexes):
+    index = indexes(write_files(tmp_path / "vault", NAMED), tmp_path)
+    assert keyword_paths(index, "enchantress")[0] == "people/Ada Lovelace.md"
+    assert keyword_paths(index, "engine", tags=("victorian",)) == ["people/Charles.md"]
+    assert keyword_paths(index, "numbers", tags=("history/computing",)) == []
+    assert keyword_paths(index, "engine", tags=("History/Computing",)) == ["people/Charles.md"]
+    assert keyword_paths(index, "numbers", tags=("not-a-tag",)) == []
+
+
+def test_an_index_made_by_an_older_explorer_learns_wikilinks_aliases_and_tags(tmp_path):
+    root = write_files(tmp_path / "vault", NAMED)
+    index = build(root, tmp_path)
+    settings = index.settings
+    index.close()
+    with sqlite3.connect(settings.index_dir / DATABASE_NAME) as db:  # as explorer 1 left it
+        db.execute("ALTER TABLE links DROP COLUMN syntax")
+        db.execute("DELETE FROM links")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'links_complete'")
+        db.execute("DELETE FROM file_fields")
+        db.execute("UPDATE files SET metadata = '{}'")
+        db.execute(
+            "UPDATE chunks_fts SET title = 'Ada Lovelace', tags = '' WHERE title LIKE 'Ada%'"
+        )
+        db.execute("UPDATE files_fts SET title = 'Ada Lovelace', tags = '' WHERE title LIKE 'Ada%'")
+        db.execute("UPDATE chunks_fts SET tags = ''")
+    reopened = Index(settings, FakeEmbedder())
+    try:
+        with pytest.raises(LinksUnavailable, match="run: explorer index"):
+            file_links(reopened, "Hub.md")
+        assert "people/Ada Lovelace.md" not in keyword_paths(reopened, "enchantress")
+        assert keyword_paths(reopened, "engine", tags=("victorian",)) == []
+        report = Indexer(reopened).sync(embed=False)
+        assert report.updated == 0 and report.added == 0  # nothing chunked again
+        assert leads(file_links(reopened, "Hub.md")) == {
+            "[[Charles]]": ("resolved", "people/Charles.md"),
+            "[[The Enchantress of Numbers]]": ("resolved", "people/Ada Lovelace.md"),
+        }
+        assert keyword_paths(reopened, "enchantress")[0] == "people/Ada Lovelace.md"
+        assert keyword_paths(reopened, "engine", tags=("victorian",)) == ["people/Charles.md"]
+    finally:
+        reopened.close()
+
+
+def test_a_generators_config_is_read_safely(tmp_path):
+    # MkDocs configs carry Python tags; an alias bomb is not expanded; neither stops detection.
+    tagged = write_files(
+        tmp_path / "tagged",
+        {
+            "mkdocs.yml": (
+                "docs_dir: pages\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
+                "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
+            ),
+            "pages/index.md": "# Home\n",
+        },
+    )
+    assert detect_layout(tagged).mounts == (Mount("/", "pages/"),)
+    bomb = "docs_dir: pages\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(20)
+    )
+    bombed = write_files(tmp_path / "bombed", {"mkdocs.yml": bomb, "docs/index.md": "# Home\n"})
+    assert detect_layout(bombed).mounts == (Mount("/", "docs/"),)  # the default docs_dir
