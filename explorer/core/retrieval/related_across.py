@@ -70,7 +70,7 @@ def related_across(
     source_ids = own.keywords.chunk_ids(path)
     vectors = own.vectors.chunk_vectors(source_ids) if source_ids else {}
     if not vectors:
-        raise NoVectorYet(path, record.state, record.reason)
+        raise NoVectorYet(path, record.state, record.reason, own.settings.repair_command)
     ordered = [cid for cid in source_ids if cid in vectors]
     if len(ordered) > tuning.max_source_passages:
         step = len(ordered) / tuning.max_source_passages
