@@ -19,7 +19,7 @@ command or an MCP server, and answers for all of them at once:
 Why one index per folder, searched together, rather than one index holding every folder:
 adding a folder that is indexed on its own then costs opening its index (milliseconds, nothing
 embedded again), the folder keeps its own rules and its own index for a window on it alone,
-and the ranking is the same as one index's (``benchmarks/RESULTS.md``, "Collections").
+and the ranking is the same as one index's (``benchmarks/results/collections.md``).
 
 A *scope* (:class:`Scope`) is a saved set of path globs and extensions with a description
 (envoy's named indexes): ``scope:curator`` keeps the files of every collection (or of the
