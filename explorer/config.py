@@ -1,16 +1,26 @@
-"""Settings: one typed object that every part of explorer reads its knobs from."""
+"""Settings: one typed object that every part of explorer reads its knobs from; and the named
+folders (collections) a command opens, with the settings of each."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from explorer.core.retrieval.fusion import FusionKind
+from explorer.core.retrieval.scopes import Scope
 from explorer.core.settings import DEFAULT_MODEL, IndexSettings
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.locations import owned_parents, resolve_index_dir
-from explorer.user_config import UserConfig, load_user_config
+from explorer.user_config import (
+    CollectionEntry,
+    ConfigError,
+    FoldersConfig,
+    UserConfig,
+    load_folders_config,
+    load_user_config,
+)
 
 MODEL_ENV = "EXPLORER_MODEL"
 
@@ -86,6 +96,7 @@ class Settings(IndexSettings):
             bases = {Path(p).expanduser().resolve(): b for p, b in config.link_base.items()}
             if root_path in bases:
                 from_config["link_base"] = bases[root_path]
+        from_config.update(_own_rules(root_path))
         settings = cls(
             root=root_path,
             index_dir=resolve_index_dir(root_path, index_dir),
@@ -95,3 +106,90 @@ class Settings(IndexSettings):
         )
         # Flag values by Settings' own field names; their types are the flags' (click checks).
         return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]
+
+
+def _own_rules(root: Path) -> dict[str, object]:
+    """The ``exclude`` and ``extensions`` of the collection ``root`` is the folder of, when the
+    config file names it and gives them: a folder keeps its rules however it is opened."""
+    entry = load_folders_config().naming(root)
+    rules: dict[str, object] = {}
+    if entry is not None and entry.exclude is not None:
+        rules["exclude"] = entry.exclude
+    if entry is not None and entry.extensions is not None:
+        rules["extensions"] = frozenset(entry.extensions)
+    return rules
+
+
+@dataclass(frozen=True)
+class NamedFolder:
+    """A folder a command opens, the collection name it goes by, and its settings."""
+
+    name: str
+    settings: Settings
+
+
+@dataclass(frozen=True)
+class OpenFolders:
+    """What a command opens: named folders, and the scopes of the config file."""
+
+    folders: list[NamedFolder]
+    scopes: tuple[Scope, ...]
+
+
+def open_folders(
+    folders: Sequence[Path],
+    collections: Sequence[str] = (),
+    index_dir: str | Path | None = None,
+    **overrides: object,
+) -> OpenFolders:
+    """The named folders a command opens, each with its settings (see :meth:`Settings.for_root`).
+
+    ``folders`` given on the command line are each named by the collection of the config file
+    whose folder it is, else after its directory: :func:`distinct_names` makes the names
+    distinct and keeps clear of every name the config file gives. With no folder, the
+    collections ``collections`` names (``--collection``), else the config file's
+    ``default_collections``; none of those either: no folder (the command's own default).
+    ``index_dir`` names the index of one folder only.
+    """
+    from explorer.core.retrieval.collections import distinct_names
+    from explorer.locations import INDEX_DIR_ENV
+
+    config = load_folders_config()
+    roots = list(dict.fromkeys(Path(folder).expanduser().resolve() for folder in folders))
+    if roots:
+        entries = [config.naming(root) for root in roots]
+        unnamed = [root for root, entry in zip(roots, entries, strict=True) if entry is None]
+        taken = [entry.name for entry in config.collections]
+        names = iter(distinct_names(unnamed, taken))
+        named = [
+            (entry.name if entry is not None else next(names), root)
+            for root, entry in zip(roots, entries, strict=True)
+        ]
+    else:
+        named = [(entry.name, entry.path) for entry in _configured(config, collections)]
+    if len(named) > 1 and index_dir is not None:
+        raise ConfigError("--index-dir names the index of one folder; give one folder with it")
+    if len(named) > 1 and os.environ.get(INDEX_DIR_ENV):
+        raise ConfigError(
+            f"{INDEX_DIR_ENV} names the index of one folder; unset it to open several folders"
+        )
+    return OpenFolders(
+        [
+            NamedFolder(name, Settings.for_root(root, index_dir, **dict(overrides)))
+            for name, root in named
+        ],
+        config.scopes,
+    )
+
+
+def _configured(config: FoldersConfig, wanted: Sequence[str]) -> list[CollectionEntry]:
+    """The configured collections ``wanted`` names, else the default set."""
+    chosen = []
+    for name in wanted or config.default_collections:
+        entry = config.collection(name)
+        if entry is None:
+            known = ", ".join(c.name for c in config.collections) or "none"
+            raise ConfigError(f"no collection {name!r} in the config file (collections: {known})")
+        if entry not in chosen:
+            chosen.append(entry)
+    return chosen

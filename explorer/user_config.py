@@ -27,6 +27,25 @@ it. Known keys (all optional)::
 :class:`UserConfig` declares the keys once: each one's type, bounds, what it means and which
 setting it sets; the file is checked against that declaration. An unknown key, a wrong type, a
 value out of bounds or a file that is not TOML is a one-line error naming the file.
+
+The same file may name folders (*collections*) and sets of files (*scopes*); they are read by
+:func:`load_folders_config` into :class:`FoldersConfig`, checked the same way::
+
+    default_collections = ["notes", "docs"]       # searched when no folder is given
+
+    [collections.notes]
+    path = "~/notes"
+    exclude = [".trash/"]                         # optional: this folder's own rules, in place
+    extensions = ["md"]                           # of the top-level exclude and extensions
+
+    [collections.docs]
+    path = "~/src/project/docs"
+
+    [scopes.curator]
+    paths = [".claude/agents/", "hooks/"]         # prefixes or globs, as --path takes them
+    extensions = ["yaml", "ts", "json"]
+    collections = ["docs"]                        # optional: the collections it covers
+    description = "agent definitions, hooks and skills"
 """
 
 from __future__ import annotations
@@ -41,6 +60,8 @@ from typing import Annotated, get_args, get_origin, get_type_hints
 from explorer.core.errors import ExplorerError
 from explorer.core.models import EmbeddingPrecision
 from explorer.core.retrieval.fusion import FusionKind
+from explorer.core.retrieval.query import PathPatternError
+from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
 from explorer.locations import config_dir
 
 CONFIG_NAME = "config.toml"
@@ -148,25 +169,34 @@ def config_path() -> Path:
     return config_dir() / CONFIG_NAME
 
 
-def load_user_config(path: Path | None = None) -> UserConfig:
-    """The settings in the config file, checked; all None when there is no file."""
-    path = path or config_path()
+def _read(path: Path) -> dict[str, object] | None:
+    """The config file's TOML table; None when there is no file."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return UserConfig()
+        return None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read it ({error})") from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML ({error})") from None
+
+
+def load_user_config(path: Path | None = None) -> UserConfig:
+    """The settings in the config file, checked; all None when there is no file."""
+    path = path or config_path()
+    data = _read(path)
+    if data is None:
+        return UserConfig()
     specs = _specs()
     values: dict[str, object] = {}
     for key, value in data.items():
+        if key in FOLDER_KEYS:
+            continue  # read by load_folders_config
         spec = specs.get(key)
         if spec is None:
-            known = ", ".join(sorted(specs))
+            known = ", ".join(sorted({*specs, *FOLDER_KEYS}))
             raise ConfigError(f"{path}: unknown setting {key!r} (known: {known})")
         values[key] = _checked(path, key, value, spec)
     return UserConfig(**values)  # type: ignore[arg-type]  # each value checked against its field
@@ -196,3 +226,146 @@ def _checked(path: Path, key: str, value: object, spec: _KeySpec) -> object:
         if value < low or (high is not None and value > high):
             raise ConfigError(f"{path}: {key} must be {spec.bounds.describe()}, not {value!r}")
     return value
+
+
+# -- collections and scopes ---------------------------------------------------------------------
+FOLDER_KEYS = frozenset({"collections", "default_collections", "scopes"})
+"""Top-level keys of the collections and scopes (:func:`load_folders_config`)."""
+
+
+@dataclass(frozen=True)
+class CollectionEntry:
+    """``[collections.NAME]``: a named folder, and its own rules where it gives them."""
+
+    name: str
+    path: Path
+    """The folder (``~`` expanded, made absolute)."""
+    exclude: tuple[str, ...] | None = None
+    """Gitignore-style patterns to leave out (None: the top-level ``exclude``)."""
+    extensions: tuple[str, ...] | None = None
+    """File extensions to index (None: the top-level ``extensions``)."""
+
+
+@dataclass(frozen=True)
+class FoldersConfig:
+    """The collections, the default set and the scopes of the config file."""
+
+    collections: tuple[CollectionEntry, ...] = ()
+    default_collections: tuple[str, ...] = ()
+    """Names of ``collections`` searched when a command is given no folder (none: the
+    command's own default, the current folder)."""
+    scopes: tuple[Scope, ...] = ()
+
+    def collection(self, name: str) -> CollectionEntry | None:
+        """The collection called ``name`` (without regard to case)."""
+        return next((c for c in self.collections if c.name.casefold() == name.casefold()), None)
+
+    def naming(self, folder: Path) -> CollectionEntry | None:
+        """The collection whose folder is ``folder`` (an absolute, resolved path)."""
+        return next((c for c in self.collections if c.path == folder), None)
+
+
+_COLLECTION_KEYS = ("path", "exclude", "extensions")
+_SCOPE_KEYS = ("paths", "extensions", "collections", "description")
+
+
+def load_folders_config(path: Path | None = None) -> FoldersConfig:
+    """The collections, default set and scopes in the config file, checked; none when there
+    is no file. Every problem is a one-line :class:`ConfigError` naming the file."""
+    path = path or config_path()
+    data = _read(path)
+    if data is None:
+        return FoldersConfig()
+    collections = tuple(
+        _collection(path, name, table)
+        for name, table in _tables(path, "collections", data.get("collections", {})).items()
+    )
+    seen: set[str] = set()
+    for entry in collections:
+        if entry.name.casefold() in seen:
+            raise ConfigError(f"{path}: two collections are named {entry.name!r}")
+        seen.add(entry.name.casefold())
+    folders = [entry.path for entry in collections]
+    for entry in collections:
+        if folders.count(entry.path) > 1:
+            raise ConfigError(f"{path}: {entry.path} is named by two collections")
+    defaults = _check_strings(path, "default_collections", data.get("default_collections", []))
+    config = FoldersConfig(collections, tuple(defaults))
+    for name in config.default_collections:
+        if config.collection(name) is None:
+            known = ", ".join(entry.name for entry in collections) or "none"
+            raise ConfigError(
+                f"{path}: default_collections names {name!r}, which is no collection"
+                f" (collections: {known})"
+            )
+    scopes = tuple(
+        _scope(path, name, table)
+        for name, table in _tables(path, "scopes", data.get("scopes", {})).items()
+    )
+    return FoldersConfig(collections, config.default_collections, scopes)
+
+
+def _tables(path: Path, key: str, value: object) -> dict[str, dict[str, object]]:
+    """``[key.NAME]`` tables, by name, checked to be tables with valid names."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: {key} must be a table of [{key}.NAME] tables")
+    for name, table in value.items():
+        try:
+            check_name(name, key.rstrip("s"))
+        except CollectionsError as error:
+            raise ConfigError(f"{path}: {key}: {error}") from None
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: {key}.{name} must be a table")
+    return value
+
+
+def _check_keys(path: Path, where: str, table: dict[str, object], known: tuple[str, ...]) -> None:
+    for key in table:
+        if key not in known:
+            raise ConfigError(f"{path}: unknown key {key!r} in {where} (known: {', '.join(known)})")
+
+
+def _check_strings(path: Path, where: str, value: object) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{path}: {where} must be a list of strings")
+    return value
+
+
+def _collection(path: Path, name: str, table: dict[str, object]) -> CollectionEntry:
+    where = f"collections.{name}"
+    _check_keys(path, where, table, _COLLECTION_KEYS)
+    folder = table.get("path")
+    if folder is None:
+        raise ConfigError(f"{path}: {where} needs a path (the folder)")
+    if not isinstance(folder, str) or not folder.strip():
+        raise ConfigError(f"{path}: {where}.path must be a folder, not {folder!r}")
+    exclude = table.get("exclude")
+    extensions = table.get("extensions")
+    return CollectionEntry(
+        name,
+        Path(folder).expanduser().resolve(),
+        None if exclude is None else tuple(_check_strings(path, f"{where}.exclude", exclude)),
+        None
+        if extensions is None
+        else tuple(
+            e.lower().lstrip(".") for e in _check_strings(path, f"{where}.extensions", extensions)
+        ),
+    )
+
+
+def _scope(path: Path, name: str, table: dict[str, object]) -> Scope:
+    where = f"scopes.{name}"
+    _check_keys(path, where, table, _SCOPE_KEYS)
+    lists = {
+        key: tuple(_check_strings(path, f"{where}.{key}", table.get(key, [])))
+        for key in ("paths", "extensions", "collections")
+    }
+    description = table.get("description", "")
+    if not isinstance(description, str):
+        raise ConfigError(f"{path}: {where}.description must be a str, not {description!r}")
+    if not any(lists.values()):
+        raise ConfigError(f"{path}: {where} needs paths, extensions or collections")
+    try:
+        return Scope(name, lists["paths"], lists["extensions"], lists["collections"], description)
+    except PathPatternError as error:
+        raise ConfigError(f"{path}: {where}.paths: {error}") from None

@@ -77,6 +77,25 @@ class Staleness(Answer):
     behind explorer's back): ``explorer index`` reads them again."""
 
     @classmethod
+    def combine(cls, named: Sequence[tuple[str, Staleness]]) -> Staleness:
+        """Several collections' staleness as one: counts added up, each path named
+        ``COLLECTION/PATH``."""
+        paths = sorted(f"{name}/{path}" for name, each in named for path in each.paths or ())
+
+        def total(field: str) -> int | None:
+            return sum(getattr(each, field) or 0 for _name, each in named) or None
+
+        return cls(
+            files=sum(each.files for _name, each in named),
+            edited=total("edited"),
+            new=total("new"),
+            deleted=total("deleted"),
+            paths=paths[:STALE_PATHS_SHOWN] or None,
+            waiting_for_vectors=total("waiting_for_vectors"),
+            missing_chunks=total("missing_chunks"),
+        )
+
+    @classmethod
     def build(
         cls, changes: DiskChanges, waiting_for_vectors: int = 0, missing_chunks: int = 0
     ) -> Staleness:
@@ -92,6 +111,12 @@ class Staleness(Answer):
             waiting_for_vectors=waiting_for_vectors or None,
             missing_chunks=missing_chunks or None,
         )
+
+
+def _qualified(collection: str | None, path: str) -> str:
+    """``COLLECTION/PATH`` for a file of a collection, the path alone otherwise (how answers
+    over several collections name files in ``stale_paths``)."""
+    return f"{collection}/{path}" if collection else path
 
 
 def _stale_mark(path: str, stale_paths: Collection[str]) -> bool | None:
@@ -180,8 +205,10 @@ class SearchPassage(Answer):
 class SearchFile(Answer):
     """A file that matched, with its best passages."""
 
+    collection: str | None = None
+    """The collection (named folder) the file is in, when several are searched."""
     path: str
-    """Relative to the indexed folder."""
+    """Relative to the indexed folder (to its collection's folder)."""
     title: str | None = None
     description: str | None = None
     """The front matter's ``description``."""
@@ -295,12 +322,13 @@ def _search_file(
 ) -> SearchFile:
     content = answer.options.content
     return SearchFile(
+        collection=hit.collection or None,
         path=hit.path,
         title=hit.title or None,
         description=hit.description or None,
         tags=list(hit.tags) or None,
         score=hit.score,
-        stale=_stale_mark(hit.path, stale_paths),
+        stale=_stale_mark(_qualified(hit.collection, hit.path), stale_paths),
         passages=None
         if metadata_only
         else [
@@ -341,6 +369,8 @@ class RelatedPassage(Answer):
 class RelatedFileAnswer(Answer):
     """A file about the same thing as the source file."""
 
+    collection: str | None = None
+    """The collection the file is in, when several are open (related files cross them)."""
     path: str
     title: str | None = None
     score: float
@@ -356,6 +386,8 @@ class RelatedFileAnswer(Answer):
 class RelatedAnswer(Answer):
     """The files nearest in content to one file."""
 
+    collection: str | None = None
+    """The source file's collection, when several are open."""
     path: str
     """The source file."""
     related: list[RelatedFileAnswer]
@@ -370,19 +402,26 @@ class RelatedAnswer(Answer):
         *,
         stale: Staleness | None = None,
         stale_paths: Collection[str] = (),
+        collection: str | None = None,
+        collections: Sequence[str] | None = None,
     ) -> RelatedAnswer:
+        """``collections``: each neighbour's collection, when several are open (then
+        ``stale_paths`` name files ``COLLECTION/PATH``)."""
+        names: Sequence[str | None] = collections or [None] * len(neighbours)
         return cls(
+            collection=collection,
             path=path,
             related=[
                 RelatedFileAnswer(
+                    collection=name,
                     path=n.path,
                     title=n.title or None,
                     score=n.score,
-                    stale=_stale_mark(n.path, stale_paths),
+                    stale=_stale_mark(_qualified(name, n.path), stale_paths),
                     source_passage=RelatedPassage.build(n.source_passage),
                     related_passage=RelatedPassage.build(n.related_passage),
                 )
-                for n in neighbours
+                for name, n in zip(names, neighbours, strict=True)
             ],
             stale=stale,
         )
@@ -422,6 +461,8 @@ class Backlink(Answer):
 class LinksAnswer(Answer):
     """What a file links to, and what links to it."""
 
+    collection: str | None = None
+    """The file's collection, when several are open (links stay within it)."""
     path: str
     exists: bool
     """Whether the file exists on disk (a deleted file's backlinks are the links to fix)."""
@@ -594,6 +635,8 @@ class PermissionsAnswer(Answer):
 class StatusAnswer(Answer):
     """What the index holds, and how far it is behind the folder."""
 
+    collection: str | None = None
+    """The collection, when several are open."""
     root: str
     index_dir: str
     files: FileCounts
@@ -785,6 +828,8 @@ class FileIndexState(StrEnum):
 class FileIndexEntry(Answer):
     """One file's index state."""
 
+    collection: str | None = None
+    """The file's collection, when several are open."""
     path: str
     state: FileIndexState
     reason: str | None = None
@@ -798,6 +843,8 @@ class FileIndexEntry(Answer):
 class IndexStatusAnswer(Answer):
     """The index state of the files under a path."""
 
+    collection: str | None = None
+    """The collection asked about (left out: every open collection)."""
     path: str
     """The file or folder asked about (``.``: the whole folder)."""
     counts: dict[FileIndexState, int]
@@ -812,6 +859,8 @@ class IndexStatusAnswer(Answer):
 class ReadAnswer(Answer):
     """Lines of a file as they are on disk now."""
 
+    collection: str | None = None
+    """The file's collection, when several are open."""
     path: str
     start_line: int
     end_line: int
@@ -844,6 +893,8 @@ class OmitReason(StrEnum):
 class ReadManyFile(Answer):
     """One whole file."""
 
+    collection: str | None = None
+    """The file's collection, when several are open."""
     path: str
     total_lines: int
     text: str
@@ -854,6 +905,8 @@ class ReadManyFile(Answer):
 class OmittedFile(Answer):
     """A file ``read_many`` did not return, and why."""
 
+    collection: str | None = None
+    """The file's collection, when several are open and it is known."""
     path: str
     reason: OmitReason
     detail: str | None = None
@@ -875,3 +928,43 @@ class ReadManyAnswer(Answer):
     """The budget they had to fit: ``max_bytes``, or ``max_tokens``."""
     unit: str
     """``bytes`` or ``tokens``."""
+
+
+# -- collections --------------------------------------------------------------------------------
+class CollectionAnswer(Answer):
+    """One open collection: a named folder with its own index."""
+
+    name: str
+    """What ``collection`` arguments and ``collection:NAME`` words call it."""
+    root: str
+    """Its folder; the paths of its files are relative to it."""
+    files: int
+    """Files indexed (searchable)."""
+    chunks: int
+    """Passages indexed."""
+    stale: Staleness | None = None
+    """How far its index is behind its folder."""
+    upkeep: Upkeep | None = None
+    problem: str | None = None
+    """Why its index cannot be read (none yet, damaged): what to run."""
+
+
+class ScopeAnswer(Answer):
+    """A named scope: a saved set of files, and what it holds."""
+
+    name: str
+    """What ``scopes`` arguments and ``scope:NAME`` words call it."""
+    description: str | None = None
+    paths: list[str] | None = None
+    """Prefixes or globs (any of them); left out: every path."""
+    extensions: list[str] | None = None
+    """Extensions (any of them); left out: every extension."""
+    collections: list[str] | None = None
+    """The collections it covers; left out: all of them."""
+
+
+class CollectionsAnswer(Answer):
+    """The open collections and the named scopes."""
+
+    collections: list[CollectionAnswer]
+    scopes: list[ScopeAnswer]

@@ -36,6 +36,11 @@ class SearchOptions:
     offset: int = 0
     per_file: int = 3
     min_score: float | None = None
+    collections: tuple[str, ...] = ()
+    """Only these collections (a search over several folders), with the query's
+    ``collection:`` words."""
+    scopes: tuple[str, ...] = ()
+    """Only these named scopes' files, with the query's ``scope:`` words."""
 
     def request(self, query: str, settings: Settings) -> SearchRequest:
         """The core's search request, with the settings' defaults filled in and the filter
@@ -57,4 +62,9 @@ class SearchOptions:
             min_score=settings.default_min_score if self.min_score is None else self.min_score,
         )
         exclude = (*self.exclude, *parsed.filter.exclude)
-        return replace(request, exclude=tuple(dict.fromkeys(exclude)))
+        return replace(
+            request,
+            exclude=tuple(dict.fromkeys(exclude)),
+            collections=tuple(dict.fromkeys((*self.collections, *parsed.collections))),
+            scopes=tuple(dict.fromkeys((*self.scopes, *parsed.scopes))),
+        )

@@ -152,6 +152,61 @@ class NoArguments(ToolArguments):
     """A tool that takes no arguments."""
 
 
+# -- the same tools over several folders (collections) ----------------------------------------
+CollectionName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_PATTERN_CHARS,
+        description="A collection's name, as the collections tool lists it.",
+    ),
+]
+
+
+class InCollection(ToolArguments):
+    """A path's collection, for a server of several folders."""
+
+    collection: CollectionName | None = None
+    """The collection the path is in (see the collections tool); may be left out when only
+    one collection holds the path."""
+
+
+class CollectionSearchArguments(SearchArguments):
+    """The arguments of ``search`` over several folders (or with named scopes)."""
+
+    collections: list[CollectionName] = Field(default_factory=list, max_length=MAX_PATTERNS)
+    """Only these collections (any of them); also collection:NAME in the query."""
+    scopes: list[CollectionName] = Field(default_factory=list, max_length=MAX_PATTERNS)
+    """Only the files of these named scopes (any of them; see the collections tool); also
+    scope:NAME in the query."""
+
+
+class CollectionRelatedArguments(RelatedArguments, InCollection):
+    """The arguments of ``related`` over several folders (neighbours come from all)."""
+
+
+class CollectionReadArguments(ReadArguments, InCollection):
+    """The arguments of ``read`` over several folders."""
+
+
+class CollectionReadManyArguments(ReadManyArguments, InCollection):
+    """The arguments of ``read_many`` over several folders: ``collection`` applies to every
+    path and to the glob (left out: each path from the one collection holding it, the glob
+    over every collection)."""
+
+
+class CollectionPathArguments(PathArguments, InCollection):
+    """The arguments of ``links`` over several folders (links stay within a collection)."""
+
+
+class CollectionIndexStatusArguments(IndexStatusArguments, InCollection):
+    """The arguments of ``index_status`` over several folders (left out: every collection)."""
+
+
+class CollectionStatusArguments(InCollection):
+    """The arguments of ``status`` over several folders (left out: the only one, if one)."""
+
+
 # -- errors in words ------------------------------------------------------------------------------
 def describe_invalid(error: ValidationError, model: type[ToolArguments]) -> str:
     """Every problem of ``error`` in one line, naming each argument as the schema does and

@@ -13,7 +13,11 @@ so that each tool's schemas and answers are exactly explorer's own:
 - every file of the index is a resource ``explorer://PATH`` (a template, and a paged list).
 
 The server keeps the index current while it runs (:mod:`.keeper`) and every answer says how
-far the index is behind the folder (:mod:`.freshness`). Every path an agent names is resolved
+far the index is behind the folder (:mod:`.freshness`). Over several folders
+(:func:`serve_folders`), each is a named collection with its own index kept current: the tools
+take a ``collection`` (``search`` takes ``collections`` and ``scopes``), every file an answer
+names carries its collection, a ``collections`` tool lists them and the named scopes, and each
+file is the resource ``explorer://COLLECTION/PATH``. Every path an agent names is resolved
 inside the root: absolute paths, ``..`` and symbolic links that leave the root are refused and
 never read, and nothing the index would leave out (hidden, ignored, binary files) is readable.
 """
@@ -34,6 +38,7 @@ from pydantic import ValidationError
 
 from explorer.api.answers import (
     Answer,
+    CollectionsAnswer,
     IndexStatusAnswer,
     LinksAnswer,
     ReadAnswer,
@@ -42,9 +47,16 @@ from explorer.api.answers import (
     SearchAnswer,
     StatusAnswer,
 )
-from explorer.config import Settings
+from explorer.config import NamedFolder, OpenFolders, Settings
 from explorer.core.errors import ExplorerError
 from explorer.mcp.arguments import (
+    CollectionIndexStatusArguments,
+    CollectionPathArguments,
+    CollectionReadArguments,
+    CollectionReadManyArguments,
+    CollectionRelatedArguments,
+    CollectionSearchArguments,
+    CollectionStatusArguments,
     IndexStatusArguments,
     NoArguments,
     PathArguments,
@@ -55,6 +67,7 @@ from explorer.mcp.arguments import (
     ToolArguments,
     describe_invalid,
 )
+from explorer.mcp.folders import ServedFolder, ServedFolders
 from explorer.mcp.freshness import Freshness
 from explorer.mcp.keeper import IndexKeeper
 from explorer.mcp.reading import MAX_READ_CHARS
@@ -131,6 +144,21 @@ Where each file under a path (a file, a folder like docs/, or a glob) stands wit
 fresh, waiting_for_vectors, edited (changed on disk since indexed), new, deleted, skipped or
 failed (with the reason), with counts by state. Not-fresh files are listed first."""
 
+COLLECTIONS_INSTRUCTIONS = """\
+This server answers for several folders, each a named collection with its own index: `search`
+ranks the files of every collection as one (narrow with `collections` or `scopes`), every file
+an answer names carries its `collection`, and its `path` is relative to that collection's
+folder. Pass that `collection` with the path to `read`, `related`, `links` (it may be left out
+when only one collection holds the path). `collections` lists the collections and the named
+scopes (saved sets of files, with what each holds). Each file is also a resource
+explorer://COLLECTION/PATH."""
+
+COLLECTIONS_DESCRIPTION = """\
+The collections (named folders, each with its own index) this server searches together, with
+their folders, sizes and how far each index is behind; and the named scopes (saved sets of path
+globs and extensions), each with a description of what it holds: pass their names as `search`'s
+`collections` and `scopes`."""
+
 RESOURCE_TEMPLATE_DESCRIPTION = """\
 A text file of the indexed folder, whole, as it is on disk: PATH relative to the folder
 (slashes as they are, or as %2F)."""
@@ -160,6 +188,51 @@ class ToolSpec:
             annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
         )
 
+
+COLLECTION_TOOLS = (
+    ToolSpec(
+        "search",
+        SEARCH_DESCRIPTION,
+        CollectionSearchArguments,
+        SearchAnswer,
+        ExplorerTools.search,
+    ),
+    ToolSpec("read", READ_DESCRIPTION, CollectionReadArguments, ReadAnswer, ExplorerTools.read),
+    ToolSpec(
+        "read_many",
+        READ_MANY_DESCRIPTION,
+        CollectionReadManyArguments,
+        ReadManyAnswer,
+        ExplorerTools.read_many,
+    ),
+    ToolSpec(
+        "related",
+        RELATED_DESCRIPTION,
+        CollectionRelatedArguments,
+        RelatedAnswer,
+        ExplorerTools.related,
+    ),
+    ToolSpec("links", LINKS_DESCRIPTION, CollectionPathArguments, LinksAnswer, ExplorerTools.links),
+    ToolSpec(
+        "index_status",
+        INDEX_STATUS_DESCRIPTION,
+        CollectionIndexStatusArguments,
+        IndexStatusAnswer,
+        ExplorerTools.index_status,
+    ),
+    ToolSpec(
+        "status", STATUS_DESCRIPTION, CollectionStatusArguments, StatusAnswer, ExplorerTools.status
+    ),
+    ToolSpec(
+        "collections",
+        COLLECTIONS_DESCRIPTION,
+        NoArguments,
+        CollectionsAnswer,
+        ExplorerTools.collections,
+    ),
+)
+"""Every tool of a server of several folders (or with named scopes): each takes a
+collection, and ``collections`` lists them."""
 
 TOOLS = (
     ToolSpec("search", SEARCH_DESCRIPTION, SearchArguments, SearchAnswer, ExplorerTools.search),
@@ -224,7 +297,8 @@ def build_server(tools: ExplorerTools) -> Server[Any]:
     from mcp.server.lowlevel.server import Server
     from mcp.shared.exceptions import MCPError
 
-    by_name = {spec.name: spec for spec in TOOLS}
+    specs = COLLECTION_TOOLS if tools.across else TOOLS
+    by_name = {spec.name: spec for spec in specs}
 
     async def run(work: Callable[[], _T]) -> _T:
         return await anyio.to_thread.run_sync(lambda: tools.call(work))
@@ -237,7 +311,7 @@ def build_server(tools: ExplorerTools) -> Server[Any]:
     async def list_tools(
         _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[spec.declaration() for spec in TOOLS])
+        return types.ListToolsResult(tools=[spec.declaration() for spec in specs])
 
     async def call_tool(
         _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -304,7 +378,9 @@ def build_server(tools: ExplorerTools) -> Server[Any]:
         SERVER_NAME,
         version=server_version(),
         title="explorer",
-        instructions=one_line(INSTRUCTIONS),
+        instructions=one_line(
+            INSTRUCTIONS + ("\n" + COLLECTIONS_INSTRUCTIONS if tools.across else "")
+        ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -316,17 +392,35 @@ def build_server(tools: ExplorerTools) -> Server[Any]:
 def serve(settings: Settings) -> None:
     """Answer MCP requests on stdin/stdout until the client closes the connection, keeping the
     index current meanwhile."""
+    serve_folders(OpenFolders([NamedFolder(settings.root.name, settings)], ()))
+
+
+def serve_folders(opened: OpenFolders) -> None:
+    """Answer MCP requests for every folder of ``opened`` (one, or several as collections,
+    with the config file's scopes; :func:`explorer.config.open_folders` makes it) until the
+    client closes the connection, keeping each folder's index current meanwhile."""
     from mcp.server.stdio import stdio_server
 
     _log_to_stderr()
-    keeper = IndexKeeper(settings)
-    freshness = Freshness(settings)
-    tools = ExplorerTools(settings, keeper, freshness)
-    freshness.start()
-    try:
-        keeper.index()  # the live index starts catching up before the first call
-    except ExplorerError:
-        pass  # no index (yet), or a damaged one: each call says so
+    folders = ServedFolders(
+        [
+            ServedFolder(
+                folder.name,
+                folder.settings,
+                IndexKeeper(folder.settings),
+                Freshness(folder.settings),
+            )
+            for folder in opened.folders
+        ],
+        opened.scopes,
+    )
+    tools = ExplorerTools.serving(folders)
+    for folder in folders:
+        folder.freshness.start()
+        try:
+            folder.keeper.index()  # the live index starts catching up before the first call
+        except ExplorerError:
+            pass  # no index (yet), or a damaged one: each call says so
     server = build_server(tools)
 
     async def run() -> None:
@@ -336,8 +430,9 @@ def serve(settings: Settings) -> None:
     try:
         anyio.run(run)
     finally:
-        keeper.close()
-        freshness.stop()
+        for folder in folders:
+            folder.keeper.close()
+            folder.freshness.stop()
 
 
 def _log_to_stderr() -> None:

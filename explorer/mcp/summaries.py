@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from explorer.api.answers import (
     Answer,
+    CollectionsAnswer,
     IndexStatusAnswer,
     LinksAnswer,
     ReadAnswer,
@@ -26,7 +27,10 @@ def summary(answer: Answer) -> str:
         return _search(answer)
     if isinstance(answer, RelatedAnswer):
         lines = [f"{len(answer.related)} files related to {answer.path}"]
-        lines += [f"{f.path} ({f.score:.2f}){_mark(f.stale)}" for f in answer.related]
+        lines += [
+            f"{_named(f.collection, f.path)} ({f.score:.2f}){_mark(f.stale)}"
+            for f in answer.related
+        ]
         return _with_stale(lines, answer.stale)
     if isinstance(answer, ReadAnswer):
         return _read(answer)
@@ -56,6 +60,14 @@ def summary(answer: Answer) -> str:
             ],
             answer.stale,
         )
+    if isinstance(answer, CollectionsAnswer):
+        lines = [
+            f"collection {c.name}: {c.root}, {c.files} files"
+            + (f" ({c.problem})" if c.problem else "")
+            for c in answer.collections
+        ]
+        lines += [f"scope {s.name}: {s.description or 'no description'}" for s in answer.scopes]
+        return "\n".join(lines)
     if isinstance(answer, IndexStatusAnswer):
         counts = ", ".join(f"{n} {state}" for state, n in answer.counts.items()) or "no files"
         return f"{answer.path}: {counts}"
@@ -66,7 +78,10 @@ def _search(answer: SearchAnswer) -> str:
     lines = [f"{len(answer.results)} files ({answer.mode}); fields in the structured content"]
     for hit in answer.results:
         spans = ", ".join(f"{p.start_line}-{p.end_line}" for p in hit.passages or ())
-        lines.append(f"{hit.path} ({hit.score:.2f}){' lines ' + spans if spans else ''}")
+        lines.append(
+            f"{_named(hit.collection, hit.path)} ({hit.score:.2f})"
+            f"{' lines ' + spans if spans else ''}"
+        )
         lines[-1] += _mark(hit.stale)
     lines += answer.notes or []
     if answer.next_cursor:
@@ -82,6 +97,11 @@ def _read(answer: ReadAnswer) -> str:
             go_on += f", start_char {answer.next_start_char}"
         where += f"; continues at {go_on}"
     return where + _mark(answer.stale)
+
+
+def _named(collection: str | None, path: str) -> str:
+    """``COLLECTION: PATH`` when the answer names collections."""
+    return f"{collection}: {path}" if collection else path
 
 
 def _mark(stale: bool | None) -> str:

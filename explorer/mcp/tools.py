@@ -4,6 +4,13 @@ answer model (:mod:`explorer.api.answers`), or raises :class:`ToolFailure` with 
 Every answer that reads the index says how far the index is behind the folder (``stale``),
 and marks the files in it that changed on disk since they were indexed (:mod:`.freshness`).
 Calls run one at a time.
+
+A server of several folders (:mod:`.folders`) answers for all of them as named collections:
+``search`` ranks every collection's files as one (the core's
+:class:`~explorer.core.retrieval.collections.Collections`), ``related`` finds neighbours in
+every collection, and a tool that takes a path works in its ``collection`` (or in the only one
+holding the path). Every file an answer names then carries its ``collection``; with one folder
+no answer names one, as before.
 """
 
 from __future__ import annotations
@@ -11,10 +18,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 from explorer.api.answers import (
+    CollectionAnswer,
+    CollectionsAnswer,
     FileIndexEntry,
     FileIndexState,
     IndexStatusAnswer,
@@ -25,6 +35,7 @@ from explorer.api.answers import (
     ReadManyAnswer,
     ReadManyFile,
     RelatedAnswer,
+    ScopeAnswer,
     SearchAnswer,
     Staleness,
     StatusAnswer,
@@ -43,7 +54,11 @@ from explorer.core.models import FileState
 from explorer.core.retrieval.query import PathFilter, PathPatternError, QueryError
 from explorer.core.store.index import Index, NoIndex
 from explorer.core.store.manifest_records import FileRecord
+
+if TYPE_CHECKING:
+    from explorer.core.retrieval.search import FileHit
 from explorer.mcp.arguments import (
+    CollectionSearchArguments,
     IndexStatusArguments,
     NoArguments,
     PathArguments,
@@ -53,6 +68,7 @@ from explorer.mcp.arguments import (
     SearchArguments,
 )
 from explorer.mcp.cursor import fingerprint, make_cursor, read_cursor
+from explorer.mcp.folders import ServedFolder, ServedFolders
 from explorer.mcp.freshness import Freshness
 from explorer.mcp.keeper import IndexKeeper
 from explorer.mcp.reading import FileText, lines_of, load_file, read_range
@@ -69,14 +85,48 @@ class ToolFailure(Exception):
     """A tool call that cannot be answered; the message goes back to the agent as is."""
 
 
-class ExplorerTools:
-    """The work of every tool over one root's index."""
+@dataclass(frozen=True)
+class ResourceFile:
+    """A readable file as a resource names it (``COLLECTION/PATH`` over several folders)."""
 
-    def __init__(self, settings: Settings, keeper: IndexKeeper, freshness: Freshness) -> None:
+    path: str
+    size: int
+
+
+class ExplorerTools:
+    """The work of every tool over one root's index, or several folders' (``folders``)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        keeper: IndexKeeper,
+        freshness: Freshness,
+        folders: ServedFolders | None = None,
+    ) -> None:
+        """``folders``: every folder served (``settings``, ``keeper`` and ``freshness`` are
+        its first's); left out, the one folder of ``settings``."""
         self.settings = settings
         self.keeper = keeper
         self.freshness = freshness
+        self.folders = folders or ServedFolders(
+            [ServedFolder(settings.root.name, settings, keeper, freshness)]
+        )
         self._lock = threading.Lock()
+
+    @classmethod
+    def serving(cls, folders: ServedFolders) -> ExplorerTools:
+        """The tools over ``folders``."""
+        first = folders.first
+        return cls(first.settings, first.keeper, first.freshness, folders)
+
+    @property
+    def across(self) -> bool:
+        """Whether the tools take collections and scopes (several folders, or named scopes)."""
+        return self.folders.several or bool(self.folders.scopes)
+
+    def _name(self, folder: ServedFolder) -> str | None:
+        """The collection an answer names: only when several folders are served."""
+        return folder.name if self.folders.several else None
 
     def call(self, work: Callable[[], _T]) -> _T:
         """Run one tool's work; any failure becomes a :class:`ToolFailure` with one line."""
@@ -98,6 +148,8 @@ class ExplorerTools:
         from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
         from explorer.core.retrieval.search import search
 
+        if self.across:
+            return self._search_collections(args)
         request_print = fingerprint(args.model_dump(mode="json", exclude={"cursor"}))
         offset = read_cursor(args.cursor, request_print) if args.cursor else 0
         for name, patterns in (("paths", args.paths), ("exclude", args.exclude)):
@@ -137,16 +189,131 @@ class ExplorerTools:
             next_cursor=make_cursor(request_print, offset + len(shown)) if more and shown else None,
         )
 
+    def _search_collections(self, args: SearchArguments) -> SearchAnswer:
+        """``search`` over every collection (or those ``collections`` and ``scopes`` keep),
+        ranked as one."""
+        from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
+
+        request_print = fingerprint(args.model_dump(mode="json", exclude={"cursor"}))
+        offset = read_cursor(args.cursor, request_print) if args.cursor else 0
+        for name, patterns in (("paths", args.paths), ("exclude", args.exclude)):
+            try:
+                PathFilter(tuple(patterns))
+            except PathPatternError as error:
+                raise QueryError(f"{name} {error.pattern!r}: {error.problem}") from None
+        context = ContextOptions(args.content, args.max_tokens, args.metadata_only)
+        context.check()
+        limit = args.limit or self.settings.default_limit
+        chosen = args if isinstance(args, CollectionSearchArguments) else None
+        request = SearchOptions(
+            mode=args.mode,
+            paths=tuple(args.paths),
+            tags=tuple(args.tags),
+            versions=tuple(args.versions),
+            exclude=tuple(args.exclude),
+            limit=limit + 1,  # one more tells whether there is a next page
+            offset=offset,
+            per_file=args.per_file,
+            min_score=args.min_score,
+            collections=tuple(chosen.collections) if chosen else (),
+            scopes=tuple(chosen.scopes) if chosen else (),
+        ).request(args.query, self.settings)
+        collections = self.folders.collections()
+        response = collections.search(request)
+        more = len(response.results) > limit
+        response.results = response.results[:limit]
+        if not self.folders.several:  # one folder with named scopes: nothing to name
+            for hit in response.results:
+                hit.collection = ""
+        texts = self._passage_texts(response.results) if args.content else None
+        answer = shape_answer(self.keeper.index(), response, context, texts=texts)
+        if answer.budget is not None and answer.budget.files_cut:
+            more = True
+        shown = self._by_folder((hit.collection, hit.path) for hit in answer.response.results)
+        for folder, paths in shown:
+            folder.keeper.focus(Focus(results=tuple(paths)))
+        return SearchAnswer.build(
+            answer,
+            explain=args.explain,
+            offsets=args.offsets,
+            stale=self._all_staleness(),
+            stale_paths=self._changed_across(shown),
+            next_cursor=make_cursor(request_print, offset + len(answer.response.results))
+            if more and answer.response.results
+            else None,
+        )
+
+    def _passage_texts(self, hits: Sequence[FileHit]) -> dict[str, str]:
+        """The whole text of every passage of ``hits``, by chunk id, from each one's index."""
+        texts: dict[str, str] = {}
+        for folder, ids in self._by_folder(
+            (hit.collection, p.chunk_id) for hit in hits for p in hit.passages
+        ):
+            found = folder.keeper.index().keywords.chunks_by_id(ids)
+            texts.update((cid, chunk.text) for cid, chunk in found.items())
+        return texts
+
+    def _by_folder(self, named: Iterable[tuple[str, str]]) -> list[tuple[ServedFolder, list[str]]]:
+        """(collection, value) pairs grouped by folder, in the folders' order (with one
+        folder, every value is its)."""
+        pairs = list(named)
+        if not self.folders.several:
+            return [(self.folders.first, [value for _name, value in pairs])] if pairs else []
+        grouped: dict[str, list[str]] = {}
+        for name, value in pairs:
+            grouped.setdefault(name.casefold(), []).append(value)
+        return [
+            (folder, grouped[folder.name.casefold()])
+            for folder in self.folders
+            if folder.name.casefold() in grouped
+        ]
+
+    def _all_staleness(self) -> Staleness:
+        """How far every folder's index is behind it (added up over several)."""
+        if not self.folders.several:
+            return self._staleness(self.keeper.index())
+        return Staleness.combine(
+            [
+                (folder.name, folder.freshness.staleness(folder.keeper.index().keywords))
+                for folder in self.folders
+            ]
+        )
+
+    def _changed_across(self, shown: list[tuple[ServedFolder, list[str]]]) -> set[str]:
+        """The shown files changed on disk since indexed, named as answers mark them
+        (``COLLECTION/PATH`` over several folders)."""
+        changed: set[str] = set()
+        for folder, paths in shown:
+            found = folder.freshness.changed_files(folder.keeper.index().keywords, paths)
+            name = self._name(folder)
+            changed.update(f"{name}/{path}" if name else path for path in found)
+        return changed
+
     # -- related, links -----------------------------------------------------------------------
     def related(self, args: RelatedArguments) -> RelatedAnswer:
         from explorer.core.retrieval.related import FileNotIndexed, NoVectorYet, related_files
 
-        rel_path = resolve_inside(self.settings.root, args.path).rel_path
-        index = self.keeper.index()
+        folder = self.folders.pick(getattr(args, "collection", None), args.path)
+        rel_path = resolve_inside(folder.settings.root, args.path).rel_path
+        index = folder.keeper.index()
+        if self.folders.several:
+            try:
+                across = self.folders.collections().related(folder.name, rel_path, args.limit)
+            except (FileNotIndexed, NoVectorYet) as error:
+                raise ToolFailure(self._not_ready(rel_path, error, folder)) from None
+            shown = self._by_folder((n.collection, n.related.path) for n in across)
+            return RelatedAnswer.build(
+                rel_path,
+                [n.related for n in across],
+                stale=self._all_staleness(),
+                stale_paths=self._changed_across(shown),
+                collection=folder.name,
+                collections=[n.collection for n in across],
+            )
         try:
             neighbours = related_files(index, rel_path, args.limit)
         except (FileNotIndexed, NoVectorYet) as error:
-            raise ToolFailure(self._not_ready(rel_path, error)) from None
+            raise ToolFailure(self._not_ready(rel_path, error, folder)) from None
         paths = [neighbour.path for neighbour in neighbours]
         return RelatedAnswer.build(
             rel_path,
@@ -155,25 +322,25 @@ class ExplorerTools:
             stale_paths=self.freshness.changed_files(index.keywords, paths),
         )
 
-    def _not_ready(self, rel_path: str, error: ExplorerError) -> str:
+    def _not_ready(self, rel_path: str, error: ExplorerError, folder: ServedFolder) -> str:
         """What to say of a file related files cannot start from yet: while the index is kept
         current (by this server or another explorer), that it is on its way."""
         from explorer.core.retrieval.related import NoVectorYet
 
-        upkeep = self.keeper.upkeep
+        upkeep = folder.keeper.upkeep
         who = "this server" if upkeep is Upkeep.LIVE else "the explorer that writes the index"
         if upkeep is Upkeep.OFF:
             return describe(error)
         if isinstance(error, NoVectorYet):
             if error.state is not FileState.PENDING:
                 return describe(error)
-            self.keeper.focus(Focus(open_file=rel_path))
+            folder.keeper.focus(Focus(open_file=rel_path))
             return (
                 f"{rel_path} waits for its vectors, which {who} computes; ask again in a few "
                 "seconds (search by keyword finds it already)"
             )
-        rules = scan_rules(self.settings)
-        if isinstance(scan_path(rules, rel_path, self.settings.max_file_bytes), ScannedFile):
+        rules = scan_rules(folder.settings)
+        if isinstance(scan_path(rules, rel_path, folder.settings.max_file_bytes), ScannedFile):
             return (
                 f"{rel_path} is not in the index yet; {who} takes it in: ask again in a few seconds"
             )
@@ -182,19 +349,24 @@ class ExplorerTools:
     def links(self, args: PathArguments) -> LinksAnswer:
         from explorer.core.retrieval.links import file_links
 
-        rel_path = resolve_inside(self.settings.root, args.path).rel_path
-        index = self.keeper.index()
+        folder = self.folders.pick(getattr(args, "collection", None), args.path)
+        rel_path = resolve_inside(folder.settings.root, args.path).rel_path
+        index = folder.keeper.index()
         found = file_links(index, rel_path)
         if not found.exists and not found.backlinks:
             raise ToolFailure(f"{rel_path}: no such file (and nothing links to it)")
-        return LinksAnswer.build(found, stale=self._staleness(index))
+        answer = LinksAnswer.build(found, stale=folder.freshness.staleness(index.keywords))
+        return answer.model_copy(update={"collection": self._name(folder)})
 
     # -- reading ------------------------------------------------------------------------------
     def read(self, args: ReadArguments) -> ReadAnswer:
-        file = load_file(self.settings, args.path)
+        folder = self.folders.pick(getattr(args, "collection", None), args.path)
+        file = load_file(folder.settings, args.path)
         answer = read_range(file, args.start_line, args.end_line, args.start_char)
-        changed = self._changed([file.path])
-        return answer.model_copy(update={"stale": True if changed else None})
+        changed = self._changed([file.path], folder)
+        return answer.model_copy(
+            update={"stale": True if changed else None, "collection": self._name(folder)}
+        )
 
     def read_many(self, args: ReadManyArguments) -> ReadManyAnswer:
         """Whole files in order while they fit the budget; a file that does not fit is listed
@@ -203,35 +375,54 @@ class ExplorerTools:
         names = self._read_many_names(args)
         unit, budget = ("tokens", args.max_tokens) if args.max_tokens else ("bytes", args.max_bytes)
         count = self._token_count() if args.max_tokens else _utf8_bytes
-        read: list[FileText] = []
+        read: list[tuple[ServedFolder, FileText]] = []
         omitted: list[OmittedFile] = []
         used = 0
-        for name in names[: args.max_files]:
+        for folder, name in names[: args.max_files]:
+            collection = self._name(folder) if folder is not None else None
             try:
-                file = load_file(self.settings, name)
+                if folder is None:  # placed in no single collection: say why
+                    folder = self.folders.pick(None, name)
+                    collection = self._name(folder)
+                file = load_file(folder.settings, name)
             except (ExplorerError, OSError) as error:
                 omitted.append(
-                    OmittedFile(path=name, reason=OmitReason.UNREADABLE, detail=describe(error))
+                    OmittedFile(
+                        collection=collection,
+                        path=name,
+                        reason=OmitReason.UNREADABLE,
+                        detail=describe(error),
+                    )
                 )
                 continue
             cost = count(file.text)
             if used + cost > budget:
                 omitted.append(
-                    OmittedFile(path=file.path, reason=OmitReason.OVER_BUDGET, size=cost)
+                    OmittedFile(
+                        collection=collection,
+                        path=file.path,
+                        reason=OmitReason.OVER_BUDGET,
+                        size=cost,
+                    )
                 )
                 continue
             used += cost
-            read.append(file)
-        changed = self._changed([file.path for file in read])
+            read.append((folder, file))
+        changed = {
+            (folder.name, path)
+            for folder in self.folders
+            for path in self._changed([f.path for own, f in read if own is folder], folder)
+        }
         return ReadManyAnswer(
             files=[
                 ReadManyFile(
+                    collection=self._name(folder),
                     path=file.path,
                     total_lines=len(lines_of(file.text)),
                     text=file.text,
-                    stale=True if file.path in changed else None,
+                    stale=True if (folder.name, file.path) in changed else None,
                 )
-                for file in read
+                for folder, file in read
             ],
             omitted=omitted or None,
             more=max(0, len(names) - args.max_files) or None,
@@ -240,17 +431,32 @@ class ExplorerTools:
             unit=unit,
         )
 
-    def _read_many_names(self, args: ReadManyArguments) -> list[str]:
+    def _read_many_names(self, args: ReadManyArguments) -> list[tuple[ServedFolder | None, str]]:
         """The paths given, then the indexed files the glob matches, each once (as the
-        index names it)."""
-        names = [_as_index_key(name) for name in args.paths]
+        index names it), each with its folder: ``collection``'s, the only one, or (several
+        folders, no collection) the one holding the path (None: to be said why when read)."""
+        collection = getattr(args, "collection", None)
+        chosen = self.folders.pick(collection) if collection or not self.folders.several else None
+        names: list[tuple[ServedFolder | None, str]] = []
+        for name in args.paths:
+            key = _as_index_key(name)
+            if chosen is not None:
+                names.append((chosen, key))
+                continue
+            try:
+                names.append((self.folders.pick(None, key), key))
+            except ExplorerError:
+                names.append((None, key))
         if args.glob is not None:
             try:
                 pattern = PathFilter((args.glob,))
             except PathPatternError as error:
                 raise QueryError(f"glob {error.pattern!r}: {error.problem}") from None
-            records = self.keeper.index().keywords.files()
-            matched = pattern.select(p for p, r in records.items() if r.state in _READABLE)
+            matched = []
+            for folder in [chosen] if chosen is not None else list(self.folders):
+                records = folder.keeper.index().keywords.files()
+                own = pattern.select(p for p, r in records.items() if r.state in _READABLE)
+                matched += [(folder, path) for path in own]
             if not matched and not names:
                 raise ToolFailure(f"no indexed file matches {args.glob!r}")
             names += matched
@@ -264,21 +470,94 @@ class ExplorerTools:
         return token_counter(self.keeper.index())
 
     # -- the index ----------------------------------------------------------------------------
-    def status(self, _args: NoArguments) -> StatusAnswer:
-        index = self.keeper.index()
-        changes = self.freshness.changes(index.keywords)
+    def status(self, args: NoArguments) -> StatusAnswer:
+        folder = self.folders.pick(getattr(args, "collection", None))
+        index = folder.keeper.index()
+        changes = folder.freshness.changes(index.keywords)
         status = index.status(disk=changes)
         return StatusAnswer.build(
             status,
             stale=Staleness.build(changes, status.waiting_for_vectors),
-            upkeep=self.keeper.upkeep,
+            upkeep=folder.keeper.upkeep,
+        ).model_copy(update={"collection": self._name(folder)})
+
+    def collections(self, _args: NoArguments) -> CollectionsAnswer:
+        """The open collections (each with its index's size and staleness) and the scopes."""
+        answers = []
+        for folder in self.folders:
+            try:
+                index = folder.keeper.index()
+            except ExplorerError as error:
+                answers.append(
+                    CollectionAnswer(
+                        name=folder.name,
+                        root=str(folder.settings.root),
+                        files=0,
+                        chunks=0,
+                        problem=describe(error),
+                    )
+                )
+                continue
+            counts = index.keywords.counts()
+            answers.append(
+                CollectionAnswer(
+                    name=folder.name,
+                    root=str(folder.settings.root),
+                    files=counts[FileState.FRESH] + counts[FileState.PENDING],
+                    chunks=counts["chunks"],
+                    stale=folder.freshness.staleness(index.keywords),
+                    upkeep=folder.keeper.upkeep,
+                )
+            )
+        return CollectionsAnswer(
+            collections=answers,
+            scopes=[
+                ScopeAnswer(
+                    name=scope.name,
+                    description=scope.description or None,
+                    paths=list(scope.paths) or None,
+                    extensions=list(scope.extensions) or None,
+                    collections=list(scope.collections) or None,
+                )
+                for scope in self.folders.scopes
+            ],
         )
 
     def index_status(self, args: IndexStatusArguments) -> IndexStatusAnswer:
-        scope = self._scope(args.path)
-        index = self.keeper.index()
+        collection = getattr(args, "collection", None)
+        chosen = [self.folders.pick(collection)] if collection else list(self.folders)
+        entries = []
+        for folder in chosen:
+            scope = self._scope(args.path, folder)
+            name = self._name(folder)
+            entries += [
+                entry.model_copy(update={"collection": name})
+                for entry in self._index_entries(folder, scope)
+            ]
+        order = {self._name(folder): place for place, folder in enumerate(chosen)}
+        entries.sort(
+            key=lambda entry: (
+                entry.state is FileIndexState.FRESH,
+                order[entry.collection],
+                entry.path,
+            )
+        )
+        counts = Counter(entry.state for entry in entries)
+        return IndexStatusAnswer(
+            collection=self._name(chosen[0]) if collection else None,
+            path=args.path,
+            counts=dict(sorted(counts.items())),
+            files=entries[: args.limit],
+            more=max(0, len(entries) - args.limit) or None,
+        )
+
+    def _index_entries(
+        self, folder: ServedFolder, scope: PathFilter | None
+    ) -> list[FileIndexEntry]:
+        """The index state of ``folder``'s files that ``scope`` keeps."""
+        index = folder.keeper.index()
         records = index.keywords.files()
-        changes = self.freshness.changes(index.keywords)
+        changes = folder.freshness.changes(index.keywords)
         edited, deleted = set(changes.edited), set(changes.deleted)
         entries = []
         for path in sorted({*records, *changes.new}):
@@ -296,23 +575,16 @@ class ExplorerTools:
                 else _INDEX_STATES[record.state]
             )
             entries.append(_entry(record, state))
-        entries.sort(key=lambda entry: (entry.state is FileIndexState.FRESH, entry.path))
-        counts = Counter(entry.state for entry in entries)
-        return IndexStatusAnswer(
-            path=args.path,
-            counts=dict(sorted(counts.items())),
-            files=entries[: args.limit],
-            more=max(0, len(entries) - args.limit) or None,
-        )
+        return entries
 
-    def _scope(self, path: str) -> PathFilter | None:
+    def _scope(self, path: str, folder: ServedFolder) -> PathFilter | None:
         """The files ``index_status`` reports on: all for ``.``, else a prefix or glob that
         stays inside the root."""
         text = path.strip()
         if text in ("", ".", "./"):
             return None
         if not any(char in text for char in "*?["):
-            return PathFilter((resolve_inside(self.settings.root, text).rel_path,))
+            return PathFilter((resolve_inside(folder.settings.root, text).rel_path,))
         if text.startswith(("/", "~")) or ".." in text.split("/"):
             raise ToolFailure(f"{path}: give a file, folder or glob relative to the root")
         try:
@@ -321,33 +593,49 @@ class ExplorerTools:
             raise QueryError(f"path {error.pattern!r}: {error.problem}") from None
 
     # -- resources ----------------------------------------------------------------------------
-    def resource_page(self, cursor: str | None) -> tuple[list[FileRecord], str | None]:
-        """One page of the readable indexed files (by path), and the cursor of the next."""
+    def resource_page(self, cursor: str | None) -> tuple[list[ResourceFile], str | None]:
+        """One page of the readable indexed files (by path; over several folders by
+        collection, then path, named ``COLLECTION/PATH``), and the cursor of the next."""
         page_print = fingerprint("resources")
         offset = read_cursor(cursor, page_print) if cursor else 0
-        records = self.keeper.index().keywords.files()
-        readable = sorted(
-            (r for r in records.values() if r.state in _READABLE), key=lambda r: r.path
-        )
+        readable: list[ResourceFile] = []
+        for folder in self.folders:
+            records = folder.keeper.index().keywords.files()
+            name = self._name(folder)
+            readable += sorted(
+                (
+                    ResourceFile(f"{name}/{r.path}" if name else r.path, r.size)
+                    for r in records.values()
+                    if r.state in _READABLE
+                ),
+                key=lambda r: r.path,
+            )
         page = readable[offset : offset + RESOURCES_PER_PAGE]
         end = offset + len(page)
         return page, make_cursor(page_print, end) if end < len(readable) else None
 
     def resource_text(self, path: str) -> FileText:
-        """A file's whole text, as ``read`` would give it."""
-        return load_file(self.settings, path)
+        """A file's whole text, as ``read`` would give it (``COLLECTION/PATH`` over several
+        folders)."""
+        if not self.folders.several:
+            return load_file(self.settings, path)
+        name, _slash, rest = path.partition("/")
+        return load_file(self.folders.named(name).settings, rest)
 
     # -- freshness ----------------------------------------------------------------------------
     def _staleness(self, index: Index) -> Staleness:
         return self.freshness.staleness(index.keywords)
 
-    def _changed(self, paths: list[str]) -> set[str]:
-        """Those of ``paths`` changed since indexed; none while the folder has no index."""
+    def _changed(self, paths: list[str], folder: ServedFolder) -> set[str]:
+        """Those of ``paths`` (of ``folder``) changed since indexed; none while the folder
+        has no index."""
+        if not paths:
+            return set()
         try:
-            index = self.keeper.index()
+            index = folder.keeper.index()
         except NoIndex:
             return set()
-        return self.freshness.changed_files(index.keywords, paths)
+        return folder.freshness.changed_files(index.keywords, paths)
 
 
 _INDEX_STATES = {

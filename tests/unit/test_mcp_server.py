@@ -222,7 +222,7 @@ def test_links_are_the_model_every_front_end_shows(corpus):
     index = Index(Settings.for_root(root, index_dir), embedder=FakeEmbedder())
     try:  # the model `explorer links --json` prints, built from what the sidebar reads
         for answer, path in ((vault, "notes/vault.md"), (long, "notes/long.md")):
-            expected = LinksAnswer.build(file_links(index, path)).model_dump(mode="json")
+            expected = LinksAnswer.build(file_links(index, path)).to_json()
             got = {key: value for key, value in answer[1].items() if key != "stale"}
             assert answer[0] is False and got == {k: v for k, v in expected.items() if k != "stale"}
     finally:

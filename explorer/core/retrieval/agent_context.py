@@ -17,7 +17,7 @@ how much of its context window the answer takes. :func:`shape_answer` turns a re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from explorer.core.models import SearchMode
@@ -144,11 +144,16 @@ def shape_answer(
     response: SearchResponse,
     options: ContextOptions,
     count_tokens: TokenCounter | None = None,
+    texts: Mapping[str, str] | None = None,
 ) -> AgentAnswer:
-    """Shape ``response`` under ``options``; the budget trims ``response.results`` in place."""
+    """Shape ``response`` under ``options``; the budget trims ``response.results`` in place.
+    ``texts``: the passages' full texts by chunk id, when they come from several indexes
+    (else read from ``index``)."""
     options.check()
     answer = AgentAnswer(response, options)
-    if options.content:
+    if options.content and texts is not None:
+        answer.texts = dict(texts)
+    elif options.content:
         ids = [p.chunk_id for hit in response.results for p in hit.passages]
         chunks = index.keywords.chunks_by_id(ids)
         answer.texts = {cid: chunk.text for cid, chunk in chunks.items()}

@@ -11,7 +11,9 @@ matches any of them is left out, whatever else it matches.
 
 The same filters may be typed into a query as words: ``path:guides/``, ``tag:backup``,
 ``version:1.5``, ``exclude:drafts/`` (:func:`parse_filter_words`), in the TUI and on the
-command line alike.
+command line alike. So may the collections a search over several folders keeps, and its named
+scopes: ``collection:notes``, ``scope:curator`` (resolved by
+:class:`~explorer.core.retrieval.collections.Collections`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from explorer.core.retrieval.query import PathFilter
 from explorer.core.store.file_facts import FileField
 from explorer.core.store.keywords import KeywordIndex
 
-_FILTER_WORD = re.compile(r'(?:^|(?<=\s))(path|tag|version|exclude):(?:"([^"]*)"?|(\S*))')
+_FILTER_WORD = re.compile(
+    r'(?:^|(?<=\s))(path|tag|version|exclude|collection|scope):(?:"([^"]*)"?|(\S*))'
+)
 """A filter word: ``tag:backup``, or quoted for a value with spaces (``tag:"Data, AI"``); a
 quote not yet closed runs to the end of the text (the value is still being typed)."""
 
@@ -99,16 +103,23 @@ class ParsedQuery:
 
     query: str
     filter: FileFilter
+    collections: tuple[str, ...] = ()
+    """The ``collection:`` words: only these collections (any of them)."""
+    scopes: tuple[str, ...] = ()
+    """The ``scope:`` words: only the files of these named scopes (any of them)."""
 
 
 def parse_filter_words(text: str) -> ParsedQuery:
-    """Take ``path:``, ``tag:``, ``version:`` and ``exclude:`` words out of ``text``.
+    """Take ``path:``, ``tag:``, ``version:``, ``exclude:``, ``collection:`` and ``scope:``
+    words out of ``text``.
 
     A value in double quotes may hold spaces (``tag:"Data, AI"``). An empty value (``tag:``
     being typed) is dropped. A trailing space of the query is kept (it
     ends the last word for prefix matching); other runs of white space fold to one.
     """
-    found: dict[str, list[str]] = {"path": [], "tag": [], "version": [], "exclude": []}
+    found: dict[str, list[str]] = {
+        kind: [] for kind in ("path", "tag", "version", "exclude", "collection", "scope")
+    }
     for kind, quoted, bare in _FILTER_WORD.findall(text):
         value = quoted.strip() or bare
         if value and value not in found[kind]:
@@ -123,4 +134,6 @@ def parse_filter_words(text: str) -> ParsedQuery:
             tuple(found["version"]),
             tuple(found["exclude"]),
         ),
+        tuple(found["collection"]),
+        tuple(found["scope"]),
     )

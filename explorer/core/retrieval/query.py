@@ -117,9 +117,16 @@ def fts_expression(text: str, prefix_last: bool = False) -> str | None:
     words are left out (see :data:`FUNCTION_WORDS`) and the rest are OR-ed. ``prefix_last``
     makes the last piece a prefix query, for results while typing.
     """
+    phrases = fts_phrases(text, prefix_last)
+    return " OR ".join(phrases) if phrases else None
+
+
+def fts_phrases(text: str, prefix_last: bool = False) -> list[str]:
+    """The phrases :func:`fts_expression` OR-s together, each a valid FTS5 expression alone
+    (``"proxy cache valid"``, ``"certif" *``); none when ``text`` holds no words."""
     every = keyword_pieces(text)
     if not every:
-        return None
+        return []
     typing = prefix_last and not text[-1:].isspace() and not text.rstrip().endswith('"')
     last = every[-1]
     pieces = topic_pieces(every)
@@ -135,7 +142,7 @@ def fts_expression(text: str, prefix_last: bool = False) -> str | None:
             # One or two letters just typed expand to thousands of terms and only add noise:
             # answer with the words before them until the word takes shape.
             quoted.pop()
-    return " OR ".join(quoted)
+    return quoted
 
 
 STEMMING_TABLES = """

@@ -23,9 +23,10 @@ Scores shown (0–1), by mode:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol
 
 import numpy as np
 
@@ -104,6 +105,9 @@ class FileHit:
     """The front matter's ``description``, if any."""
     tags: list[str] = field(default_factory=list)
     """The front matter's ``tags``, as written."""
+    collection: str = ""
+    """The collection the file belongs to (its ``path`` is relative to that folder); empty
+    for a search of one index."""
 
 
 class VectorLeg(StrEnum):
@@ -151,6 +155,11 @@ class SearchRequest:
     query: str
     mode: SearchMode = SearchMode.HYBRID
     paths: tuple[str, ...] = ()
+    collections: tuple[str, ...] = ()
+    """Only these collections (any of them; a search over collections, see
+    :class:`~explorer.core.retrieval.collections.Collections`)."""
+    scopes: tuple[str, ...] = ()
+    """Only the files of these named scopes (any of them; a search over collections)."""
     limit: int = 10
     per_file: int = 3
     min_score: float = 0.0
@@ -170,8 +179,98 @@ class SearchRequest:
         return FileFilter(self.paths, self.tags, self.versions, self.exclude)
 
 
+class SearchPlan(Protocol):
+    """One search's way through its index (or indexes): what :func:`run_search` asks of it."""
+
+    @property
+    def settings(self) -> IndexSettings:
+        """The settings that rank: the fusion rule and the number of candidates."""
+        ...
+
+    @property
+    def matching(self) -> int | None:
+        """How many files the filters allow (None: every file, no filter)."""
+        ...
+
+    def describe_filter(self) -> str:
+        """The filters in words (``guides/ and tag backup``)."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query's vector."""
+        ...
+
+    def gather(self, request: SearchRequest, k: int, vector: np.ndarray | None) -> Legs:
+        """Both legs' ``k`` best candidates among the allowed files."""
+        ...
+
+    def group(
+        self, candidates: list[Candidate], file_scores: dict[str, float], request: SearchRequest
+    ) -> list[FileHit]:
+        """The shown files with their passages (see :func:`group_files`)."""
+        ...
+
+
+class SearchSource(Protocol):
+    """What :func:`run_search` searches: one index, or several collections."""
+
+    def plan(self, request: SearchRequest) -> SearchPlan:
+        """Resolve ``request``'s filters to the files allowed; ready to gather."""
+        ...
+
+
+@dataclass(frozen=True)
+class _OneIndex:
+    """One index as a :class:`SearchSource`."""
+
+    index: Index
+
+    def plan(self, request: SearchRequest) -> SearchPlan:
+        if request.collections or request.scopes:
+            raise QueryError("collection: and scope: filters need a search over collections")
+        file_filter = request.file_filter
+        return _OneIndexPlan(self.index, file_filter, file_filter.select(self.index.keywords))
+
+
+@dataclass(frozen=True)
+class _OneIndexPlan:
+    """A search of one index: the files its filter allows."""
+
+    index: Index
+    file_filter: FileFilter
+    allowed: list[str] | None
+
+    @property
+    def settings(self) -> IndexSettings:
+        return self.index.settings
+
+    @property
+    def matching(self) -> int | None:
+        return None if self.allowed is None else len(self.allowed)
+
+    def describe_filter(self) -> str:
+        return self.file_filter.describe()
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.index.embedder.embed_query(text)
+
+    def gather(self, request: SearchRequest, k: int, vector: np.ndarray | None) -> Legs:
+        return _gather(self.index, request, k, self.allowed, vector)
+
+    def group(
+        self, candidates: list[Candidate], file_scores: dict[str, float], request: SearchRequest
+    ) -> list[FileHit]:
+        return _group(self.index, candidates, file_scores, request)
+
+
 def search(index: Index, request: SearchRequest) -> SearchResponse:
     """Run a search; raises :class:`QueryError` for a query that cannot be run."""
+    return run_search(_OneIndex(index), request)
+
+
+def run_search(source: SearchSource, request: SearchRequest) -> SearchResponse:
+    """Run a search of ``source`` (one index, or several collections' indexes fused once);
+    raises :class:`QueryError` for a query that cannot be run."""
     if request.mode not in list(SearchMode):
         modes = ", ".join(SearchMode)
         raise QueryError(f"unknown mode {request.mode!r}; use one of {modes}")
@@ -185,19 +284,19 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
         raise QueryError("{0} must be 0 or more", fields=("offset",))
     if not 0.0 <= request.min_score <= 1.0:
         raise QueryError("{0} must be between 0 and 1", fields=("min_score",))
-    file_filter = request.file_filter
-    allowed = file_filter.select(index.keywords)
+    plan = source.plan(request)
+    matching = plan.matching
     response = SearchResponse(query=request.query, mode=SearchMode(request.mode), results=[])
     scope = (
-        f"{len(allowed)} files matching {file_filter.describe()}"
-        if allowed is not None
+        f"{matching} files matching {plan.describe_filter()}"
+        if matching is not None
         else "all files"
     )
-    if allowed is not None and not allowed:
-        response.notes.append(f"no indexed file matches {file_filter.describe()}")
+    if matching is not None and not matching:
+        response.notes.append(f"no indexed file matches {plan.describe_filter()}")
         return response
 
-    settings = index.settings
+    settings = plan.settings
     rule = fusion_rule(settings)
     k = settings.candidates
     vector = None
@@ -208,9 +307,9 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
             and not vectors_lost
             and vector is None
         ):
-            vector = index.embedder.embed_query(request.query)
+            vector = plan.embed_query(request.query)
         try:
-            legs = _gather(index, request, k, allowed, None if vectors_lost else vector)
+            legs = plan.gather(request, k, None if vectors_lost else vector)
         except (VectorStoreUnavailable, VectorStoreDamaged) as error:
             if request.mode == SearchMode.SEMANTIC:
                 raise
@@ -241,7 +340,7 @@ def search(index: Index, request: SearchRequest) -> SearchResponse:
     elif request.mode == SearchMode.HYBRID and keyword_hits and not vector_hits:
         response.vector_leg = VectorLeg.EMPTY
         response.notes.append("no vectors yet: results are by keyword only")
-    response.results = _group(index, candidates, file_scores, request)
+    response.results = plan.group(candidates, file_scores, request)
     return response
 
 
@@ -306,6 +405,36 @@ def _gather(
     allowed: Sequence[str] | None,
     vector: np.ndarray | None,
 ) -> Legs:
+    keyword_hits, returned, expression = leg_hits(index, request, k, allowed, vector)
+    ids = [cid for cid, _p, _s in keyword_hits] + [cid for cid, _sim in returned]
+    places = index.keywords.chunk_places(list(dict.fromkeys(ids)))
+    # Vectors of chunks this index does not hold (on a shared server: other checkouts'; on
+    # any store: chunks replaced a moment ago) are dropped before ranks are given.
+    known = [(cid, sim) for cid, sim in returned if cid in places]
+    legs = Legs(
+        keyword_hits, known, returned, places, lookup=is_lookup(keyword_pieces(request.query))
+    )
+    if request.mode == SearchMode.HYBRID and vector is not None and known and keyword_hits:
+        legs.measured = measured_cosines(index, vector, keyword_hits, {cid for cid, _ in known})
+        legs.coverage = keyword_coverage(index, request, keyword_hits)
+    if vector is not None and known and index.settings.file_weight > 0:
+        legs.file_similarity = file_similarities(index, vector, places)
+    if expression is not None and keyword_hits and index.settings.file_keyword_weight > 0:
+        candidate_files = sorted({path for path, _start in places.values()})
+        legs.file_keyword = index.keywords.file_search(expression, candidate_files)
+    return legs
+
+
+def leg_hits(
+    index: Index,
+    request: SearchRequest,
+    k: int,
+    allowed: Sequence[str] | None,
+    vector: np.ndarray | None,
+) -> tuple[list[tuple[str, str, float]], list[tuple[str, float]], str | None]:
+    """What each leg of one index returns for ``request``: the keyword leg's ``k`` best (chunk
+    id, path, BM25), the vector leg's ``k`` nearest (chunk id, cosine), both among the
+    ``allowed`` files (None: all), and the keyword leg's FTS5 expression (None: not asked)."""
     keyword_hits: list[tuple[str, str, float]] = []
     returned: list[tuple[str, float]] = []
     expression = None
@@ -318,26 +447,10 @@ def _gather(
             keyword_hits = scoped_legs.keyword_hits(index, expression, k, allowed)
     if request.mode in (SearchMode.HYBRID, SearchMode.SEMANTIC) and vector is not None:
         returned = scoped_legs.vector_hits(index, vector, k, allowed)
-    ids = [cid for cid, _p, _s in keyword_hits] + [cid for cid, _sim in returned]
-    places = index.keywords.chunk_places(list(dict.fromkeys(ids)))
-    # Vectors of chunks this index does not hold (on a shared server: other checkouts'; on
-    # any store: chunks replaced a moment ago) are dropped before ranks are given.
-    known = [(cid, sim) for cid, sim in returned if cid in places]
-    legs = Legs(
-        keyword_hits, known, returned, places, lookup=is_lookup(keyword_pieces(request.query))
-    )
-    if request.mode == SearchMode.HYBRID and vector is not None and known and keyword_hits:
-        legs.measured = _measure(index, vector, keyword_hits, {cid for cid, _ in known})
-        legs.coverage = _coverage(index, request, keyword_hits)
-    if vector is not None and known and index.settings.file_weight > 0:
-        legs.file_similarity = _file_similarity(index, vector, places)
-    if expression is not None and keyword_hits and index.settings.file_keyword_weight > 0:
-        candidate_files = sorted({path for path, _start in places.values()})
-        legs.file_keyword = index.keywords.file_search(expression, candidate_files)
-    return legs
+    return keyword_hits, returned, expression
 
 
-def _file_similarity(
+def file_similarities(
     index: Index, vector: np.ndarray, places: dict[str, tuple[str, int]]
 ) -> dict[str, float]:
     """The cosine similarity of each candidate file's stored file vector (the normalised mean of
@@ -352,7 +465,7 @@ def _file_similarity(
     return {ids[fid]: float(np.dot(np.asarray(v, np.float32), query)) for fid, v in stored.items()}
 
 
-def _coverage(
+def keyword_coverage(
     index: Index, request: SearchRequest, keyword_hits: Sequence[tuple[str, str, float]]
 ) -> float:
     pieces = topic_pieces(keyword_pieces(request.query))
@@ -368,7 +481,7 @@ def _coverage(
     )
 
 
-def _measure(
+def measured_cosines(
     index: Index, vector: np.ndarray, keyword_hits: Sequence[tuple[str, str, float]], seen: set[str]
 ) -> dict[str, float]:
     """The cosine similarity of keyword hits the vector leg did not return, from their stored
@@ -391,7 +504,7 @@ def rank_legs(legs: Legs, rule: FusionRule) -> list[str]:
 
 
 @dataclass(frozen=True)
-class _Candidate:
+class Candidate:
     """A scored chunk before it becomes a :class:`Passage` (only the shown ones do)."""
 
     chunk_id: str
@@ -409,7 +522,7 @@ class _Candidate:
 
 def _fuse(
     legs: Legs, request: SearchRequest, rule: FusionRule
-) -> tuple[list[_Candidate], dict[str, float], str]:
+) -> tuple[list[Candidate], dict[str, float], str]:
     """Score every candidate chunk and every file.
 
     Returns the candidates passing ``min_score``, best first, each file's score, and the
@@ -446,14 +559,14 @@ def _fuse(
             [leg.file_keyword_score or 0.0 for leg in legs_of],
             rule.file_keyword_weight,
         )
-    scored: list[_Candidate] = []
+    scored: list[Candidate] = []
     file_scores: dict[str, float] = {}
     for cid, leg, score in zip(ids, legs_of, scores, strict=True):
         path, start_char = legs.places[cid]
         file_scores[path] = max(file_scores.get(path, 0.0), score)
         if score >= request.min_score:
             scored.append(
-                _Candidate(
+                Candidate(
                     cid,
                     path,
                     start_char,
@@ -480,19 +593,38 @@ def _unit(value: float) -> float:
 
 def _group(
     index: Index,
-    candidates: list[_Candidate],
+    candidates: list[Candidate],
     file_scores: dict[str, float],
     request: SearchRequest,
 ) -> list[FileHit]:
     """The best files, each with its best passages, snippets made for those alone."""
-    by_file: dict[str, list[_Candidate]] = {}
+    return group_files(
+        candidates,
+        file_scores,
+        request,
+        index.keywords.chunks_by_id,
+        index.keywords.file_summaries,
+    )
+
+
+def group_files(
+    candidates: list[Candidate],
+    file_scores: dict[str, float],
+    request: SearchRequest,
+    chunks_by_id: Callable[[Sequence[str]], Mapping[str, StoredChunk]],
+    file_summaries: Callable[[Sequence[str]], Mapping[str, FileSummary]],
+) -> list[FileHit]:
+    """The best files, each with its best passages, snippets made for those alone; the
+    passages' text and the files' titles are read with ``chunks_by_id`` and
+    ``file_summaries``."""
+    by_file: dict[str, list[Candidate]] = {}
     for candidate in candidates:
         by_file.setdefault(candidate.path, []).append(candidate)
     ranked = sorted(by_file, key=lambda path: (-file_scores[path], path))
     ranked = ranked[request.offset : request.offset + request.limit]
     shown = {path: by_file[path][: request.per_file] for path in ranked}
-    chunks = index.keywords.chunks_by_id([c.chunk_id for group in shown.values() for c in group])
-    summaries = index.keywords.file_summaries(ranked)
+    chunks = chunks_by_id([c.chunk_id for group in shown.values() for c in group])
+    summaries = file_summaries(ranked)
     terms = query_terms(request.query)
     hits = []
     for path in ranked:
@@ -519,7 +651,7 @@ def _group(
 
 
 def _passage(
-    candidate: _Candidate,
+    candidate: Candidate,
     chunk: StoredChunk,
     snippet: str,
     highlights: list[tuple[int, int]],

@@ -39,6 +39,7 @@ from explorer.core.private_files import create_private_file, make_private_dirs
 from explorer.core.store.damaged_store import damage_words
 from explorer.core.store.embedding_ledger import EmbeddingLedger
 from explorer.core.store.file_facts import FileFacts, metadata_tags, search_title
+from explorer.core.store.keyword_statistics import KeywordStatistics
 from explorer.core.store.manifest_records import (
     FileRecord,
     FileSummary,
@@ -791,6 +792,11 @@ class KeywordIndex:
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'files_fts'"
         ).fetchone()
         return row is not None
+
+    @property
+    def statistics(self) -> KeywordStatistics:
+        """BM25's statistics of this index, to score hits of several indexes on one scale."""
+        return KeywordStatistics(self._db, self._lock, self.derived, BM25_WEIGHTS)
 
     # -- more like this -----------------------------------------------------------------------
     def distinctive_terms(self, path: str, limit: int, candidates: int = 64) -> list[str]:

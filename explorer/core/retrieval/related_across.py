@@ -1,0 +1,201 @@
+"""Related files across collections: a file's neighbours in every open folder, ranked as one.
+
+The method is :mod:`explorer.core.retrieval.related`'s, over several indexes: each embedded
+passage of the source file asks every collection's vector store for its nearest passages, and
+the answers are merged per passage before anything is counted, so a passage's *background*
+(the mean cosine of its 10 nearest passages in other files) is taken over every folder, as one
+index holding them all would take it. Cosines are comparable across collections: one model
+embeds them all (:class:`~explorer.core.retrieval.collections.Collections` refuses another).
+
+The words tie-breaker ("more like this": the source's most distinctive terms as one BM25
+query) asks each collection and weighs a candidate's BM25 against the best candidate's *of its
+own collection*: it breaks ties (weight 0.05), and each collection's best words count the same.
+
+With one collection the answer is exactly :func:`~explorer.core.retrieval.related.related_files`'s
+(a test holds the two together).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.core.retrieval.merged_search import qualified, unqualified
+from explorer.core.retrieval.related import (
+    DEFAULT_TUNING,
+    FileNotIndexed,
+    NoVectorYet,
+    RelatedError,
+    RelatedFile,
+    RelatedTuning,
+    _best_chunk_per_file,
+    _length_factor,
+    _Pairs,
+    _reference,
+    _shown,
+)
+from explorer.core.store.index import Index
+from explorer.core.store.manifest_records import StoredChunk
+
+
+@dataclass(frozen=True)
+class RelatedAcross:
+    """A neighbour of the source file, and the collection that holds it."""
+
+    collection: str
+    related: RelatedFile
+
+
+def related_across(
+    indexes: Sequence[tuple[str, Index]],
+    source: str,
+    path: str,
+    limit: int = 10,
+    tuning: RelatedTuning = DEFAULT_TUNING,
+) -> list[RelatedAcross]:
+    """The ``limit`` files of any of ``indexes`` (name, index) most related to ``path`` of
+    collection ``source``, best first; the file itself is never among them."""
+    if limit < 1:
+        raise RelatedError("{0} must be at least 1", fields=("limit",))
+    by_name = dict(indexes)
+    own = by_name[source]
+    record = own.keywords.file(path)
+    if record is None:
+        raise FileNotIndexed(f"{path} is not in the index of {own.settings.root}")
+    source_ids = own.keywords.chunk_ids(path)
+    vectors = own.vectors.chunk_vectors(source_ids) if source_ids else {}
+    if not vectors:
+        raise NoVectorYet(path, record.state, record.reason, own.settings.repair_command)
+    ordered = [cid for cid in source_ids if cid in vectors]
+    if len(ordered) > tuning.max_source_passages:
+        step = len(ordered) / tuning.max_source_passages
+        ordered = [ordered[int(i * step)] for i in range(tuning.max_source_passages)]
+    matrix = np.asarray([vectors[cid] for cid in ordered], dtype=np.float32)
+
+    me = qualified(source, path)
+    pairs = _pairs_across(by_name, source, me, ordered, matrix, len(source_ids), tuning)
+    words = _words_across(by_name, source, path, tuning)
+    candidates = set(pairs.best)
+    if not candidates:
+        return []
+    lengths: dict[str, int] = {}
+    for name, paths in _by_collection(candidates).items():
+        found = by_name[name].keywords.text_lengths(paths)
+        lengths.update((qualified(name, other), n) for other, n in found.items())
+    needed = min(tuning.pairs, len(ordered))
+    scored = []
+    for other in candidates:
+        fused = pairs.score(other, needed) + tuning.keyword_weight * words.get(other, 0.0)
+        scored.append((fused * _length_factor(lengths.get(other, 0), tuning), other))
+    scored.sort(key=lambda pair: (-pair[0], pair[1]))
+    chosen = [(_shown(value, tuning), other) for value, other in scored[:limit]]
+    return _explain(by_name, chosen, pairs)
+
+
+def _pairs_across(
+    by_name: dict[str, Index],
+    source: str,
+    me: str,
+    ordered: list[str],
+    matrix: np.ndarray,
+    own_count: int,
+    tuning: RelatedTuning,
+) -> _Pairs:
+    """Each source passage's nearest passages of other files in every collection, merged
+    before they are counted (see ``related._passage_pairs``; keys are qualified)."""
+    merged: list[list[tuple[str, str, float]]] = [[] for _ in ordered]
+    for name, index in by_name.items():
+        extra = min(own_count, tuning.neighbours_per_passage) if name == source else 0
+        answers = index.vectors.query_chunks_many(matrix, tuning.neighbours_per_passage + extra)
+        places = index.keywords.chunk_places(
+            list(dict.fromkeys(cid for answer in answers for cid, _sim in answer))
+        )
+        for slot, answer in zip(merged, answers, strict=True):
+            slot.extend(
+                (qualified(name, place[0]), qualified(name, other_id), similarity)
+                for other_id, similarity in answer
+                if (place := places.get(other_id)) is not None
+            )
+    pairs = _Pairs()
+    for source_id, neighbours in zip(ordered, merged, strict=True):
+        others = sorted((hit for hit in neighbours if hit[0] != me), key=lambda hit: -hit[2])[
+            : tuning.neighbours_per_passage
+        ]
+        if not others:
+            continue
+        background = 0.0
+        if tuning.background > 0:
+            nearest = [similarity for _p, _o, similarity in others[: tuning.background]]
+            background = max(0.0, sum(nearest) / tuning.background)
+        for other, other_id, similarity in others:
+            value = max(0.0, similarity - background)
+            if tuning.headroom and background < 1.0:
+                value /= 1.0 - background
+            pairs.add(other, value, qualified(source, source_id), other_id)
+    return pairs
+
+
+def _words_across(
+    by_name: dict[str, Index], source: str, path: str, tuning: RelatedTuning
+) -> dict[str, float]:
+    """Each candidate file's "more like this" BM25 over its collection's best (0-1)."""
+    if tuning.terms <= 0 or tuning.keyword_weight <= 0:
+        return {}
+    terms = by_name[source].keywords.distinctive_terms(path, tuning.terms)
+    if not terms:
+        return {}
+    words: dict[str, float] = {}
+    for name, index in by_name.items():
+        excluded = path if name == source else ""
+        hits = index.keywords.more_like_this(terms, tuning.keyword_chunks, excluded)
+        best = _best_chunk_per_file(hits, tuning.keyword_file_chunks)
+        top = max((score for _cid, score in best.values()), default=0.0) or 1.0
+        words.update((qualified(name, other), score / top) for other, (_c, score) in best.items())
+    return words
+
+
+def _by_collection(values: Sequence[str] | set[str]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for value in sorted(values):
+        name, rest = unqualified(value)
+        grouped.setdefault(name, []).append(rest)
+    return grouped
+
+
+def _explain(
+    by_name: dict[str, Index],
+    chosen: list[tuple[float, str]],
+    pairs: _Pairs,
+) -> list[RelatedAcross]:
+    """Each chosen neighbour with its explaining passage pair (its strongest)."""
+    explained = {other: pairs.best[other][1:] for _score, other in chosen}
+    wanted = [cid for pair in explained.values() for cid in pair]
+    chunks: dict[str, StoredChunk] = {}
+    for name, ids in _by_collection(set(wanted)).items():
+        found = by_name[name].keywords.chunks_by_id(ids)
+        chunks.update((qualified(name, cid), chunk) for cid, chunk in found.items())
+    titles: dict[str, str] = {}
+    for name, paths in _by_collection({other for _s, other in chosen}).items():
+        found_titles = by_name[name].keywords.titles(paths)
+        titles.update((qualified(name, p), title) for p, title in found_titles.items())
+    results = []
+    for score, other in chosen:
+        pair = explained.get(other)
+        if pair is None or pair[0] not in chunks or pair[1] not in chunks:
+            continue  # changed between the reads
+        name, own_path = unqualified(other)
+        results.append(
+            RelatedAcross(
+                name,
+                RelatedFile(
+                    path=own_path,
+                    title=titles.get(other, ""),
+                    score=round(max(0.0, min(1.0, score)), 4),
+                    source_passage=_reference(chunks[pair[0]]),
+                    related_passage=_reference(chunks[pair[1]]),
+                ),
+            )
+        )
+    return results

@@ -1,0 +1,269 @@
+"""``explorer mcp A B`` as an agent meets it: several folders served as named collections.
+
+A real server process (``python -m tests.fake_model_mcp``: :func:`serve_folders` with the fake
+embedder) and the official SDK's client: every result names its collection, a path is placed in
+its collection (or the call says to give one), scopes are listed with their descriptions, and
+every folder's index is kept current.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from explorer.api.answers import SearchAnswer
+from explorer.api.requests import SearchOptions
+from explorer.config import Settings
+from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
+from explorer.core.retrieval.collections import Collection, Collections
+from explorer.core.retrieval.scopes import Scope
+from explorer.core.store.index import Index
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+from tests.mcp_client import (
+    REPO,
+    StdioServerParameters,
+    call,
+    index_with_fake_model,
+    wait_for,
+    with_session,
+)
+
+GARDEN = {
+    "notes/tomato.md": "# Tomato\n\nTomato plants want compost, sun and water.\n",
+    "notes/compost.md": "# Compost\n\nCompost feeds the [tomatoes](tomato.md).\n",
+    "shared.md": "# Shared\n\nA note both folders hold: compost of the garden.\n",
+}
+SERVERS = {
+    "docs/proxy.md": "# Proxy\n\nThe proxy cache keeps responses; compost is no header.\n",
+    "docs/headers.md": "# Headers\n\nA proxy sets headers on every response.\n",
+    "shared.md": "# Shared\n\nA note both folders hold: the proxy of the servers.\n",
+}
+SCOPES = [
+    {
+        "name": "docs",
+        "paths": ["docs/"],
+        "collections": ["servers"],
+        "description": "the servers' documentation pages",
+    }
+]
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    base = tmp_path_factory.mktemp("mcp-collections")
+    garden = write_files(base / "garden", GARDEN)
+    servers = write_files(base / "servers", SERVERS)
+    index_with_fake_model(garden, base / "garden-index")
+    index_with_fake_model(servers, base / "servers-index")
+    return {
+        "garden": (garden, base / "garden-index"),
+        "servers": (servers, base / "servers-index"),
+    }
+
+
+def params(folders) -> StdioServerParameters:
+    spec = {
+        "folders": [[name, str(root), str(index)] for name, (root, index) in folders.items()],
+        "scopes": SCOPES,
+    }
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("EXPLORER_INDEX_DIR", None)
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "tests.fake_model_mcp", json.dumps(spec)],
+        env=env,
+        cwd=str(REPO),
+    )
+
+
+def test_the_tools_take_a_collection_and_list_the_collections(folders):
+    async def body(session):
+        listed = await session.list_tools()
+        return {tool.name: tool for tool in listed.tools}, await session.initialize()
+
+    tools, init = with_session(params(folders), body)
+    assert "collections" in tools
+    search = tools["search"].input_schema["properties"]
+    assert {"collections", "scopes"} <= set(search)
+    for name in ("read", "read_many", "related", "links", "index_status", "status"):
+        assert "collection" in tools[name].input_schema["properties"], name
+    assert "collection" in json.dumps(tools["search"].output_schema)
+    assert "several folders" in init.instructions
+
+
+def test_search_names_each_result_collection_and_ranks_as_the_core(folders):
+    async def body(session):
+        return (
+            await call(session, "search", query="compost proxy", mode="keyword"),
+            await call(session, "search", query="compost proxy", collections=["garden"]),
+            await call(session, "search", query="compost proxy collection:servers"),
+            await call(session, "search", query="proxy", scopes=["docs"]),
+            await call(session, "search", query="proxy", collections=["nowhere"]),
+            await call(session, "search", query="compost", content=True, limit=2),
+        )
+
+    both, garden, servers, scoped, unknown, content = with_session(params(folders), body)
+    error, data = both
+    assert not error
+    found = {(hit["collection"], hit["path"]) for hit in data["results"]}
+    assert ("garden", "notes/tomato.md") in found and ("servers", "docs/proxy.md") in found
+    assert ("garden", "shared.md") in found and ("servers", "shared.md") in found
+    # the server's answer is the core's ranking over both folders, field for field
+    opened = Collections(
+        [
+            Collection(name, Index.open_existing(Settings.for_root(*where), FakeEmbedder()))
+            for name, where in folders.items()
+        ],
+        [Scope(**SCOPES[0])],  # type: ignore[arg-type]
+    )
+    try:
+        root, index = folders["garden"]
+        settings = Settings.for_root(root, index)
+        request = SearchOptions(mode="keyword", limit=11).request("compost proxy", settings)
+        response = opened.search(request)
+        expected = SearchAnswer.build(
+            shape_answer(opened.get("garden").index, response, ContextOptions())
+        ).to_json()
+    finally:
+        opened.close()
+    assert data["results"] == expected["results"]
+    assert data["stale"] == {"files": 0}
+
+    error, data = garden
+    assert not error and data["results"]
+    assert {hit["collection"] for hit in data["results"]} == {"garden"}
+    error, data = servers
+    assert not error and {hit["collection"] for hit in data["results"]} == {"servers"}
+    error, data = scoped
+    assert not error
+    assert {(h["collection"], h["path"]) for h in data["results"]} == {
+        ("servers", "docs/proxy.md"),
+        ("servers", "docs/headers.md"),
+    }
+    error, text = unknown
+    assert error and "nowhere" in text and "\n" not in text
+    error, data = content
+    assert not error
+    for hit in data["results"]:
+        own_root = folders[hit["collection"]][0]
+        assert hit["passages"][0]["text"] in (own_root / hit["path"]).read_text()
+
+
+def test_a_path_is_placed_in_its_collection_or_the_call_says_to_give_one(folders):
+    async def body(session):
+        return (
+            await call(session, "read", path="shared.md"),
+            await call(session, "read", path="shared.md", collection="servers"),
+            await call(session, "read", path="notes/tomato.md"),
+            await call(session, "read", path="missing.md"),
+            await call(session, "links", path="notes/compost.md"),
+            await call(session, "read_many", glob="**/shared.md"),
+            await call(session, "read_many", paths=["docs/proxy.md", "shared.md"]),
+            await call(session, "status"),
+            await call(session, "status", collection="garden"),
+        )
+
+    answers = with_session(params(folders), body)
+    (ambiguous, chosen, unique, missing, links, globbed, listed, status, garden) = answers
+    error, text = ambiguous
+    assert error
+    assert text == "shared.md is in several collections (garden, servers): give collection"
+    error, data = chosen
+    assert not error and data["collection"] == "servers" and "proxy of the servers" in data["text"]
+    error, data = unique
+    assert not error and data["collection"] == "garden" and data["path"] == "notes/tomato.md"
+    error, text = missing
+    assert error and "missing.md: no such file in any collection" in text
+    error, data = links
+    assert not error and data["collection"] == "garden"
+    assert [(link["path"], link["state"]) for link in data["links"]] == [
+        ("notes/tomato.md", "resolved")
+    ]
+    error, data = globbed
+    assert not error
+    assert [(f["collection"], f["path"]) for f in data["files"]] == [
+        ("garden", "shared.md"),
+        ("servers", "shared.md"),
+    ]
+    error, data = listed
+    assert not error
+    assert [(f["collection"], f["path"]) for f in data["files"]] == [("servers", "docs/proxy.md")]
+    assert data["omitted"][0]["path"] == "shared.md"
+    assert "several collections" in data["omitted"][0]["detail"]
+    error, text = status
+    assert error and "several collections are open (garden, servers)" in text
+    error, data = garden
+    assert not error and data["collection"] == "garden" and data["files"]["indexed"] == 3
+
+
+def test_related_index_status_collections_and_resources(folders):
+    async def body(session):
+        resources = await session.list_resources()
+        uri = next(r.uri for r in resources.resources if str(r.uri).endswith("docs/proxy.md"))
+        text = (await session.read_resource(uri)).contents[0].text
+        return (
+            await call(session, "related", path="notes/tomato.md", collection="garden"),
+            await call(session, "index_status"),
+            await call(session, "index_status", collection="servers", path="docs/"),
+            await call(session, "collections"),
+            [str(r.uri) for r in resources.resources],
+            text,
+        )
+
+    related, every, docs, listing, uris, text = with_session(params(folders), body)
+    error, data = related
+    assert not error and data["collection"] == "garden" and data["related"]
+    assert ("garden", "notes/tomato.md") not in {
+        (n["collection"], n["path"]) for n in data["related"]
+    }
+    assert {n["collection"] for n in data["related"]} == {"garden", "servers"}
+    error, data = every
+    assert not error and data["counts"] == {"fresh": 6}
+    assert {(f["collection"], f["path"]) for f in data["files"]} == {
+        *(("garden", path) for path in GARDEN),
+        *(("servers", path) for path in SERVERS),
+    }
+    error, data = docs
+    assert not error and data["collection"] == "servers"
+    assert [f["path"] for f in data["files"]] == ["docs/headers.md", "docs/proxy.md"]
+    error, data = listing
+    assert not error
+    assert [(c["name"], c["root"], c["files"]) for c in data["collections"]] == [
+        ("garden", str(folders["garden"][0]), 3),
+        ("servers", str(folders["servers"][0]), 3),
+    ]
+    assert data["scopes"] == [
+        {
+            "name": "docs",
+            "description": "the servers' documentation pages",
+            "paths": ["docs/"],
+            "collections": ["servers"],
+        }
+    ]
+    assert "explorer://garden/notes/tomato.md" in uris
+    assert "explorer://servers/shared.md" in uris and "explorer://garden/shared.md" in uris
+    assert text == SERVERS["docs/proxy.md"]
+
+
+def test_every_folder_index_is_kept_current(folders, tmp_path):
+    garden = write_files(tmp_path / "garden", GARDEN)
+    servers = write_files(tmp_path / "servers", SERVERS)
+    index_with_fake_model(garden, tmp_path / "gi")
+    index_with_fake_model(servers, tmp_path / "si")
+    spec = {"garden": (garden, tmp_path / "gi"), "servers": (servers, tmp_path / "si")}
+
+    async def found(session):
+        error, data = await call(session, "search", query="zeppelin", mode="keyword")
+        return not error and [(h["collection"], h["path"]) for h in data["results"]]
+
+    async def body(session):
+        await call(session, "status", collection="servers")  # both keepers are running
+        (servers / "docs" / "zeppelin.md").write_text("# Zeppelin\n\nA zeppelin proxy.\n")
+        return await wait_for(lambda: found(session), 15)
+
+    results, waited = with_session(params(spec), body)
+    assert results == [("servers", "docs/zeppelin.md")], f"not found after {waited:.1f} s"
