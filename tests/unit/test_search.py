@@ -544,3 +544,23 @@ def test_keyword_scores_mix_the_passage_and_its_file_each_over_the_best(tmp_path
         assert max(p.score for p in passages) <= 1.0
     finally:
         index.close()
+
+
+@pytest.mark.parametrize("mode", list(SearchMode))
+def test_a_search_parses_its_query_once(index, monkeypatch, mode):
+    """Every stage (the FTS5 expression, the lookup test, coverage, highlights) reads one parsed
+    Query: the text is split into words and pieces once per search (issue 24: five times)."""
+    from explorer.core.retrieval import query
+
+    calls = {"keyword_pieces": 0, "query_terms": 0}
+    for name in calls:
+        real = getattr(query, name)
+
+        def counted(*args, _real=real, _name=name, **kwargs):
+            calls[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(query, name, counted)
+    response = search(index, SearchRequest("install the package on linux", mode=mode))
+    assert response.results
+    assert calls == {"keyword_pieces": 1, "query_terms": 1}

@@ -36,7 +36,6 @@ import numpy as np
 from explorer.core.models import SearchMode
 from explorer.core.retrieval import scoped_legs
 from explorer.core.retrieval.keyword_scale import KeywordScale
-from explorer.core.retrieval.query import fts_phrases, is_lookup, keyword_pieces
 from explorer.core.retrieval.search import (
     COVERAGE_DEPTH,
     MEASURED,
@@ -137,9 +136,7 @@ class MergedPlan:
         known = [(cid, similarity) for cid, similarity in returned if cid in places]
         kept = {cid for cid, _p, _s in keyword} | {cid for cid, _s in known}
         places = {cid: place for cid, place in places.items() if cid in kept}
-        legs = Legs(
-            keyword, known, returned, places, lookup=is_lookup(keyword_pieces(request.query))
-        )
+        legs = Legs(keyword, known, returned, places, lookup=request.parsed.lookup)
         if request.mode == SearchMode.HYBRID and vector is not None and known and keyword:
             legs.measured = self._measured(vector, keyword, {cid for cid, _ in known})
             legs.coverage = max(
@@ -213,7 +210,7 @@ class MergedPlan:
         statistics = {name: stats for name, stats in self.scale.items() if stats.has_table(table)}
         if not self.shared_scale or len(statistics) < 2:
             return None
-        return KeywordScale(statistics, table, fts_phrases(request.query, request.prefix_last))
+        return KeywordScale(statistics, table, list(request.parsed.phrases))
 
     def _measured(
         self, vector: np.ndarray, keyword: list[tuple[str, str, float]], seen: set[str]

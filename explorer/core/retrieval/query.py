@@ -97,16 +97,65 @@ def keyword_pieces(text: str) -> list[KeywordPiece]:
     return list(pieces.values())
 
 
-def is_lookup(pieces: list[KeywordPiece]) -> bool:
+def is_lookup(pieces: Sequence[KeywordPiece]) -> bool:
     """Whether a query names only identifiers (an exact lookup, where meaning says little)."""
     topical = topic_pieces(pieces)
     return bool(topical) and all(piece.identifier for piece in topical)
 
 
-def topic_pieces(pieces: list[KeywordPiece]) -> list[KeywordPiece]:
+def topic_pieces(pieces: Sequence[KeywordPiece]) -> list[KeywordPiece]:
     """``pieces`` without function words, unless nothing else is left."""
     topical = [piece for piece in pieces if not piece.is_function_word]
-    return topical or pieces
+    return topical or list(pieces)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query's text, parsed once for every stage of a search: its words (for highlights),
+    its keyword pieces, the FTS5 phrases the keyword leg ORs together, whether it is an
+    identifier lookup, and the patterns that measure how much of it a passage covers."""
+
+    text: str
+    prefix_last: bool
+    """The last word is being typed: matched as a prefix."""
+    terms: tuple[str, ...]
+    """The distinct lowercase words, in order (:func:`query_terms`)."""
+    pieces: tuple[KeywordPiece, ...]
+    """Every keyword piece, function words included (:func:`keyword_pieces`)."""
+    topical: tuple[KeywordPiece, ...]
+    """The pieces without function words, unless nothing else is left (:func:`topic_pieces`)."""
+    phrases: tuple[str, ...]
+    """The FTS5 phrases, each a valid expression alone (``"proxy cache valid"``,
+    ``"certif" *``); none when the text holds no words."""
+
+    @classmethod
+    def parse(cls, text: str, prefix_last: bool = False) -> Query:
+        pieces = keyword_pieces(text)
+        topical = topic_pieces(pieces)
+        phrases = _phrases(text, pieces, topical, prefix_last)
+        return cls(
+            text, prefix_last, tuple(query_terms(text)), tuple(pieces), tuple(topical), phrases
+        )
+
+    @property
+    def expression(self) -> str | None:
+        """A safe FTS5 MATCH expression (the phrases OR-ed), or None when there are no words."""
+        return " OR ".join(self.phrases) if self.phrases else None
+
+    @property
+    def lookup(self) -> bool:
+        """The query names only identifiers (an exact lookup, where meaning says little)."""
+        return is_lookup(self.topical)
+
+    @property
+    def typing(self) -> bool:
+        """A word is still being typed at the end (results while typing, no space after it)."""
+        return self.prefix_last and not self.text[-1:].isspace()
+
+    def coverage_matchers(self) -> list[re.Pattern[str]]:
+        """One pattern per topical piece, for :func:`coverage` (the last one a prefix while
+        it is being typed)."""
+        return coverage_matchers(self.topical, self.typing)
 
 
 def fts_expression(text: str, prefix_last: bool = False) -> str | None:
@@ -117,19 +166,25 @@ def fts_expression(text: str, prefix_last: bool = False) -> str | None:
     words are left out (see :data:`FUNCTION_WORDS`) and the rest are OR-ed. ``prefix_last``
     makes the last piece a prefix query, for results while typing.
     """
-    phrases = fts_phrases(text, prefix_last)
-    return " OR ".join(phrases) if phrases else None
+    return Query.parse(text, prefix_last).expression
 
 
 def fts_phrases(text: str, prefix_last: bool = False) -> list[str]:
-    """The phrases :func:`fts_expression` OR-s together, each a valid FTS5 expression alone
-    (``"proxy cache valid"``, ``"certif" *``); none when ``text`` holds no words."""
-    every = keyword_pieces(text)
+    """The phrases :func:`fts_expression` OR-s together (:attr:`Query.phrases`)."""
+    return list(Query.parse(text, prefix_last).phrases)
+
+
+def _phrases(
+    text: str,
+    every: Sequence[KeywordPiece],
+    pieces: Sequence[KeywordPiece],
+    prefix_last: bool,
+) -> tuple[str, ...]:
+    """The FTS5 phrases of the topical ``pieces`` of ``text`` (``every`` piece, in order)."""
     if not every:
-        return []
+        return ()
     typing = prefix_last and not text[-1:].isspace() and not text.rstrip().endswith('"')
     last = every[-1]
-    pieces = topic_pieces(every)
     quoted = ['"' + " ".join(piece.words) + '"' for piece in pieces]
     if typing and pieces[-1] is last:
         if len(" ".join(last.words)) >= MIN_PREFIX:
@@ -142,7 +197,7 @@ def fts_phrases(text: str, prefix_last: bool = False) -> list[str]:
             # One or two letters just typed expand to thousands of terms and only add noise:
             # answer with the words before them until the word takes shape.
             quoted.pop()
-    return quoted
+    return tuple(quoted)
 
 
 STEMMING_TABLES = """

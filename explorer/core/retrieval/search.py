@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -41,17 +42,7 @@ from explorer.core.retrieval.fusion import (
     fuse,
     keyword_relative,
 )
-from explorer.core.retrieval.query import (
-    QueryError,
-    coverage,
-    coverage_matchers,
-    fts_expression,
-    is_lookup,
-    keyword_pieces,
-    make_snippet,
-    query_terms,
-    topic_pieces,
-)
+from explorer.core.retrieval.query import Query, QueryError, coverage, make_snippet
 from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index
 from explorer.core.store.manifest_records import FileSummary, StoredChunk
@@ -178,6 +169,11 @@ class SearchRequest:
     def file_filter(self) -> FileFilter:
         return FileFilter(self.paths, self.tags, self.versions, self.exclude)
 
+    @cached_property
+    def parsed(self) -> Query:
+        """The query parsed once, for every stage of the search."""
+        return Query.parse(self.query, self.prefix_last)
+
 
 class SearchPlan(Protocol):
     """One search's way through its index (or indexes): what :func:`run_search` asks of it."""
@@ -276,7 +272,7 @@ def run_search(source: SearchSource, request: SearchRequest) -> SearchResponse:
         raise QueryError(f"unknown mode {request.mode!r}; use one of {modes}")
     if not request.query.strip():
         raise QueryError("empty query: give some words to search for")
-    if not query_terms(request.query):
+    if not request.parsed.terms:
         raise QueryError("the query has no words to match (only punctuation?)")
     if request.limit < 1 or request.per_file < 1:
         raise QueryError("{0} and {1} must be at least 1", fields=("limit", "per_file"))
@@ -411,9 +407,7 @@ def _gather(
     # Vectors of chunks this index does not hold (on a shared server: other checkouts'; on
     # any store: chunks replaced a moment ago) are dropped before ranks are given.
     known = [(cid, sim) for cid, sim in returned if cid in places]
-    legs = Legs(
-        keyword_hits, known, returned, places, lookup=is_lookup(keyword_pieces(request.query))
-    )
+    legs = Legs(keyword_hits, known, returned, places, lookup=request.parsed.lookup)
     if request.mode == SearchMode.HYBRID and vector is not None and known and keyword_hits:
         legs.measured = measured_cosines(index, vector, keyword_hits, {cid for cid, _ in known})
         legs.coverage = keyword_coverage(index, request, keyword_hits)
@@ -439,7 +433,7 @@ def leg_hits(
     returned: list[tuple[str, float]] = []
     expression = None
     if request.mode in (SearchMode.HYBRID, SearchMode.KEYWORD):
-        expression = fts_expression(request.query, request.prefix_last)
+        expression = request.parsed.expression
         if expression is None:
             if request.mode == SearchMode.KEYWORD:
                 raise QueryError("the query has no words to match (only punctuation?)")
@@ -468,9 +462,7 @@ def file_similarities(
 def keyword_coverage(
     index: Index, request: SearchRequest, keyword_hits: Sequence[tuple[str, str, float]]
 ) -> float:
-    pieces = topic_pieces(keyword_pieces(request.query))
-    typing = request.prefix_last and not request.query[-1:].isspace()
-    matchers = coverage_matchers(pieces, typing)
+    matchers = request.parsed.coverage_matchers()
     chunks = index.keywords.chunks_by_id([cid for cid, _p, _s in keyword_hits[:COVERAGE_DEPTH]])
     return max(
         (
@@ -625,7 +617,7 @@ def group_files(
     shown = {path: by_file[path][: request.per_file] for path in ranked}
     chunks = chunks_by_id([c.chunk_id for group in shown.values() for c in group])
     summaries = file_summaries(ranked)
-    terms = query_terms(request.query)
+    terms = list(request.parsed.terms)
     hits = []
     for path in ranked:
         passages = []
