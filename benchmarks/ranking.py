@@ -185,7 +185,8 @@ def cached_legs(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
 
 def fusion_rules() -> dict:
     """The fusion rules compared with ``--rules`` (name → ``FusionRule``)."""
-    from explorer.core.retrieval.fusion import AGREEMENT_RAMP, FusionKind, FusionRule
+    from explorer.core.models import FusionKind
+    from explorer.core.retrieval.fusion import AGREEMENT_RAMP, FusionRule
 
     calibrated, convex = FusionKind.CALIBRATED, FusionKind.CONVEX
     rules = {
@@ -198,22 +199,22 @@ def fusion_rules() -> dict:
     rules["calibrated w=0.6, floor"] = FusionRule(calibrated, 0.6, measured=False)
     for w in (0.5, 0.6, 0.7):
         for p in (1, 2, 3):
-            rules[f"calibrated w={w} cov^{p}"] = FusionRule(calibrated, w, confidence=p)
+            rules[f"calibrated w={w} cov^{p}"] = FusionRule(calibrated, w, keyword_confidence=p)
     for w in (0.6, 0.7, 0.8):
         for p in (1, 2, 3):
-            rules[f"convex w={w} cov^{p}"] = FusionRule(convex, w, confidence=p)
+            rules[f"convex w={w} cov^{p}"] = FusionRule(convex, w, keyword_confidence=p)
     for lw in (0.2, 0.3, 0.4):
         for w, p in ((0.5, 2), (0.5, 3), (0.6, 2), (0.6, 3), (0.7, 2)):
-            rule = FusionRule(calibrated, w, confidence=p, lookup_weight=lw)
+            rule = FusionRule(calibrated, w, keyword_confidence=p, lookup_weight=lw)
             rules[f"calibrated w={w} cov^{p} lookup w={lw}"] = rule
         for w, p in ((0.7, 2), (0.7, 3), (0.8, 3)):
-            rule = FusionRule(convex, w, confidence=p, lookup_weight=lw)
+            rule = FusionRule(convex, w, keyword_confidence=p, lookup_weight=lw)
             rules[f"convex w={w} cov^{p} lookup w={lw}"] = rule
     for ramp in ((0.4, 0.6), AGREEMENT_RAMP, (0.4, 0.8), (0.5, 0.7), (0.35, 0.7)):
         for w, p in ((0.5, 3), (0.5, 2), (0.6, 3)):
-            rule = FusionRule(calibrated, w, confidence=p, lookup_weight=0.2, agreement=ramp)
+            rule = FusionRule(calibrated, w, keyword_confidence=p, lookup_weight=0.2, agreement=ramp)
             rules[f"calibrated w={w} cov^{p} agree {ramp[0]:g}-{ramp[1]:g}"] = rule
-    rule = FusionRule(convex, 0.7, confidence=3, lookup_weight=0.2, agreement=AGREEMENT_RAMP)
+    rule = FusionRule(convex, 0.7, keyword_confidence=3, lookup_weight=0.2, agreement=AGREEMENT_RAMP)
     rules["convex w=0.7 cov^3 agree 0.4-0.7"] = rule
     return rules
 

@@ -8,27 +8,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from explorer.core.retrieval.fusion import FusionKind
 from explorer.core.retrieval.scopes import Scope
-from explorer.core.settings import DEFAULT_MODEL, IndexSettings
+from explorer.core.settings import DEFAULT_MODEL, Bounds, IndexSettings, knob
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.locations import owned_parents, resolve_index_dir
 from explorer.user_config import (
     CollectionEntry,
     ConfigError,
     FoldersConfig,
-    UserConfig,
     load_folders_config,
     load_user_config,
 )
 
 MODEL_ENV = "EXPLORER_MODEL"
-
-_SHAPED_KEYS = frozenset(
-    {"model", "chroma_url", "exclude", "extensions", "allow_links_outside", "link_base"}
-)
-"""Config file keys that :meth:`Settings.for_root` shapes itself; every other key is taken as it
-is into the :class:`Settings` field :meth:`UserConfig.setting_names` gives."""
 
 
 @dataclass(frozen=True)
@@ -36,9 +28,14 @@ class Settings(IndexSettings):
     """Everything that shapes an index and a search, plus the CLI's and the TUI's own defaults.
     Build one with :meth:`for_root`; the core reads it as the :class:`IndexSettings` it is."""
 
-    default_limit: int = 10
+    default_limit: int = knob(10, "Files a search shows by default.", bounds=Bounds(1), key="limit")
     """Files a search shows when no ``--limit`` is given."""
-    default_min_score: float = 0.0
+    default_min_score: float = knob(
+        0.0,
+        "Passages scoring below this are hidden by default.",
+        bounds=Bounds(0.0, 1.0),
+        key="min_score",
+    )
     """Passages scoring below this are hidden when no ``--min-score`` is given."""
     extra: dict[str, str] = field(default_factory=dict)
     """Free-form options for experiments; unused by default."""
@@ -83,10 +80,7 @@ class Settings(IndexSettings):
             from_config["exclude"] = tuple(config.exclude)
         if config.extensions is not None:
             from_config["extensions"] = frozenset(e.lower().lstrip(".") for e in config.extensions)
-        for key, name in UserConfig.setting_names().items():
-            value = getattr(config, key)
-            if key not in _SHAPED_KEYS and value is not None:
-                from_config[name] = str(value) if isinstance(value, FusionKind) else value
+        from_config.update(config.knobs)
         if config.allow_links_outside is not None:
             allowed = {Path(p).expanduser().resolve() for p in config.allow_links_outside}
             from_config["allow_outside_links"] = root_path in allowed

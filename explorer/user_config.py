@@ -51,37 +51,19 @@ The same file may name folders (*collections*) and sets of files (*scopes*); the
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
-from typing import Annotated, get_args, get_origin, get_type_hints
+from typing import get_args, get_origin, get_type_hints
 
 from explorer.core.errors import ExplorerError
-from explorer.core.models import EmbeddingPrecision
-from explorer.core.retrieval.fusion import FusionKind
 from explorer.core.retrieval.query import PathPatternError
 from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
+from explorer.core.settings import Bounds, knobs
 from explorer.locations import config_dir
 
 CONFIG_NAME = "config.toml"
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """The inclusive range of a numeric setting (no upper bound when ``high`` is None)."""
-
-    low: float
-    high: float | None = None
-
-    def describe(self) -> str:
-        if self.high is None:
-            return f"at least {self.low:g}"
-        return f"between {self.low:g} and {self.high:g}"
-
-
-_RENAMED = "setting"
-"""Field metadata: the :class:`~explorer.config.Settings` field a key sets, when named otherwise."""
 
 
 @dataclass(frozen=True)
@@ -96,45 +78,15 @@ class UserConfig:
     """Gitignore-style patterns to leave out, relative to the root."""
     extensions: list[str] | None = None
     """File extensions to index."""
-    max_file_bytes: Annotated[int | None, Bounds(1)] = None
-    """Larger files are skipped."""
-    allow_links_outside: list[str] | None = field(
-        default=None, metadata={_RENAMED: "allow_outside_links"}
-    )
+    allow_links_outside: list[str] | None = None
     """Roots whose symbolic links may lead out of them (on for the root that is listed)."""
-    embedding_precision: EmbeddingPrecision | None = None
-    """The number format documents are embedded in."""
     link_base: str | dict[str, str] | None = None
     """The URL path at which a static site serves the root (``/docs/``): site-absolute links
     resolve under it. One path for every root, or a table of roots (as passed to explorer,
     ``~`` expanded) and their paths. Without it, it is detected from the folder."""
-    fusion: FusionKind | None = None
-    """How hybrid search fuses its legs."""
-    semantic_weight: Annotated[float | None, Bounds(0.0, 1.0)] = None
-    """Weight of meaning against keywords."""
-    keyword_confidence: Annotated[float | None, Bounds(0.0, 10.0)] = None
-    """The keyword weight is multiplied by the query's coverage to this power."""
-    lookup_weight: Annotated[float | None, Bounds(0.0, 1.0)] = None
-    """Weight of meaning for a query made only of identifiers."""
-    file_weight: Annotated[float | None, Bounds(0.0, 2.0)] = None
-    """Weight of a passage's whole-file cosine next to its own."""
-    file_keyword_weight: Annotated[float | None, Bounds(0.0, 2.0)] = None
-    """Weight of a passage's whole-file BM25 next to its own."""
-    rrf_k: Annotated[int | None, Bounds(1)] = None
-    """The k of Reciprocal Rank Fusion: 1 / (k + rank)."""
-    limit: Annotated[int | None, Bounds(1)] = field(
-        default=None, metadata={_RENAMED: "default_limit"}
-    )
-    """Files a search shows by default."""
-    min_score: Annotated[float | None, Bounds(0.0, 1.0)] = field(
-        default=None, metadata={_RENAMED: "default_min_score"}
-    )
-    """Passages scoring below this are hidden by default."""
-
-    @classmethod
-    def setting_names(cls) -> dict[str, str]:
-        """Each key and the :class:`~explorer.config.Settings` field it sets."""
-        return {f.name: f.metadata.get(_RENAMED, f.name) for f in fields(cls)}
+    knobs: dict[str, object] = field(default_factory=dict)
+    """The settings declared with :func:`~explorer.core.settings.knob` that the file sets, by
+    settings field name, each checked against its declaration."""
 
 
 @dataclass(frozen=True)
@@ -145,19 +97,25 @@ class _KeySpec:
     bounds: Bounds | None
     table: bool = False
     """The key also takes a table of strings (``link_base = { "~/site" = "/docs/" }``)."""
+    setting: str = ""
+    """The settings field a declared setting's key sets (empty: a key of :class:`UserConfig`)."""
 
 
 @cache
 def _specs() -> dict[str, _KeySpec]:
-    """The accepted type and bounds of every key, from :class:`UserConfig`'s annotations."""
+    """The accepted type and bounds of every key: the keys :class:`UserConfig` shapes itself
+    (from its annotations), and every setting declared with
+    :func:`~explorer.core.settings.knob` (from its declaration)."""
+    from explorer.config import Settings
+
     specs: dict[str, _KeySpec] = {}
-    for name, hint in get_type_hints(UserConfig, include_extras=True).items():
-        bounds = None
-        if get_origin(hint) is Annotated:
-            hint, *extras = get_args(hint)
-            bounds = next((extra for extra in extras if isinstance(extra, Bounds)), None)
+    for name, hint in get_type_hints(UserConfig).items():
+        if name == "knobs":
+            continue
         kinds = [get_origin(arg) or arg for arg in get_args(hint) if arg is not type(None)]
-        specs[name] = _KeySpec(kinds[0], bounds, dict in kinds[1:])  # X of ``X | None``
+        specs[name] = _KeySpec(kinds[0], None, dict in kinds[1:])  # X of ``X | None``
+    for key, declared in knobs(Settings).items():
+        specs[key] = _KeySpec(declared.kind, declared.bounds, setting=declared.name)
     return specs
 
 
@@ -191,6 +149,7 @@ def load_user_config(path: Path | None = None) -> UserConfig:
         return UserConfig()
     specs = _specs()
     values: dict[str, object] = {}
+    declared: dict[str, object] = {}
     for key, value in data.items():
         if key in FOLDER_KEYS:
             continue  # read by load_folders_config
@@ -198,8 +157,12 @@ def load_user_config(path: Path | None = None) -> UserConfig:
         if spec is None:
             known = ", ".join(sorted({*specs, *FOLDER_KEYS}))
             raise ConfigError(f"{path}: unknown setting {key!r} (known: {known})")
-        values[key] = _checked(path, key, value, spec)
-    return UserConfig(**values)  # type: ignore[arg-type]  # each value checked against its field
+        if spec.setting:
+            declared[spec.setting] = _checked(path, key, value, spec)
+        else:
+            values[key] = _checked(path, key, value, spec)
+    # Each value checked against its field.
+    return UserConfig(**values, knobs=declared)  # type: ignore[arg-type]
 
 
 def _checked(path: Path, key: str, value: object, spec: _KeySpec) -> object:

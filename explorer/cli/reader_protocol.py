@@ -460,27 +460,21 @@ def _settings_problem(settings: Settings) -> str | None:
 def _configurable() -> frozenset[str]:
     """The settings a client may send other than their defaults: where the index is, and what
     flags, the environment and the config file set."""
-    from explorer.user_config import UserConfig
+    from explorer.core.settings import knobs
 
-    return frozenset({"root", "index_dir", "model", "chroma_url"}).union(
-        UserConfig.setting_names().values()
-    )
+    shaped = {"model", "chroma_url", "exclude", "extensions", "allow_outside_links", "link_base"}
+    declared = {knob.name for knob in knobs(Settings).values()}
+    return frozenset({"root", "index_dir", *shaped, *declared})
 
 
 @cache
 def _config_bounds() -> dict[str, Bounds]:
-    """The range of each numeric setting, as the config file declares it (see
-    :class:`~explorer.user_config.UserConfig`)."""
-    from typing import Annotated, get_args, get_origin, get_type_hints
+    """The range of each numeric setting, as its declaration gives it
+    (:func:`~explorer.core.settings.knob`)."""
+    from explorer.core.settings import knobs
 
-    from explorer.user_config import Bounds as ConfigBounds
-    from explorer.user_config import UserConfig
-
-    hints = get_type_hints(UserConfig, include_extras=True)
-    ranges = {}
-    for key, name in UserConfig.setting_names().items():
-        if get_origin(hints[key]) is Annotated:
-            for extra in get_args(hints[key])[1:]:
-                if isinstance(extra, ConfigBounds):
-                    ranges[name] = Bounds(extra.low, extra.high)
-    return ranges
+    return {
+        knob.name: Bounds(knob.bounds.low, knob.bounds.high)
+        for knob in knobs(Settings).values()
+        if knob.bounds is not None
+    }

@@ -55,3 +55,11 @@ class EmbeddingPrecision(StrEnum):
     FP32 = "fp32"
     BF16 = "bf16"
     """``torch.autocast`` to bfloat16; slower than fp32 on a CPU without native bf16."""
+
+
+class FusionKind(StrEnum):
+    """How hybrid search combines its legs (:mod:`explorer.core.retrieval.fusion`)."""
+
+    CALIBRATED = "calibrated"
+    CONVEX = "convex"
+    RRF = "rrf"

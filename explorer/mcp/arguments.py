@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import ErrorDetails
 
 from explorer.api.requests import MAX_LIMIT, MAX_PER_FILE, MAX_QUERY_CHARS
+from explorer.config import Settings
 from explorer.core.models import SearchMode
+from explorer.core.settings import Bounds, knobs
 
 MAX_PATTERNS = 20
 """The most path, exclude, tag or version values one search takes."""
@@ -60,6 +62,16 @@ class ToolArguments(BaseModel):
         return fixed
 
 
+def _declared(key: str) -> Bounds:
+    """The bounds the setting ``key`` declares (:func:`~explorer.core.settings.knob`)."""
+    bounds = knobs(Settings)[key].bounds
+    assert bounds is not None, key
+    return bounds
+
+
+_LIMIT, _MIN_SCORE = _declared("limit"), _declared("min_score")
+
+
 class SearchArguments(ToolArguments):
     """The arguments of ``search``."""
 
@@ -76,11 +88,11 @@ class SearchArguments(ToolArguments):
     """Only files whose front matter has any of these tags."""
     versions: list[Pattern] = Field(default_factory=list, max_length=MAX_PATTERNS)
     """Only files whose front matter version is one of these."""
-    limit: int | None = Field(default=None, ge=1, le=MAX_LIMIT)
+    limit: int | None = Field(default=None, ge=int(_LIMIT.low), le=MAX_LIMIT)
     """Files to return (default 10, or the config file's)."""
     per_file: int = Field(default=3, ge=1, le=MAX_PER_FILE)
     """Passages per file."""
-    min_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    min_score: float | None = Field(default=None, ge=_MIN_SCORE.low, le=_MIN_SCORE.high)
     """Hide passages scoring below this (0-1)."""
     content: bool = False
     """Each passage's whole text (``text``) instead of a snippet."""

@@ -70,7 +70,7 @@ def test_collections_and_scopes_are_read(configured) -> None:
         "hooks/x/b.ts",
     }
     # The flat settings read the same file and leave these tables alone.
-    assert load_user_config().limit == 5
+    assert load_user_config().knobs == {"default_limit": 5}
 
 
 def test_a_collection_keeps_its_own_rules_however_it_is_opened(configured) -> None:
@@ -159,5 +159,5 @@ def test_an_unknown_top_level_key_names_the_new_ones_too(tmp_path) -> None:
         load_user_config(path)
     assert load_folders_config(tmp_path / "missing.toml").collections == ()
     assert load_user_config(write(tmp_path / "b", CONFIG.format(notes="/n", docs="/d"))) == (
-        UserConfig(limit=5)
+        UserConfig(knobs={"default_limit": 5})
     )

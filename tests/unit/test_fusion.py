@@ -6,9 +6,10 @@ import math
 
 import pytest
 
-from explorer.core.retrieval.fusion import FusionKind, FusionRule, LegScores, fuse
+from explorer.core.models import FusionKind
+from explorer.core.retrieval.fusion import FusionRule, LegScores, fuse
 
-CALIBRATED = FusionRule(FusionKind.CALIBRATED, semantic_weight=0.6, confidence=2.0)
+CALIBRATED = FusionRule(FusionKind.CALIBRATED, semantic_weight=0.6, keyword_confidence=2.0)
 
 
 def question_like() -> list[LegScores]:
@@ -43,7 +44,7 @@ def test_a_keyword_leg_that_covers_little_of_the_query_weighs_little():
 
 
 def test_fixed_weights_ignore_coverage():
-    fixed = FusionRule(FusionKind.CALIBRATED, semantic_weight=0.6, confidence=0.0)
+    fixed = FusionRule(FusionKind.CALIBRATED, semantic_weight=0.6, keyword_confidence=0.0)
     candidates = question_like()
     assert fuse(fixed, candidates, coverage=0.1)[0] == fuse(fixed, candidates, coverage=1.0)[0]
 
@@ -93,7 +94,7 @@ def test_calibrated_is_the_logistic_of_the_weighted_standard_scores():
         LegScores(None, None, 1, 0.6),
         LegScores(2, 1.0, 3, 0.2),
     ]
-    rule = FusionRule(FusionKind.CALIBRATED, semantic_weight=0.6, confidence=1.0)
+    rule = FusionRule(FusionKind.CALIBRATED, semantic_weight=0.6, keyword_confidence=1.0)
     scores, _ = fuse(rule, candidates, coverage=0.5)
 
     def z(values):
@@ -197,7 +198,7 @@ def partly_covered(keyword_cosine: float) -> list[LegScores]:
     return candidates
 
 
-AGREEING = FusionRule(FusionKind.CALIBRATED, 0.5, confidence=3.0, agreement=(0.4, 0.7))
+AGREEING = FusionRule(FusionKind.CALIBRATED, 0.5, keyword_confidence=3.0, agreement=(0.4, 0.7))
 
 
 def test_keyword_hits_that_mean_what_the_query_means_keep_their_weight_despite_low_coverage():
@@ -208,7 +209,7 @@ def test_keyword_hits_that_mean_what_the_query_means_keep_their_weight_despite_l
     assert "agreement 1.00" in description
     assert description.endswith("keyword weight 0.5")
     assert "max(coverage^3, agreement)" in description
-    without = FusionRule(FusionKind.CALIBRATED, 0.5, confidence=3.0)
+    without = FusionRule(FusionKind.CALIBRATED, 0.5, keyword_confidence=3.0)
     assert best(fuse(without, partly_covered(0.5), coverage=0.4)[0]) == 0, "coverage alone"
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
 from explorer.config import Settings
-from explorer.core.models import EmbeddingPrecision
+from explorer.core.models import EmbeddingPrecision, FusionKind
+from explorer.core.settings import knobs
 from explorer.locations import config_dir, data_dir
 from explorer.user_config import ConfigError, UserConfig, load_user_config
 
@@ -39,14 +41,26 @@ def write(folder, text: str):
     return path
 
 
-def test_every_key_sets_a_field_of_settings() -> None:
+def test_every_declared_setting_is_a_field_of_settings_with_its_default_in_bounds() -> None:
+    declared = knobs(Settings)
+    defaults = Settings(root=Path("/r"), index_dir=Path("/i"))
     names = {field.name for field in dataclasses.fields(Settings)}
-    assert set(UserConfig.setting_names().values()) <= names
+    assert (
+        {"semantic_weight", "rrf_k", "default_limit", "fusion"}
+        <= {knob.name for knob in declared.values()}
+        <= names
+    )
+    assert declared["limit"].name == "default_limit" and declared["limit"].help
+    for knob in declared.values():
+        assert getattr(defaults, knob.name) == knob.default
+        assert knob.bounds is None or knob.bounds.holds(knob.default), knob
 
 
 def test_every_key_reaches_the_settings(isolated_locations, tmp_path) -> None:
     write(isolated_locations / "config", FULL)
-    keys = {field.name for field in dataclasses.fields(UserConfig)}
+    keys = {field.name for field in dataclasses.fields(UserConfig)} - {"knobs"} | set(
+        knobs(Settings)
+    )
     assert {line.split(" = ")[0] for line in FULL.strip().splitlines()} == keys
     settings = Settings.for_root(tmp_path)
     assert settings.chroma_url == "http://chroma.example:8000"
@@ -56,7 +70,7 @@ def test_every_key_reaches_the_settings(isolated_locations, tmp_path) -> None:
     assert settings.max_file_bytes == 1000 and settings.allow_outside_links is False
     assert settings.embedding_precision is EmbeddingPrecision.FP32
     assert settings.link_base == "/docs/"
-    assert settings.fusion == "convex" and type(settings.fusion) is str
+    assert settings.fusion is FusionKind.CONVEX
     assert (settings.semantic_weight, settings.lookup_weight) == (0.7, 0.1)
     assert (settings.file_weight, settings.file_keyword_weight) == (0.5, 0.25)
     assert settings.keyword_confidence == 2.0 and isinstance(settings.keyword_confidence, float)

@@ -39,15 +39,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
-
-class FusionKind(StrEnum):
-    """How hybrid search combines its legs."""
-
-    CALIBRATED = "calibrated"
-    CONVEX = "convex"
-    RRF = "rrf"
+from explorer.core.models import FusionKind
 
 
 @dataclass(frozen=True)
@@ -84,7 +77,7 @@ class FusionRule:
     rrf_k: int = 60
     measured: bool = True
     """Score a passage the vector leg missed by its measured cosine, not the leg's lowest."""
-    confidence: float = 0.0
+    keyword_confidence: float = 0.0
     """Exponent of the keyword leg's coverage of the query on its weight (0: fixed weights)."""
     lookup_weight: float | None = None
     """The vector leg's weight for a query that names only identifiers (None: the usual)."""
@@ -110,10 +103,10 @@ class FusionRule:
         if self.file_weight > 0:
             cosine = "meaning"
         keyword = f"{1 - w:g}"
-        if self.confidence and self.agreement:
-            keyword += f" x max(coverage^{self.confidence:g}, agreement)"
-        elif self.confidence:
-            keyword += f" x coverage^{self.confidence:g}"
+        if self.keyword_confidence and self.agreement:
+            keyword += f" x max(coverage^{self.keyword_confidence:g}, agreement)"
+        elif self.keyword_confidence:
+            keyword += f" x coverage^{self.keyword_confidence:g}"
         if self.kind is FusionKind.CONVEX:
             text = f"{w:g} x {cosine} + {keyword} x {leg}"
         else:
@@ -126,8 +119,8 @@ class FusionRule:
             one = "BM25/best" if self.kind is FusionKind.CONVEX else "z(BM25)"
             whole = "file BM25/best" if self.kind is FusionKind.CONVEX else "z(file BM25)"
             text += f"; words = ({one} + {f:g} x {whole}) / {1 + f:g}"
-        if coverage is not None and self.confidence:
-            factor = coverage**self.confidence
+        if coverage is not None and self.keyword_confidence:
+            factor = coverage**self.keyword_confidence
             numbers = f"coverage {coverage:.2f}"
             if self.agreement and agreement is not None:
                 factor = max(factor, agreement)
@@ -179,7 +172,7 @@ def fuse(
     if not has_keywords:
         return [_unit(c) for c in cosines], described
     w = rule.semantic_weight
-    factor = coverage**rule.confidence
+    factor = coverage**rule.keyword_confidence
     if agreement is not None:
         factor = max(factor, agreement)
     keyword_weight = (1 - w) * factor

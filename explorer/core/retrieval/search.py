@@ -31,12 +31,11 @@ from typing import Protocol
 
 import numpy as np
 
-from explorer.core.models import SearchMode
+from explorer.core.models import FusionKind, SearchMode
 from explorer.core.retrieval import scoped_legs
 from explorer.core.retrieval.file_filter import FileFilter
 from explorer.core.retrieval.fusion import (
     AGREEMENT_RAMP,
-    FusionKind,
     FusionRule,
     LegScores,
     fuse,
@@ -379,7 +378,7 @@ def fusion_rule(settings: IndexSettings) -> FusionRule:
         kind,
         settings.semantic_weight,
         settings.rrf_k,
-        confidence=settings.keyword_confidence,
+        keyword_confidence=settings.keyword_confidence,
         lookup_weight=lookup,
         agreement=AGREEMENT_RAMP,
         file_weight=settings.file_weight,
