@@ -212,9 +212,13 @@ def fusion_rules() -> dict:
             rules[f"convex w={w} cov^{p} lookup w={lw}"] = rule
     for ramp in ((0.4, 0.6), AGREEMENT_RAMP, (0.4, 0.8), (0.5, 0.7), (0.35, 0.7)):
         for w, p in ((0.5, 3), (0.5, 2), (0.6, 3)):
-            rule = FusionRule(calibrated, w, keyword_confidence=p, lookup_weight=0.2, agreement=ramp)
+            rule = FusionRule(
+                calibrated, w, keyword_confidence=p, lookup_weight=0.2, agreement=ramp
+            )
             rules[f"calibrated w={w} cov^{p} agree {ramp[0]:g}-{ramp[1]:g}"] = rule
-    rule = FusionRule(convex, 0.7, keyword_confidence=3, lookup_weight=0.2, agreement=AGREEMENT_RAMP)
+    rule = FusionRule(
+        convex, 0.7, keyword_confidence=3, lookup_weight=0.2, agreement=AGREEMENT_RAMP
+    )
     rules["convex w=0.7 cov^3 agree 0.4-0.7"] = rule
     return rules
 
