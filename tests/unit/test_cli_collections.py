@@ -262,3 +262,20 @@ def test_links_of_a_file_of_either_folder(corpus) -> None:
     for folder in (servers, garden):
         data = json.loads(ok(invoke("links", folder / "README.md", "--json")).stdout)
         assert data["path"] == "README.md"
+
+
+def test_the_resident_reader_serves_one_folder_only(corpus) -> None:
+    from explorer.cli.resident_client import resolve
+
+    _base, servers, garden, _union, _done = corpus
+    one = resolve(["search", "proxy", str(servers)], main)
+    assert one is not None and one.request.settings.root == servers
+    assert resolve(["status", str(servers)], main) is not None
+    for argv in (
+        ["search", "proxy", str(servers), str(garden)],
+        ["search", "proxy", str(servers), "--scope", "code"],
+        ["search", "proxy collection:servers", str(servers)],
+        ["status", str(servers), str(garden)],
+        ["related", str(servers / "README.md"), str(garden)],
+    ):
+        assert resolve(argv, main) is None, argv
