@@ -705,6 +705,13 @@ class StatusAnswer(Answer):
         )
 
 
+class CollectionStatusesAnswer(Answer):
+    """The status of each open collection (``explorer status A B``)."""
+
+    collections: list[StatusAnswer]
+    """One per collection, in the order they were opened, each named."""
+
+
 # -- indexing -----------------------------------------------------------------------------------
 class RepairAnswer(Answer):
     """A damaged store that was set aside and built anew."""
@@ -725,6 +732,8 @@ class RepairAnswer(Answer):
 class IndexAnswer(Answer):
     """What ``explorer index`` did: files by outcome, passages embedded, repairs, times."""
 
+    collection: str | None = None
+    """The collection, when several folders were indexed."""
     root: str
     """The indexed folder."""
     rebuilt: bool
@@ -798,6 +807,13 @@ class IndexAnswer(Answer):
             model_seconds=round(report.model_seconds, 3),
             embed_seconds=round(report.embed_seconds, 3),
         )
+
+
+class CollectionsIndexAnswer(Answer):
+    """What ``explorer index A B`` did in each folder."""
+
+    collections: list[IndexAnswer]
+    """One per collection, in the order they were indexed, each named."""
 
 
 def iso_time(timestamp: float | None) -> datetime | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
+    from explorer.api.answers import IndexAnswer
     from explorer.core.indexing.report import IndexReport
     from explorer.core.indexing.report import Progress as SyncProgress
     from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
@@ -130,30 +131,53 @@ def run_index(
     only: tuple[Path, ...] | None = None,
 ) -> None:
     """``explorer index``: a sync of the whole root, of ``only`` some paths, or a rebuild."""
+    settings = settings_for(root, options)
+    rel_paths = _paths_inside(settings.root, only) if only is not None else None
+    done = index_folder(settings, keywords_only, rebuild, rel_paths, progress=not as_json)
+    print_index_report(done, as_json)
+
+
+@dataclass(frozen=True)
+class IndexDone:
+    """What indexing one folder did."""
+
+    settings: Settings
+    report: IndexReport
+    keywords_only: bool
+    rebuilt: bool = False
+    repairs: Sequence[Repair] = ()
+
+
+def index_folder(
+    settings: Settings,
+    keywords_only: bool,
+    rebuild: bool = False,
+    rel_paths: list[str] | None = None,
+    progress: bool = True,
+) -> IndexDone:
+    """Sync the index of ``settings``' folder (just ``rel_paths`` if given), or rebuild it; a
+    progress bar on a terminal's stderr with ``progress``."""
     from explorer.core.indexing.indexer import Indexer
     from explorer.core.store.index import Index
     from explorer.core.store.vectors import VectorStoreUnavailable
 
-    settings = settings_for(root, options)
     if not keywords_only:
         require_server(settings)
     if rebuild:
         from explorer.core.indexing.rebuild import rebuild as rebuild_index
 
-        with _ProgressDisplay(enabled=not as_json and _stderr_is_terminal()) as display:
+        with _ProgressDisplay(enabled=progress and _stderr_is_terminal()) as display:
             report = rebuild_index(
                 settings,
                 meta={ROOT_META: str(settings.root)},
                 progress=display.update,
                 embed=not keywords_only,
             )
-        _print_index_report(settings, report, as_json, keywords_only, rebuilt=True)
-        return
-    rel_paths = _paths_inside(settings.root, only) if only is not None else None
+        return IndexDone(settings, report, keywords_only, rebuilt=True)
     index = Index.open_for_writing(settings, check_model=True)
     try:
         index.keywords.set_meta(ROOT_META, str(settings.root))
-        with _ProgressDisplay(enabled=not as_json and _stderr_is_terminal()) as display:
+        with _ProgressDisplay(enabled=progress and _stderr_is_terminal()) as display:
             indexer = Indexer(index)
             if rel_paths is None:
                 report = indexer.sync(progress=display.update, embed=not keywords_only)
@@ -175,7 +199,7 @@ def run_index(
     finally:
         index.close()
     report.tightened = [entry.describe(settings.index_dir) for entry in index.tightened]
-    _print_index_report(settings, report, as_json, keywords_only, repairs=index.repairs)
+    return IndexDone(settings, report, keywords_only, repairs=index.repairs)
 
 
 def _paths_inside(root: Path, paths: tuple[Path, ...]) -> list[str]:
@@ -196,20 +220,22 @@ def _paths_inside(root: Path, paths: tuple[Path, ...]) -> list[str]:
     return rel_paths
 
 
-def _print_index_report(
-    settings: Settings,
-    report: IndexReport,
-    as_json: bool,
-    keywords_only: bool,
-    rebuilt: bool = False,
-    repairs: Sequence[Repair] = (),
-) -> None:
-    if as_json:
-        from explorer.api.answers import IndexAnswer
+def index_answer(done: IndexDone) -> IndexAnswer:
+    """``explorer index --json``'s answer for one folder."""
+    from explorer.api.answers import IndexAnswer
 
-        answer = IndexAnswer.build(str(settings.root), report, rebuilt=rebuilt, repairs=repairs)
-        print_json(answer.to_json())
+    return IndexAnswer.build(
+        str(done.settings.root), done.report, rebuilt=done.rebuilt, repairs=done.repairs
+    )
+
+
+def print_index_report(done: IndexDone, as_json: bool) -> None:
+    """Print what indexing one folder did, as text or JSON."""
+    if as_json:
+        print_json(index_answer(done).to_json())
         return
+    settings, report, keywords_only = done.settings, done.report, done.keywords_only
+    rebuilt, repairs = done.rebuilt, done.repairs
     lead = "rebuilt from scratch: " if rebuilt else ""
     for repair in repairs:
         click.echo(safe_text(repair.describe()))
@@ -410,6 +436,9 @@ class SearchOutcome:
     """The number of its first file (``--offset`` + 1)."""
     scope: str
     """The file filter in words (``notes/ and tag backup``), or empty for every file."""
+    roots: Mapping[str, Path] = field(default_factory=dict)
+    """The folder of each collection searched, by name, when several were open (each file
+    then says its collection); empty for one folder."""
 
     @property
     def found(self) -> bool:
@@ -488,9 +517,10 @@ def print_search(
 
         render_search_notes(outcome.answer, outcome.scope, outcome.first - 1, err)
         if output.format is OutputFormat.PATHS:
-            render_paths(outcome.answer, out)
+            render_paths(outcome.answer, out, outcome.roots)
         else:
-            render_search(outcome.answer, output.explain, first=outcome.first, out=out)
+            named = bool(outcome.roots)
+            render_search(outcome.answer, output.explain, outcome.first, out, named)
     return EXIT_FOUND if outcome.found else EXIT_NOTHING_FOUND
 
 

@@ -268,8 +268,7 @@ def open_command(
 
 
 @main.command()
-@click.argument("root", type=click.Path(path_type=Path), default=Path("."), required=False)
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("folders", nargs=-1, type=click.Path(path_type=Path), metavar="[ROOT]...")
 @index_dir_option
 @model_option
 @chroma_url_option
@@ -289,8 +288,7 @@ def open_command(
 )
 @friendly_errors
 def index(
-    root: Path,
-    paths: tuple[Path, ...],
+    folders: tuple[Path, ...],
     index_dir: Path | None,
     model: str | None,
     chroma_url: str | None,
@@ -299,22 +297,33 @@ def index(
     rebuild: bool,
     only: bool,
 ) -> None:
-    """Build or update the index of ROOT (default: the current folder).
+    """Build or update the index of each FOLDER (default: the config's default_collections,
+    else the current folder); each folder has an index of its own.
 
-    `explorer index ROOT --only PATH...` updates just those paths.
+    `explorer index ROOT --only PATH...` updates just those paths of ROOT.
     """
     from explorer.cli.commands import IndexOptions, run_index
+    from explorer.cli.several import index_several
 
+    root, paths = (folders[0], folders[1:]) if folders else (None, ())
     if paths and not only:
-        fail(f"unexpected argument {str(paths[0])!r}; to update just some files use --only PATH...")
+        not_folders = [path for path in paths if not path.is_dir()]
+        if not_folders:
+            fail(
+                f"unexpected argument {str(not_folders[0])!r} (not a folder); to update just "
+                "some files use --only PATH..."
+            )
     if only and not paths:
         fail("--only needs the paths to update: explorer index ROOT --only PATH...")
     if only and rebuild:
         fail("--only and --rebuild exclude each other")
     if rebuild and keywords_only:
         fail("--rebuild swaps in a complete index, vectors included; drop --keywords-only")
+    options = IndexOptions(index_dir, model, chroma_url)
+    if not only and index_several(folders, options, as_json, keywords_only, rebuild):
+        return
     run_index(
-        root,
+        root or Path("."),
         IndexOptions(index_dir, model, chroma_url),
         as_json,
         keywords_only,
@@ -325,7 +334,7 @@ def index(
 
 @main.command()
 @click.argument("query")
-@click.argument("root", type=click.Path(path_type=Path), required=False)
+@click.argument("folders", nargs=-1, type=click.Path(path_type=Path), metavar="[ROOT]...")
 @index_dir_option
 @model_option
 @chroma_url_option
@@ -363,6 +372,21 @@ def index(
     multiple=True,
     metavar="V",
     help="Only files whose front matter version is V (repeatable: any of them).",
+)
+@click.option(
+    "--collection",
+    "collections",
+    multiple=True,
+    metavar="NAME",
+    help="Only the collection NAME (repeatable: any of them); with no FOLDER, opens the "
+    "config's collection NAME.",
+)
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    metavar="NAME",
+    help="Only the files of the config's scope NAME (repeatable: any of them).",
 )
 @click.option(
     "--limit", type=int, default=None, help="Files to show (default 10, or limit in config.toml)."
@@ -404,7 +428,7 @@ def index(
 @friendly_errors
 def search(
     query: str,
-    root: Path | None,
+    folders: tuple[Path, ...],
     index_dir: Path | None,
     model: str | None,
     chroma_url: str | None,
@@ -413,6 +437,8 @@ def search(
     exclude: tuple[str, ...],
     tags: tuple[str, ...],
     versions: tuple[str, ...],
+    collections: tuple[str, ...],
+    scopes: tuple[str, ...],
     limit: int | None,
     offset: int,
     per_file: int,
@@ -425,40 +451,45 @@ def search(
     output_format: str | None,
     as_json: bool,
 ) -> int:
-    """Search the index of ROOT for QUERY.
+    """Search the index of ROOT for QUERY; given several folders (ROOT...), search them all,
+    ranked as one (default: the config's default_collections, else the current folder).
 
-    QUERY may hold filter words too: path:GLOB, exclude:GLOB, tag:TAG, version:V (as in the
-    TUI); quote a value with spaces: tag:"Data, AI". Results go to stdout, notes to stderr.
-    Exit status: 0 when a file was found, 1 when none was, 2 on an error.
+    QUERY may hold filter words too: path:GLOB, exclude:GLOB, tag:TAG, version:V,
+    collection:NAME, scope:NAME (as in the TUI); quote a value with spaces: tag:"Data, AI".
+    Results go to stdout, notes to stderr. Exit status: 0 when a file was found, 1 when none
+    was, 2 on an error.
     """
     from explorer.api.requests import SearchOptions
     from explorer.cli.commands import IndexOptions, SearchOutput, run_search
     from explorer.cli.commands import output_format as chosen_format
+    from explorer.cli.several import search_several, uses_collections
     from explorer.core.retrieval.agent_context import ContextOptions
 
     output = SearchOutput(chosen_format(as_json, output_format), explain, offsets)
-    return run_search(
-        query,
-        root,
-        IndexOptions(index_dir, model, chroma_url),
-        SearchOptions(
-            mode=SearchMode(mode),
-            paths=paths,
-            tags=tags,
-            versions=versions,
-            exclude=exclude,
-            limit=limit,
-            offset=offset,
-            per_file=per_file,
-            min_score=min_score,
-        ),
-        ContextOptions(content=content, max_tokens=max_tokens, metadata_only=metadata_only),
-        output,
+    options = IndexOptions(index_dir, model, chroma_url)
+    search_options = SearchOptions(
+        mode=SearchMode(mode),
+        paths=paths,
+        tags=tags,
+        versions=versions,
+        exclude=exclude,
+        limit=limit,
+        offset=offset,
+        per_file=per_file,
+        min_score=min_score,
+        collections=collections,
+        scopes=scopes,
     )
+    context = ContextOptions(content=content, max_tokens=max_tokens, metadata_only=metadata_only)
+    if uses_collections(folders, query, collections, scopes):
+        return search_several(query, folders, options, search_options, context, output)
+    root = folders[0] if folders else None
+    return run_search(query, root, options, search_options, context, output)
 
 
 @main.command()
 @click.argument("file", type=click.Path(path_type=Path))
+@click.argument("folders", nargs=-1, type=click.Path(path_type=Path), metavar="[FOLDER]...")
 @index_dir_option
 @model_option
 @chroma_url_option
@@ -469,6 +500,7 @@ def search(
 @friendly_errors
 def related(
     file: Path,
+    folders: tuple[Path, ...],
     index_dir: Path | None,
     model: str | None,
     chroma_url: str | None,
@@ -476,14 +508,20 @@ def related(
     limit: int,
     as_json: bool,
 ) -> None:
-    """Show the files nearest in meaning to FILE."""
+    """Show the files nearest in meaning to FILE, in FILE's folder and in every FOLDER given
+    (default: FILE's folder, and the config's default_collections when one of them holds
+    FILE)."""
     from explorer.cli.commands import IndexOptions, run_related
+    from explorer.cli.several import related_several
 
-    run_related(file, IndexOptions(index_dir, model, chroma_url), root, limit, as_json)
+    options = IndexOptions(index_dir, model, chroma_url)
+    if related_several(file, folders, options, root, limit, as_json):
+        return
+    run_related(file, options, root, limit, as_json)
 
 
 @main.command()
-@click.argument("root", type=click.Path(path_type=Path), required=False)
+@click.argument("folders", nargs=-1, type=click.Path(path_type=Path), metavar="[ROOT]...")
 @index_dir_option
 @model_option
 @chroma_url_option
@@ -491,16 +529,21 @@ def related(
 @one_shot
 @friendly_errors
 def status(
-    root: Path | None,
+    folders: tuple[Path, ...],
     index_dir: Path | None,
     model: str | None,
     chroma_url: str | None,
     as_json: bool,
 ) -> None:
-    """Show what the index of ROOT holds and whether it needs a rebuild."""
+    """Show what the index of each FOLDER holds and whether it needs a rebuild (default: the
+    config's default_collections, else the current folder)."""
     from explorer.cli.commands import IndexOptions, run_status
+    from explorer.cli.several import status_several
 
-    run_status(root, IndexOptions(index_dir, model, chroma_url), as_json)
+    options = IndexOptions(index_dir, model, chroma_url)
+    if status_several(folders, options, as_json):
+        return
+    run_status(folders[0] if folders else None, options, as_json)
 
 
 @main.command()

@@ -26,7 +26,8 @@ from explorer.core.safe_text import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
 
     from explorer.core.retrieval.agent_context import AgentAnswer
     from explorer.core.retrieval.links import FileLinks, Link, ReferenceCheck
@@ -95,21 +96,38 @@ def render_search_notes(
     )
 
 
-def render_paths(answer: AgentAnswer, out: TextIO | None = None) -> None:
+def render_paths(
+    answer: AgentAnswer, out: TextIO | None = None, roots: Mapping[str, Path] | None = None
+) -> None:
     """``path<TAB>score`` per file, best first (``--format paths``), to ``out`` (default:
     stdout); a control character or tab in a name is escaped (``safe_name``), so each line
-    has exactly one tab."""
+    has exactly one tab.
+
+    With several collections (``roots``: each one's folder), the path is the file's real path
+    on disk (its folder joined with its path): what a pipe can open, and what ``explorer
+    related`` and ``links`` take; the folder says the collection."""
     for hit in answer.response.results:
-        click.echo(f"{safe_name(hit.path)}\t{hit.score:.4f}", file=out)
+        path = str(roots[hit.collection] / hit.path) if roots else hit.path
+        click.echo(f"{safe_name(path)}\t{hit.score:.4f}", file=out)
+
+
+def collection_label(name: str) -> str:
+    """``[name] `` before a path, in text, when several collections are open."""
+    return f"[{safe_name(name)}] " if name else ""
 
 
 def render_search(
-    answer: AgentAnswer, explain: bool, first: int = 1, out: TextIO | None = None
+    answer: AgentAnswer,
+    explain: bool,
+    first: int = 1,
+    out: TextIO | None = None,
+    collections: bool = False,
 ) -> None:
     """An :class:`~explorer.core.retrieval.agent_context.AgentAnswer` as text, to ``out``
     (default: stdout): files best first, each with its passages (snippets, or full text with
     ``--content``), or metadata only; with ``explain``, the legs and the fusion first. Its
-    notes are :func:`render_search_notes`'."""
+    notes are :func:`render_search_notes`'. With ``collections``, ``[name]`` before each
+    path says which collection holds the file."""
     response, options = answer.response, answer.options
     styled = is_terminal(out)
     if explain:
@@ -120,7 +138,8 @@ def render_search(
     for number, hit in enumerate(response.results, start=first):
         title = f" — {safe_label(hit.title)}" if hit.title else ""
         path = click.style(safe_name(hit.path), bold=True)
-        click.echo(f"{number:>2}. {path}  {hit.score:.2f}{title}", file=out)
+        label = collection_label(hit.collection) if collections else ""
+        click.echo(f"{number:>2}. {label}{path}  {hit.score:.2f}{title}", file=out)
         if hit.description:
             click.echo(f"      {safe_label(hit.description, 2 * LABEL_MAX)}", file=out)
         if hit.tags:
@@ -166,16 +185,29 @@ def _page(page: int | None) -> str:
     return "" if page is None else f"p. {page} "
 
 
-def render_related(path: str, neighbours: Sequence[RelatedFile], out: TextIO | None = None) -> None:
-    path = safe_name(path)
+def render_related(
+    path: str,
+    neighbours: Sequence[RelatedFile],
+    out: TextIO | None = None,
+    collections: tuple[str, Sequence[str]] | None = None,
+) -> None:
+    """``explorer related``: the neighbours best first, each with the pair of passages that
+    links it to the source. ``collections`` (the source's, and each neighbour's) puts
+    ``[name]`` before each path, when several collections are open."""
+    source_label, labels = (
+        (collection_label(collections[0]), [collection_label(n) for n in collections[1]])
+        if collections
+        else ("", [""] * len(neighbours))
+    )
+    path = source_label + safe_name(path)
     if not neighbours:
         click.echo(f"no related files for {path}", file=out)
         return
     click.echo(f"files related to {path}:", file=out)
-    for number, other in enumerate(neighbours, start=1):
+    for number, (other, label) in enumerate(zip(neighbours, labels, strict=True), start=1):
         title = f" — {safe_label(other.title)}" if other.title else ""
         name = click.style(safe_name(other.path), bold=True)
-        click.echo(f"{number:>2}. {name}  {other.score:.2f}{title}", file=out)
+        click.echo(f"{number:>2}. {label}{name}  {other.score:.2f}{title}", file=out)
         source, match = other.source_passage, other.related_passage
         click.echo(
             f"      here  {_page(source.page)}L{source.start_line}-{source.end_line} "

@@ -147,6 +147,8 @@ def resolve(argv: list[str], cli: click.Group) -> ResolvedCall | None:
         # No help option: a `--help` that is an option (not a value) is an error here, and
         # the process prints the help itself.
         context = command.make_context(argv[0], list(argv[1:]), help_option_names=[])
+        if _several_folders(argv[0], context.params):
+            return None  # several folders run in-process (a reader serves one index)
         settings, call, starts_reader = _call(argv[0], context.params)
     except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
         return None
@@ -161,13 +163,30 @@ def resolve(argv: list[str], cli: click.Group) -> ResolvedCall | None:
     return ResolvedCall(request, starts_reader)
 
 
+def _several_folders(name: str, params: dict[str, Any]) -> bool:
+    """Whether the command opens named collections (:mod:`explorer.cli.several`) rather than
+    one index."""
+    from explorer.cli.several import uses_collections
+    from explorer.user_config import load_folders_config
+
+    folders = params.get("folders", ())
+    if name == "search":
+        return uses_collections(folders, params["query"], params["collections"], params["scopes"])
+    if name == "links":
+        return False  # links stay within FILE's own folder
+    if name == "related":  # related FILE A: FILE's folder and A
+        return bool(folders) or bool(load_folders_config().default_collections)
+    return len(folders) > 1 or (not folders and bool(load_folders_config().default_collections))
+
+
 def _call(name: str, params: dict[str, Any]) -> tuple[Settings, Call, bool]:
     """The settings and the typed call of subcommand ``name`` with its parsed ``params``, and
     whether a reader is worth starting for it."""
     options = IndexOptions(params["index_dir"], params["model"], params["chroma_url"])
     if name == "search":
         output = output_format(params["as_json"], params["output_format"])
-        settings = settings_for(params["root"], options)
+        folders = params["folders"]
+        settings = settings_for(folders[0] if folders else None, options)
         mode = SearchMode(params["mode"])
         search = SearchCall(
             query=params["query"],
@@ -194,7 +213,8 @@ def _call(name: str, params: dict[str, Any]) -> tuple[Settings, Call, bool]:
     if name == "links":
         settings, rel_path = links_target(params["file"], options, params["root"])
         return settings, LinksCall(rel_path, params["as_json"]), False
-    settings = settings_for(params["root"], options)
+    folders = params["folders"]
+    settings = settings_for(folders[0] if folders else None, options)
     return settings, StatusCall(params["as_json"]), True
 
 

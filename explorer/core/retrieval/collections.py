@@ -41,7 +41,7 @@ from explorer.core.retrieval.merged_search import MergedPlan, SearchedCollection
 from explorer.core.retrieval.query import QueryError
 from explorer.core.retrieval.related_across import RelatedAcross, related_across
 from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
-from explorer.core.retrieval.search import SearchRequest, SearchResponse, run_search
+from explorer.core.retrieval.search import FileHit, SearchRequest, SearchResponse, run_search
 from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index, Status
 
@@ -270,6 +270,29 @@ class Collections:
             None if everything else matching,
             shared_scale,
         )
+
+    def chunk_texts(self, hits: Sequence[FileHit]) -> dict[str, str]:
+        """The whole texts of the passages of ``hits`` (results of :meth:`search`), each read
+        from its own collection's index, by chunk id."""
+        wanted: dict[str, list[str]] = {}
+        for hit in hits:
+            wanted.setdefault(hit.collection, []).extend(p.chunk_id for p in hit.passages)
+        texts: dict[str, str] = {}
+        for name, ids in wanted.items():
+            chunks = self.get(name).index.keywords.chunks_by_id(ids)
+            texts.update((cid, chunk.text) for cid, chunk in chunks.items())
+        return texts
+
+    def holding(self, file: Path) -> tuple[Collection, str] | None:
+        """The open collection whose folder holds the real path ``file`` (the innermost one,
+        when folders nest), and ``file`` relative to its folder; None when none holds it."""
+        best: tuple[Collection, str] | None = None
+        for collection in self._collections:
+            if not file.is_relative_to(collection.root):
+                continue
+            if best is None or len(collection.root.parts) > len(best[0].root.parts):
+                best = (collection, file.relative_to(collection.root).as_posix())
+        return best
 
     # -- status, related files and links -----------------------------------------------------------
     def status(self, disk: bool = True) -> list[CollectionStatus]:

@@ -1,0 +1,279 @@
+"""The CLI over several folders: ``explorer index|search|status|related`` on named collections.
+
+A command given one folder (or none, when the config file sets no ``default_collections``)
+runs as it always did (:mod:`explorer.cli.commands`; the resident reader may answer it), and
+prints the same bytes. Given several folders, or none with ``default_collections`` set, or a
+``--collection``/``--scope`` (``collection:``/``scope:`` words in a query), it opens the folders
+as named collections (:func:`explorer.config.open_folders`): a search asks
+:class:`~explorer.core.retrieval.collections.Collections` for one ranking over every folder, and
+each result names its collection. These commands run in this process: a resident reader serves
+one index, and several folders go without one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from explorer.cli.commands import (
+    CheckedStatus,
+    IndexOptions,
+    RootError,
+    SearchOutcome,
+    SearchOutput,
+    check_patterns,
+    check_root,
+    index_answer,
+    index_folder,
+    print_index_report,
+    print_search,
+    require_server,
+    settings_for,
+    status_answer,
+)
+from explorer.cli.render import print_json
+from explorer.config import NamedFolder, OpenFolders, open_folders
+from explorer.core.ingest.root_paths import existing_path, path_key
+from explorer.core.models import SearchMode
+from explorer.user_config import load_folders_config
+
+if TYPE_CHECKING:
+    from explorer.api.answers import StatusAnswer
+    from explorer.api.requests import SearchOptions
+    from explorer.core.retrieval.agent_context import ContextOptions
+    from explorer.core.retrieval.collections import Collections
+    from explorer.core.retrieval.search import SearchRequest
+
+
+def uses_collections(
+    folders: Sequence[Path], query: str, collections: Sequence[str], scopes: Sequence[str]
+) -> bool:
+    """Whether ``explorer search QUERY FOLDERS`` searches named collections rather than one
+    folder's index as before: several folders, a collection or scope asked for (as an option
+    or a word of the query), or no folder while the config file names a default set."""
+    from explorer.core.retrieval.file_filter import parse_filter_words
+
+    if len(folders) > 1 or collections or scopes:
+        return True
+    parsed = parse_filter_words(query)
+    if parsed.collections or parsed.scopes:
+        return True
+    return not folders and bool(load_folders_config().default_collections)
+
+
+def open_named(
+    folders: Sequence[Path], options: IndexOptions, collections: Sequence[str] = ()
+) -> OpenFolders:
+    """The named folders a command opens: ``folders`` (each checked), else the config's
+    collections ``collections`` names, else its ``default_collections``, else the folder a
+    single-folder command would open (``--index-dir``'s, or the current one)."""
+    for folder in folders:
+        check_root(folder)
+    overrides = {"model": options.model, "chroma_url": options.chroma_url}
+    opened = open_folders(folders, collections, options.index_dir, **overrides)
+    if opened.folders:
+        return opened
+    root = settings_for(None, options).root
+    return open_folders([root], (), options.index_dir, **overrides)
+
+
+def _several(folders: Sequence[Path]) -> bool:
+    """Whether ``index``/``status`` with ``folders`` may mean more than one folder."""
+    return len(folders) > 1 or (not folders and bool(load_folders_config().default_collections))
+
+
+# -- search -----------------------------------------------------------------------------------
+def search_several(
+    query: str,
+    folders: Sequence[Path],
+    options: IndexOptions,
+    search_options: SearchOptions,
+    context: ContextOptions,
+    output: SearchOutput,
+) -> int:
+    """``explorer search QUERY A B``: one ranking over every collection (or those asked for),
+    printed as ``output`` says; the exit status as :func:`~explorer.cli.commands.print_search`
+    gives it."""
+    from explorer.core.retrieval.agent_context import shape_answer
+    from explorer.core.retrieval.file_filter import parse_filter_words
+
+    check_patterns(search_options)
+    context.check()
+    asked = (*search_options.collections, *parse_filter_words(query).collections)
+    opened = open_named(folders, options, asked)
+    request = search_options.request(query, opened.folders[0].settings)
+    if request.mode is not SearchMode.KEYWORD:
+        for folder in opened.folders:
+            require_server(folder.settings)
+    shelf = _open(opened)
+    try:
+        response = shelf.search(request)
+        texts = shelf.chunk_texts(response.results) if context.content else None
+        answer = shape_answer(next(iter(shelf)).index, response, context, texts=texts)
+    finally:
+        shelf.close()
+    several = len(opened.folders) > 1
+    if not several:  # one folder (a scope of it): no other collection to tell its files from
+        for hit in response.results:
+            hit.collection = ""
+    roots = {f.name: f.settings.root for f in opened.folders} if several else {}
+    outcome = SearchOutcome(answer, request.offset + 1, _filters_in_words(request), roots)
+    return print_search(outcome, output)
+
+
+def _open(opened: OpenFolders) -> Collections:
+    from explorer.core.retrieval.collections import Collections
+
+    return Collections.open([(f.name, f.settings) for f in opened.folders], opened.scopes)
+
+
+def _filters_in_words(request: SearchRequest) -> str:
+    """The collections, scopes and file filter of ``request`` in words (empty: none)."""
+    parts = []
+    if request.collections:
+        kind = "collection " if len(request.collections) == 1 else "collections "
+        parts.append(kind + ", ".join(request.collections))
+    if request.scopes:
+        parts.append(
+            ("scope " if len(request.scopes) == 1 else "scopes ") + ", ".join(request.scopes)
+        )
+    if request.file_filter.active:
+        parts.append(request.file_filter.describe())
+    return " and ".join(parts)
+
+
+# -- status and index -------------------------------------------------------------------------
+def status_several(folders: Sequence[Path], options: IndexOptions, as_json: bool) -> bool:
+    """``explorer status A B``: each collection's status, in turn (text) or as one object
+    (``--json``); False when the command names one folder only (the caller reports it)."""
+    if not _several(folders):
+        return False
+    opened = open_named(folders, options)
+    if len(opened.folders) == 1:
+        from explorer.cli.commands import run_status
+
+        run_status(opened.folders[0].settings.root, options, as_json)
+        return True
+    checked = [(folder.name, status_answer(folder.settings)) for folder in opened.folders]
+    if as_json:
+        from explorer.api.answers import CollectionStatusesAnswer
+
+        answers = [_status_json(name, one) for name, one in checked]
+        print_json(CollectionStatusesAnswer(collections=answers).to_json())
+        return True
+    from explorer.cli.render import render_status
+
+    for number, (name, one) in enumerate(checked):
+        if number:
+            click.echo("")
+        click.echo(f"collection  {name}")
+        render_status(one.status)
+    return True
+
+
+def _status_json(name: str, checked: CheckedStatus) -> StatusAnswer:
+    from explorer.api.answers import Staleness, StatusAnswer
+
+    status = checked.status
+    stale = Staleness.build(checked.changes, status.waiting_for_vectors)
+    return StatusAnswer.build(status, stale=stale).model_copy(update={"collection": name})
+
+
+def index_several(
+    folders: Sequence[Path],
+    options: IndexOptions,
+    as_json: bool,
+    keywords_only: bool,
+    rebuild: bool,
+) -> bool:
+    """``explorer index A B``: each folder's own index brought up to date in turn (text
+    reports as they finish; ``--json``: one object at the end). False when the command names
+    one folder only (the caller indexes it)."""
+    if not _several(folders):
+        return False
+    opened = open_named(folders, options)
+    if len(opened.folders) == 1:
+        from explorer.cli.commands import run_index
+
+        run_index(opened.folders[0].settings.root, options, as_json, keywords_only, rebuild)
+        return True
+    answers = []
+    for folder in opened.folders:
+        done = index_folder(folder.settings, keywords_only, rebuild, progress=not as_json)
+        if as_json:
+            answers.append(index_answer(done).model_copy(update={"collection": folder.name}))
+        else:
+            click.echo(f"collection  {folder.name}")
+            print_index_report(done, as_json=False)
+    if as_json:
+        from explorer.api.answers import CollectionsIndexAnswer
+
+        print_json(CollectionsIndexAnswer(collections=answers).to_json())
+    return True
+
+
+# -- related files ----------------------------------------------------------------------------
+def related_several(
+    file: Path,
+    folders: Sequence[Path],
+    options: IndexOptions,
+    root: Path | None,
+    limit: int,
+    as_json: bool,
+) -> bool:
+    """``explorer related FILE A B``: FILE's neighbours in its own folder and every folder
+    given (with none: the config's ``default_collections`` when one of them holds FILE).
+    FILE is a real path on disk: the open folder that holds it is its collection. False when
+    only FILE's own folder is searched (the caller answers as before)."""
+    from explorer.cli.commands import _find_indexed_root
+
+    if not folders and not load_folders_config().default_collections:
+        return False
+    file = Path(existing_path(os.fspath(file)))  # as typed, as an index key, or as shown
+    if not file.is_file():
+        raise RootError(f"no such file: {file}" if not file.exists() else f"not a file: {file}")
+    absolute = file.resolve()
+    opened = open_named(folders, options)
+    if not _holder(opened.folders, absolute):
+        if not folders:  # the default set does not hold it: its own folder, as before
+            return False
+        own = root if root is not None else _find_indexed_root(absolute)
+        opened = open_named([own, *folders], options)
+    if len(opened.folders) == 1:
+        return False
+    for folder in opened.folders:
+        require_server(folder.settings)
+    shelf = _open(opened)
+    try:
+        holding = shelf.holding(absolute)
+        if holding is None:
+            raise RootError(f"{file} is not inside any of the folders given")
+        collection, rel_path = holding[0].name, path_key(holding[1])
+        found = shelf.related(collection, rel_path, limit)
+    finally:
+        shelf.close()
+    if as_json:
+        from explorer.api.answers import RelatedAnswer
+
+        answer = RelatedAnswer.build(
+            rel_path,
+            [neighbour.related for neighbour in found],
+            collection=collection,
+            collections=[neighbour.collection for neighbour in found],
+        )
+        print_json(answer.to_json())
+        return True
+    from explorer.cli.render import render_related
+
+    names = (collection, [neighbour.collection for neighbour in found])
+    render_related(rel_path, [neighbour.related for neighbour in found], collections=names)
+    return True
+
+
+def _holder(folders: Sequence[NamedFolder], file: Path) -> bool:
+    """Whether one of ``folders`` holds ``file``."""
+    return any(file.is_relative_to(folder.settings.root) for folder in folders)

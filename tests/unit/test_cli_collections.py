@@ -1,0 +1,281 @@
+"""The CLI over several folders (issue 25): `explorer index|search|status|related A B`, the
+config's collections, default set and scopes, each result naming its collection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from explorer.cli import main
+from explorer.config import Settings
+from explorer.core.retrieval.collections import Collection, Collections
+from explorer.core.retrieval.search import SearchRequest
+from explorer.core.store.index import Index
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+from tests.unit.test_collections import GARDEN_WORDS, SERVER_WORDS, folder_files
+
+SERVERS = folder_files(SERVER_WORDS, 30, "compost", seed=1)
+GARDEN = folder_files(GARDEN_WORDS, 15, "proxy", seed=2)
+SERVERS["notes/comet.md"] = "# Comet\n\nA comet tail of ice and dust near the sun.\n"
+GARDEN["notes/comet-watch.md"] = "# Comet watch\n\nA comet tail seen over the garden.\n"
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
+
+
+def ok(result):
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return result
+
+
+def one_line_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, (result.stdout, result.stderr, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("explorer: error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def fake_embedder(model: str, precision: object) -> FakeEmbedder:
+    return FakeEmbedder()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """Two folders and one holding both, each indexed by `explorer index` (the two at once)."""
+    base = tmp_path_factory.mktemp("cli-collections")
+    servers = write_files(base / "one" / "servers", SERVERS)
+    garden = write_files(base / "one" / "garden", GARDEN)
+    both = {f"servers/{p}": t for p, t in SERVERS.items()}
+    both |= {f"garden/{p}": t for p, t in GARDEN.items()}
+    union = write_files(base / "union", both)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXPLORER_DATA_DIR", str(base / "data"))
+        patch.setattr("explorer.core.store.index.load_embedder", fake_embedder)
+        done = ok(invoke("index", servers, garden))
+        ok(invoke("index", union))
+    return base, servers, garden, union, done
+
+
+@pytest.fixture(autouse=True)
+def shared_data(corpus, monkeypatch):
+    """Every test reads the module's indexes (its config dir stays its own)."""
+    monkeypatch.setenv("EXPLORER_DATA_DIR", str(corpus[0] / "data"))
+    monkeypatch.setattr("explorer.core.store.index.load_embedder", fake_embedder)
+
+
+def write_config(text: str) -> None:
+    from explorer.user_config import config_path
+
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def search_json(*args: object) -> dict:
+    return json.loads(ok(invoke("search", *args, "--json")).stdout)
+
+
+def test_index_of_two_folders_indexes_each(corpus) -> None:
+    _base, servers, garden, _union, done = corpus
+    lines = done.stdout.splitlines()
+    assert "collection  servers" in lines and "collection  garden" in lines
+    assert any(line.startswith(f"{servers}: {len(SERVERS)} added") for line in lines)
+    assert any(line.startswith(f"{garden}: {len(GARDEN)} added") for line in lines)
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+@pytest.mark.parametrize("query", ["proxy", "compost proxy", "comet tail", "read me notes"])
+def test_search_over_two_folders_ranks_as_one_folder_holding_both(corpus, query, mode) -> None:
+    _base, servers, garden, union, _done = corpus
+    args = ("--mode", mode, "--limit", 15, "--per-file", 2)
+    together = search_json(query, servers, garden, *args)
+    one = search_json(query, union, *args)
+    assert together["results"], together
+    assert [(f"{r['collection']}/{r['path']}", r["score"]) for r in together["results"]] == [
+        (r["path"], r["score"]) for r in one["results"]
+    ]
+    assert [[p["score"] for p in r["passages"]] for r in together["results"]] == [
+        [p["score"] for p in r["passages"]] for r in one["results"]
+    ]
+
+
+def test_search_answers_as_the_core_does(corpus) -> None:
+    _base, servers, garden, _union, _done = corpus
+    found = search_json("garden proxy cache", servers, garden, "--limit", 20)
+    indexes = [Index.open_existing(Settings.for_root(folder, None)) for folder in (servers, garden)]
+    shelf = Collections(
+        [Collection(f.name, i) for f, i in zip((servers, garden), indexes, strict=True)]
+    )
+    try:
+        core = shelf.search(SearchRequest("garden proxy cache", limit=20))
+    finally:
+        shelf.close()
+    assert [(r["collection"], r["path"], r["score"]) for r in found["results"]] == [
+        (hit.collection, hit.path, hit.score) for hit in core.results
+    ]
+
+
+def test_text_and_paths_name_the_collection(corpus) -> None:
+    _base, servers, garden, _union, _done = corpus
+    text = ok(invoke("search", "comet tail", servers, garden)).stdout
+    assert " 1. [" in text
+    assert "[servers] notes/comet.md" in text and "[garden] notes/comet-watch.md" in text
+    paths = ok(invoke("search", "comet tail", servers, garden, "--format", "paths")).stdout
+    files = [line.split("\t")[0] for line in paths.splitlines()]
+    assert str(servers / "notes/comet.md") in files
+    assert str(garden / "notes/comet-watch.md") in files
+    assert all(Path(name).is_file() for name in files)
+
+
+def test_one_folder_names_no_collection(corpus) -> None:
+    _base, servers, _garden, _union, _done = corpus
+    found = search_json("proxy", servers)
+    assert found["results"] and all("collection" not in r for r in found["results"])
+    text = ok(invoke("search", "proxy", servers)).stdout
+    assert "[servers]" not in text
+
+
+def test_collection_option_and_word_keep_one(corpus) -> None:
+    _base, servers, garden, _union, _done = corpus
+    both = search_json("proxy", servers, garden, "--limit", 50)
+    assert {r["collection"] for r in both["results"]} == {"servers", "garden"}
+    only = search_json("proxy", servers, garden, "--limit", 50, "--collection", "garden")
+    assert only["results"] and {r["collection"] for r in only["results"]} == {"garden"}
+    word = search_json("proxy collection:garden", servers, garden, "--limit", 50)
+    assert word["results"] == only["results"]
+    assert all((garden / r["path"]).is_file() for r in only["results"])
+
+
+def test_unknown_collection_and_scope_are_one_line_errors(corpus) -> None:
+    _base, servers, garden, _union, _done = corpus
+    one_line_error(
+        invoke("search", "proxy", servers, garden, "--collection", "nope"), "nope", "servers"
+    )
+    one_line_error(invoke("search", "proxy", servers, garden, "--scope", "nope"), "no scope")
+    one_line_error(invoke("search", "proxy", "--collection", "nope"), "no collection 'nope'")
+
+
+def test_several_folders_refuse_one_index_dir(corpus, tmp_path) -> None:
+    _base, servers, garden, _union, _done = corpus
+    for command in (("search", "proxy"), ("status",), ("index",)):
+        result = invoke(*command, servers, garden, "--index-dir", tmp_path / "index")
+        one_line_error(result, "--index-dir")
+
+
+def test_a_folder_that_is_not_one_is_refused(corpus, tmp_path) -> None:
+    _base, servers, _garden, _union, _done = corpus
+    one_line_error(invoke("search", "proxy", servers, tmp_path / "gone"), "no such folder")
+    one_line_error(invoke("status", servers, tmp_path / "gone"), "no such folder")
+
+
+def test_a_scope_from_the_config_file(corpus) -> None:
+    _base, servers, garden, _union, _done = corpus
+    write_config(
+        '[scopes.code]\nextensions = ["py"]\ndescription = "the scripts"\n'
+        '[scopes.garden-notes]\npaths = ["notes/"]\ncollections = ["garden"]\n'
+    )
+    code = search_json("proxy compost", servers, garden, "--scope", "code")
+    assert {(r["collection"], r["path"]) for r in code["results"]} == {
+        ("servers", "tools/run.py"),
+        ("garden", "tools/run.py"),
+    }
+    notes = search_json("proxy scope:garden-notes", servers, garden, "--limit", 50)
+    assert notes["results"]
+    assert all(
+        r["collection"] == "garden" and r["path"].startswith("notes/") for r in notes["results"]
+    )
+    # a scope works on one folder too: no collection to name then
+    one = search_json("compost", servers, "--scope", "code")
+    assert [r["path"] for r in one["results"]] == ["tools/run.py"]
+    assert "collection" not in one["results"][0]
+
+
+def test_no_folder_searches_the_default_collections(corpus, tmp_path, monkeypatch) -> None:
+    _base, servers, garden, _union, _done = corpus
+    write_config(
+        f'default_collections = ["srv", "gdn"]\n[collections.srv]\npath = "{servers}"\n'
+        f'[collections.gdn]\npath = "{garden}"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    found = search_json("comet tail")
+    assert {r["collection"] for r in found["results"]} == {"srv", "gdn"}
+    named = search_json("comet tail", servers, garden)
+    assert [r["collection"] for r in named["results"]] == [
+        r["collection"] for r in found["results"]
+    ]
+    one = search_json("comet tail", "--collection", "gdn")
+    assert one["results"] and all("collection" not in r for r in one["results"])
+    assert [r["path"] for r in one["results"]] == ["notes/comet-watch.md"] + [
+        r["path"] for r in one["results"][1:]
+    ]
+    status = json.loads(ok(invoke("status", "--json")).stdout)
+    assert [s["collection"] for s in status["collections"]] == ["srv", "gdn"]
+
+
+def test_status_of_two_folders(corpus) -> None:
+    _base, servers, garden, _union, _done = corpus
+    data = json.loads(ok(invoke("status", servers, garden, "--json")).stdout)
+    assert [(s["collection"], s["root"]) for s in data["collections"]] == [
+        ("servers", str(servers)),
+        ("garden", str(garden)),
+    ]
+    assert [s["files"]["indexed"] for s in data["collections"]] == [len(SERVERS), len(GARDEN)]
+    text = ok(invoke("status", servers, garden)).stdout
+    blocks = text.split("\n\n")
+    assert [block.splitlines()[0] for block in blocks] == [
+        "collection  servers",
+        "collection  garden",
+    ]
+    assert f"root        {servers}" in blocks[0] and f"root        {garden}" in blocks[1]
+    single = json.loads(ok(invoke("status", servers, "--json")).stdout)
+    assert "collection" not in single and single["root"] == str(servers)
+
+
+def test_related_crosses_the_folders_given(corpus) -> None:
+    _base, servers, garden, _union, _done = corpus
+    source = servers / "notes/comet.md"
+    data = json.loads(ok(invoke("related", source, garden, "--json", "--limit", 5)).stdout)
+    assert data["collection"] == "servers" and data["path"] == "notes/comet.md"
+    places = [(r["collection"], r["path"]) for r in data["related"]]
+    assert ("garden", "notes/comet-watch.md") in places
+    assert ("servers", "notes/comet.md") not in places
+    text = ok(invoke("related", source, garden, "--limit", 5)).stdout
+    assert text.startswith("files related to [servers] notes/comet.md:")
+    assert "[garden] notes/comet-watch.md" in text
+    # a file of the second folder, named by its real path
+    other = garden / "notes/comet-watch.md"
+    back = json.loads(ok(invoke("related", other, servers, "--json")).stdout)
+    assert back["collection"] == "garden"
+    assert ("servers", "notes/comet.md") in [(r["collection"], r["path"]) for r in back["related"]]
+    alone = json.loads(ok(invoke("related", source, "--json")).stdout)
+    assert "collection" not in alone and all("collection" not in r for r in alone["related"])
+
+
+def test_links_of_a_file_of_either_folder(corpus) -> None:
+    _base, servers, garden, _union, _done = corpus
+    for folder in (servers, garden):
+        data = json.loads(ok(invoke("links", folder / "README.md", "--json")).stdout)
+        assert data["path"] == "README.md"
+
+
+def test_the_resident_reader_serves_one_folder_only(corpus) -> None:
+    from explorer.cli.resident_client import resolve
+
+    _base, servers, garden, _union, _done = corpus
+    one = resolve(["search", "proxy", str(servers)], main)
+    assert one is not None and one.request.settings.root == servers
+    assert resolve(["status", str(servers)], main) is not None
+    for argv in (
+        ["search", "proxy", str(servers), str(garden)],
+        ["search", "proxy", str(servers), "--scope", "code"],
+        ["search", "proxy collection:servers", str(servers)],
+        ["status", str(servers), str(garden)],
+        ["related", str(servers / "README.md"), str(garden)],
+    ):
+        assert resolve(argv, main) is None, argv
