@@ -15,7 +15,7 @@ import click
 
 from explorer.api.requests import SearchOptions
 from explorer.cli.render import print_json
-from explorer.config import Settings
+from explorer.config import NamedFolder, OpenFolders, Settings
 from explorer.core.errors import ExplorerError, literal
 from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SyncPhase
@@ -801,10 +801,17 @@ def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> b
 
 def run_mcp(root: Path | None, options: IndexOptions) -> None:
     """``explorer mcp``: serve the index over stdio until the client leaves."""
+    settings = settings_for(root, options)
+    run_mcp_folders(OpenFolders([NamedFolder(settings.root.name, settings)], ()))
+
+
+def run_mcp_folders(opened: OpenFolders) -> None:
+    """``explorer mcp A B``: serve each folder's index (several: as collections) over stdio
+    until the client leaves."""
     try:
-        from explorer.mcp.server import serve
+        from explorer.mcp.server import serve_folders
     except ImportError as error:
         raise RootError(
             f"the MCP server needs the mcp package ({error}); pip install 'mcp>=2.3,<3'"
         ) from None
-    serve(settings_for(root, options))
+    serve_folders(opened)

@@ -598,26 +598,33 @@ def check_refs(
 
 
 @main.command("mcp")
-@click.argument("root", type=click.Path(path_type=Path), required=False)
+@click.argument("folders", nargs=-1, type=click.Path(path_type=Path))
 @index_dir_option
 @model_option
 @chroma_url_option
 @friendly_errors
 def mcp_command(
-    root: Path | None,
+    folders: tuple[Path, ...],
     index_dir: Path | None,
     model: str | None,
     chroma_url: str | None,
 ) -> None:
-    """Serve the index of ROOT to agents: a Model Context Protocol server on stdin/stdout.
+    """Serve the index of each FOLDER to agents: a Model Context Protocol server on stdin/stdout
+    (default: the config's default_collections, else the current folder).
 
     Tools: search, read, read_many, related, links, index_status and status; each file is
-    also a resource explorer://PATH. It keeps the index current while it runs (or follows
-    the explorer that writes it) and refuses every path outside ROOT.
+    also a resource explorer://PATH. It keeps every index current while it runs (or follows
+    the explorer that writes it) and refuses every path outside the folders. Several folders
+    are served as collections: results name theirs, and a collections tool lists them and the
+    config's scopes.
     """
     from explorer.cli.commands import IndexOptions, run_mcp
+    from explorer.cli.several import mcp_several
 
-    run_mcp(root, IndexOptions(index_dir, model, chroma_url))
+    options = IndexOptions(index_dir, model, chroma_url)
+    if mcp_several(folders, options):
+        return
+    run_mcp(folders[0] if folders else None, options)
 
 
 @main.command("_reader", hidden=True)

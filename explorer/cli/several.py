@@ -175,6 +175,20 @@ def status_several(folders: Sequence[Path], options: IndexOptions, as_json: bool
     return True
 
 
+def mcp_several(folders: Sequence[Path], options: IndexOptions) -> bool:
+    """``explorer mcp A B``: serve every folder as a collection; False when the command names
+    one folder only (the caller serves it as before)."""
+    if not _several(folders):
+        return False
+    opened = open_named(folders, options)
+    if len(opened.folders) == 1:
+        return False
+    from explorer.cli.commands import run_mcp_folders
+
+    run_mcp_folders(opened)
+    return True
+
+
 def _status_json(name: str, checked: CheckedStatus) -> StatusAnswer:
     from explorer.api.answers import Staleness, StatusAnswer
 

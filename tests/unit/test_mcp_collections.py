@@ -13,9 +13,11 @@ import os
 import sys
 
 import pytest
+from click.testing import CliRunner
 
 from explorer.api.answers import SearchAnswer
 from explorer.api.requests import SearchOptions
+from explorer.cli import main
 from explorer.config import Settings
 from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
 from explorer.core.retrieval.collections import Collection, Collections
@@ -267,3 +269,33 @@ def test_every_folder_index_is_kept_current(folders, tmp_path):
 
     results, waited = with_session(params(spec), body)
     assert results == [("servers", "docs/zeppelin.md")], f"not found after {waited:.1f} s"
+
+
+def test_explorer_mcp_with_two_folders_serves_them_as_collections(tmp_path, monkeypatch):
+    """`explorer mcp A B` on the command line: each folder's own index (in its default place),
+    named after its directory, searched as one."""
+    garden = write_files(tmp_path / "garden", GARDEN)
+    servers = write_files(tmp_path / "servers", SERVERS)
+    monkeypatch.setattr(
+        "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+    )
+    done = CliRunner().invoke(main, ["index", str(garden), str(servers)])
+    assert done.exit_code == 0, done.output
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "tests.fake_model_cli", "mcp", str(garden), str(servers)],
+        env=env,
+        cwd=str(REPO),
+    )
+
+    async def body(session):
+        listed = await call(session, "collections")
+        found = await call(session, "search", query="compost proxy", mode="keyword")
+        return listed, found
+
+    (error, listed), (found_error, found) = with_session(server, body)
+    assert not error and not found_error, (listed, found)
+    assert {each["name"] for each in listed["collections"]} == {"garden", "servers"}
+    named = {(hit["collection"], hit["path"]) for hit in found["results"]}
+    assert ("garden", "notes/tomato.md") in named and ("servers", "docs/proxy.md") in named
