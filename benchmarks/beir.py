@@ -21,10 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 
 MODES = ("keyword", "semantic", "hybrid")
 

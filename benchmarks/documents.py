@@ -135,10 +135,10 @@ def _write_notebook(path: Path, cells: list[list[str]]) -> None:
 
 
 def run(corpus: Path, index_dir: Path, limit: int) -> dict[str, Any]:
-    from explorer.config import Settings
     from explorer.core.indexing.indexer import Indexer
     from explorer.core.retrieval.search import SearchRequest, search
     from explorer.core.store.index import Index
+    from explorer.settings.config import Settings
 
     settings = Settings.for_root(corpus.resolve(), index_dir)
     index = Index(settings)

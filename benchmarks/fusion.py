@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from beir import ndcg_at, read_jsonl, read_qrels, recall_at
 
-from explorer.config import Settings
 from explorer.core.retrieval.query import fts_expression
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 
 Hits = list[tuple[str, float]]
 

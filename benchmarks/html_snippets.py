@@ -17,10 +17,10 @@ import json
 import re
 from pathlib import Path
 
-from explorer.config import Settings
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 
 QUESTIONS = Path(__file__).resolve().parent / "devsets" / "documents.jsonl"
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")

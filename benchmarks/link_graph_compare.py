@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from related_links import link_graph as benchmark_graph
 
-from explorer.config import Settings
 from explorer.core.ingest.references import ReferenceKind
 from explorer.core.retrieval.links import LinkState, file_links
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 
 PAGE_KINDS = frozenset({ReferenceKind.LINK, ReferenceKind.DEFINITION})
 

@@ -21,9 +21,9 @@ import time
 import uuid
 from pathlib import Path
 
-from explorer.config import Settings
 from explorer.core.live.writer import LiveIndex
 from explorer.core.retrieval.search import SearchRequest, search
+from explorer.settings.config import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -31,11 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from beir import ndcg_at, read_jsonl, read_qrels, write_corpus
 
-from explorer.config import Settings
 from explorer.core.embed.embedder import resolve_model_dir
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 
 DRIVER = Path(__file__).resolve().parent / "peer_txtai.py"
 

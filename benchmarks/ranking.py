@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from beir import read_jsonl, read_qrels
 
-from explorer.config import Settings
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("keyword", "semantic", "hybrid")

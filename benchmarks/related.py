@@ -36,11 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from related_links import link_graph
 
-from explorer.config import Settings
 from explorer.core.models import FileState
 from explorer.core.retrieval.related import DEFAULT_TUNING, RelatedTuning, related_files
 from explorer.core.store.index import Index
 from explorer.core.store.vectors import file_vector_id
+from explorer.settings.config import Settings
 
 TOP = 5
 STUB_CHARS = 200

@@ -306,10 +306,10 @@ def path_filters(root: Path, index_dir: Path) -> dict[str, tuple[str, ...]]:
 
 def in_process(root: Path, index_dir: Path, queries: list[str], rounds: int) -> dict:
     """Open, first query, re-open; then p50/p95 per mode and filter, in this process."""
-    from explorer.config import Settings
     from explorer.core.retrieval.file_filter import FileFilter
     from explorer.core.retrieval.search import SearchRequest, search
     from explorer.core.store.index import Index
+    from explorer.settings.config import Settings
 
     settings = Settings.for_root(root, index_dir, model=EMBEDDER_NAME)
     out: dict = {}

@@ -36,10 +36,10 @@ def copy_vectors(root: Path, index_dir: Path, chroma_url: str) -> dict:
     """Put the local index's chunk and file vectors on the server under the same ids."""
     import numpy as np
 
-    from explorer.config import Settings
     from explorer.core.store.chroma_server import parse_server_url
     from explorer.core.store.index import Index
     from explorer.core.store.vectors import VectorStore, file_vector_id
+    from explorer.settings.config import Settings
 
     started = time.perf_counter()
     index = Index.open_existing(Settings.for_root(root, index_dir))

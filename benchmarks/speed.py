@@ -85,9 +85,9 @@ def run_index(corpus: Path, index_dir: Path, env: dict, chroma_url: str | None =
 
 def embedding_texts(corpus: Path, index_dir: Path) -> list[str]:
     """The exact texts the indexer embedded, rebuilt from the index."""
-    from explorer.config import Settings
     from explorer.core.indexing.indexer import Indexer
     from explorer.core.store.index import Index
+    from explorer.settings.config import Settings
 
     index = Index(Settings.for_root(corpus, index_dir))
     indexer = Indexer(index)
@@ -132,9 +132,9 @@ def warm_latency(
     corpus: Path, index_dir: Path, chroma_url: str | None = None, rounds: int = 3
 ) -> dict:
     """p50/p95 ms per mode over ``rounds`` passes of QUERIES, after a short warm-up."""
-    from explorer.config import Settings
     from explorer.core.retrieval.search import SearchRequest, search
     from explorer.core.store.index import Index
+    from explorer.settings.config import Settings
 
     index = Index.open_existing(Settings.for_root(corpus, index_dir, chroma_url=chroma_url))
     index.embedder.load_query_path()

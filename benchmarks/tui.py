@@ -286,7 +286,7 @@ async def keystrokes(
 # -- the index --------------------------------------------------------------------------------
 FAKE_BUILD = """
 import sys
-from explorer.config import Settings
+from explorer.settings.config import Settings
 from explorer.core.store.index import Index
 from explorer.core.indexing.indexer import Indexer
 from tests.fakes import FakeEmbedder
@@ -301,8 +301,8 @@ index.close()
 
 def query_encoder_latency(model: str | None = None) -> dict:
     """The real model's query path: load time, then per-query latency (in process)."""
-    from explorer.config import DEFAULT_MODEL
     from explorer.core.embed.embedder import load_embedder
+    from explorer.settings.config import DEFAULT_MODEL
 
     embedder = load_embedder(model or DEFAULT_MODEL)
     started = time.perf_counter()

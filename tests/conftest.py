@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config import Settings
+from explorer.settings.config import Settings
 from tests.chroma_server import ChromaServer
 from tests.fakes import FakeEmbedder
 

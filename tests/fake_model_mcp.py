@@ -12,9 +12,9 @@ import json
 import sys
 
 import explorer.core.store.index
-from explorer.config import NamedFolder, OpenFolders, Settings
 from explorer.core.retrieval.scopes import Scope
 from explorer.mcp.server import serve_folders
+from explorer.settings.config import NamedFolder, OpenFolders, Settings
 from tests.fakes import FakeEmbedder
 
 if __name__ == "__main__":

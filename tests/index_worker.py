@@ -15,9 +15,9 @@ from pathlib import Path
 import chromadb  # noqa: F401 - the slow import, done before the cue
 
 from explorer.api.answers import IndexAnswer
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.store.index import Index, IndexBusy
+from explorer.settings.config import Settings
 from tests.fakes import FakeEmbedder
 
 BUSY_EXIT = 3

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from explorer.core.models import SearchMode
 
 if TYPE_CHECKING:
-    from explorer.config import Settings
     from explorer.core.retrieval.search import SearchRequest
+    from explorer.settings.config import Settings
 
 MAX_LIMIT = 200
 """The most files one search or related call returns."""

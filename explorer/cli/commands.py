@@ -15,13 +15,13 @@ import click
 
 from explorer.api.requests import SearchOptions
 from explorer.cli.render import print_json
-from explorer.config import NamedFolder, OpenFolders, Settings
 from explorer.core.errors import ExplorerError, literal
 from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SyncPhase
 from explorer.core.safe_text import safe_text
 from explorer.core.store.keywords import KeywordIndex, KeywordIndexDamaged
-from explorer.locations import default_index_dir
+from explorer.settings.config import NamedFolder, OpenFolders, Settings
+from explorer.settings.locations import default_index_dir
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -23,7 +23,7 @@ from explorer.core.errors import describe as describe_error
 from explorer.core.models import SearchMode
 from explorer.core.safe_text import safe_text
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
-from explorer.locations import INDEX_DIR_ENV
+from explorer.settings.locations import INDEX_DIR_ENV
 
 EXIT_USAGE = 2
 """Every expected failure: bad input, no index, a busy or unreachable store, ..."""

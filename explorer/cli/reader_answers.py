@@ -37,8 +37,8 @@ from explorer.cli.reader_protocol import (
     RequestRefused,
     SearchCall,
 )
-from explorer.config import Settings
 from explorer.core.models import SearchMode
+from explorer.settings.config import Settings
 
 
 def answer(request: ReaderRequest, own_index_dir: Path) -> Answer:

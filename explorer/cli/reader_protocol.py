@@ -5,8 +5,8 @@ A request is one JSON object, sent whole before the client shuts its side of the
 
 - the protocol and the explorer version, and a fingerprint of the code that sent it
   (:func:`code_fingerprint`), so a reader never answers for other code;
-- the :class:`~explorer.config.Settings` the client resolved in its own environment, working
-  folder and config file (the index directory and root among them);
+- the :class:`~explorer.settings.config.Settings` the client resolved in its own environment,
+  working folder and config file (the index directory and root among them);
 - one call: :class:`SearchCall`, :class:`RelatedCall`, :class:`LinksCall` or
   :class:`StatusCall`. Nothing else exists: no command line, no environment, no folder.
 
@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Literal
 
 import explorer
 from explorer.cli.commands import OutputFormat
-from explorer.config import Settings
 from explorer.core.models import SearchMode
+from explorer.settings.config import Settings
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter, ValidationError

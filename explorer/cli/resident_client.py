@@ -59,7 +59,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.models import SearchMode
 
 if TYPE_CHECKING:
-    from explorer.config import Settings
+    from explorer.settings.config import Settings
 
 NO_DAEMON_ENV = "EXPLORER_NO_DAEMON"
 """Set (to anything but empty or 0) to run every command in its own process."""
@@ -167,7 +167,7 @@ def _several_folders(name: str, params: dict[str, Any]) -> bool:
     """Whether the command opens named collections (:mod:`explorer.cli.several`) rather than
     one index."""
     from explorer.cli.several import uses_collections
-    from explorer.user_config import load_folders_config
+    from explorer.settings.user_config import load_folders_config
 
     folders = params.get("folders", ())
     if name == "search":

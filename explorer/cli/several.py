@@ -4,7 +4,7 @@ A command given one folder (or none, when the config file sets no ``default_coll
 runs as it always did (:mod:`explorer.cli.commands`; the resident reader may answer it), and
 prints the same bytes. Given several folders, or none with ``default_collections`` set, or a
 ``--collection``/``--scope`` (``collection:``/``scope:`` words in a query), it opens the folders
-as named collections (:func:`explorer.config.open_folders`): a search asks
+as named collections (:func:`explorer.settings.config.open_folders`): a search asks
 :class:`~explorer.core.retrieval.collections.Collections` for one ranking over every folder, and
 each result names its collection. These commands run in this process: a resident reader serves
 one index, and several folders go without one.
@@ -36,10 +36,10 @@ from explorer.cli.commands import (
     status_answer,
 )
 from explorer.cli.render import print_json
-from explorer.config import NamedFolder, OpenFolders, open_folders
 from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SearchMode
-from explorer.user_config import load_folders_config
+from explorer.settings.config import NamedFolder, OpenFolders, open_folders
+from explorer.settings.user_config import load_folders_config
 
 if TYPE_CHECKING:
     from explorer.api.answers import StatusAnswer

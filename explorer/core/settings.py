@@ -1,9 +1,9 @@
 """What the core reads from its caller: the knobs of one index and its searches.
 
-The core never loads configuration. An application builds an :class:`IndexSettings` (or a subclass
-of its own: ``explorer.config.Settings`` adds what only the CLI and the TUI read) from flags, the
-environment and its config file, and hands it to :class:`~explorer.core.store.index.Index`, the
-indexer, the live index and search.
+The core never loads configuration. An application builds an :class:`IndexSettings` (or a
+subclass of its own: ``explorer.settings.config.Settings`` adds what only the CLI and the TUI
+read) from flags, the environment and its config file, and hands it to
+:class:`~explorer.core.store.index.Index`, the indexer, the live index and search.
 
 Each setting a user may set in the config file is declared once, here (or on the application's
 subclass), with :func:`knob`: its type (the field's), default, bounds and a line of help. The

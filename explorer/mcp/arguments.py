@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import ErrorDetails
 
 from explorer.api.requests import MAX_LIMIT, MAX_PER_FILE, MAX_QUERY_CHARS
-from explorer.config import Settings
 from explorer.core.models import SearchMode
 from explorer.core.settings import Bounds, knobs
+from explorer.settings.config import Settings
 
 MAX_PATTERNS = 20
 """The most path, exclude, tag or version values one search takes."""

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from explorer.config import Settings
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.safe_paths import resolve_inside
 from explorer.core.retrieval.collections import Collection, Collections
 from explorer.core.retrieval.scopes import Scope
 from explorer.mcp.freshness import Freshness
 from explorer.mcp.keeper import IndexKeeper
+from explorer.settings.config import Settings
 
 
 class AmbiguousPath(ExplorerError):

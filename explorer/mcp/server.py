@@ -47,7 +47,6 @@ from explorer.api.answers import (
     SearchAnswer,
     StatusAnswer,
 )
-from explorer.config import NamedFolder, OpenFolders, Settings
 from explorer.core.errors import ExplorerError
 from explorer.mcp.arguments import (
     CollectionIndexStatusArguments,
@@ -74,6 +73,7 @@ from explorer.mcp.reading import MAX_READ_CHARS
 from explorer.mcp.schemas import json_schema, one_line
 from explorer.mcp.summaries import summary
 from explorer.mcp.tools import ExplorerTools, ToolFailure
+from explorer.settings.config import NamedFolder, OpenFolders, Settings
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -397,7 +397,7 @@ def serve(settings: Settings) -> None:
 
 def serve_folders(opened: OpenFolders) -> None:
     """Answer MCP requests for every folder of ``opened`` (one, or several as collections,
-    with the config file's scopes; :func:`explorer.config.open_folders` makes it) until the
+    with the config file's scopes; :func:`explorer.settings.config.open_folders` makes it) until the
     client closes the connection, keeping each folder's index current meanwhile."""
     from mcp.server.stdio import stdio_server
 

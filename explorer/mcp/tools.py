@@ -43,7 +43,6 @@ from explorer.api.answers import (
     iso_time,
 )
 from explorer.api.requests import SearchOptions
-from explorer.config import Settings
 from explorer.core.errors import ExplorerError, describe
 from explorer.core.indexing.disk_state import scan_rules
 from explorer.core.indexing.embed_priority import Focus
@@ -54,6 +53,7 @@ from explorer.core.models import FileState
 from explorer.core.retrieval.query import PathFilter, PathPatternError, QueryError
 from explorer.core.store.index import Index, NoIndex
 from explorer.core.store.manifest_records import FileRecord
+from explorer.settings.config import Settings
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.search import FileHit

@@ -17,8 +17,8 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 
-from explorer.config import Settings
 from explorer.core.safe_text import safe_text
+from explorer.settings.config import Settings
 from explorer.tui import themes
 from explorer.tui.screens.main import MainScreen
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from textual.message_pump import MessagePump
 
-from explorer.config import Settings
 from explorer.core.live.events import LiveEvent
+from explorer.settings.config import Settings
 from explorer.tui import messages
 
 if TYPE_CHECKING:

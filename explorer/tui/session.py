@@ -21,25 +21,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from explorer.core.models import SearchMode
+from explorer.settings.locations import state_dir
 
-APP_NAME = "explorer"
-STATE_DIR_ENV = "EXPLORER_STATE_DIR"
-"""Names the directory that holds the sessions (tests and scripts isolate it)."""
 NO_SESSION_ENV = "EXPLORER_NO_SESSION"
 """Set (to anything but 0), sessions are neither read nor written."""
 REMEMBER_KEY = "remember_session"
 """The key of the TUI's preferences (``tui.json``) that turns sessions off when false."""
 VERSION = 1
-
-
-def state_dir() -> Path:
-    """The directory that holds explorer's state: ``EXPLORER_STATE_DIR``, else the XDG state
-    directory (on every platform, as the data and config directories are)."""
-    if override := os.environ.get(STATE_DIR_ENV):
-        return Path(override).expanduser()
-    from platformdirs.unix import Unix
-
-    return Unix(APP_NAME).user_state_path
 
 
 def enabled(preferences: dict[str, object]) -> bool:

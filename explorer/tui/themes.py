@@ -34,7 +34,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from explorer.core.errors import ExplorerError
-from explorer.locations import config_dir
+from explorer.settings.locations import config_dir
 
 DEFAULT_THEME = "textual-dark"
 PREFERENCES_NAME = "tui.json"

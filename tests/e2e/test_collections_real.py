@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.retrieval.collections import Collection, Collections
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 
 pytestmark = pytest.mark.e2e
 

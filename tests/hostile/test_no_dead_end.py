@@ -23,10 +23,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.core.store.damaged_store import DAMAGED_PREFIX
 from explorer.core.store.index import CHROMA_DIR_NAME, DATABASE_NAME
 from explorer.core.store.vectors import CHROMA_DATABASE, VectorStore
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 from tests.hostile.damage import Damage, damage_file

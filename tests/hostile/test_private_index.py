@@ -17,12 +17,12 @@ import pytest
 from click.testing import CliRunner
 
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.core.embed.embedder import SentenceTransformerEmbedder
 from explorer.core.embed.export_cache import EXPORT_DIR_NAME, ExportStatus, publish, staging_dir
 from explorer.core.store.damaged_store import DAMAGED_PREFIX
 from explorer.core.store.index import CHROMA_DIR_NAME, DATABASE_NAME, LOCK_NAME, Index
-from explorer.locations import default_index_dir
+from explorer.settings.config import Settings
+from explorer.settings.locations import default_index_dir
 from tests.conftest import EXPLORER_PROCESS, write_files
 from tests.fakes import FakeEmbedder
 from tests.hostile.damage import Damage, damage_file

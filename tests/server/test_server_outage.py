@@ -5,10 +5,10 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.core.live.writer import LiveIndex, VectorsStateEvent
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.search import SearchRequest, VectorLeg, search
+from explorer.settings.config import Settings
 from tests.chroma_server import free_port
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder

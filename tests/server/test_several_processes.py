@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import FileState
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
 from explorer.core.store.vectors import VectorStore, file_vector_id
+from explorer.settings.config import Settings
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
 from tests.index_worker import BUSY_EXIT

@@ -26,7 +26,7 @@ FAKE_MODEL = FakeEmbedder.name
 
 BUILD_SCRIPT = """
 import sys
-from explorer.config import Settings
+from explorer.settings.config import Settings
 from explorer.core.store.index import Index
 from explorer.core.indexing.indexer import Indexer
 from tests.fakes import FakeEmbedder

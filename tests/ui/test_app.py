@@ -579,8 +579,8 @@ async def test_large_files_open_without_freezing(sample_copy, app_for):
 async def test_index_written_by_another_process_is_read_only_until_it_finishes(
     sample_copy, app_for
 ):
-    from explorer.config import Settings
     from explorer.core.store.index import Index
+    from explorer.settings.config import Settings
 
     docs, index_dir = sample_copy
     holder = Index(Settings.for_root(docs, index_dir, model=FakeEmbedder.name))

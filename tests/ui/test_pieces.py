@@ -11,7 +11,6 @@ import pytest
 from textual.message import Message
 
 import explorer
-from explorer.config import Settings
 from explorer.core.live.events import (
     FilesChangedEvent,
     ModelState,
@@ -21,6 +20,7 @@ from explorer.core.live.events import (
 )
 from explorer.core.models import SyncPhase
 from explorer.core.retrieval.fuzzy import match_files, match_paths
+from explorer.settings.config import Settings
 from explorer.tui.bridge import IndexBridge
 from explorer.tui.index_state import IndexState
 from explorer.tui.messages import LiveIndexEvent

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import chromadb  # noqa: F401 - the slow import, done before the caller says go
 
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.store.index import Index
 from explorer.core.store.vectors import VectorStore  # noqa: F401 - import Chroma's wrapper up front
+from explorer.settings.config import Settings
 from tests.fakes import FakeEmbedder
 
 EMBED_BATCH = 2

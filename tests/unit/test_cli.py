@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import EXPLORER_PROCESS, run_explorer, write_files
 from tests.fakes import FakeEmbedder
 

@@ -13,11 +13,11 @@ from click.testing import CliRunner
 
 from explorer.api.requests import SearchOptions
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
-from explorer.user_config import ConfigError, load_user_config
+from explorer.settings.config import Settings
+from explorer.settings.user_config import ConfigError, load_user_config
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.core.retrieval.collections import Collection, Collections
 from explorer.core.retrieval.search import SearchRequest
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 from tests.unit.test_collections import GARDEN_WORDS, SERVER_WORDS, folder_files
@@ -70,7 +70,7 @@ def shared_data(corpus, monkeypatch):
 
 
 def write_config(text: str) -> None:
-    from explorer.user_config import config_path
+    from explorer.settings.user_config import config_path
 
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -24,11 +24,11 @@ import pytest
 from click.testing import CliRunner
 
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.retrieval.query import PathPatternError
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import EXPLORER_PROCESS, write_files
 from tests.fakes import FakeEmbedder
 

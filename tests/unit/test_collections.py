@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from explorer.api.answers import SearchAnswer
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
@@ -36,6 +35,7 @@ from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
 from explorer.core.store.keyword_statistics import KeywordTable
 from explorer.core.store.keywords import BM25_WEIGHTS
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config import Settings, open_folders
-from explorer.user_config import (
+from explorer.settings.config import Settings, open_folders
+from explorer.settings.user_config import (
     ConfigError,
     UserConfig,
     load_folders_config,

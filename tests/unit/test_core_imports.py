@@ -50,7 +50,12 @@ def test_core_has_the_expected_modules():
 
 
 def test_importing_core_and_cli_loads_no_heavy_package():
-    modules = [*core_modules(), "explorer.cli", "explorer.config", "explorer.locations"]
+    modules = [
+        *core_modules(),
+        "explorer.cli",
+        "explorer.settings.config",
+        "explorer.settings.locations",
+    ]
     code = (
         "import importlib, json, sys\n"
         f"for name in {modules!r}:\n"

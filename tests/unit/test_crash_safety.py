@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config import Settings
 from explorer.core.indexing.embed_priority import EmbeddingPriority, Focus
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import FileState
@@ -34,6 +33,7 @@ from explorer.core.store.embedding_ledger import EmbeddingLedger
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import KeywordIndex
 from explorer.core.store.vectors import VectorStore, file_vector_id
+from explorer.settings.config import Settings
 from tests.fakes import FakeEmbedder
 
 REPO = Path(__file__).resolve().parents[2]

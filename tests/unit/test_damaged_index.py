@@ -17,13 +17,13 @@ import pytest
 from click.testing import CliRunner
 
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.damaged_store import DAMAGED_PREFIX, Store
 from explorer.core.store.index import CHROMA_DIR_NAME, DATABASE_NAME, Index
 from explorer.core.store.keywords import KeywordIndexDamaged
 from explorer.core.store.vectors import CHROMA_DATABASE, VectorStore, VectorStoreDamaged
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 from tests.hostile.damage import Damage, damage_file

@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.core.indexing.embed_priority import (
     BASE_EVERY,
     WINDOW_BATCHES,
@@ -30,6 +29,7 @@ from explorer.core.live.writer import FilesEmbeddedEvent, LiveIndex, VectorsRead
 from explorer.core.models import FileState
 from explorer.core.store.index import Index
 from explorer.core.store.manifest_records import FileRecord, StoredChunk
+from explorer.settings.config import Settings
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
 

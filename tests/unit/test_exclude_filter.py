@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from explorer.api.requests import SearchOptions
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.retrieval.file_filter import FileFilter, parse_filter_words
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

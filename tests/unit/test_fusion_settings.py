@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.config import Settings
-from explorer.user_config import ConfigError, load_user_config
+from explorer.settings.config import Settings
+from explorer.settings.user_config import ConfigError, load_user_config
 
 
 def write_config(tmp_path, monkeypatch, text: str) -> None:

@@ -8,12 +8,12 @@ import threading
 
 import pytest
 
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.live.writer import LiveIndex
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
-from explorer.user_config import ConfigError, load_user_config
+from explorer.settings.config import Settings
+from explorer.settings.user_config import ConfigError, load_user_config
 from tests.conftest import wait_until
 from tests.fakes import FakeEmbedder
 from tests.hostile.corpus import add_non_utf8_name, add_outside_symlink, build_hostile_folder

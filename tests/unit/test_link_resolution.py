@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.ingest.site_layout import Mount, SiteKind, detect_layout
 from explorer.core.models import SearchMode
@@ -20,6 +19,7 @@ from explorer.core.retrieval.links import (
 )
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import DATABASE_NAME, Index
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config import Settings
 from explorer.core.live.writer import (
     ErrorEvent,
     FilesChangedEvent,
@@ -22,6 +21,7 @@ from explorer.core.live.writer import (
 )
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
 

@@ -234,10 +234,10 @@ def test_read_numbers_lines_as_search_results_do(corpus):
 
 
 def test_the_resource_list_comes_in_pages(corpus, monkeypatch):
-    from explorer.config import Settings
     from explorer.mcp import tools as tool_module
     from explorer.mcp.freshness import Freshness
     from explorer.mcp.keeper import IndexKeeper
+    from explorer.settings.config import Settings
     from tests.fakes import FakeEmbedder
 
     monkeypatch.setattr(tool_module, "RESOURCES_PER_PAGE", 4)

@@ -18,11 +18,11 @@ from click.testing import CliRunner
 from explorer.api.answers import SearchAnswer
 from explorer.api.requests import SearchOptions
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
 from explorer.core.retrieval.collections import Collection, Collections
 from explorer.core.retrieval.scopes import Scope
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 from tests.mcp_client import (

@@ -9,9 +9,9 @@ index is behind (``stale``) and marks the files that changed, so no result is si
 
 from __future__ import annotations
 
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 from tests.mcp_client import call, index_with_fake_model, server_params, wait_for, with_session

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 from explorer.api.answers import LinksAnswer
 from explorer.cli import main
-from explorer.config import Settings
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.links import file_links
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 from tests.mcp_client import call, index_with_fake_model, server_params, wait_for, with_session

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.retrieval.query import (
     PathFilter,
@@ -20,6 +19,7 @@ from explorer.core.retrieval.query import (
 )
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

@@ -29,8 +29,8 @@ from explorer.cli.reader_protocol import (
     encode_request,
     parse_request,
 )
-from explorer.config import Settings
 from explorer.core.models import SearchMode
+from explorer.settings.config import Settings
 
 FINGERPRINT = "f" * 32
 

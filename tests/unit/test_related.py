@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from explorer.api.answers import RelatedAnswer
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import FileState
 from explorer.core.retrieval.related import FileNotIndexed, NoVectorYet, RelatedError, related_files
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

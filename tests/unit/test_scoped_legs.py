@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.retrieval import scoped_legs
 from explorer.core.retrieval.file_filter import FileFilter
 from explorer.core.retrieval.query import PathFilter, fts_expression
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from explorer.api.answers import SearchAnswer
-from explorer.config import Settings
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
 from explorer.core.retrieval.query import QueryError, query_terms
 from explorer.core.retrieval.search import SearchRequest, VectorLeg, search
 from explorer.core.store.index import Index
+from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 

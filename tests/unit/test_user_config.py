@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config import Settings
 from explorer.core.models import EmbeddingPrecision, FusionKind
 from explorer.core.settings import knobs
-from explorer.locations import config_dir, data_dir
-from explorer.user_config import ConfigError, UserConfig, load_user_config
+from explorer.settings.config import Settings
+from explorer.settings.locations import config_dir, data_dir
+from explorer.settings.user_config import ConfigError, UserConfig, load_user_config
 
 FULL = """
 chroma_url = "http://chroma.example:8000"

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from explorer.config import Settings
 from explorer.core.live.writer import LiveIndex
 from explorer.core.store.index import LOCK_NAME, Index, IndexBusy
 from explorer.core.store.write_lock import LockBusy, WriteLock
+from explorer.settings.config import Settings
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
 from tests.mcp_client import call, index_with_fake_model, server_params, wait_for, with_session

@@ -34,7 +34,6 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 
-from explorer.config import Settings
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.file_reading import decode_leniently, read_head
 from explorer.core.ingest.root_paths import OutsideRoot, resolve_inside_root
@@ -55,6 +54,7 @@ from explorer.core.live.events import (
 from explorer.core.models import SearchMode, SyncPhase
 from explorer.core.retrieval.file_filter import parse_filter_words
 from explorer.core.safe_text import safe_text
+from explorer.settings.config import Settings
 from explorer.tui import messages, session, themes
 from explorer.tui.bridge import IndexBridge
 from explorer.tui.history import NavigationHistory, Place, RecentFiles

@@ -61,7 +61,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.retrieval.query import PathPatternError
 from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
 from explorer.core.settings import Bounds, knobs
-from explorer.locations import config_dir
+from explorer.settings.locations import config_dir
 
 CONFIG_NAME = "config.toml"
 
@@ -106,7 +106,7 @@ def _specs() -> dict[str, _KeySpec]:
     """The accepted type and bounds of every key: the keys :class:`UserConfig` shapes itself
     (from its annotations), and every setting declared with
     :func:`~explorer.core.settings.knob` (from its declaration)."""
-    from explorer.config import Settings
+    from explorer.settings.config import Settings
 
     specs: dict[str, _KeySpec] = {}
     for name, hint in get_type_hints(UserConfig).items():

@@ -25,6 +25,8 @@ DATA_DIR_ENV = "EXPLORER_DATA_DIR"
 """Names the directory under which per-root index directories are made."""
 CONFIG_DIR_ENV = "EXPLORER_CONFIG_DIR"
 """Names the directory holding user preferences (theme choice and the like)."""
+STATE_DIR_ENV = "EXPLORER_STATE_DIR"
+"""Names the directory that holds state kept between runs (the TUI's sessions)."""
 
 
 def _xdg() -> Unix:
@@ -49,6 +51,14 @@ def config_dir() -> Path:
     if override := os.environ.get(CONFIG_DIR_ENV):
         return Path(override).expanduser()
     return _xdg().user_config_path
+
+
+def state_dir() -> Path:
+    """The directory that holds explorer's state (the TUI's sessions): the XDG state
+    directory, on every platform as the data and config directories are."""
+    if override := os.environ.get(STATE_DIR_ENV):
+        return Path(override).expanduser()
+    return _xdg().user_state_path
 
 
 def default_index_dir(root: Path) -> Path:

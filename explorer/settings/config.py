@@ -11,8 +11,8 @@ from pathlib import Path
 from explorer.core.retrieval.scopes import Scope
 from explorer.core.settings import DEFAULT_MODEL, Bounds, IndexSettings, knob
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
-from explorer.locations import owned_parents, resolve_index_dir
-from explorer.user_config import (
+from explorer.settings.locations import owned_parents, resolve_index_dir
+from explorer.settings.user_config import (
     CollectionEntry,
     ConfigError,
     FoldersConfig,
@@ -146,7 +146,7 @@ def open_folders(
     ``index_dir`` names the index of one folder only.
     """
     from explorer.core.retrieval.collections import distinct_names
-    from explorer.locations import INDEX_DIR_ENV
+    from explorer.settings.locations import INDEX_DIR_ENV
 
     config = load_folders_config()
     roots = list(dict.fromkeys(Path(folder).expanduser().resolve() for folder in folders))
