@@ -239,12 +239,14 @@ def main(ctx: click.Context) -> None:
 
 @main.command("open")
 @click.argument("root", type=click.Path(path_type=Path), default=Path("."), required=False)
+@click.argument("more", nargs=-1, type=click.Path(path_type=Path), metavar="")
 @index_dir_option
 @model_option
 @chroma_url_option
 @friendly_errors
 def open_command(
     root: Path,
+    more: tuple[Path, ...] = (),
     index_dir: Path | None = None,
     model: str | None = None,
     chroma_url: str | None = None,
@@ -252,6 +254,11 @@ def open_command(
     """Open the explorer TUI on ROOT."""
     from explorer.cli.commands import IndexOptions, check_root, require_server, settings_for
 
+    if more:
+        fail(
+            "the explorer opens one folder at a time; several folders are searched together "
+            "with `explorer search QUERY A B` and served to agents with `explorer mcp A B`"
+        )
     check_root(root)
     require_server(settings_for(root, IndexOptions(index_dir, model, chroma_url)))
     if not (_is_terminal(sys.stdin) and _is_terminal(sys.stdout)):

@@ -279,3 +279,14 @@ def test_the_resident_reader_serves_one_folder_only(corpus) -> None:
         ["related", str(servers / "README.md"), str(garden)],
     ):
         assert resolve(argv, main) is None, argv
+
+
+def test_the_tui_on_two_folders_says_what_takes_several(tmp_path) -> None:
+    """`explorer A B` opens no TUI over several folders yet: one line naming the commands that
+    take them, exit 2, nothing opened (it was click's 'unexpected extra argument')."""
+    first = write_files(tmp_path / "a", {"a.md": "# A\n"})
+    second = write_files(tmp_path / "b", {"b.md": "# B\n"})
+    done = CliRunner().invoke(main, [str(first), str(second)])
+    assert done.exit_code == 2
+    assert done.stderr.count("\n") == 1 and "explorer search QUERY A B" in done.stderr
+    assert "explorer mcp A B" in done.stderr
