@@ -53,6 +53,34 @@ def middle_path(path: str, width: int) -> str:
     return fit_name(parts[-1], width)
 
 
+def distinct_paths(paths: list[str], width: int) -> list[str]:
+    """Each of ``paths`` shortened like :func:`middle_path`, except where two would read alike:
+    those keep the first folder that tells them apart (``nginxaas/…/google/…/rules.md`` and
+    ``nginxaas/…/overview/…/rules.md``) when it fits the width."""
+    plain = [middle_path(path, width) for path in paths]
+    shown = list(plain)
+    for number, path in enumerate(paths):
+        alike = [
+            other for i, other in enumerate(paths) if i != number and plain[i] == plain[number]
+        ]
+        if not alike:
+            continue
+        folders = path.split("/")[:-1]
+        theirs = [set(other.split("/")[:-1]) for other in alike]
+        telling = next((f for f in folders if any(f not in them for them in theirs)), None)
+        if telling is None:
+            continue
+        name = path.rsplit("/", 1)[-1]
+        for head in (f"{folders[0]}/{ELLIPSIS}/", f"{ELLIPSIS}/", ""):
+            if telling == folders[0] and head:
+                continue
+            candidate = f"{head}{telling}/{ELLIPSIS}/{name}"
+            if cell_len(candidate) <= width:
+                shown[number] = candidate
+                break
+    return shown
+
+
 def wrap_path(path: str, width: int) -> list[str]:
     """``path`` on lines of at most ``width`` cells, broken only after a ``/``; a folder or
     name too long for a line of its own is cut in the middle."""

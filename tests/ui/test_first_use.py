@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from explorer.tui.text_fit import middle_path, plain_passage, wrap_path
+from explorer.tui.text_fit import distinct_paths, middle_path, plain_passage, wrap_path
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
 from explorer.tui.widgets.search_box import QUERY_PLACEHOLDER
 from tests.ui.conftest import type_query, wait_for, wait_settled
@@ -190,3 +190,25 @@ async def test_the_search_box_says_search_once(sample_copy, app_for):
         assert f"{label} {placeholder}".lower().count("search") == 1
         assert "path:" in placeholder
         await pilot.pause()
+
+
+def test_paths_that_would_read_alike_keep_the_folder_that_tells_them_apart():
+    """Seen on the nginx docs: two related files of one name under different folders both
+    read `content/…/configuration-rules.md`."""
+    paths = [
+        "content/nginxaas/google/deploy/nginx-configuration/configuration-rules.md",
+        "content/nginxaas/overview/nginx-configuration/configuration-rules.md",
+        "guides/backups.md",
+    ]
+    assert [middle_path(p, 45) for p in paths[:2]] == ["content/…/configuration-rules.md"] * 2
+    assert distinct_paths(paths, 45) == [
+        "content/…/google/…/configuration-rules.md",
+        "content/…/overview/…/configuration-rules.md",
+        "guides/backups.md",
+    ]
+    narrow = distinct_paths(paths, 36)
+    assert narrow[:2] == [
+        "…/google/…/configuration-rules.md",
+        "…/overview/…/configuration-rules.md",
+    ]
+    assert all(len(p) <= 36 for p in narrow)

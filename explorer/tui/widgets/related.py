@@ -23,7 +23,7 @@ from explorer.core.models import FileState
 from explorer.core.safe_text import safe_label, safe_name, safe_text
 from explorer.tui.index_state import IndexState
 from explorer.tui.messages import OpenFile
-from explorer.tui.text_fit import ELLIPSIS, fit_name, middle_path, plain_passage
+from explorer.tui.text_fit import ELLIPSIS, distinct_paths, fit_name, middle_path, plain_passage
 from explorer.tui.widgets.results import INDENT, snippet_lines
 from explorer.tui.widgets.sidebar_panel import DEFAULT_WIDTH, SidebarPanel
 
@@ -41,18 +41,21 @@ PENDING_FILE = "Embedding this file first… its related files appear once its v
 PENDING_NEIGHBOURS = "No other file has vectors yet: embedding its likely neighbours next…"
 
 
-def related_prompt(item: RelatedFile, width: int = DEFAULT_WIDTH) -> Content:
+def related_prompt(
+    item: RelatedFile, width: int = DEFAULT_WIDTH, shown: str | None = None
+) -> Content:
     """The row of one :class:`~explorer.core.retrieval.related.RelatedFile`, laid out for ``width``
     cells and compact (three lines): the score and the path, shortened in the middle on one
     line; then the explaining passage's heading and text as plain words, on two lines.
 
     When the shortened path would keep none of the file's folders (a long name: two versions of
     one page, ``nic/…`` and ``nic/lts/…``, would read alike), the folder takes the first line and
-    the name the second, and the passage one line."""
+    the name the second, and the passage one line. ``shown``: the path as the list shortens it
+    (:func:`~explorer.tui.text_fit.distinct_paths`, so that two rows never read alike)."""
     passage = item.related_passage
-    room = max(8, width - SCORE_CELLS)
+    room = related_path_width(width)
     full = safe_name(item.path)
-    path = middle_path(full, room)
+    path = shown if shown is not None else middle_path(full, room)
     folder, _slash, name = full.rpartition("/")
     names = [path]
     if folder and "/" not in path.removeprefix(f"{ELLIPSIS}/"):
@@ -70,6 +73,11 @@ def related_prompt(item: RelatedFile, width: int = DEFAULT_WIDTH) -> Content:
         body[0] = body[0].stylize("$text-secondary", len(INDENT), len(INDENT) + len(heading))
     lines.extend(body)
     return Content("\n").join(lines)
+
+
+def related_path_width(width: int) -> int:
+    """The cells a related row's path may take on its first line, after the score."""
+    return max(8, width - SCORE_CELLS)
 
 
 class RelatedState(StrEnum):
@@ -223,7 +231,15 @@ class RelatedList(SidebarPanel):
         scroll_y = self.scroll_y if keep_scroll else 0
         width = self.row_width()
         self._rows_width = width
-        self.set_options([Option(related_prompt(item, width), id=item.path) for item in self.items])
+        shown = distinct_paths(
+            [safe_name(item.path) for item in self.items], related_path_width(width)
+        )
+        self.set_options(
+            [
+                Option(related_prompt(item, width, path), id=item.path)
+                for item, path in zip(self.items, shown, strict=True)
+            ]
+        )
         self.scroll_to(y=scroll_y, animate=False, immediate=True)
         self.place_cursor(previous)
         if keep_scroll:
