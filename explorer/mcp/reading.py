@@ -4,7 +4,9 @@ budget.
 Only what the index would take is readable: a path resolved inside the root
 (:mod:`explorer.core.ingest.safe_paths`: no absolute paths, no ``..``, no symbolic link out of
 it), a file the scan rules accept (not hidden, ignored or of an unknown kind, so ``.env`` and
-``.git/config`` stay closed), no larger than the size cap, and text.
+``.git/config`` stay closed), no larger than the size cap, and text: a PDF, DOCX, HTML page or
+notebook is read as the text the index extracted from it (a PDF's pages with their page-break
+lines), so the lines a search result names are the lines ``read`` gives.
 
 Lines are counted as the index counts them, at ``\\n`` only: a form feed or a lone ``\\r`` in a
 line does not start a new one, so a search result's ``start_line`` is the line ``read`` gives.
@@ -19,6 +21,8 @@ from dataclasses import dataclass
 from explorer.api.answers import ReadAnswer
 from explorer.core.errors import ExplorerError
 from explorer.core.indexing.disk_state import scan_rules
+from explorer.core.ingest.formats import format_for
+from explorer.core.ingest.formats.preview import preview_document
 from explorer.core.ingest.safe_paths import resolve_inside
 from explorer.core.ingest.scanner import load_text
 from explorer.core.settings import IndexSettings
@@ -53,6 +57,13 @@ def load_file(settings: IndexSettings, requested: str) -> FileText:
     size = inside.real_path.stat().st_size
     if size > settings.max_file_bytes:
         raise Unreadable(f"{rel_path}: {size} bytes, larger than the index takes")
+    if format_for(rel_path).extracted:
+        # A PDF, DOCX, HTML page or notebook: its text as the index extracted it (in the
+        # extraction worker, under its caps), so a result's lines are the lines read here.
+        document = preview_document(rel_path, inside.real_path)
+        if not document.text:
+            raise Unreadable(f"{rel_path}: no text to read ({document.note or 'empty'})")
+        return FileText(rel_path, document.text)
     loaded = load_text(inside.real_path)
     if isinstance(loaded, tuple):
         reason, detail = loaded

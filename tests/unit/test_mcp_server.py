@@ -330,3 +330,34 @@ def test_the_cli_refuses_a_missing_root_at_once(tmp_path):
     result = CliRunner().invoke(main, ["mcp", str(tmp_path / "missing")])
     assert result.exit_code == 2
     assert result.stderr.strip() == f"explorer: error: no such folder: {tmp_path / 'missing'}"
+
+
+def test_a_pdf_result_is_read_at_its_lines(tmp_path):
+    """A search result in a PDF names lines of the text the index extracted; `read` gives those
+    lines (it said 'not readable as text': a dead end for every document that is not text)."""
+    from tests.documents import make_pdf, write
+
+    root, index_dir = tmp_path / "docs", tmp_path / "index"
+    pages = [["Introduction", "Explorer reads folders."], ["Quasar mode", "Search in quasar mode."]]
+    write(root / "manual.pdf", make_pdf(pages))
+    write(root / "notes.md", "# Notes\n\nNothing here.\n")
+    index_with_fake_model(root, index_dir)
+
+    async def body(session):
+        error, found = await call(session, "search", query="quasar", mode="keyword")
+        assert not error, found
+        [hit] = [hit for hit in found["results"] if hit["path"] == "manual.pdf"]
+        passage = hit["passages"][0]
+        return passage, await call(
+            session,
+            "read",
+            path="manual.pdf",
+            start_line=passage["start_line"],
+            end_line=passage["end_line"],
+        )
+
+    passage, (error, read) = with_session(server_params(root, index_dir), body)
+    assert not error, read
+    assert passage["page"] == 2
+    assert read["text"].splitlines()[0] == "Quasar mode"
+    assert "Search in quasar mode." in read["text"]
