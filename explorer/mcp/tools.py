@@ -56,6 +56,7 @@ from explorer.core.store.manifest_records import FileRecord
 from explorer.settings.config import Settings
 
 if TYPE_CHECKING:
+    from explorer.core.retrieval.agent_context import ContextOptions
     from explorer.core.retrieval.search import FileHit
 from explorer.mcp.arguments import (
     CollectionSearchArguments,
@@ -145,21 +146,12 @@ class ExplorerTools:
 
     # -- search -------------------------------------------------------------------------------
     def search(self, args: SearchArguments) -> SearchAnswer:
-        from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
+        from explorer.core.retrieval.agent_context import shape_answer
         from explorer.core.retrieval.search import search
 
         if self.across:
             return self._search_collections(args)
-        request_print = fingerprint(args.model_dump(mode="json", exclude={"cursor"}))
-        offset = read_cursor(args.cursor, request_print) if args.cursor else 0
-        for name, patterns in (("paths", args.paths), ("exclude", args.exclude)):
-            try:
-                PathFilter(tuple(patterns))
-            except PathPatternError as error:
-                raise QueryError(f"{name} {error.pattern!r}: {error.problem}") from None
-        context = ContextOptions(args.content, args.max_tokens, args.metadata_only)
-        context.check()
-        limit = args.limit or self.settings.default_limit
+        request_print, offset, context, limit = self._search_setup(args)
         request = SearchOptions(
             mode=args.mode,
             paths=tuple(args.paths),
@@ -189,10 +181,11 @@ class ExplorerTools:
             next_cursor=make_cursor(request_print, offset + len(shown)) if more and shown else None,
         )
 
-    def _search_collections(self, args: SearchArguments) -> SearchAnswer:
-        """``search`` over every collection (or those ``collections`` and ``scopes`` keep),
-        ranked as one."""
-        from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
+    def _search_setup(self, args: SearchArguments) -> tuple[str, int, ContextOptions, int]:
+        """What every search call starts from: the request's fingerprint (for the cursor), the
+        offset its cursor gives, the answer's shaping options and the page size; the path
+        patterns checked."""
+        from explorer.core.retrieval.agent_context import ContextOptions
 
         request_print = fingerprint(args.model_dump(mode="json", exclude={"cursor"}))
         offset = read_cursor(args.cursor, request_print) if args.cursor else 0
@@ -203,7 +196,14 @@ class ExplorerTools:
                 raise QueryError(f"{name} {error.pattern!r}: {error.problem}") from None
         context = ContextOptions(args.content, args.max_tokens, args.metadata_only)
         context.check()
-        limit = args.limit or self.settings.default_limit
+        return request_print, offset, context, args.limit or self.settings.default_limit
+
+    def _search_collections(self, args: SearchArguments) -> SearchAnswer:
+        """``search`` over every collection (or those ``collections`` and ``scopes`` keep),
+        ranked as one."""
+        from explorer.core.retrieval.agent_context import shape_answer
+
+        request_print, offset, context, limit = self._search_setup(args)
         chosen = args if isinstance(args, CollectionSearchArguments) else None
         request = SearchOptions(
             mode=args.mode,

@@ -184,6 +184,23 @@ class _Pairs:
         self.found: dict[str, list[tuple[float, str, str]]] = {}
         self.best: dict[str, tuple[float, str, str]] = {}
 
+    def add_above_background(
+        self, others: list[tuple[str, str, float]], tuning: RelatedTuning, source_id: str
+    ) -> None:
+        """Add the pairs of the source passage ``source_id`` with its nearest ``others``
+        ((file, passage id, cosine), nearest first), each by how far its cosine stands above
+        the passage's background (the mean of its ``tuning.background`` nearest; fewer than
+        that in a small folder: the missing ones count as unrelated, 0)."""
+        background = 0.0
+        if tuning.background > 0:
+            nearest = [similarity for _p, _o, similarity in others[: tuning.background]]
+            background = max(0.0, sum(nearest) / tuning.background)
+        for other, other_id, similarity in others:
+            value = max(0.0, similarity - background)
+            if tuning.headroom and background < 1.0:
+                value /= 1.0 - background
+            self.add(other, value, source_id, other_id)
+
     def add(self, path: str, similarity: float, source_id: str, other_id: str) -> None:
         self.found.setdefault(path, []).append((similarity, source_id, other_id))
         if path not in self.best or similarity > self.best[path][0]:
@@ -236,18 +253,7 @@ def _passage_pairs(
             for other_id, similarity in answer
             if (place := places.get(other_id)) is not None and place[0] != path
         ][: tuning.neighbours_per_passage]
-        if not others:
-            continue
-        background = 0.0
-        if tuning.background > 0:
-            # fewer than that in a small folder: the missing ones count as unrelated (0)
-            nearest = [similarity for _p, _o, similarity in others[: tuning.background]]
-            background = max(0.0, sum(nearest) / tuning.background)
-        for other, other_id, similarity in others:
-            value = max(0.0, similarity - background)
-            if tuning.headroom and background < 1.0:
-                value /= 1.0 - background
-            pairs.add(other, value, source_id, other_id)
+        pairs.add_above_background(others, tuning, source_id)
     return pairs
 
 

@@ -123,17 +123,7 @@ def _pairs_across(
         others = sorted((hit for hit in neighbours if hit[0] != me), key=lambda hit: -hit[2])[
             : tuning.neighbours_per_passage
         ]
-        if not others:
-            continue
-        background = 0.0
-        if tuning.background > 0:
-            nearest = [similarity for _p, _o, similarity in others[: tuning.background]]
-            background = max(0.0, sum(nearest) / tuning.background)
-        for other, other_id, similarity in others:
-            value = max(0.0, similarity - background)
-            if tuning.headroom and background < 1.0:
-                value /= 1.0 - background
-            pairs.add(other, value, qualified(source, source_id), other_id)
+        pairs.add_above_background(others, tuning, qualified(source, source_id))
     return pairs
 
 
