@@ -188,7 +188,13 @@ def test_index_command_next_to_a_live_tui_explains_itself(tmp_path):
 
     root = write_files(tmp_path / "docs", dict(list(CORPUS.items())[:5]))
     settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
-    live = LiveIndex(settings, lambda _event: None, embedder=FakeEmbedder(), watch=False)
+    live = LiveIndex(  # as the TUI's bridge starts it
+        settings,
+        lambda _event: None,
+        embedder=FakeEmbedder(),
+        watch=False,
+        holder="the explorer TUI",
+    )
     live.start()
     try:
         assert live.wait_idle(20)
