@@ -57,7 +57,7 @@ from explorer.settings.config import Settings
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.agent_context import ContextOptions
-    from explorer.core.retrieval.search import FileHit
+    from explorer.core.retrieval.search import FileHit, SearchRequest
 from explorer.mcp.arguments import (
     CollectionSearchArguments,
     IndexStatusArguments,
@@ -151,18 +151,7 @@ class ExplorerTools:
 
         if self.across:
             return self._search_collections(args)
-        request_print, offset, context, limit = self._search_setup(args)
-        request = SearchOptions(
-            mode=args.mode,
-            paths=tuple(args.paths),
-            tags=tuple(args.tags),
-            versions=tuple(args.versions),
-            exclude=tuple(args.exclude),
-            limit=limit + 1,  # one more tells whether there is a next page
-            offset=offset,
-            per_file=args.per_file,
-            min_score=args.min_score,
-        ).request(args.query, self.settings)
+        request_print, offset, context, limit, request = self._search_setup(args)
         index = self.keeper.index()
         response = search(index, request)
         more = len(response.results) > limit
@@ -181,9 +170,12 @@ class ExplorerTools:
             next_cursor=make_cursor(request_print, offset + len(shown)) if more and shown else None,
         )
 
-    def _search_setup(self, args: SearchArguments) -> tuple[str, int, ContextOptions, int]:
+    def _search_setup(
+        self, args: SearchArguments
+    ) -> tuple[str, int, ContextOptions, int, SearchRequest]:
         """What every search call starts from: the request's fingerprint (for the cursor), the
-        offset its cursor gives, the answer's shaping options and the page size; the path
+        offset its cursor gives, the answer's shaping options, the page size and the core's
+        request (one more file than the page, to tell whether there is a next one); the path
         patterns checked."""
         from explorer.core.retrieval.agent_context import ContextOptions
 
@@ -196,14 +188,7 @@ class ExplorerTools:
                 raise QueryError(f"{name} {error.pattern!r}: {error.problem}") from None
         context = ContextOptions(args.content, args.max_tokens, args.metadata_only)
         context.check()
-        return request_print, offset, context, args.limit or self.settings.default_limit
-
-    def _search_collections(self, args: SearchArguments) -> SearchAnswer:
-        """``search`` over every collection (or those ``collections`` and ``scopes`` keep),
-        ranked as one."""
-        from explorer.core.retrieval.agent_context import shape_answer
-
-        request_print, offset, context, limit = self._search_setup(args)
+        limit = args.limit or self.settings.default_limit
         chosen = args if isinstance(args, CollectionSearchArguments) else None
         request = SearchOptions(
             mode=args.mode,
@@ -211,13 +196,21 @@ class ExplorerTools:
             tags=tuple(args.tags),
             versions=tuple(args.versions),
             exclude=tuple(args.exclude),
-            limit=limit + 1,  # one more tells whether there is a next page
+            limit=limit + 1,
             offset=offset,
             per_file=args.per_file,
             min_score=args.min_score,
             collections=tuple(chosen.collections) if chosen else (),
             scopes=tuple(chosen.scopes) if chosen else (),
         ).request(args.query, self.settings)
+        return request_print, offset, context, limit, request
+
+    def _search_collections(self, args: SearchArguments) -> SearchAnswer:
+        """``search`` over every collection (or those ``collections`` and ``scopes`` keep),
+        ranked as one."""
+        from explorer.core.retrieval.agent_context import shape_answer
+
+        request_print, offset, context, limit, request = self._search_setup(args)
         collections = self.folders.collections()
         response = collections.search(request)
         more = len(response.results) > limit
