@@ -275,9 +275,11 @@ class KeywordIndex:
         try:
             if existed and not self._has_index_tables():
                 # An empty file is a database with no tables: fill it. Anything else is not
-                # an index, and is not written to.
+                # an index, and is not written to. Only a file cut to zero bytes lost
+                # something (a database with no table yet is one another writer is making).
+                zero_bytes = path.stat().st_size == 0
                 self._require_index_tables(empty_is_damage=False)
-                self.found_empty = True
+                self.found_empty = zero_bytes
             if check_first:
                 self.check()
             with self._lock:
@@ -342,10 +344,19 @@ class KeywordIndex:
             empty = self.path.stat().st_size == 0
         except OSError:
             empty = False
+        # A database with no table at all holds nothing either: another writer may have
+        # created the file a moment ago and not yet its tables (its journal mode is set
+        # first), so it is filled like an empty file, never reported as damage.
+        empty = empty or self._holds_no_table()
         if empty and not empty_is_damage:
             return
         reason = "the file is empty" if empty else "it holds no index tables"
         raise KeywordIndexDamaged(self.path, reason, self._repair_command)
+
+    def _holds_no_table(self) -> bool:
+        with self._lock:
+            row = self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return row is not None and row[0] == 0
 
     def check(self) -> None:
         """Raise :class:`KeywordIndexDamaged` unless SQLite's ``quick_check`` finds the file
