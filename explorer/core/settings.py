@@ -150,6 +150,15 @@ class IndexSettings:
     """The URL path the root is served at on its static site (``/docs/``), which site-absolute
     links resolve under; None: detected from the folder (see
     :mod:`explorer.core.ingest.site_layout`)."""
+    default_limit: int = knob(10, "Files a search shows by default.", bounds=Bounds(1), key="limit")
+    """Files a search shows when its caller gives no limit (``--limit``, MCP's ``limit``)."""
+    default_min_score: float = knob(
+        0.0,
+        "Passages scoring below this are hidden by default.",
+        bounds=Bounds(0.0, 1.0),
+        key="min_score",
+    )
+    """Passages scoring below this are hidden when the caller gives no minimum."""
 
     @property
     def private_parents(self) -> tuple[Path, ...]:

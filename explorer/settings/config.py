@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from explorer.core.retrieval.scopes import Scope
-from explorer.core.settings import DEFAULT_MODEL, Bounds, IndexSettings, knob
+from explorer.core.settings import DEFAULT_MODEL, IndexSettings
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.settings.locations import owned_parents, resolve_index_dir
 from explorer.settings.user_config import (
@@ -25,18 +25,9 @@ MODEL_ENV = "EXPLORER_MODEL"
 
 @dataclass(frozen=True)
 class Settings(IndexSettings):
-    """Everything that shapes an index and a search, plus the CLI's and the TUI's own defaults.
+    """Everything that shapes an index and a search, plus what only the front ends read.
     Build one with :meth:`for_root`; the core reads it as the :class:`IndexSettings` it is."""
 
-    default_limit: int = knob(10, "Files a search shows by default.", bounds=Bounds(1), key="limit")
-    """Files a search shows when no ``--limit`` is given."""
-    default_min_score: float = knob(
-        0.0,
-        "Passages scoring below this are hidden by default.",
-        bounds=Bounds(0.0, 1.0),
-        key="min_score",
-    )
-    """Passages scoring below this are hidden when no ``--min-score`` is given."""
     extra: dict[str, str] = field(default_factory=dict)
     """Free-form options for experiments; unused by default."""
 

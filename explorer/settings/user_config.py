@@ -60,7 +60,7 @@ from typing import get_args, get_origin, get_type_hints
 from explorer.core.errors import ExplorerError
 from explorer.core.retrieval.query import PathPatternError
 from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
-from explorer.core.settings import Bounds, knobs
+from explorer.core.settings import Bounds, IndexSettings, knobs
 from explorer.settings.locations import config_dir
 
 CONFIG_NAME = "config.toml"
@@ -106,15 +106,13 @@ def _specs() -> dict[str, _KeySpec]:
     """The accepted type and bounds of every key: the keys :class:`UserConfig` shapes itself
     (from its annotations), and every setting declared with
     :func:`~explorer.core.settings.knob` (from its declaration)."""
-    from explorer.settings.config import Settings
-
     specs: dict[str, _KeySpec] = {}
     for name, hint in get_type_hints(UserConfig).items():
         if name == "knobs":
             continue
         kinds = [get_origin(arg) or arg for arg in get_args(hint) if arg is not type(None)]
         specs[name] = _KeySpec(kinds[0], None, dict in kinds[1:])  # X of ``X | None``
-    for key, declared in knobs(Settings).items():
+    for key, declared in knobs(IndexSettings).items():
         specs[key] = _KeySpec(declared.kind, declared.bounds, setting=declared.name)
     return specs
 

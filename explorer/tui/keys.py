@@ -1,13 +1,14 @@
 """Every key of the TUI, grouped by pane, read from the widgets' own bindings.
 
 The ``?`` help and the README's key table both come from :func:`key_groups`, so neither can
-forget a key a widget binds. ``python -m explorer.tui.keys`` prints the table as Markdown (paste
-it into the README). The few keys Textual's own widgets and the app bring (Tab, the command
+forget a key a widget binds. ``python -m explorer.tui.key_table`` prints the table as Markdown
+(paste it into the README). The few keys Textual's own widgets and the app bring (Tab, the command
 palette, the tree's Enter) are listed here by hand.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
@@ -67,9 +68,9 @@ def _keys(bindings: list[BindingType], *, typed: bool | None = None) -> list[Key
     return [Key(" / ".join(names), does) for does, names in found.items()]
 
 
-def key_groups() -> list[KeyGroup]:
-    """Every key, grouped by where it works."""
-    from explorer.tui.screens.main import MainScreen
+def key_groups(screen_bindings: Sequence[BindingType]) -> list[KeyGroup]:
+    """Every key, grouped by where it works; ``screen_bindings`` are the main screen's (it
+    passes them: it shows the help, so this module does not import it)."""
     from explorer.tui.widgets.file_tree import FileTree
     from explorer.tui.widgets.preview import FindBar, Preview
     from explorer.tui.widgets.results import ResultsList
@@ -77,7 +78,7 @@ def key_groups() -> list[KeyGroup]:
     from explorer.tui.widgets.search_panel import SearchPanel
     from explorer.tui.widgets.sidebar_panel import SidebarPanel
 
-    screen = list(MainScreen.BINDINGS)
+    screen = list(screen_bindings)
     return [
         KeyGroup(
             "Anywhere",
@@ -131,14 +132,10 @@ def key_groups() -> list[KeyGroup]:
     ]
 
 
-def markdown_tables() -> str:
+def markdown_tables(screen_bindings: Sequence[BindingType]) -> str:
     """The key table, one section per pane (for the help and the README)."""
     parts = []
-    for group in key_groups():
+    for group in key_groups(screen_bindings):
         rows = "\n".join(f"| `{key.keys}` | {key.does} |" for key in group.keys)
         parts.append(f"**{group.pane}**\n\n| Key | What it does |\n| :-- | :-- |\n{rows}\n")
     return "\n".join(parts)
-
-
-if __name__ == "__main__":
-    print(markdown_tables())

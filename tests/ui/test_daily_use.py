@@ -17,6 +17,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from explorer.tui.keys import key_groups
+from explorer.tui.screens.main import MainScreen
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
 from explorer.tui.widgets.help import HelpScreen
 from explorer.tui.widgets.outline import OutlineScreen
@@ -603,7 +604,7 @@ async def test_the_footer_shows_the_focused_panes_keys(sample_copy, app_for):
 
 
 async def test_help_and_readme_list_every_key_grouped_by_pane(sample_copy, app_for):
-    groups = key_groups()
+    groups = key_groups(MainScreen.BINDINGS)
     assert [group.pane for group in groups][:3] == [
         "Anywhere",
         "Anywhere but a text field",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.core.ingest.chunker import chunk_file
+from explorer.core.ingest.formats.registry import is_markdown
 from explorer.core.ingest.references import (
     FileReference,
     LinkSyntax,
@@ -14,6 +15,13 @@ from explorer.core.ingest.references import (
     resolve_target,
 )
 from tests.fakes import FakeEmbedder
+
+
+def references_of(rel_path: str, text: str, body_start: int = 0):
+    """The references of a file as indexing reads them: as Markdown when its format's text is."""
+    markdown = is_markdown(rel_path)
+    return extract_references(rel_path, text, body_start, markdown=markdown)
+
 
 LINK, IMAGE, DEFINITION, MENTION, EMBED = (
     ReferenceKind.LINK,
@@ -25,7 +33,7 @@ LINK, IMAGE, DEFINITION, MENTION, EMBED = (
 
 
 def refs(rel_path: str, text: str) -> list[tuple[int, str, str, str]]:
-    return [(r.line, r.kind, r.raw, r.target) for r in extract_references(rel_path, text)]
+    return [(r.line, r.kind, r.raw, r.target) for r in references_of(rel_path, text)]
 
 
 @pytest.mark.parametrize(
@@ -84,7 +92,7 @@ def test_markdown_links_definitions_and_images_with_their_lines():
         "| a | b |\n|---|---|\n| [in a cell](cell.md) | x |\n"  # 19-21
     )
     body = text.index("# Heading")
-    found = [(r.line, r.kind, r.raw, r.target) for r in extract_references("docs/a.md", text, body)]
+    found = [(r.line, r.kind, r.raw, r.target) for r in references_of("docs/a.md", text, body)]
     assert found == [
         (5, LINK, "../up.md", "up.md"),
         (7, LINK, "other.md#part", "docs/other.md"),
@@ -102,8 +110,8 @@ def test_backtick_paths_are_mentions_with_both_readings():
         " `some code()`, `dir/`, `~/.config/x.toml`.\n"
         "```\n`src/in_code.py`\n```\n"
     )
-    found = extract_references("docs/a.md", text)
-    assert extract_references("a.md", "`.github/workflows/ci.yml`")[0].target == (
+    found = references_of("docs/a.md", text)
+    assert references_of("a.md", "`.github/workflows/ci.yml`")[0].target == (
         ".github/workflows/ci.yml"
     )
     assert found == [
@@ -125,7 +133,7 @@ def test_backtick_paths_in_code_and_plain_text_files():
         (3, MENTION, "guides/backups.md", "src/tern/guides/backups.md"),
         (6, MENTION, "runbooks/failed.md", "src/tern/runbooks/failed.md"),
     ]
-    assert extract_references("src/tern/backup.py", source)[1].alternative == "guides/backups.md"
+    assert references_of("src/tern/backup.py", source)[1].alternative == "guides/backups.md"
 
 
 def test_the_chunker_returns_the_references_with_the_chunks():
@@ -140,9 +148,7 @@ WIKILINK, REF = LinkSyntax.WIKILINK, LinkSyntax.HUGO_REF
 
 
 def forms(rel_path: str, text: str) -> list[tuple[int, str, str, str, str]]:
-    return [
-        (r.line, r.kind, str(r.syntax), r.raw, r.target) for r in extract_references(rel_path, text)
-    ]
+    return [(r.line, r.kind, str(r.syntax), r.raw, r.target) for r in references_of(rel_path, text)]
 
 
 def test_every_wikilink_form_is_a_reference_with_its_target():
@@ -211,7 +217,7 @@ def test_a_link_leaving_the_root_is_kept_for_the_resolver_to_judge():
 
 # -- inline tags --------------------------------------------------------------------------------
 def tags_of(text: str) -> list[str]:
-    return extract_link_facts("note.md", text).tags
+    return extract_link_facts("note.md", text, markdown=True).tags
 
 
 def test_inline_tags_follow_obsidians_grammar():

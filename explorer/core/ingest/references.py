@@ -117,25 +117,33 @@ MAX_INLINE_CHARS = 20_000
 
 
 def extract_references(
-    rel_path: str, text: str, body_start: int = 0, blocks: MarkdownBlocks | None = None
+    rel_path: str,
+    text: str,
+    body_start: int = 0,
+    blocks: MarkdownBlocks | None = None,
+    *,
+    markdown: bool,
 ) -> list[FileReference]:
     """Every reference in ``text`` (the file at ``rel_path``), in file order.
 
-    ``body_start`` is where the text after any front matter begins: Markdown is parsed from
-    there, with line numbers counted in the whole file. ``blocks`` are the Markdown's tokens
-    when the caller has them already (``markdown_blocks(text, body_start)``).
+    ``markdown``: the text is Markdown (its format says so; otherwise only backtick paths are
+    read). ``body_start`` is where the text after any front matter begins: Markdown is parsed
+    from there, with line numbers counted in the whole file. ``blocks`` are the Markdown's
+    tokens when the caller has them already (``markdown_blocks(text, body_start)``).
     """
-    return extract_link_facts(rel_path, text, body_start, blocks).references
+    return extract_link_facts(rel_path, text, body_start, blocks, markdown=markdown).references
 
 
 def extract_link_facts(
-    rel_path: str, text: str, body_start: int = 0, blocks: MarkdownBlocks | None = None
+    rel_path: str,
+    text: str,
+    body_start: int = 0,
+    blocks: MarkdownBlocks | None = None,
+    *,
+    markdown: bool,
 ) -> LinkFacts:
     """The references of :func:`extract_references` and, for Markdown, the inline tags."""
-    # The registry decides what Markdown is (imported here: the formats import this module).
-    from explorer.core.ingest.formats.registry import is_markdown
-
-    if is_markdown(rel_path):
+    if markdown:
         if blocks is None:
             blocks = markdown_blocks(text, body_start)
         facts = _markdown_facts(rel_path, text, body_start, blocks)

@@ -701,9 +701,10 @@ class MainScreen(Screen[None]):
             self.preview.focus_content()
 
     def action_help(self) -> None:
+        from explorer.tui.keys import markdown_tables
         from explorer.tui.widgets.help import HelpScreen
 
-        self.app.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen(markdown_tables(self.BINDINGS)))
 
     def action_quit(self) -> None:
         self.save_session()

@@ -60,13 +60,16 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,question_mark,q", "close", "Close", show=True),
     ]
 
+    def __init__(self, key_tables: str) -> None:
+        super().__init__()
+        self.key_tables = key_tables
+        """Every key, one table per pane (:func:`explorer.tui.keys.markdown_tables`)."""
+
     def compose(self) -> ComposeResult:
         from textual.widgets import Markdown  # its parser is slow to import: only when asked
 
-        from explorer.tui.keys import markdown_tables
-
         with VerticalScroll(id="help-dialog"):
-            yield Markdown(HELP.format(keys=markdown_tables()), id="help-text")
+            yield Markdown(HELP.format(keys=self.key_tables), id="help-text")
 
     def on_mount(self) -> None:
         self.query_one("#help-dialog").border_title = "Help"

@@ -153,7 +153,8 @@ class DocumentFormat(ABC):
         """The references of a document, and its inline tags (without chunking it)."""
         if document.references is not None:
             return LinkFacts(list(document.references))
-        return extract_link_facts(rel_path, document.text, document.fence_end)
+        markdown = self.markdown_text
+        return extract_link_facts(rel_path, document.text, document.fence_end, markdown=markdown)
 
     def preview_language(self, rel_path: str, text: str) -> str | None:
         """The Pygments language the preview highlights a document's text in, or None for

@@ -48,7 +48,7 @@ class MarkdownFormat(DocumentFormat):
         blocks = markdown_blocks(text, document.fence_end)
         headings = markdown_headings(chunker, document.fence_end, blocks.tokens)
         sections = heading_sections(text, body, document.metadata.get("title", ""), headings)
-        facts = extract_link_facts(rel_path, text, document.fence_end, blocks)
+        facts = extract_link_facts(rel_path, text, document.fence_end, blocks, markdown=True)
         return Structure(sections, facts.references, facts.tags)
 
     def preview_language(self, rel_path: str, text: str) -> str | None:

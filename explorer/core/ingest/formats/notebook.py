@@ -82,7 +82,7 @@ class NotebookFormat(DocumentFormat):
         return structure
 
     def link_facts(self, rel_path: str, document: Document) -> LinkFacts:
-        return extract_link_facts(_as_markdown(rel_path), document.text)
+        return extract_link_facts(_as_markdown(rel_path), document.text, markdown=True)
 
     def preview_language(self, rel_path: str, text: str) -> str | None:
         return "markdown"
