@@ -30,6 +30,7 @@ strongest passage pair.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -290,6 +291,18 @@ def _explain(index: Index, chosen: list[tuple[float, str]], pairs: _Pairs) -> li
     explained = {other: pairs.best[other][1:] for _score, other in chosen}
     chunks = index.keywords.chunks_by_id([cid for pair in explained.values() for cid in pair])
     titles = index.keywords.titles([other for _s, other in chosen])
+    return _explained_files(chosen, explained, chunks, titles)
+
+
+def _explained_files(
+    chosen: list[tuple[float, str]],
+    explained: Mapping[str, tuple[str, str]],
+    chunks: Mapping[str, StoredChunk],
+    titles: Mapping[str, str],
+) -> list[RelatedFile]:
+    """Each chosen neighbour (named as ``chosen`` names it) with its explaining pair
+    (``explained``: its source and related passage ids), skipped when a passage of the pair
+    changed between the reads."""
     results = []
     for score, other in chosen:
         pair = explained.get(other)

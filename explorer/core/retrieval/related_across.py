@@ -18,7 +18,7 @@ With one collection the answer is exactly :func:`~explorer.core.retrieval.relate
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -31,9 +31,9 @@ from explorer.core.retrieval.related import (
     RelatedFile,
     RelatedTuning,
     _best_chunk_per_file,
+    _explained_files,
     _length_factor,
     _Pairs,
-    _reference,
     _shown,
 )
 from explorer.core.store.index import Index
@@ -171,21 +171,7 @@ def _explain(
         found_titles = by_name[name].keywords.titles(paths)
         titles.update((qualified(name, p), title) for p, title in found_titles.items())
     results = []
-    for score, other in chosen:
-        pair = explained.get(other)
-        if pair is None or pair[0] not in chunks or pair[1] not in chunks:
-            continue  # changed between the reads
-        name, own_path = unqualified(other)
-        results.append(
-            RelatedAcross(
-                name,
-                RelatedFile(
-                    path=own_path,
-                    title=titles.get(other, ""),
-                    score=round(max(0.0, min(1.0, score)), 4),
-                    source_passage=_reference(chunks[pair[0]]),
-                    related_passage=_reference(chunks[pair[1]]),
-                ),
-            )
-        )
+    for neighbour in _explained_files(chosen, explained, chunks, titles):
+        name, own_path = unqualified(neighbour.path)
+        results.append(RelatedAcross(name, replace(neighbour, path=own_path)))
     return results
