@@ -234,33 +234,41 @@ def main(ctx: click.Context) -> None:
     Run `explorer [ROOT]` to open the explorer on a folder (default: the current one).
     """
     if ctx.invoked_subcommand is None:
-        ctx.invoke(open_command, root=Path("."))
+        ctx.invoke(open_command, root=None)
 
 
 @main.command("open")
-@click.argument("root", type=click.Path(path_type=Path), default=Path("."), required=False)
+@click.argument("root", type=click.Path(path_type=Path), default=None, required=False)
 @click.argument("more", nargs=-1, type=click.Path(path_type=Path), metavar="")
 @index_dir_option
 @model_option
 @chroma_url_option
 @friendly_errors
 def open_command(
-    root: Path,
+    root: Path | None,
     more: tuple[Path, ...] = (),
     index_dir: Path | None = None,
     model: str | None = None,
     chroma_url: str | None = None,
 ) -> None:
-    """Open the explorer TUI on ROOT."""
+    """Open the explorer TUI on ROOT (default: the current folder), or on several folders
+    (ROOT MORE...) searched as one, each a collection; with no folder and `default_collections`
+    in the config file, on those."""
     from explorer.cli.commands import IndexOptions, check_root, require_server, settings_for
+    from explorer.cli.several import open_named
+    from explorer.settings.user_config import load_folders_config
 
-    if more:
-        fail(
-            "the explorer opens one folder at a time; several folders are searched together "
-            "with `explorer search QUERY A B` and served to agents with `explorer mcp A B`"
-        )
-    check_root(root)
-    require_server(settings_for(root, IndexOptions(index_dir, model, chroma_url)))
+    options = IndexOptions(index_dir, model, chroma_url)
+    folders = [root, *more] if root is not None else []
+    several = len(folders) > 1 or (not folders and bool(load_folders_config().default_collections))
+    opened = open_named(folders, options) if several else None
+    if opened is not None:
+        for folder in opened.folders:
+            require_server(folder.settings)
+    else:
+        root = root if root is not None else Path(".")
+        check_root(root)
+        require_server(settings_for(root, options))
     if not (_is_terminal(sys.stdin) and _is_terminal(sys.stdout)):
         # Textual reading a stdin that is no terminal spins on its end of file forever.
         fail(
@@ -268,10 +276,13 @@ def open_command(
             "`explorer search QUERY`"
         )
     try:
-        from explorer.tui.app import run_app
+        from explorer.tui.app import run_app, run_window
     except ImportError:
         fail("the TUI is not part of this build yet; use `explorer search QUERY ROOT`")
-    run_app(root, index_dir=index_dir, model=model, chroma_url=chroma_url)
+    if opened is not None:
+        run_window(opened.folders, opened.scopes)
+    else:
+        run_app(root or Path("."), index_dir=index_dir, model=model, chroma_url=chroma_url)
 
 
 @main.command()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +17,9 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 
+from explorer.core.retrieval.scopes import Scope
 from explorer.core.safe_text import safe_text
-from explorer.settings.config import Settings
+from explorer.settings.config import NamedFolder, Settings
 from explorer.tui import themes
 from explorer.tui.screens.main import MainScreen
 
@@ -40,10 +41,17 @@ class ExplorerApp(App[None]):
     """ctrl+p is quick open, as in editors; F1 opens the command palette (as in VS Code)."""
 
     def __init__(
-        self, settings: Settings, embedder: Embedder | None = None, watch: bool = True
+        self,
+        folders: Settings | Sequence[NamedFolder],
+        embedder: Embedder | None = None,
+        watch: bool = True,
+        scopes: Sequence[Scope] = (),
     ) -> None:
+        """A window on one folder (its settings) or on several named folders (collections,
+        searched as one; ``scopes`` are the config file's named scopes)."""
         super().__init__()
-        self.settings = settings
+        self.folders = folders
+        self.scopes = tuple(scopes)
         self.embedder = embedder
         self.watch_files = watch
         """Start the file watcher (``watch`` itself is Textual's method for reactives)."""
@@ -71,7 +79,9 @@ class ExplorerApp(App[None]):
 
     # -- lifecycle ----------------------------------------------------------------------------
     def get_default_screen(self) -> Screen[None]:
-        return MainScreen(self.settings, embedder=self.embedder, watch=self.watch_files)
+        return MainScreen(
+            self.folders, embedder=self.embedder, watch=self.watch_files, scopes=self.scopes
+        )
 
     def on_mount(self) -> None:
         for problem in self.theme_problems:
@@ -145,3 +155,8 @@ def run_app(
 ) -> None:
     """Run the explorer on ``root`` in this terminal until the user quits."""
     make_app(Path(root), index_dir=index_dir, model=model, chroma_url=chroma_url).run()
+
+
+def run_window(folders: Sequence[NamedFolder], scopes: Sequence[Scope] = ()) -> None:
+    """Run the explorer on several named folders in this terminal until the user quits."""
+    ExplorerApp(folders, scopes=scopes).run()

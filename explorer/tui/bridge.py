@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 
 class IndexBridge:
-    """Owns the :class:`~explorer.core.live.writer.LiveIndex` of the UI; reports only by
-    messages."""
+    """Owns the :class:`~explorer.core.live.writer.LiveIndex` of one folder of the UI; reports
+    only by messages."""
 
     def __init__(
         self,
@@ -34,8 +34,11 @@ class IndexBridge:
         target: MessagePump,
         embedder: Embedder | None = None,
         watch: bool = True,
+        folder: str = "",
     ) -> None:
         self.settings = settings
+        self.folder = folder
+        """The collection name of the folder (every message says it)."""
         self.target = target
         self.embedder = embedder
         self.watch = watch
@@ -73,16 +76,18 @@ class IndexBridge:
                 holder="the explorer TUI",
             )
         except Exception as error:  # noqa: BLE001 - the UI shows the one line and stays up
-            self.target.post_message(messages.IndexUnavailable(f"cannot open the index: {error}"))
+            self.target.post_message(
+                messages.IndexUnavailable(f"cannot open the index: {error}", self.folder)
+            )
             return
         with self._lock:
             if self._stopped:
                 live.index.close()
                 return
             self.live = live
-        self.target.post_message(messages.IndexOpened(live))
+        self.target.post_message(messages.IndexOpened(live, self.folder))
         live.start()
 
     def _on_event(self, event: LiveEvent) -> None:
         """Called on the writer thread: post the event, nothing else."""
-        self.target.post_message(messages.LiveIndexEvent(event))
+        self.target.post_message(messages.LiveIndexEvent(event, self.folder))

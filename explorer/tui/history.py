@@ -6,6 +6,7 @@ session stores them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 PLACES_KEPT = 100
@@ -64,6 +65,21 @@ class NavigationHistory:
         if current is not None:
             self.places[self.index] = replace(current, top=top)
 
+    def rename(self, renamed: Callable[[str], str | None]) -> None:
+        """Every place's path as ``renamed`` says (a window opened or closed a folder, so its
+        paths changed); a place whose path it maps to None is dropped."""
+        kept: list[Place] = []
+        current = self.index
+        for position, place in enumerate(self.places):
+            path = renamed(place.path)
+            if path is None:
+                if position <= self.index:
+                    current -= 1
+                continue
+            kept.append(replace(place, path=path))
+        self.places = kept
+        self.index = min(max(current, 0 if kept else -1), len(kept) - 1)
+
     def back(self) -> Place | None:
         """The place before the current one (and it becomes current), or None."""
         if not self.can_go_back:
@@ -96,6 +112,11 @@ class RecentFiles:
         """A file that no longer exists leaves the list."""
         if path in self.paths:
             self.paths.remove(path)
+
+    def rename(self, renamed: Callable[[str], str | None]) -> None:
+        """Every path as ``renamed`` says; one it maps to None leaves the list."""
+        paths = (renamed(path) for path in self.paths)
+        self.paths = list(dict.fromkeys(path for path in paths if path is not None))
 
 
 class QueryHistory:

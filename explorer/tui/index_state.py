@@ -2,13 +2,15 @@
 
 :class:`IndexState` is immutable; the screen makes a new one (``dataclasses.replace``) for each
 event of the live index or answer of a loading worker and hands it to the widgets that show or
-use it. Its :meth:`IndexState.summary` is the status bar's index text.
+use it. Its :meth:`IndexState.summary` is the status bar's index text. A window on several
+folders keeps one state per folder's live index and shows them folded into one
+(:func:`combined`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from explorer.core.live.events import ModelState, ProgressEvent
 from explorer.core.models import FileState, SyncPhase
@@ -103,3 +105,58 @@ class IndexState:
             if counts.get(state)
         ]
         return text + (f" ({', '.join(extra)})" if extra else "")
+
+
+FOLDER_FIELDS = (
+    "opened",
+    "error",
+    "progress",
+    "read_only",
+    "document_model",
+    "vectors_available",
+    "root_missing",
+)
+"""The fields of :class:`IndexState` each folder's live index sets (the others, the query path
+and the manifest's counts, are the window's: one query encoder and one tree serve every
+folder)."""
+
+
+def combined(shown: IndexState, folders: Mapping[str, IndexState]) -> IndexState:
+    """``shown`` with the folder fields of ``folders`` (by collection name) folded into one:
+    open once any folder is open; an error only when none opened; the progress of a folder
+    still at work; read-only, a missing root or unavailable vectors as soon as one folder is;
+    the document model failed or loading as soon as one is. With several folders, the folder
+    that says something names itself."""
+    states = list(folders.items())
+    if not states:
+        return shown
+    named = len(states) > 1
+
+    def said(name: str, text: str) -> str:
+        return f"{name}: {text}" if named and text else text
+
+    working = [state.progress for _, state in states if _at_work(state.progress)]
+    reported = [state.progress for _, state in states if state.progress is not None]
+    models = [state.document_model for _, state in states if state.document_model is not None]
+    document_model = None
+    for level in (ModelState.FAILED, ModelState.LOADING, ModelState.UNLOADED, ModelState.READY):
+        if level in models:
+            document_model = level
+            break
+    opened = any(state.opened for _, state in states)
+    errors = [said(name, state.error) for name, state in states if state.error]
+    missing = [said(name, state.root_missing) for name, state in states if state.root_missing]
+    return replace(
+        shown,
+        opened=opened,
+        error="" if opened else "; ".join(errors),
+        progress=(working or reported or [None])[0],
+        read_only=any(state.read_only for _, state in states),
+        document_model=document_model,
+        vectors_available=all(state.vectors_available for _, state in states),
+        root_missing=missing[0] if missing else "",
+    )
+
+
+def _at_work(progress: ProgressEvent | None) -> bool:
+    return progress is not None and progress.phase is not SyncPhase.DONE

@@ -48,28 +48,34 @@ class FollowLink(Message):
 
 @dataclass
 class IndexOpened(Message):
-    """The live index exists (its SQLite store is open); searches may run on ``live.index``."""
+    """The live index of the window's folder ``folder`` (its collection name) exists (its
+    SQLite store is open); searches may run on ``live.index``."""
 
     live: LiveIndex
+    folder: str = ""
 
 
 @dataclass
 class IndexUnavailable(Message):
-    """The index could not be opened; ``error`` is one line for the user."""
+    """The index of ``folder`` could not be opened; ``error`` is one line for the user."""
 
     error: str
+    folder: str = ""
 
 
 @dataclass
 class LiveIndexEvent(Message):
-    """One event of the live index, as the core sent it."""
+    """One event of the live index of ``folder``, as the core sent it (its paths relative to
+    that folder)."""
 
     event: LiveEvent
+    folder: str = ""
 
     def can_replace(self, message: Message) -> bool:
-        """A newer progress event replaces an older one still queued."""
+        """A newer progress event replaces an older one of the same folder still queued."""
         return (
             isinstance(self.event, ProgressEvent)
             and isinstance(message, LiveIndexEvent)
             and isinstance(message.event, ProgressEvent)
+            and message.folder == self.folder
         )

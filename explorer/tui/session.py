@@ -1,8 +1,9 @@
 """Sessions: reopen a folder where the user left it.
 
-Per folder (named like its index directory: the folder's name and a hash of its absolute path),
-one small JSON file in the platform's state directory (``$XDG_STATE_HOME/explorer/sessions``,
-found by platformdirs; ``EXPLORER_STATE_DIR`` moves it) holds the query, the mode, the filter
+Per window (named like an index directory: the folder's name and a hash of its absolute path; a
+window on several folders has one session for that set of folders), one small JSON file in the
+platform's state directory (``$XDG_STATE_HOME/explorer/sessions``, found by platformdirs;
+``EXPLORER_STATE_DIR`` moves it) holds the query, the mode, the filter
 field, the open file and the line at the top of the preview, the queries typed (Up in the
 search box) and the files opened recently (the recent-files picker).
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -86,26 +88,28 @@ class Session:
         return session
 
 
-def session_path(root: Path) -> Path:
-    """The session file of the folder ``root``."""
-    resolved = root.resolve()
-    digest = hashlib.sha1(str(resolved).encode("utf-8")).hexdigest()[:12]
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in resolved.name) or "root"
+def session_path(roots: Sequence[Path]) -> Path:
+    """The session file of a window on the folders ``roots`` (one folder's is named after it;
+    several folders share one session, whatever their order)."""
+    resolved = sorted(str(root.resolve()) for root in roots)
+    digest = hashlib.sha1("\n".join(resolved).encode("utf-8")).hexdigest()[:12]
+    label = Path(resolved[0]).name if len(resolved) == 1 else f"{len(resolved)}-folders"
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in label) or "root"
     return state_dir() / "sessions" / f"{name}-{digest}.json"
 
 
-def load_session(root: Path) -> Session:
-    """The session of ``root``, or a new one (none yet, or unreadable)."""
+def load_session(roots: Sequence[Path]) -> Session:
+    """The session of a window on ``roots``, or a new one (none yet, or unreadable)."""
     try:
-        return Session.from_json(session_path(root).read_text(encoding="utf-8"))
+        return Session.from_json(session_path(roots).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return Session()
 
 
-def save_session(root: Path, session: Session) -> None:
-    """Write the session of ``root`` (private to the user: it holds queries and file names);
-    best effort."""
-    path = session_path(root)
+def save_session(roots: Sequence[Path], session: Session) -> None:
+    """Write the session of a window on ``roots`` (private to the user: it holds queries and
+    file names); best effort."""
+    path = session_path(roots)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         temporary = path.with_suffix(".tmp")

@@ -281,12 +281,19 @@ def test_the_resident_reader_serves_one_folder_only(corpus) -> None:
         assert resolve(argv, main) is None, argv
 
 
-def test_the_tui_on_two_folders_says_what_takes_several(tmp_path) -> None:
-    """`explorer A B` opens no TUI over several folders yet: one line naming the commands that
-    take them, exit 2, nothing opened (it was click's 'unexpected extra argument')."""
-    first = write_files(tmp_path / "a", {"a.md": "# A\n"})
-    second = write_files(tmp_path / "b", {"b.md": "# B\n"})
-    done = CliRunner().invoke(main, [str(first), str(second)])
-    assert done.exit_code == 2
-    assert done.stderr.count("\n") == 1 and "explorer search QUERY A B" in done.stderr
-    assert "explorer mcp A B" in done.stderr
+def test_the_tui_takes_several_folders_and_checks_each(corpus, tmp_path, monkeypatch) -> None:
+    """`explorer A B` opens one window on both (here no terminal, so it stops there, after
+    checking the folders); a folder that is none is refused first."""
+    _base, servers, garden, _union, _done = corpus
+    one_line_error(invoke(servers, tmp_path / "gone"), "no such folder")
+    one_line_error(invoke(servers, garden), "needs a terminal")
+    opened = []
+    monkeypatch.setattr("explorer.cli.entry._is_terminal", lambda _stream: True)
+    monkeypatch.setattr(
+        "explorer.tui.app.run_window", lambda folders, scopes: opened.append(folders)
+    )
+    ok(invoke(servers, garden))
+    assert [(f.name, f.settings.root) for f in opened[0]] == [
+        ("servers", servers),
+        ("garden", garden),
+    ]

@@ -19,8 +19,9 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -36,7 +37,6 @@ from textual.widgets import Footer, Input
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.file_reading import decode_leniently, read_head
-from explorer.core.ingest.root_paths import OutsideRoot, resolve_inside_root
 from explorer.core.live.events import (
     ErrorEvent,
     FilesChangedEvent,
@@ -53,14 +53,15 @@ from explorer.core.live.events import (
 )
 from explorer.core.models import SearchMode, SyncPhase
 from explorer.core.retrieval.file_filter import parse_filter_words
+from explorer.core.retrieval.scopes import Scope
 from explorer.core.safe_text import safe_text
-from explorer.settings.config import Settings
+from explorer.settings.config import NamedFolder, Settings
 from explorer.tui import messages, session, themes
 from explorer.tui.bridge import IndexBridge
 from explorer.tui.history import NavigationHistory, Place, RecentFiles
-from explorer.tui.index_state import IndexState
+from explorer.tui.index_state import FOLDER_FIELDS, IndexState, combined
 from explorer.tui.layout import Pane, PaneLayout
-from explorer.tui.link_following import Destination, destination
+from explorer.tui.link_following import Destination
 from explorer.tui.widgets.file_tree import Entry, FileTree
 from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.preview import MAX_PREVIEW_BYTES, Preview
@@ -70,6 +71,7 @@ from explorer.tui.widgets.search_box import SearchBox
 from explorer.tui.widgets.search_panel import SearchPanel
 from explorer.tui.widgets.status import StatusBar
 from explorer.tui.workers import ShowsFailure, WorkerFailed, report_worker_failure
+from explorer.tui.workspace import Workspace
 
 if TYPE_CHECKING:
     from explorer.core.embed.embedder import Embedder
@@ -197,16 +199,26 @@ class MainScreen(Screen[None]):
     ]
 
     def __init__(
-        self, settings: Settings, embedder: Embedder | None = None, watch: bool = True
+        self,
+        folders: Settings | Sequence[NamedFolder],
+        embedder: Embedder | None = None,
+        watch: bool = True,
+        scopes: Sequence[Scope] = (),
     ) -> None:
         super().__init__()
-        self.settings = settings
+        self.workspace = Workspace.of(folders, scopes)
+        """The window's folders, their indexes as they open, and window paths."""
+        self.settings = self.workspace.first.settings
+        """The first folder's settings."""
         self.embedder = embedder
         self.watch_files = watch
         """Start the file watcher (``watch`` itself is Textual's method for reactives)."""
-        self.bridge: IndexBridge | None = None
-        self.live: LiveIndex | None = None
-        self.index: Index | None = None
+        self.bridges: dict[str, IndexBridge] = {}
+        """Each folder's bridge to its live index, by collection name."""
+        self.lives: dict[str, LiveIndex] = {}
+        """Each folder's live index once it has opened."""
+        self._folder_states: dict[str, IndexState] = {}
+        """Each folder's part of the index state (see :func:`combined`)."""
         self.current_path: str | None = None
         """The file open in the preview."""
         self.history = NavigationHistory()
@@ -229,9 +241,9 @@ class MainScreen(Screen[None]):
     # -- composition --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
-            yield FileTree(self.settings.root.name, id="tree")
+            yield FileTree(self.workspace.title, id="tree")
             with Vertical(id="centre"):
-                yield SearchPanel(f"Search · {self.settings.root.name}", id="search-panel")
+                yield SearchPanel(f"Search · {self.workspace.title}", id="search-panel")
                 yield Preview(id="preview")
             with Vertical(id="sidebar"):
                 yield LinksList(id="links")
@@ -272,6 +284,17 @@ class MainScreen(Screen[None]):
         return self.query_one(StatusBar)
 
     @property
+    def live(self) -> LiveIndex | None:
+        """The first folder's live index (None until it opens)."""
+        return self.lives.get(self.workspace.first.name)
+
+    @property
+    def index(self) -> Index | None:
+        """The first folder's index (None until it opens)."""
+        live = self.live
+        return live.index if live is not None else None
+
+    @property
     def state(self) -> IndexState:
         """The index as the UI sees it (the status bar shows it)."""
         return self.status.index_state
@@ -283,26 +306,50 @@ class MainScreen(Screen[None]):
         self.search_panel.state = state
         return state
 
+    def _set_folder_state(self, folder: str, **changes: Any) -> IndexState:
+        """A folder's live index changed: its part of the state, folded with the others'."""
+        if folder not in {f.name for f in self.workspace.folders}:
+            return self.state  # a folder removed meanwhile
+        mine = replace(self._folder_states.get(folder, IndexState()), **changes)
+        self._folder_states[folder] = mine
+        return self._fold_states()
+
+    def _fold_states(self) -> IndexState:
+        state = combined(self.state, self._folder_states)
+        unchanged = {name: getattr(state, name) for name in FOLDER_FIELDS}
+        return self._set_state(**unchanged)
+
     def on_mount(self) -> None:
         self._restore_session()
         # The first frame comes first: the index (and everything it imports) opens after it.
         self.call_after_refresh(self._start_index)
 
     def on_unmount(self) -> None:
-        if self.bridge is not None:
-            self.bridge.stop()
+        for bridge in self.bridges.values():
+            bridge.stop()
 
     def _start_index(self) -> None:
-        self.bridge = IndexBridge(
-            self.settings, self, embedder=self.embedder, watch=self.watch_files
+        for folder in self.workspace.folders:
+            self._start_folder(folder)
+
+    def _start_folder(self, folder: NamedFolder) -> None:
+        """Open the folder's live index on a thread (it reports by messages)."""
+        bridge = IndexBridge(
+            folder.settings,
+            self,
+            embedder=self.embedder,
+            watch=self.watch_files,
+            folder=folder.name,
         )
-        self.bridge.start()
+        self.bridges[folder.name] = bridge
+        self._folder_states[folder.name] = IndexState()
+        bridge.start()
 
     # -- opening files ------------------------------------------------------------------------
     @on(messages.OpenFile)
     def _open_asked(self, message: messages.OpenFile) -> None:
         message.stop()
-        if not (self.settings.root / message.path).is_file():
+        if not self.workspace.is_file(message.path):
             self.notify(f"no such file in this folder: {message.path}", severity="warning")
             return
         self.open_file(message.path, list(message.passages), message.line)
@@ -315,7 +362,7 @@ class MainScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="link", exit_on_error=False)
     def _follow_link(self, source: str, href: str) -> None:
         """Resolve a clicked link off the UI thread (the first one resolves the index's links)."""
-        found = destination(self.index, self.settings.root, source, href)
+        found = self.workspace.destination(source, href)
         self.app.call_from_thread(self._link_followed, found)
 
     def _link_followed(self, found: Destination) -> None:
@@ -351,7 +398,7 @@ class MainScreen(Screen[None]):
         self.file_tree.reveal(path)
         if self.file_tree.state_of(path) is None:
             self._reveal_pending = path
-        self.links.load(self.index, path)
+        self.links.load(self.workspace, path)
         self.load_related(path)
         self.send_focus()
         self._session_changed()
@@ -364,7 +411,7 @@ class MainScreen(Screen[None]):
     def _go_to(self, place: Place | None) -> None:
         if place is None:
             return
-        if self.file_on_disk(place.path) is None or not (self.settings.root / place.path).is_file():
+        if self.file_on_disk(place.path) is None or not self.workspace.is_file(place.path):
             self.notify(f"no longer here: {place.path}", severity="warning")
             self.recent.forget(place.path)
             return
@@ -403,35 +450,54 @@ class MainScreen(Screen[None]):
         """Load the related files of ``path``; ``refresh``: the same file again (what the
         sidebar shows stays until the new answer comes)."""
         if path is not None:
-            self.related.load(self.index, path, self.state, self._embedding_here(), refresh)
+            embedding = self._embedding_here(path)
+            self.related.load(self.workspace, path, self.state, embedding, refresh)
 
-    def _embedding_here(self) -> bool:
-        """Whether this screen's live index is embedding (so a missing vector is coming)."""
+    def _embedding_here(self, path: str) -> bool:
+        """Whether the live index of ``path``'s folder is embedding (so a missing vector is
+        coming)."""
+        try:
+            live = self.lives.get(self.workspace.split(path).folder.name)
+        except ExplorerError:
+            return False
         return (
-            self.live is not None
-            and not self.state.read_only
+            live is not None
+            and not live.read_only
             and self.state.document_model is not ModelState.FAILED
-            and self.live.vectors_available
+            and live.vectors_available
         )
 
     def send_focus(self) -> None:
-        """Tell the live index what the user looks at, so it embeds that first (a hint only:
-        its writer thread does the embedding)."""
-        if self.live is None:
+        """Tell each folder's live index what the user looks at there, so it embeds that
+        first (a hint only: its writer thread does the embedding)."""
+        if not self.lives:
             return
         from explorer.core.indexing.embed_priority import Focus
 
-        results = tuple(hit.path for hit in self.results.hits)
-        self.live.focus(Focus(self.current_path, results, self._browsed_folder))
+        def mine(name: str, path: str | None) -> str | None:
+            if path is None:
+                return None
+            try:
+                place = self.workspace.split(path)
+            except ExplorerError:
+                return None
+            return place.path if place.folder.name == name else None
+
+        results = [hit.path for hit in self.results.hits]
+        for name, live in self.lives.items():
+            own = tuple(p for p in (mine(name, path) for path in results) if p is not None)
+            folder = self._browsed_folder
+            if folder is not None and self.workspace.several:
+                folder = mine(name, folder + "/")
+                folder = folder.rstrip("/") if folder is not None else None
+            live.focus(Focus(mine(name, self.current_path), own, folder))
 
     def file_on_disk(self, path: str) -> Path | None:
-        """The file the root-relative ``path`` names, or None (and a warning) when it leads
-        outside the root and the settings do not allow that."""
+        """The file the window path ``path`` names, or None (and a warning) when it leads
+        outside its folder and the settings do not allow that, or names no open folder."""
         try:
-            return resolve_inside_root(
-                self.settings.root, path, allow_outside_links=self.settings.allow_outside_links
-            )
-        except OutsideRoot as error:
+            return self.workspace.absolute(path)
+        except ExplorerError as error:
             self.notify(safe_text(f"not shown: {error}"), severity="warning")
             return None
 
@@ -524,23 +590,41 @@ class MainScreen(Screen[None]):
 
     # -- the live index -----------------------------------------------------------------------
     def on_index_opened(self, message: messages.IndexOpened) -> None:
-        self.live = message.live
-        self.index = index = message.live.index
-        self._set_state(opened=True, query_model=ModelState.LOADING)
+        folder = message.folder or self.workspace.first.name
+        bridge = self.bridges.get(folder)
+        if bridge is None or bridge.live is not message.live:
+            return  # the folder was removed while its index opened
+        try:
+            self.workspace.attach(folder, message.live.index)
+        except ExplorerError as error:  # another model than the other folders'
+            self.notify(f"{folder} not opened: {error}", severity="error", timeout=10)
+            self._close_folder(folder)
+            return
+        self.lives[folder] = message.live
+        if not self.state.semantic_ready:
+            self._set_state(query_model=ModelState.LOADING)
+        self._set_folder_state(folder, opened=True)
         self.send_focus()
-        self.file_tree.use_index(index)
-        self.search_panel.use_index(index)
+        self.file_tree.use_workspace(self.workspace)
+        self.search_panel.use_workspace(self.workspace)
         if self.current_path is not None:
-            self.links.load(index, self.current_path)
+            self.links.load(self.workspace, self.current_path)
 
     def on_index_unavailable(self, message: messages.IndexUnavailable) -> None:
-        self._set_state(error=message.error)
-        self.notify(message.error, severity="error", timeout=10)
+        folder = message.folder or self.workspace.first.name
+        self._set_folder_state(folder, error=message.error)
+        said = f"{folder}: {message.error}" if self.workspace.several else message.error
+        self.notify(said, severity="error", timeout=10)
 
     def on_live_index_event(self, message: messages.LiveIndexEvent) -> None:
+        folder = message.folder or self.workspace.first.name
+        if folder not in self.lives:
+            return  # a folder removed meanwhile
         event = message.event
+        if isinstance(event, FilesChangedEvent | FilesEmbeddedEvent):
+            event = replace(event, paths=self.workspace.window_paths(folder, event.paths))
         if isinstance(event, ProgressEvent):
-            self._set_state(progress=event)
+            self._set_folder_state(folder, progress=event)
             if event.phase is SyncPhase.KEYWORDS:
                 self.file_tree.reload()
         elif isinstance(event, FilesChangedEvent):
@@ -553,18 +637,23 @@ class MainScreen(Screen[None]):
         elif isinstance(event, FilesEmbeddedEvent):
             self._files_embedded(event)
         elif isinstance(event, ModelStateEvent):
-            self._model_state(event)
+            self._model_state(folder, event)
         elif isinstance(event, WriterEvent):
-            self._set_state(read_only=event.state is WriterState.WAITING)
-            self.notify(event.message, title="Index", timeout=8)
+            self._set_folder_state(folder, read_only=event.state is WriterState.WAITING)
+            self.notify(self._from(folder, event.message), title="Index", timeout=8)
         elif isinstance(event, VectorsStateEvent):
-            self._vectors_state(event)
+            self._vectors_state(event, folder)
         elif isinstance(event, RootStateEvent):
-            self._root_state(event)
+            self._root_state(folder, event)
         elif isinstance(event, ErrorEvent):
-            if self.live is not None and self.live.read_only:
-                self._set_state(read_only=True)
-            self.notify(event.message, title="Index", severity="warning", timeout=8)
+            if self.lives[folder].read_only:
+                self._set_folder_state(folder, read_only=True)
+            said = self._from(folder, event.message)
+            self.notify(said, title="Index", severity="warning", timeout=8)
+
+    def _from(self, folder: str, text: str) -> str:
+        """What a folder's live index says, naming the folder when the window has several."""
+        return f"{folder}: {text}" if self.workspace.several else text
 
     def _files_changed(self, event: FilesChangedEvent) -> None:
         self.file_tree.reload(now=True)
@@ -574,7 +663,7 @@ class MainScreen(Screen[None]):
         current = self.current_path
         if current is None:
             return
-        self.links.load(self.index, current)  # its backlinks may come from any changed file
+        self.links.load(self.workspace, current)  # its backlinks may come from any changed file
         if _touches(event.paths, current):
             absolute = self.file_on_disk(current)
             if absolute is not None:
@@ -615,33 +704,38 @@ class MainScreen(Screen[None]):
         if self.current_path is not None:
             self.load_related(self.current_path)
 
-    def _model_state(self, event: ModelStateEvent) -> None:
-        self._set_state(document_model=event.state)
+    def _model_state(self, folder: str, event: ModelStateEvent) -> None:
+        self._set_folder_state(folder, document_model=event.state)
         if event.state is ModelState.FAILED:
-            self.notify(event.message, title="Model", severity="warning", timeout=8)
+            said = self._from(folder, event.message)
+            self.notify(said, title="Model", severity="warning", timeout=8)
 
-    def _vectors_state(self, event: VectorsStateEvent) -> None:
-        state = self._set_state(vectors_available=event.available)
+    def _vectors_state(self, event: VectorsStateEvent, folder: str | None = None) -> None:
+        """The vector store stopped or answers again (``folder``'s, else the search's)."""
+        if folder is None:
+            state = self._set_state(vectors_available=event.available)
+        else:
+            state = self._set_folder_state(folder, vectors_available=event.available)
         self.notify(
-            event.message,
+            self._from(folder, event.message) if folder is not None else event.message,
             title="Vectors",
             severity="information" if event.available else "warning",
             timeout=8,
         )
-        if event.available and not state.semantic_ready and self.index is not None:
+        if event.available and not state.semantic_ready and self.workspace.opened:
             self.search_panel.warm_query_path()
         elif self.search_panel.searches_by_meaning:
             self.search_panel.search_again()
         if event.available and self.current_path is not None:
             self.load_related(self.current_path)
 
-    def _root_state(self, event: RootStateEvent) -> None:
-        """The root went missing (the status bar says so until it is back) or is back (the
+    def _root_state(self, folder: str, event: RootStateEvent) -> None:
+        """A folder went missing (the status bar says so until it is back) or is back (the
         re-sync's ``files_changed`` reloads the tree; the tree is read again now too)."""
         missing = event.state is RootState.MISSING
-        self._set_state(root_missing=event.message if missing else "")
+        self._set_folder_state(folder, root_missing=event.message if missing else "")
         self.notify(
-            event.message,
+            self._from(folder, event.message),
             title="Folder",
             severity="warning" if missing else "information",
             timeout=8,
@@ -877,23 +971,135 @@ class MainScreen(Screen[None]):
         if path == self.current_path:
             self.preview.reload(absolute)
 
+    # -- the window's folders -----------------------------------------------------------------
+    def action_add_folder(self) -> None:
+        """Open one more folder in this window (its index opens and follows it as the first
+        one's does)."""
+        from explorer.tui.widgets.folder_prompt import FolderPrompt
+
+        self.app.push_screen(FolderPrompt(self.folder_to_add), self._add_folder)
+
+    def folder_to_add(self, text: str) -> NamedFolder:
+        """The folder the path ``text`` names, with its collection name and settings (the
+        first folder's model and Chroma server); :class:`ExplorerError` when it is no folder
+        or open already."""
+        from explorer.core.retrieval.collections import distinct_names
+        from explorer.settings.config import open_folders
+
+        root = Path(text).expanduser()
+        if not root.is_dir():
+            raise ExplorerError(f"no such folder: {text}")
+        root = root.resolve()
+        for folder in self.workspace.folders:
+            if folder.settings.root == root:
+                raise ExplorerError(f"{root} is open already, as {folder.name}")
+        first = self.workspace.first.settings
+        opened = open_folders([root], model=first.model, chroma_url=first.chroma_url)
+        folder = opened.folders[0]
+        taken = [f.name.casefold() for f in self.workspace.folders]
+        if folder.name.casefold() in taken:
+            name = distinct_names([root], [f.name for f in self.workspace.folders])[0]
+            folder = NamedFolder(name, folder.settings)
+        return folder
+
+    def _add_folder(self, folder: NamedFolder | None) -> None:
+        if folder is None:
+            return
+        several = self.workspace.several
+        first = self.workspace.first.name
+        self.workspace.add_folder(folder)
+        if not several:
+            self._rename_paths(lambda path: f"{first}/{path}")
+        self._start_folder(folder)
+        self.notify(f"opened {folder.settings.root} as {folder.name}", title="Folders", timeout=4)
+
+    def action_remove_folder(self) -> None:
+        """Close one of the window's folders (its index stays on disk)."""
+        from explorer.tui.widgets.fuzzy_jump import FuzzyJump
+
+        if not self.workspace.several:
+            self.notify("the window's last folder cannot be removed", timeout=3)
+            return
+        names = [folder.name for folder in self.workspace.folders]
+        picker = FuzzyJump(names, title="Remove a folder", ordered=True)
+        self.app.push_screen(picker, self._remove_folder)
+
+    def _remove_folder(self, name: str | None) -> None:
+        if name is None:
+            return
+        self._close_folder(name)
+        folder = self.workspace.remove_folder(name)
+        gone = folder.name + "/"
+        if self.workspace.several:
+            self._rename_paths(lambda path: None if path.startswith(gone) else path)
+        else:
+            kept = self.workspace.first.name + "/"
+            self._rename_paths(
+                lambda path: path.removeprefix(kept) if path.startswith(kept) else None
+            )
+        self._fold_states()
+        self.notify(f"closed {folder.name} ({folder.settings.root})", title="Folders", timeout=4)
+
+    def _close_folder(self, name: str) -> None:
+        """Stop a folder's live index (on a thread: its writer may take a moment to finish a
+        batch) and stop asking its index."""
+        self.workspace.detach(name)
+        self.lives.pop(name, None)
+        self._folder_states.pop(name, None)
+        bridge = self.bridges.pop(name, None)
+        if bridge is not None:
+            threading.Thread(target=bridge.stop, name="explorer-close-folder", daemon=True).start()
+
+    def _rename_paths(self, renamed: Callable[[str], str | None]) -> None:
+        """The window's paths changed (a folder opened or closed): what the screen keeps follows
+        ``renamed``, and the tree, the panes and the results are read again."""
+        self.history.rename(renamed)
+        self.recent.rename(renamed)
+        self._embedded_since = set()
+        self._browsed_folder = None
+        self._set_titles()
+        self.file_tree.reload(now=True)
+        current, self.current_path = self.current_path, None
+        new = renamed(current) if current is not None else None
+        if new is None:
+            if current is not None:
+                self.preview.clear("The folder of the file you read was closed.")
+                self.links.show_message("")
+                self.related.show_message("")
+        elif self.preview.loaded:
+            passage = self.preview.passage
+            top = self.preview.position()
+            self.open_file(
+                new,
+                list(self.preview.passages),
+                passage[0] if passage else None,
+                top=top,
+                record=False,
+            )
+        if self.search_panel.has_query:
+            self.search_panel.search_again()
+        self._session_changed()
+
+    def _set_titles(self) -> None:
+        self.search_box.border_title = f"Search · {self.workspace.title}"
+
     # -- the session --------------------------------------------------------------------------
     def _restore_session(self) -> None:
         """Reopen the folder where the user left it: query, mode, filter, open file and place,
         the queries asked before and the recent files."""
         if not self.remember:
             return
-        saved = session.load_session(self.settings.root)
+        saved = session.load_session(self.workspace.roots)
         box = self.search_box
         box.history = type(box.history)(saved.queries)
-        self.recent = RecentFiles([p for p in saved.recent if (self.settings.root / p).is_file()])
+        self.recent = RecentFiles([p for p in saved.recent if self.workspace.is_file(p)])
         if saved.mode is not box.mode:
             box.set_mode(saved.mode)
         if saved.filter:
             box.set_filter(saved.filter)
         if saved.query:
             box.set_text(saved.query)
-        if saved.path is not None and (self.settings.root / saved.path).is_file():
+        if saved.path is not None and self.workspace.is_file(saved.path):
             self.open_file(saved.path, None, saved.line, top=saved.top)
 
     def _session_changed(self) -> None:
@@ -920,13 +1126,13 @@ class MainScreen(Screen[None]):
             queries=list(box.history.queries),
             recent=list(self.recent.paths),
         )
-        session.save_session(self.settings.root, saved)
+        session.save_session(self.workspace.roots, saved)
 
     def action_forget_session(self) -> None:
         """Stop remembering sessions (and forget this folder's)."""
         self.remember = False
         themes.save_preference(session.REMEMBER_KEY, False)
-        session.session_path(self.settings.root).unlink(missing_ok=True)
+        session.session_path(self.workspace.roots).unlink(missing_ok=True)
         self.notify("sessions are no longer remembered", timeout=4)
 
     def action_remember_session(self) -> None:
@@ -1024,6 +1230,13 @@ class MainScreen(Screen[None]):
                 "Remember sessions",
                 "Reopen each folder where you left it",
                 self.action_remember_session,
+            )
+        yield SystemCommand(
+            "Add a folder", "Open one more folder in this window", self.action_add_folder
+        )
+        if self.workspace.several:
+            yield SystemCommand(
+                "Remove a folder", "Close one of this window's folders", self.action_remove_folder
             )
         yield SystemCommand("Help", "Keys and how explorer works (?)", self.action_help)
 

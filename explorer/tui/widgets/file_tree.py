@@ -1,4 +1,7 @@
-"""The file tree: every indexed file of the root, with a mark for its index state.
+"""The file tree: every indexed file of the window's folders, with a mark for its index state.
+
+With several folders open, each is a top-level node under its collection's name (the
+workspace's window paths start with it; see :mod:`explorer.tui.workspace`).
 
 The tree reads the manifest itself (:meth:`FileTree.reload`, on a worker, at most every
 :data:`MANIFEST_INTERVAL` seconds) and updates in place: nodes are added, removed and
@@ -32,8 +35,8 @@ from explorer.tui.text_fit import ELLIPSIS, fit_name
 from explorer.tui.workers import report_worker_failure
 
 if TYPE_CHECKING:
-    from explorer.core.store.index import Index
     from explorer.core.store.manifest_records import FileRecord
+    from explorer.tui.workspace import Workspace
 
 MARKS = {
     FileState.FRESH: ("●", "file-tree--fresh"),
@@ -115,20 +118,20 @@ class FileTree(Tree[Entry]):
         self._marks: dict[str, tuple[FileState, str]] = {}
         """(state, reason) of every file shown, as last set."""
         self.root.expand()
-        self._index: Index | None = None
+        self._workspace: Workspace | None = None
         self._read_at = 0.0
         self._read_due: Timer | None = None
 
     # -- reading the manifest -----------------------------------------------------------------
-    def use_index(self, index: Index) -> None:
-        """Show the files of ``index`` (read at once)."""
-        self._index = index
+    def use_workspace(self, workspace: Workspace) -> None:
+        """Show the files of the window's open indexes (read at once)."""
+        self._workspace = workspace
         self.reload(now=True)
 
     def reload(self, now: bool = False) -> None:
         """Read the manifest again, at most every :data:`MANIFEST_INTERVAL` seconds (``now``:
         at once)."""
-        if self._index is None:
+        if self._workspace is None:
             return
         wait = self._read_at + MANIFEST_INTERVAL - time.monotonic()
         if now or wait <= 0:
@@ -136,7 +139,7 @@ class FileTree(Tree[Entry]):
                 self._read_due.stop()
                 self._read_due = None
             self._read_at = time.monotonic()
-            self._read_manifest(self._index)
+            self._read_manifest(self._workspace)
         elif self._read_due is None:
             self._read_due = self.set_timer(wait, self._reload_due)
 
@@ -145,9 +148,8 @@ class FileTree(Tree[Entry]):
         self.reload(now=True)
 
     @work(thread=True, exclusive=True, group="manifest", exit_on_error=False)
-    def _read_manifest(self, index: Index) -> None:
-        records = index.keywords.files()
-        counts = index.keywords.counts()
+    def _read_manifest(self, workspace: Workspace) -> None:
+        records, counts = workspace.files()
         if not get_current_worker().is_cancelled:
             self.post_message(self._Read(records, counts))
 

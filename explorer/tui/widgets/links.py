@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from explorer.core.errors import ExplorerError
 from explorer.core.safe_text import safe_name
 from explorer.tui.messages import OpenFile
 from explorer.tui.text_fit import middle_path
@@ -24,7 +25,7 @@ from explorer.tui.widgets.sidebar_panel import SidebarPanel
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.links import FileLinks
-    from explorer.core.store.index import Index
+    from explorer.tui.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -101,9 +102,10 @@ class LinksList(SidebarPanel):
         return OpenFile(row.path, row.line)
 
     # -- public API ---------------------------------------------------------------------------
-    def load(self, index: Index | None, path: str) -> None:
-        """Read the links of ``path`` from ``index`` (None while it opens) off the UI thread."""
-        if index is None:
+    def load(self, workspace: Workspace | None, path: str) -> None:
+        """Read the links of ``path`` from the index of its folder (in the window's
+        ``workspace``, None while it opens) off the UI thread."""
+        if workspace is None or not workspace.opened_for(path):
             self.source = path
             self._message("Opening the index…")
             return
@@ -112,7 +114,7 @@ class LinksList(SidebarPanel):
             self.found = None
             self._message("Reading links…")
         self.name_source(path)
-        self._load(index, path)
+        self._load(workspace, path)
 
     def show_links(self, path: str, found: FileLinks) -> None:
         """Show ``found`` (a :class:`~explorer.core.retrieval.links.FileLinks`) for ``path``; links
@@ -169,14 +171,16 @@ class LinksList(SidebarPanel):
             self.name_source(self.source)
 
     @work(thread=True, exclusive=True, group="links", exit_on_error=False)
-    def _load(self, index: Index, path: str) -> None:
-        from explorer.core.retrieval.links import LinksUnavailable, file_links
+    def _load(self, workspace: Workspace, path: str) -> None:
+        from explorer.core.retrieval.links import LinksUnavailable
 
         worker = get_current_worker()
         try:
-            found, message = file_links(index, path), ""
+            found, message = workspace.links(path), ""
         except LinksUnavailable:
             found, message = None, "Links appear once the index has been updated."
+        except ExplorerError as error:  # its folder closed meanwhile
+            found, message = None, str(error)
         if not worker.is_cancelled:
             self.post_message(self.Loaded(path, found, message))
 

@@ -29,7 +29,7 @@ from explorer.tui.widgets.sidebar_panel import DEFAULT_WIDTH, SidebarPanel
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.related import RelatedFile
-    from explorer.core.store.index import Index
+    from explorer.tui.workspace import Workspace
 
 SCORE_CELLS = 5
 """The width of the score in front of a path ("0.83 ")."""
@@ -126,7 +126,7 @@ class RelatedList(SidebarPanel):
     # -- loading ------------------------------------------------------------------------------
     def load(
         self,
-        index: Index | None,
+        workspace: Workspace | None,
         path: str,
         state: IndexState,
         embedding: bool,
@@ -135,7 +135,7 @@ class RelatedList(SidebarPanel):
         """Find the neighbours of ``path``; ``embedding``: the live index is embedding, so a
         missing vector is coming. ``refresh``: the same file again, so what is shown stays
         until the new answer comes."""
-        if index is None or not state.semantic_ready:
+        if workspace is None or not workspace.opened_for(path) or not state.semantic_ready:
             note = (
                 "Semantic search is unavailable, so related files are too."
                 if state.query_model is ModelState.FAILED
@@ -145,7 +145,7 @@ class RelatedList(SidebarPanel):
             return
         if not (refresh and self.source == path):
             self.show_loading(path)
-        self._find(index, path, embedding)
+        self._find(workspace, path, embedding)
 
     def needs_refresh(self, embedded: set[str] | frozenset[str]) -> bool:
         """Whether files newly embedded (``embedded``) may change the neighbours on show."""
@@ -161,13 +161,13 @@ class RelatedList(SidebarPanel):
         return any(paths(item.path) for item in self.items)
 
     @work(thread=True, exclusive=True, group="related", exit_on_error=False)
-    def _find(self, index: Index, path: str, embedding: bool) -> None:
-        from explorer.core.retrieval.related import FileNotIndexed, NoVectorYet, related_files
+    def _find(self, workspace: Workspace, path: str, embedding: bool) -> None:
+        from explorer.core.retrieval.related import FileNotIndexed, NoVectorYet
 
         worker = get_current_worker()
         items: list[RelatedFile] = []
         try:
-            items = related_files(index, path, RELATED_FILES)
+            items = workspace.related(path, RELATED_FILES)
             message = ""
             if not items:
                 message = PENDING_NEIGHBOURS if embedding else "No other file has vectors yet."

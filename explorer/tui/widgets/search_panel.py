@@ -8,8 +8,8 @@ typed messages: :class:`SearchPanel.Answered` after each answer, :class:`SearchP
 once the query path is warm (or cannot be), :class:`SearchPanel.VectorsCounted`, and
 :class:`SearchPanel.NothingToLeaveFor` when the user leaves an empty panel.
 
-The screen feeds it the index (:meth:`SearchPanel.use_index`) and the index's state
-(:attr:`SearchPanel.state`), and asks it to search again when the index changed.
+The screen feeds it the window's workspace (:meth:`SearchPanel.use_workspace`) and the index's
+state (:attr:`SearchPanel.state`), and asks it to search again when the index changed.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from explorer.tui.workers import report_worker_failure
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.search import SearchRequest, SearchResponse
-    from explorer.core.store.index import Index
+    from explorer.tui.workspace import Workspace
 
 PREFIX_MIN_CHARS = 2
 """The last word is searched as a prefix once it has this many characters (a one-letter prefix
@@ -172,7 +172,7 @@ class SearchPanel(Vertical):
     def __init__(self, title: str = "", *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.title = title
-        self.index: Index | None = None
+        self.workspace: Workspace | None = None
         self.state = IndexState()
         """The index's state, as the screen last passed it."""
         self._question = _Question()
@@ -212,21 +212,22 @@ class SearchPanel(Vertical):
         """A query is asked in a mode that uses vectors (an answer may change as they come)."""
         return self.has_query and self._question.mode is not SearchMode.KEYWORD
 
-    def use_index(self, index: Index) -> None:
-        """Search ``index`` from now on: warm its query path, and answer a waiting query."""
-        self.index = index
-        self._warm_query_path(index)
+    def use_workspace(self, workspace: Workspace) -> None:
+        """Search the window's open indexes from now on: warm the query path, and answer a
+        waiting query."""
+        self.workspace = workspace
+        self._warm_query_path(workspace)
         if self.has_query:
             self.search_again()
 
     def warm_query_path(self) -> None:
         """Try the query path again (the vector store came back)."""
-        if self.index is not None:
-            self._warm_query_path(self.index)
+        if self.workspace is not None:
+            self._warm_query_path(self.workspace)
 
     def count_vectors(self) -> None:
-        if self.index is not None:
-            self._count_vectors(self.index)
+        if self.workspace is not None:
+            self._count_vectors(self.workspace)
 
     def search_again(self) -> None:
         """Run the question on show again now (the index changed); the highlight stays."""
@@ -318,25 +319,26 @@ class SearchPanel(Vertical):
             )
             self.post_message(self.Answered(self, None))
             return
-        if self.index is None:
+        if self.workspace is None:
             self.results.show_message("Opening the index…")
             return
         limit = RESULT_FILES * self._pages
         self._worker = self._search(
-            self.index, self._generation, question, self.state, self.results.row_width, limit
+            self.workspace, self._generation, question, self.state, self.results.row_width, limit
         )
 
     # -- the worker ---------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(
         self,
-        index: Index,
+        workspace: Workspace,
         generation: int,
         question: _Question,
         state: IndexState,
         width: int,
         limit: int,
     ) -> None:
+        from explorer.core.retrieval.file_filter import parse_filter_words
         from explorer.core.retrieval.search import SearchRequest
 
         worker = get_current_worker()
@@ -346,18 +348,22 @@ class SearchPanel(Vertical):
             bool(words) and not question.query[-1:].isspace() and len(words[-1]) >= PREFIX_MIN_CHARS
         )
         file_filter = question.filter
+        typed = parse_filter_words(question.text)  # collection: and scope: words
         request = SearchRequest(
             question.query,
             question.mode,
             file_filter.paths,
+            collections=typed.collections,
+            scopes=typed.scopes,
             limit=limit,
             per_file=PASSAGES_PER_FILE,
             prefix_last=prefix,
             tags=file_filter.tags,
             versions=file_filter.versions,
+            exclude=typed.filter.exclude,
         )
         try:
-            answer = _answer(index, request, state, lambda: worker.is_cancelled)
+            answer = _answer(workspace, request, state, lambda: worker.is_cancelled)
         except ExplorerError as error:  # e.g. a query with no words: its one line
             if not worker.is_cancelled:
                 self.post_message(self._Failed(generation, str(error)))
@@ -414,7 +420,7 @@ class SearchPanel(Vertical):
         self.post_message(self.Answered(self, None))
 
     # -- the query path -----------------------------------------------------------------------
-    def _warm_query_path(self, index: Index) -> None:
+    def _warm_query_path(self, workspace: Workspace) -> None:
         """Open the vector store and warm the query encoder, off the UI thread.
 
         A daemon thread, not a Textual worker: on an index without a query-encoder export the
@@ -423,21 +429,19 @@ class SearchPanel(Vertical):
         warm-ups from loading the model twice.
         """
         threading.Thread(
-            target=self._warm, args=(index,), name="explorer-query-warmup", daemon=True
+            target=self._warm, args=(workspace,), name="explorer-query-warmup", daemon=True
         ).start()
 
-    def _warm(self, index: Index) -> None:
+    def _warm(self, workspace: Workspace) -> None:
         from explorer.core.store.vectors import VectorStoreUnavailable
 
         vectors, vectors_error = 0, ""
         try:
             try:
-                vectors = index.vectors.count_chunks()
+                vectors = workspace.count_vectors()
             except VectorStoreUnavailable as error:  # the live index reports it and recovers
                 vectors_error = str(error)
-            load = getattr(index.embedder, "load_query_path", None)
-            if load is not None:
-                load()
+            workspace.load_query_path()
         except Exception as error:  # noqa: BLE001 - keyword search goes on without it
             self.post_message(
                 self.QueryPathReady(self, False, error=f"{type(error).__name__}: {error}")
@@ -446,24 +450,27 @@ class SearchPanel(Vertical):
         self.post_message(self.QueryPathReady(self, True, vectors, vectors_error=vectors_error))
 
     @work(thread=True, exclusive=True, group="vector-count", exit_on_error=False)
-    def _count_vectors(self, index: Index) -> None:
+    def _count_vectors(self, workspace: Workspace) -> None:
         from explorer.core.store.vectors import VectorStoreUnavailable
 
         try:
-            count = index.vectors.count_chunks()
+            count = workspace.count_vectors()
         except VectorStoreUnavailable:  # a count is only informative; the live index says it
             return
         self.post_message(self.VectorsCounted(self, count))
 
 
 def _answer(
-    index: Index, request: SearchRequest, state: IndexState, cancelled: Callable[[], bool]
+    workspace: Workspace, request: SearchRequest, state: IndexState, cancelled: Callable[[], bool]
 ) -> _Answer | None:
-    """Search ``index``, answering by keyword where meaning cannot answer yet, and say why.
+    """Search the window's folders, answering by keyword where meaning cannot answer yet, and
+    say why.
 
     Runs on the search worker; None when ``cancelled()`` turned true on the way.
     """
-    from explorer.core.retrieval.search import VectorLeg, search
+    from explorer.core.retrieval.search import VectorLeg
+
+    search = workspace.search
     from explorer.core.store.vectors import VectorStoreUnavailable
 
     asked = request.mode
@@ -473,13 +480,11 @@ def _answer(
             if state.query_model is ModelState.FAILED
             else "model loading: keyword results first"
         )
-        return _Answer(
-            search(index, replace(request, mode=SearchMode.KEYWORD)), SearchMode.KEYWORD, note
-        )
+        return _Answer(search(replace(request, mode=SearchMode.KEYWORD)), SearchMode.KEYWORD, note)
     try:
-        response = search(index, request)
+        response = search(request)
     except VectorStoreUnavailable:  # semantic mode with the server gone: keywords
-        response = search(index, replace(request, mode=SearchMode.KEYWORD))
+        response = search(replace(request, mode=SearchMode.KEYWORD))
         return _Answer(response, SearchMode.KEYWORD, VECTORS_UNAVAILABLE)
     if response.vector_leg is VectorLeg.UNAVAILABLE:  # hybrid went on with keywords alone
         return _Answer(response, response.answered_by, VECTORS_UNAVAILABLE)
@@ -488,6 +493,6 @@ def _answer(
     if asked is SearchMode.SEMANTIC and not response.results and state.vectors == 0:
         if cancelled():
             return None
-        response = search(index, replace(request, mode=SearchMode.KEYWORD))
+        response = search(replace(request, mode=SearchMode.KEYWORD))
         return _Answer(response, SearchMode.KEYWORD, NO_VECTORS_YET)
     return _Answer(response, response.answered_by, "")
