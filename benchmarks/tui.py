@@ -1,6 +1,7 @@
 """Speed of the explorer TUI: first frame, keystroke-to-results, first open of a new folder.
 
     python benchmarks/tui.py [--corpus ../shared/corpora/nginx-docs] [--index-dir DIR] [--json]
+        [--also ../shared/corpora/vaultofknowledge --also-index-dir DIR]
 
 Measures, with the real model:
 
@@ -13,6 +14,9 @@ Measures, with the real model:
   key gets its own search), and each key is timed from the press until the results list shows
   the answer for the text typed so far. Also reported: a burst (a whole word typed with no pause)
   from its last key to its results, which includes the debounce by design.
+- **two folders** (``--also FOLDER``, same targets): the keystrokes again, on a window holding
+  the corpus and a second folder, searched as one ranking (collections, issue 25), beside the
+  one-folder figures of the same run.
 - **first open** (targets: interactive <= 1 s, keyword search <= 5 s): the app launched in tmux
   on the corpus with an empty index dir: time to the first frame, time until a query typed at once
   shows keyword results, time until embedding progress shows in the status bar, and (with
@@ -220,23 +224,47 @@ def fake_embedder():
 
 
 async def keystrokes(
-    corpus: Path, index_dir: Path, interval: float, limit: int | None, fake: bool
+    corpus: Path,
+    index_dir: Path,
+    interval: float,
+    limit: int | None,
+    fake: bool,
+    also: tuple[Path, Path] | None = None,
 ) -> dict:
-    from explorer.tui.app import make_app
+    """Keystroke-to-results on the corpus; with ``also`` (a folder and its built index), on a
+    window holding both folders (issue 25), searched as one ranking."""
+    from explorer.core.retrieval.collections import distinct_names
+    from explorer.settings.config import NamedFolder, Settings
+    from explorer.tui.app import ExplorerApp
 
     embedder = fake_embedder() if fake else None
-    app = make_app(corpus, index_dir=index_dir, watch=False, embedder=embedder)
+    model = embedder.name if embedder is not None else None
+    pairs = [(corpus, index_dir)] + ([also] if also is not None else [])
+    names = distinct_names([folder for folder, _index in pairs])
+    folders = [
+        NamedFolder(name, Settings.for_root(folder, index, model=model))
+        for name, (folder, index) in zip(names, pairs, strict=True)
+    ]
+    app = ExplorerApp(
+        folders if also is not None else folders[0].settings, embedder=embedder, watch=False
+    )
     out: dict = {}
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         started = time.monotonic()
-        while not (
-            screen.state.semantic_ready and screen.live is not None and not screen.live.busy
-        ):
+
+        def settled() -> bool:
+            lives = [screen.lives.get(folder.name) for folder in folders]
+            return screen.state.semantic_ready and all(
+                live is not None and not live.busy for live in lives
+            )
+
+        while not settled():
             if time.monotonic() - started > 300:
                 raise RuntimeError("the index did not settle in 300 s")
             await pilot.pause(0.05)
         out["settle_s"] = round(time.monotonic() - started, 2)
+        out["rss_mb"] = resident_mb()
         box = screen.search_box
         results = screen.results
 
@@ -279,8 +307,19 @@ async def keystrokes(
                     await pilot.press(character)
                 bursts.append(await painted(query, pilot.press(query[-1])))
             out[mode] = {**summary(latencies), "answered_by": sorted(modes_seen)}
+            out[f"{mode}_folders"] = sorted({hit.path.split("/", 1)[0] for hit in results.hits})
             out[f"{mode}_burst"] = summary(bursts)
     return out
+
+
+def resident_mb() -> float | None:
+    """This process's resident memory now, in MB (Linux), once the window has settled."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    found = re.search(r"VmRSS:\s+(\d+) kB", status)
+    return round(int(found.group(1)) / 1024, 1) if found else None
 
 
 # -- the index --------------------------------------------------------------------------------
@@ -344,6 +383,16 @@ def print_table(report: dict) -> None:
         rows.append(
             (f"burst last key -> results, {mode}, p50", f"{burst.get('p50_ms')} ms", "(debounce)")
         )
+    two = report.get("keystrokes_two_folders")
+    if two is not None:
+        for mode, target in (("keyword", "<= 50 ms"), ("hybrid", "<= 100 ms")):
+            one = report.get("keystrokes", {}).get(mode, {}).get("p95_ms")
+            both = two.get(mode, {}).get("p95_ms")
+            ratio = f" ({both / one:.2f}x)" if one and both else ""
+            name = f"keystroke -> results, {mode}, p95, two folders"
+            rows.append((name, f"{both} ms{ratio}", target))
+        rss = (report.get("keystrokes", {}).get("rss_mb"), two.get("rss_mb"))
+        rows.append(("resident memory, one folder / two folders", f"{rss[0]} / {rss[1]} MB", ""))
     encoder = report.get("query_encoder", {})
     rows.append(("query encoder (real model), p95", f"{encoder.get('p95_ms')} ms", ""))
     opened = report.get("first_open", {})
@@ -379,6 +428,12 @@ def main() -> int:
         action="store_true",
         help="index and search with the fake embedder (quick run, no model)",
     )
+    parser.add_argument(
+        "--also",
+        type=Path,
+        help="a second folder: keystrokes are measured again on a window holding both",
+    )
+    parser.add_argument("--also-index-dir", type=Path, help="a built index of --also to reuse")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if shutil.which("tmux") is None:
@@ -406,6 +461,25 @@ def main() -> int:
         report["keystrokes"] = asyncio.run(
             keystrokes(corpus, index_dir, args.key_interval, args.queries, args.fake_embedder)
         )
+        if args.also is not None:
+            also = args.also.resolve()
+            also_index = args.also_index_dir
+            if also_index is None:
+                also_index = Path(scratch) / "also-index"
+                report["also_index_build_s"] = round(
+                    build_index(also, also_index, env, args.fake_embedder), 1
+                )
+            report["also"] = str(also)
+            report["keystrokes_two_folders"] = asyncio.run(
+                keystrokes(
+                    corpus,
+                    index_dir,
+                    args.key_interval,
+                    args.queries,
+                    args.fake_embedder,
+                    (also, also_index.resolve()),
+                )
+            )
         report["query_encoder"] = query_encoder_latency()
         model = fake_embedder().name if args.fake_embedder else None
         report["first_frame"] = first_frame(corpus, index_dir, args.runs, env, model)

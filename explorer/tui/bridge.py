@@ -66,7 +66,12 @@ class IndexBridge:
 
     def _open(self) -> None:
         try:
+            from explorer.core.embed.embedder import keep_loaded_embedders
             from explorer.core.live.writer import LiveIndex
+
+            # The window's folders (one, or several, added while it runs) share one copy of a
+            # model's weights, as the resident reader's commands do.
+            keep_loaded_embedders()
 
             live = LiveIndex(
                 self.settings,

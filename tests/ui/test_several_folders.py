@@ -184,6 +184,7 @@ async def test_a_folder_is_added_to_a_running_window_and_removed(sample_copy, tm
         assert screen.preview.path == "docs/api/search.md"
         await settle(pilot)
         assert top_level(screen) == ["docs", "notes"]
+        assert screen.search_box.border_title == "Search · docs + notes"
         screen.preview.focus_content()
         await pilot.press("left_square_bracket")
         await wait_for(pilot, lambda: screen.preview.path == "docs/guides/backups.md")
@@ -198,6 +199,7 @@ async def test_a_folder_is_added_to_a_running_window_and_removed(sample_copy, tm
         await pilot.press(*"notes", "enter")
         await wait_for(pilot, lambda: app.screen is screen and not screen.workspace.several)
         assert screen.current_path == "guides/backups.md"
+        assert screen.search_box.border_title == "Search · docs"
         await wait_for(pilot, lambda: top_level(screen)[:1] != ["docs"], what="the tree")
         assert "guides/backups.md" in screen.file_tree.paths
         assert not any(path.startswith("notes/garden") for path in screen.file_tree.paths)

@@ -1011,6 +1011,7 @@ class MainScreen(Screen[None]):
         if not several:
             self._rename_paths(lambda path: f"{first}/{path}")
         self._start_folder(folder)
+        self._set_titles()
         self.notify(f"opened {folder.settings.root} as {folder.name}", title="Folders", timeout=4)
 
     def action_remove_folder(self) -> None:
@@ -1038,6 +1039,7 @@ class MainScreen(Screen[None]):
                 lambda path: path.removeprefix(kept) if path.startswith(kept) else None
             )
         self._fold_states()
+        self._set_titles()
         self.notify(f"closed {folder.name} ({folder.settings.root})", title="Folders", timeout=4)
 
     def _close_folder(self, name: str) -> None:

@@ -87,7 +87,7 @@ class FuzzyJump(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="fuzzy-dialog"):
-            yield Input(placeholder="Go to file…", id="fuzzy-input")
+            yield Input(placeholder=f"{self.title}…", id="fuzzy-input")
             yield OptionList(id="fuzzy-list")
 
     def on_mount(self) -> None:
