@@ -16,7 +16,10 @@ An answer holds at most :data:`MAX_READ_CHARS` characters; a longer range goes o
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 
 from explorer.api.answers import ReadAnswer
 from explorer.core.errors import ExplorerError
@@ -29,6 +32,9 @@ from explorer.core.settings import IndexSettings
 
 MAX_READ_CHARS = 60_000
 """The most characters one ``read`` answer holds."""
+EXTRACTED_KEPT = 8
+"""Extracted documents kept between reads: an agent pages through a long PDF with one ``read``
+per range, and each would otherwise extract the whole document again."""
 
 
 class Unreadable(ExplorerError):
@@ -54,21 +60,53 @@ def load_file(settings: IndexSettings, requested: str) -> FileText:
         )
     if not inside.real_path.is_file():
         raise Unreadable(f"{rel_path}: no such file")
-    size = inside.real_path.stat().st_size
-    if size > settings.max_file_bytes:
-        raise Unreadable(f"{rel_path}: {size} bytes, larger than the index takes")
+    stat = inside.real_path.stat()
+    if stat.st_size > settings.max_file_bytes:
+        raise Unreadable(f"{rel_path}: {stat.st_size} bytes, larger than the index takes")
     if format_for(rel_path).extracted:
         # A PDF, DOCX, HTML page or notebook: its text as the index extracted it (in the
         # extraction worker, under its caps), so a result's lines are the lines read here.
-        document = preview_document(rel_path, inside.real_path)
-        if not document.text:
-            raise Unreadable(f"{rel_path}: no text to read ({document.note or 'empty'})")
-        return FileText(rel_path, document.text)
+        key = (inside.real_path, stat.st_size, stat.st_mtime_ns)
+        text = _EXTRACTED.get(key)
+        if text is None:
+            document = preview_document(rel_path, inside.real_path)
+            if not document.text:
+                raise Unreadable(f"{rel_path}: no text to read ({document.note or 'empty'})")
+            text = document.text
+            _EXTRACTED.put(key, text)
+        return FileText(rel_path, text)
     loaded = load_text(inside.real_path)
     if isinstance(loaded, tuple):
         reason, detail = loaded
         raise Unreadable(f"{rel_path}: not readable as text ({reason}: {detail})")
     return FileText(rel_path, loaded)
+
+
+class _ExtractedTexts:
+    """The texts of the documents extracted last, by (real path, size, mtime): a document
+    changed on disk is extracted again. Shared by the server's request threads."""
+
+    def __init__(self, kept: int) -> None:
+        self._kept = kept
+        self._texts: OrderedDict[tuple[Path, int, int], str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Path, int, int]) -> str | None:
+        with self._lock:
+            text = self._texts.get(key)
+            if text is not None:
+                self._texts.move_to_end(key)
+            return text
+
+    def put(self, key: tuple[Path, int, int], text: str) -> None:
+        with self._lock:
+            self._texts[key] = text
+            self._texts.move_to_end(key)
+            while len(self._texts) > self._kept:
+                self._texts.popitem(last=False)
+
+
+_EXTRACTED = _ExtractedTexts(EXTRACTED_KEPT)
 
 
 def lines_of(text: str) -> list[str]:

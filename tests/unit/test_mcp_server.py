@@ -361,3 +361,36 @@ def test_a_pdf_result_is_read_at_its_lines(tmp_path):
     assert passage["page"] == 2
     assert read["text"].splitlines()[0] == "Quasar mode"
     assert "Search in quasar mode." in read["text"]
+
+
+def test_a_document_paged_through_is_extracted_once_until_it_changes(tmp_path, monkeypatch):
+    """An agent reads a long PDF one range at a time: the document is extracted on the first
+    read and kept for the next; once the file changes on disk, the new text is read."""
+    import os
+
+    from explorer.mcp import reading
+    from explorer.settings.config import Settings
+    from tests.documents import make_pdf, write
+
+    root = tmp_path / "docs"
+    write(root / "manual.pdf", make_pdf([["Chapter one", "Nebula setup."], ["Two", "More."]]))
+    settings = Settings.for_root(root, tmp_path / "index")
+    extracted = []
+    real = reading.preview_document
+
+    def counted(rel_path, absolute, *args, **kwargs):
+        extracted.append(rel_path)
+        return real(rel_path, absolute, *args, **kwargs)
+
+    monkeypatch.setattr(reading, "preview_document", counted)
+    first = reading.load_file(settings, "manual.pdf")
+    again = reading.load_file(settings, "manual.pdf")
+    assert "Nebula setup." in first.text and again.text == first.text
+    assert extracted == ["manual.pdf"]
+
+    write(root / "manual.pdf", make_pdf([["Chapter one", "Pulsar setup."]]))
+    stat = (root / "manual.pdf").stat()
+    os.utime(root / "manual.pdf", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    changed = reading.load_file(settings, "manual.pdf")
+    assert "Pulsar setup." in changed.text and "Nebula" not in changed.text
+    assert extracted == ["manual.pdf", "manual.pdf"]
