@@ -6,7 +6,7 @@ own index, as ``explorer index`` builds it) and searched together
 folder holding copies of both (``UNION_ROOT/nginx-docs``, ``UNION_ROOT/vaultofknowledge``): the
 collections are named after those folders, so a result of either answer is the same path.
 
-    python benchmarks/collections.py --nginx-index DIR --vault-index DIR \\
+    python benchmarks/several_folders.py --nginx-index DIR --vault-index DIR \\
         --union-index DIR --union-root DIR [--quality] [--cost --work DIR] [--json]
 
 ``--quality``: the 66 nginx development questions (``benchmarks/devsets/nginx.jsonl``) and the 18
@@ -35,36 +35,33 @@ way one index could take a folder indexed on its own.
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
 import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path, and its name is the standard
-# library's ``collections``: the folder goes before anything imports ``collections``.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != _HERE]
+import numpy as np
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import resource  # noqa: E402
-import shutil  # noqa: E402
-import sqlite3  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # ranking, related_links as a script
 
-import numpy as np  # noqa: E402
+from ranking import mrr_at, ndcg_at
 
-from explorer.core.indexing.report import chunk_id  # noqa: E402
-from explorer.core.retrieval.collections import Collection, Collections  # noqa: E402
-from explorer.core.retrieval.search import SearchRequest, search  # noqa: E402
-from explorer.core.settings import IndexSettings  # noqa: E402
-from explorer.core.store.index import Index  # noqa: E402
-from explorer.core.store.keywords import KeywordIndex  # noqa: E402
-from explorer.core.store.vectors import VectorStore, file_vector_id  # noqa: E402
+from explorer.core.indexing.report import chunk_id
+from explorer.core.retrieval.collections import Collection, Collections
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.settings import IndexSettings
+from explorer.core.store.index import Index
+from explorer.core.store.keywords import KeywordIndex
+from explorer.core.store.vectors import VectorStore, file_vector_id
 
 REPO = Path(__file__).resolve().parents[1]
 NGINX_ROOT = Path("/work/shared/corpora/nginx-docs")
@@ -101,20 +98,6 @@ def questions() -> dict[str, list[Question]]:
             for row in rows
         ]
     return sets
-
-
-def ndcg_at(ranked: list[str], judged: dict[str, int], k: int = 10) -> float:
-    gains = sum(
-        (2 ** judged.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranked[:k])
-    )
-    ideal = sorted(judged.values(), reverse=True)[:k]
-    best = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
-    return gains / best if best else 0.0
-
-
-def mrr_at(ranked: list[str], judged: dict[str, int], k: int = 10) -> float:
-    top = max(judged.values())
-    return next((1.0 / (i + 1) for i, doc in enumerate(ranked[:k]) if judged.get(doc) == top), 0.0)
 
 
 # -- opening ----------------------------------------------------------------------------------
@@ -515,13 +498,8 @@ def _directory_bytes(directory: Path) -> int:
 def related(args: argparse.Namespace) -> dict:
     """Related files of nginx pages, judged by each page's own links (as
     ``benchmarks/related.py`` judges them): the nginx docs open alone, and with the vault."""
-    import importlib.util
+    import related_links as links_module
 
-    spec = importlib.util.spec_from_file_location("related_links", Path(_HERE) / "related_links.py")
-    assert spec is not None and spec.loader is not None
-    links_module = importlib.util.module_from_spec(spec)
-    sys.modules["related_links"] = links_module
-    spec.loader.exec_module(links_module)
     both = open_collections(args)
     nginx = both.get(NGINX).index
     alone = Collections([Collection(NGINX, nginx)])
