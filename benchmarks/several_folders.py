@@ -46,14 +46,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # ranking, related_links as a script
 
-from ranking import mrr_at, ndcg_at
+from ranking import Question, mrr_at, ndcg_at  # judged paths as the one index names them
 
 from explorer.core.indexing.report import chunk_id
 from explorer.core.retrieval.collections import Collection, Collections
@@ -68,15 +67,6 @@ NGINX_ROOT = Path("/work/shared/corpora/nginx-docs")
 VAULT_ROOT = Path("/work/shared/corpora/vaultofknowledge")
 NGINX, VAULT = "nginx-docs", "vaultofknowledge"
 MODES = ("hybrid", "keyword", "semantic")
-
-
-@dataclass(frozen=True)
-class Question:
-    qid: str
-    kind: str
-    text: str
-    judgments: dict[str, int]
-    """Judged paths as the one index names them (``nginx-docs/content/…``)."""
 
 
 def questions() -> dict[str, list[Question]]:
