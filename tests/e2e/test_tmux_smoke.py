@@ -8,6 +8,7 @@ started again, it shows the query and the file the user left.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -74,6 +75,40 @@ def test_search_in_a_real_terminal(tmp_path):
         subprocess.run([*start, command], check=True, timeout=10, env={**os.environ, **env})
         screen = _wait_for_screen(socket, lambda s: "backups path:guides/" in s, 60)
         _wait_for_screen(socket, _preview_titled("guides/backups.md"), 30)
+        _quit(socket, exit_file)
+    finally:
+        _tmux(socket, "kill-server")
+
+
+def test_two_folders_in_one_real_terminal(tmp_path):
+    """`explorer A B` in tmux with the real model: each folder a node of the tree under its
+    name, one ranking over both (keyword results come while the model loads)."""
+    socket = f"explorer-test-{uuid.uuid4().hex[:8]}"
+    exit_file = tmp_path / "exit-code"
+    env = {
+        "EXPLORER_DATA_DIR": str(tmp_path / "data"),
+        "EXPLORER_CONFIG_DIR": str(tmp_path / "config"),
+        "EXPLORER_STATE_DIR": str(tmp_path / "state"),
+        "TERM": "xterm-256color",
+    }
+    exports = " ".join(f"{key}={value}" for key, value in env.items())
+    folders = "sample_docs/guides sample_docs/runbooks"
+    command = (
+        f"cd {REPO} && env {exports} {sys.executable} -m explorer {folders}; echo $? > {exit_file}"
+    )
+    start = ["tmux", "-L", socket, "new-session", "-d", "-s", "explorer", "-x", "140", "-y", "40"]
+    subprocess.run([*start, command], check=True, timeout=10, env={**os.environ, **env})
+    try:
+        _wait_for_screen(socket, lambda s: "Search · guides + runbooks" in s, 30)
+        nodes = [re.compile(rf"│[▶▼] {name}\b") for name in ("guides", "runbooks")]
+        _wait_for_screen(socket, lambda s: all(node.search(s) for node in nodes), 60)
+        _tmux(socket, "send-keys", "-t", "explorer", "-l", "restore snapshot backup")
+
+        def both(screen: str) -> bool:
+            results = screen.split("╭─ Results")[-1].split("╭─ Preview")[0]
+            return "guides/backups.md" in results and "runbooks/restore-from-backup" in results
+
+        _wait_for_screen(socket, both, 60)
         _quit(socket, exit_file)
     finally:
         _tmux(socket, "kill-server")
