@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,15 +28,15 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLE_DOCS = REPO / "sample_docs"
 EXPECTATIONS = json.loads((REPO / "tests" / "sample_docs_expectations.json").read_text())
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
+def corpus(tmp_path_factory, built_sample_docs):
+    """A copy of the session's sample_docs and its index (tests/e2e/conftest.py), the copy
+    for this module alone: its tests edit files and index them."""
     base = tmp_path_factory.mktemp("e2e-mcp")
-    root = base / "docs"
-    shutil.copytree(SAMPLE_DOCS, root)
+    root, _ = built_sample_docs.index.copy(base / "docs", base / "index")
     outside = base / "outside.md"
     outside.write_text("# Outside\n\nnever to be read\n")
     env = {
@@ -48,7 +47,6 @@ def corpus(tmp_path_factory):
     }
     for name in ("EXPLORER_MODEL", "EXPLORER_CHROMA_URL"):
         env.pop(name, None)
-    run_explorer("index", str(root), env=env, check=True)
     (root / "notes" / "escape.md").symlink_to(outside)  # made after indexing: read must refuse
     return root, env
 

@@ -13,19 +13,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import run_explorer
+from tests.e2e.conftest import index_dir_under
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE_DOCS = REPO / "sample_docs"
-FOLDERS = {"handbook": ("guides", "api"), "ops": ("runbooks", "notes", "design")}
 QUERIES = ["how do I get my data back after a crash", "rotate the webhook secret", "429"]
 NEAR_TIE = 0.002
 
@@ -35,12 +31,16 @@ def explorer(*args: object, env: dict) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def folders(tmp_path_factory):
+def folders(tmp_path_factory, built_split_sample_docs):
+    """A copy of the session's two folders and their union, each with its index in its
+    default place (tests/e2e/conftest.py builds them with ``explorer index``)."""
+    built = built_split_sample_docs
+    assert [(c["collection"], c["root"]) for c in built.report["collections"]] == [
+        ("handbook", str(built.handbook.root)),
+        ("ops", str(built.ops.root)),
+    ]
+    assert all(c["chunks_embedded"] > 0 for c in built.report["collections"])
     base = tmp_path_factory.mktemp("cli-collections-real")
-    for name, parts in FOLDERS.items():
-        for part in parts:
-            shutil.copytree(SAMPLE_DOCS / part, base / "apart" / name / part)
-            shutil.copytree(SAMPLE_DOCS / part, base / "union" / name / part)
     env = {
         **os.environ,
         "EXPLORER_DATA_DIR": str(base / "data"),
@@ -49,15 +49,10 @@ def folders(tmp_path_factory):
     }
     for name in ("EXPLORER_MODEL", "EXPLORER_CHROMA_URL", "EXPLORER_INDEX_DIR"):
         env.pop(name, None)
-    handbook, ops = base / "apart" / "handbook", base / "apart" / "ops"
-    done = json.loads(explorer("index", handbook, ops, "--json", env=env).stdout)
-    assert [(c["collection"], c["root"]) for c in done["collections"]] == [
-        ("handbook", str(handbook)),
-        ("ops", str(ops)),
-    ]
-    assert all(c["chunks_embedded"] > 0 for c in done["collections"])
-    explorer("index", base / "union", env=env)
-    return handbook, ops, base / "union", env
+    handbook, ops, union = base / "apart" / "handbook", base / "apart" / "ops", base / "union"
+    for source, root in ((built.handbook, handbook), (built.ops, ops), (built.union, union)):
+        source.copy(root, index_dir_under(base / "data", root))
+    return handbook, ops, union, env
 
 
 @pytest.mark.parametrize("query", QUERIES)

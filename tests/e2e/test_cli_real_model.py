@@ -32,10 +32,12 @@ def explorer(*args: str, env: dict, check: bool = True) -> subprocess.CompletedP
 
 @pytest.fixture(scope="module", params=["local", "server"])
 def corpus(request, tmp_path_factory):
-    """A copy of sample_docs indexed with the real model; returns (root, env)."""
+    """A copy of sample_docs indexed with the real model; returns (root, env).
+
+    The local store's index is the session's (tests/e2e/conftest.py), copied with its folder;
+    vectors on the server are this module's own build."""
     base = tmp_path_factory.mktemp(f"e2e-{request.param}")
     root = base / "docs"
-    shutil.copytree(SAMPLE_DOCS, root)
     env = {
         **os.environ,
         "EXPLORER_INDEX_DIR": str(base / "index"),
@@ -46,8 +48,12 @@ def corpus(request, tmp_path_factory):
     env.pop("EXPLORER_CHROMA_URL", None)
     if request.param == "server":
         env["EXPLORER_CHROMA_URL"] = request.getfixturevalue("chroma_server").url
-    done = explorer("index", str(root), "--json", env=env)
-    report = json.loads(done.stdout)
+        shutil.copytree(SAMPLE_DOCS, root)
+        report = json.loads(explorer("index", str(root), "--json", env=env).stdout)
+    else:
+        built = request.getfixturevalue("built_sample_docs")
+        built.index.copy(root, base / "index")
+        report = built.report
     assert report["added"] == sum(1 for p in SAMPLE_DOCS.rglob("*") if p.is_file())
     assert report["chunks_embedded"] > 0
     return root, env

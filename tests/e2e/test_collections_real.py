@@ -12,7 +12,6 @@ batches differ in the last bits (cosine >= 0.99999), so two files the one folder
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -26,28 +25,26 @@ from explorer.settings.config import Settings
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLE_DOCS = REPO / "sample_docs"
 EXPECTATIONS = json.loads((REPO / "tests" / "sample_docs_expectations.json").read_text())
-FOLDERS = {"handbook": ("guides", "api"), "ops": ("runbooks", "notes", "design")}
 NEAR_TIE = 0.002
 
 
 @pytest.fixture(scope="module")
-def indexes(tmp_path_factory):
+def indexes(tmp_path_factory, built_split_sample_docs):
+    """A copy of the session's two folders and their union with their indexes (built by
+    tests/e2e/conftest.py), opened; a sync of each copy embeds nothing."""
     base = tmp_path_factory.mktemp("collections-real")
-    for name, parts in FOLDERS.items():
-        for part in parts:
-            shutil.copytree(SAMPLE_DOCS / part, base / "apart" / name / part)
-            shutil.copytree(SAMPLE_DOCS / part, base / "union" / name / part)
     built = {}
     embedder = None
-    for name, root in (
-        ("handbook", base / "apart" / "handbook"),
-        ("ops", base / "apart" / "ops"),
-        ("union", base / "union"),
+    for name, source, root in (
+        ("handbook", built_split_sample_docs.handbook, base / "apart" / "handbook"),
+        ("ops", built_split_sample_docs.ops, base / "apart" / "ops"),
+        ("union", built_split_sample_docs.union, base / "union"),
     ):
+        source.copy(root, base / f"index-{name}")
         index = Index(Settings.for_root(root, base / f"index-{name}"), embedder=embedder)
-        Indexer(index).sync()
+        report = Indexer(index).sync()
+        assert report.chunks_embedded == 0 and report.chunks_reused == 0, name
         embedder = index.embedder
         built[name] = index
     yield built

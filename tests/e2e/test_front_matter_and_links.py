@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ from tests.conftest import run_explorer
 
 pytestmark = pytest.mark.e2e
 
-SAMPLE_DOCS = Path(__file__).resolve().parents[2] / "sample_docs"
 BACKUP_TAGGED = {
     "guides/backups.md",
     "runbooks/restore-from-backup.md",
@@ -24,10 +22,11 @@ BACKUP_TAGGED = {
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
+def corpus(tmp_path_factory, built_sample_docs):
+    """A copy of the session's sample_docs and its index (tests/e2e/conftest.py), the copy
+    for this module alone: a test deletes a file of it."""
     base = tmp_path_factory.mktemp("e2e-links-tags")
-    root = base / "docs"
-    shutil.copytree(SAMPLE_DOCS, root)
+    root, _ = built_sample_docs.index.copy(base / "docs", base / "index")
     env = {
         **os.environ,
         "EXPLORER_INDEX_DIR": str(base / "index"),
@@ -36,8 +35,7 @@ def corpus(tmp_path_factory):
     }
     env.pop("EXPLORER_MODEL", None)
     env.pop("EXPLORER_CHROMA_URL", None)
-    report = json.loads(run_explorer("index", root, "--json", env=env, check=True).stdout)
-    assert report["chunks_embedded"] > 0
+    assert built_sample_docs.report["chunks_embedded"] > 0
     return root, env
 
 

@@ -1,0 +1,138 @@
+"""End-to-end fixtures: sample_docs indexed with the real model once per session, copied per module.
+
+Embedding sample_docs' ~590 chunks with the real model takes some 20 s, and several modules need
+the very same index (an unmodified copy of sample_docs, default settings, the local Chroma
+store). So each such index is built once per session by ``explorer index`` as a process, the
+way a user builds it, and every module gets a private copy of the folder and its index: copying
+takes well under a second. The copies keep the files' mtimes, so a sync of a copy finds nothing
+to embed (``test_second_index_run_embeds_nothing_and_says_so`` checks it), and the copied index
+records its new folder as its root, as if it had been built there. A module that edits files or
+the index edits its own copy; the built originals are never opened again after their build.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from explorer.cli.commands import ROOT_META
+from explorer.core.store.keywords import KeywordIndex
+from explorer.settings.locations import DATA_DIR_ENV, default_index_dir
+from tests.conftest import run_explorer
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_DOCS = REPO / "sample_docs"
+SPLIT = {"handbook": ("guides", "api"), "ops": ("runbooks", "notes", "design")}
+"""sample_docs split in two folders: its guides and API pages; its runbooks, notes and design
+records. The union folder holds copies of both."""
+
+VECTOR_LOCATION_META = "vector_location"
+
+
+def build_env(base: Path) -> dict[str, str]:
+    """The environment of a build: its own data and config folders, the bundled model offline,
+    the local Chroma store."""
+    env = {
+        **os.environ,
+        "EXPLORER_DATA_DIR": str(base / "data"),
+        "EXPLORER_CONFIG_DIR": str(base / "config"),
+        "EXPLORER_STATE_DIR": str(base / "state"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    for name in ("EXPLORER_MODEL", "EXPLORER_CHROMA_URL", "EXPLORER_INDEX_DIR"):
+        env.pop(name, None)
+    return env
+
+
+def index_dir_under(data_dir: Path, root: Path) -> Path:
+    """Where ``explorer`` keeps the index of ``root`` by default when its data folder is
+    ``data_dir`` (the path depends on the environment, so it is asked under that one)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(DATA_DIR_ENV, str(data_dir))
+        return default_index_dir(root)
+
+
+@dataclass(frozen=True)
+class BuiltIndex:
+    """A folder and the index ``explorer index`` built of it; never changed after the build."""
+
+    root: Path
+    index_dir: Path
+
+    def copy(self, root: Path, index_dir: Path) -> tuple[Path, Path]:
+        """A private copy of the folder at ``root`` and of its index at ``index_dir``, the
+        index recording ``root`` as its folder. Returns (root, index_dir)."""
+        shutil.copytree(self.root, root, symlinks=True)  # copy2: mtimes kept
+        for folder in reversed([p for p in index_dir.parents if not p.exists()]):
+            folder.mkdir(mode=0o700)  # private from birth, as explorer makes an index's parents
+        shutil.copytree(self.index_dir, index_dir, symlinks=True)
+        keywords = KeywordIndex(index_dir / "index.sqlite")
+        try:
+            keywords.set_meta(ROOT_META, str(root.resolve()))
+            if keywords.get_meta(VECTOR_LOCATION_META) == str(self.index_dir / "chroma"):
+                keywords.set_meta(VECTOR_LOCATION_META, str(index_dir.resolve() / "chroma"))
+        finally:
+            keywords.close()
+        return root, index_dir
+
+
+@dataclass(frozen=True)
+class BuiltSampleDocs:
+    """A copy of the whole of sample_docs indexed by ``explorer index ROOT --json``."""
+
+    index: BuiltIndex
+    report: dict
+    """The build's ``--json`` report."""
+
+
+@pytest.fixture(scope="session")
+def built_sample_docs(tmp_path_factory) -> BuiltSampleDocs:
+    """sample_docs indexed with the real model and the local store, once per session. Use
+    :meth:`BuiltIndex.copy` of its ``index``; never change the original."""
+    base = tmp_path_factory.mktemp("built-sample-docs-real")
+    root, index_dir = base / "docs", base / "index"
+    shutil.copytree(SAMPLE_DOCS, root)
+    done = run_explorer("index", root, "--index-dir", index_dir, "--json", env=build_env(base))
+    assert done.returncode == 0, done.stderr
+    return BuiltSampleDocs(BuiltIndex(root, index_dir.resolve()), json.loads(done.stdout))
+
+
+@dataclass(frozen=True)
+class BuiltSplitSampleDocs:
+    """sample_docs split in two folders (:data:`SPLIT`), both indexed by one
+    ``explorer index HANDBOOK OPS --json``, and a union folder holding both, indexed alone."""
+
+    handbook: BuiltIndex
+    ops: BuiltIndex
+    union: BuiltIndex
+    report: dict
+    """The ``--json`` report of indexing the two folders together."""
+
+
+@pytest.fixture(scope="session")
+def built_split_sample_docs(tmp_path_factory) -> BuiltSplitSampleDocs:
+    """The two folders and their union indexed with the real model, once per session, each
+    index in its default place under the build's data folder. Use :meth:`BuiltIndex.copy`."""
+    base = tmp_path_factory.mktemp("built-split-sample-docs-real")
+    for name, parts in SPLIT.items():
+        for part in parts:
+            shutil.copytree(SAMPLE_DOCS / part, base / "apart" / name / part)
+            shutil.copytree(SAMPLE_DOCS / part, base / "union" / name / part)
+    env = build_env(base)
+    handbook, ops, union = base / "apart" / "handbook", base / "apart" / "ops", base / "union"
+    together = run_explorer("index", handbook, ops, "--json", env=env, check=True)
+    run_explorer("index", union, env=env, check=True)
+
+    def built(root: Path) -> BuiltIndex:
+        index_dir = index_dir_under(base / "data", root)
+        assert (index_dir / "index.sqlite").is_file(), f"no index of {root} at {index_dir}"
+        return BuiltIndex(root, index_dir)
+
+    return BuiltSplitSampleDocs(
+        built(handbook), built(ops), built(union), json.loads(together.stdout)
+    )
