@@ -297,3 +297,21 @@ def test_the_tui_takes_several_folders_and_checks_each(corpus, tmp_path, monkeyp
         ("servers", servers),
         ("garden", garden),
     ]
+
+
+def test_the_tui_with_no_folder_opens_the_default_collections(corpus, monkeypatch) -> None:
+    _base, servers, garden, _union, _done = corpus
+    write_config(
+        f'default_collections = ["garden", "servers"]\n'
+        f'[collections.garden]\npath = "{garden}"\n[collections.servers]\npath = "{servers}"\n'
+        '[scopes.code]\nextensions = ["py"]\n'
+    )
+    opened = []
+    monkeypatch.setattr("explorer.cli.entry._is_terminal", lambda _stream: True)
+    monkeypatch.setattr(
+        "explorer.tui.app.run_window", lambda folders, scopes: opened.append((folders, scopes))
+    )
+    ok(invoke())
+    folders, scopes = opened[0]
+    assert [f.name for f in folders] == ["garden", "servers"]
+    assert [scope.name for scope in scopes] == ["code"]
