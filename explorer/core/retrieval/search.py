@@ -41,6 +41,7 @@ from explorer.core.retrieval.fusion import (
     fuse,
     keyword_relative,
 )
+from explorer.core.retrieval.passage_order import content_first
 from explorer.core.retrieval.query import Query, QueryError, coverage, make_snippet
 from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index
@@ -55,6 +56,8 @@ MEASURED = 100
 """Keyword hits (best first) whose cosine is measured when the vector leg did not return them."""
 COVERAGE_DEPTH = 10
 """Keyword hits (best first) looked at for the keyword leg's coverage of the query."""
+PASSAGES_WEIGHED = 3
+"""Passages of a result file read beyond those shown, to put its own text before a link list."""
 
 
 @dataclass
@@ -613,8 +616,18 @@ def group_files(
         by_file.setdefault(candidate.path, []).append(candidate)
     ranked = sorted(by_file, key=lambda path: (-file_scores[path], path))
     ranked = ranked[request.offset : request.offset + request.limit]
-    shown = {path: by_file[path][: request.per_file] for path in ranked}
-    chunks = chunks_by_id([c.chunk_id for group in shown.values() for c in group])
+    # A few more passages than shown are read, so a file's own text can lead before a list
+    # of links to other pages (explorer.core.retrieval.passage_order).
+    pool = {path: by_file[path][: request.per_file + PASSAGES_WEIGHED] for path in ranked}
+    chunks = chunks_by_id([c.chunk_id for group in pool.values() for c in group])
+
+    def text_of(candidate: Candidate) -> str | None:
+        chunk = chunks.get(candidate.chunk_id)
+        return chunk.text if chunk is not None else None
+
+    shown = {
+        path: content_first(group, text_of)[: request.per_file] for path, group in pool.items()
+    }
     summaries = file_summaries(ranked)
     terms = list(request.parsed.terms)
     hits = []

@@ -1,0 +1,61 @@
+"""A result file leads with its own text, not with a list of links to other pages: a "Related"
+section whose link titles hold the question's words scored as a page's best passage, and Enter
+opened the page there."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.models import SearchMode
+from explorer.core.retrieval.passage_order import is_link_list, link_share
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
+from explorer.settings.config import Settings
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+
+RUNBOOK = """# Restoring from a backup
+
+Stop the service, then restore the newest snapshot with the restore command and start again.
+Check the restored database before you let users back in.
+
+## Related
+
+- [Backups](../guides/backups.md)
+- [Restoring a backup by hand](manual-restore.md)
+- [[Backup retention]]
+"""
+
+
+def test_link_lists_are_told_from_text() -> None:
+    related = "## Related\n\n- [Backups](a.md)\n- [Restore a backup](b.md)\n"
+    assert is_link_list(related)
+    assert is_link_list("See [[Backup retention]] and [[Restore drills]].")
+    prose = (
+        "Restore the newest snapshot with the restore command, as the [backups guide](a.md) "
+        "explains, then check the database and start the service again."
+    )
+    assert not is_link_list(prose)
+    assert not is_link_list("[one link](a.md) alone")  # a single link is no list
+    assert link_share("# Only a heading\n") == 0.0
+
+
+@pytest.fixture
+def index(tmp_path):
+    root = write_files(tmp_path / "docs", {"runbooks/restore.md": RUNBOOK})
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    opened = Index(settings, embedder=FakeEmbedder())
+    Indexer(opened).sync()
+    yield opened
+    opened.close()
+
+
+def test_a_file_leads_with_its_text_before_its_related_links(index) -> None:
+    request = SearchRequest("restore backup", SearchMode.KEYWORD, limit=5, per_file=3)
+    [hit] = search(index, request).results
+    headings = [passage.heading for passage in hit.passages]
+    assert headings[0] == "Restoring from a backup", headings
+    assert "Related" in headings[-1]
+    # Only the order of the file's passages changes: its score is its best passage's.
+    assert hit.score == max(passage.score for passage in hit.passages)
