@@ -59,3 +59,22 @@ def test_a_file_leads_with_its_text_before_its_related_links(index) -> None:
     assert "Related" in headings[-1]
     # Only the order of the file's passages changes: its score is its best passage's.
     assert hit.score == max(passage.score for passage in hit.passages)
+
+
+def test_passages_that_tie_as_shown_keep_their_order() -> None:
+    """Scores are shown to 4 places; passages equal there stay in the order search gave them
+    (by position), as before any link list is weighed."""
+    from dataclasses import dataclass
+
+    from explorer.core.retrieval.passage_order import content_first
+
+    @dataclass
+    class Scored:
+        score: float
+        text: str
+
+    first = Scored(0.81241, "Restore the newest snapshot.")
+    second = Scored(0.81244, "Check the restored rows.")  # both shown as 0.8124
+    links = Scored(0.85, "- [Backups](a.md)\n- [Restore](b.md)\n")
+    ordered = content_first([links, first, second], lambda passage: passage.text)
+    assert ordered == [first, second, links]

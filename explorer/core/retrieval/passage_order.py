@@ -62,6 +62,7 @@ def content_first(passages: Sequence[S], text_of: Callable[[S], str | None]) -> 
         passage = passages[position]
         text = text_of(passage)
         penalty = LINK_LIST_PENALTY if text is not None and is_link_list(text) else 0.0
-        return (-(passage.score - penalty), position)
+        # Scores as shown (4 places): passages that tie keep their order (by position).
+        return (-round(passage.score - penalty, 4), position)
 
     return [passages[i] for i in sorted(range(len(passages)), key=key)]
