@@ -21,7 +21,7 @@ new :class:`Collections` and swaps it in, so a worker keeps the set it started w
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -108,23 +108,61 @@ class Workspace:
                 return folder
         raise NotInWindow(f"no folder {name!r} is open in this window")
 
-    def add_folder(self, folder: NamedFolder) -> None:
-        """Open one more folder (its index attaches when it has opened)."""
-        for other in self._folders:
-            if other.name.casefold() == folder.name.casefold():
-                raise ExplorerError(f"a folder named {folder.name!r} is open already")
-            if other.settings.root == folder.settings.root:
-                raise ExplorerError(f"{folder.settings.root} is open already, as {other.name!r}")
-        self._folders.append(folder)
+    def folder_at(self, root: Path) -> NamedFolder:
+        """The folder ``root`` (an existing directory) would open as: the name the config file
+        gives it, else its directory's, made distinct from the open folders' names; with the
+        first folder's model and Chroma server. :class:`ExplorerError` when it is open already."""
+        from explorer.core.retrieval.collections import distinct_names
+        from explorer.settings.config import open_folders
 
-    def remove_folder(self, name: str) -> NamedFolder:
-        """Close a folder of the window (the last one stays)."""
+        root = root.resolve()
+        self._refuse_open(root)
+        first = self.first.settings
+        folder = open_folders([root], model=first.model, chroma_url=first.chroma_url).folders[0]
+        taken = [other.name for other in self._folders]
+        if folder.name.casefold() in {name.casefold() for name in taken}:
+            folder = NamedFolder(distinct_names([root], taken)[0], folder.settings)
+        return folder
+
+    def _refuse_open(self, root: Path, name: str | None = None) -> None:
+        for other in self._folders:
+            if name is not None and other.name.casefold() == name.casefold():
+                raise ExplorerError(f"a folder named {name!r} is open already")
+            if other.settings.root == root:
+                raise ExplorerError(f"{root} is open already, as {other.name}")
+
+    def add_folder(self, folder: NamedFolder) -> Callable[[str], str | None]:
+        """Open one more folder (its index attaches when it has opened); returns how the
+        window paths of before read now (:meth:`renamed_from`)."""
+        self._refuse_open(folder.settings.root, folder.name)
+        before = self.folders
+        self._folders.append(folder)
+        return self.renamed_from(before)
+
+    def remove_folder(self, name: str) -> tuple[NamedFolder, Callable[[str], str | None]]:
+        """Close a folder of the window (the last one stays); returns it, and how the window
+        paths of before read now (None: a path of the folder closed)."""
         folder = self.folder(name)
         if len(self._folders) == 1:
             raise ExplorerError("the window's last folder cannot be removed")
         self.detach(folder.name)
+        before = self.folders
         self._folders.remove(folder)
-        return folder
+        return folder, self.renamed_from(before)
+
+    def renamed_from(self, before: Sequence[NamedFolder]) -> Callable[[str], str | None]:
+        """How a window path of a window on the folders ``before`` reads in this one (None:
+        its folder is no longer open)."""
+        open_names = {folder.name for folder in self._folders}
+
+        def renamed(path: str) -> str | None:
+            if len(before) > 1:
+                name, _, inner = path.partition("/")
+            else:
+                name, inner = before[0].name, path
+            return self.window_path(name, inner) if name in open_names else None
+
+        return renamed
 
     # -- window paths -----------------------------------------------------------------------
     def window_path(self, name: str, path: str) -> str:

@@ -4,6 +4,9 @@ folds every folder's index state into one line."""
 
 from __future__ import annotations
 
+import pytest
+
+from explorer.core.errors import ExplorerError
 from explorer.core.live.events import ModelState, ProgressEvent
 from explorer.core.models import SyncPhase
 from explorer.tui.history import NavigationHistory, Place, RecentFiles
@@ -58,3 +61,28 @@ def test_the_status_folds_every_folders_state() -> None:
     assert combined(IndexState(), failed).error == "docs: cannot open; vault: locked"
     one = combined(IndexState(), {"docs": IndexState(error="cannot open")})
     assert one.error == "cannot open"  # one folder names no folder
+
+
+def test_a_window_gaining_and_losing_a_folder_renames_its_paths(tmp_path) -> None:
+    from explorer.settings.config import NamedFolder, Settings
+    from explorer.tui.workspace import Workspace
+
+    docs, notes = tmp_path / "docs", tmp_path / "notes"
+    docs.mkdir()
+    notes.mkdir()
+    workspace = Workspace.of(Settings.for_root(docs, tmp_path / "i1"))
+    assert workspace.window_path("docs", "guides/a.md") == "guides/a.md"
+    added = workspace.folder_at(notes)
+    assert added.name == "notes" and added.settings.model == workspace.first.settings.model
+    renamed = workspace.add_folder(added)
+    assert renamed("guides/a.md") == "docs/guides/a.md"
+    with pytest.raises(ExplorerError, match="open already"):
+        workspace.folder_at(notes)
+    with pytest.raises(ExplorerError, match="open already"):
+        workspace.add_folder(NamedFolder("other", added.settings))
+    folder, renamed = workspace.remove_folder("docs")
+    assert folder.name == "docs"
+    assert renamed("notes/x.md") == "x.md"
+    assert renamed("docs/guides/a.md") is None
+    with pytest.raises(ExplorerError, match="last folder"):
+        workspace.remove_folder("notes")

@@ -316,8 +316,7 @@ class MainScreen(Screen[None]):
 
     def _fold_states(self) -> IndexState:
         state = combined(self.state, self._folder_states)
-        unchanged = {name: getattr(state, name) for name in FOLDER_FIELDS}
-        return self._set_state(**unchanged)
+        return self._set_state(**{name: getattr(state, name) for name in FOLDER_FIELDS})
 
     def on_mount(self) -> None:
         self._restore_session()
@@ -486,10 +485,7 @@ class MainScreen(Screen[None]):
         results = [hit.path for hit in self.results.hits]
         for name, live in self.lives.items():
             own = tuple(p for p in (mine(name, path) for path in results) if p is not None)
-            folder = self._browsed_folder
-            if folder is not None and self.workspace.several:
-                folder = mine(name, folder + "/")
-                folder = folder.rstrip("/") if folder is not None else None
+            folder = mine(name, self._browsed_folder)  # a folder's node: "" is its root
             live.focus(Focus(mine(name, self.current_path), own, folder))
 
     def file_on_disk(self, path: str) -> Path | None:
@@ -598,7 +594,7 @@ class MainScreen(Screen[None]):
             self.workspace.attach(folder, message.live.index)
         except ExplorerError as error:  # another model than the other folders'
             self.notify(f"{folder} not opened: {error}", severity="error", timeout=10)
-            self._close_folder(folder)
+            self._remove_folder(folder)  # it leaves the window, as "Remove a folder" does
             return
         self.lives[folder] = message.live
         if not self.state.semantic_ready:
@@ -613,8 +609,7 @@ class MainScreen(Screen[None]):
     def on_index_unavailable(self, message: messages.IndexUnavailable) -> None:
         folder = message.folder or self.workspace.first.name
         self._set_folder_state(folder, error=message.error)
-        said = f"{folder}: {message.error}" if self.workspace.several else message.error
-        self.notify(said, severity="error", timeout=10)
+        self.notify(self._from(folder, message.error), severity="error", timeout=10)
 
     def on_live_index_event(self, message: messages.LiveIndexEvent) -> None:
         folder = message.folder or self.workspace.first.name
@@ -980,36 +975,21 @@ class MainScreen(Screen[None]):
         self.app.push_screen(FolderPrompt(self.folder_to_add), self._add_folder)
 
     def folder_to_add(self, text: str) -> NamedFolder:
-        """The folder the path ``text`` names, with its collection name and settings (the
-        first folder's model and Chroma server); :class:`ExplorerError` when it is no folder
-        or open already."""
-        from explorer.core.retrieval.collections import distinct_names
-        from explorer.settings.config import open_folders
-
+        """The folder the path ``text`` names, with its collection name and settings (see
+        :meth:`Workspace.folder_at`); :class:`ExplorerError` when it is no folder or open
+        already."""
         root = Path(text).expanduser()
         if not root.is_dir():
             raise ExplorerError(f"no such folder: {text}")
-        root = root.resolve()
-        for folder in self.workspace.folders:
-            if folder.settings.root == root:
-                raise ExplorerError(f"{root} is open already, as {folder.name}")
-        first = self.workspace.first.settings
-        opened = open_folders([root], model=first.model, chroma_url=first.chroma_url)
-        folder = opened.folders[0]
-        taken = [f.name.casefold() for f in self.workspace.folders]
-        if folder.name.casefold() in taken:
-            name = distinct_names([root], [f.name for f in self.workspace.folders])[0]
-            folder = NamedFolder(name, folder.settings)
-        return folder
+        return self.workspace.folder_at(root)
 
     def _add_folder(self, folder: NamedFolder | None) -> None:
         if folder is None:
             return
         several = self.workspace.several
-        first = self.workspace.first.name
-        self.workspace.add_folder(folder)
-        if not several:
-            self._rename_paths(lambda path: f"{first}/{path}")
+        renamed = self.workspace.add_folder(folder)
+        if not several:  # the window's paths now start with their folder's name
+            self._rename_paths(renamed)
         self._start_folder(folder)
         self._set_titles()
         self.notify(f"opened {folder.settings.root} as {folder.name}", title="Folders", timeout=4)
@@ -1029,23 +1009,15 @@ class MainScreen(Screen[None]):
         if name is None:
             return
         self._close_folder(name)
-        folder = self.workspace.remove_folder(name)
-        gone = folder.name + "/"
-        if self.workspace.several:
-            self._rename_paths(lambda path: None if path.startswith(gone) else path)
-        else:
-            kept = self.workspace.first.name + "/"
-            self._rename_paths(
-                lambda path: path.removeprefix(kept) if path.startswith(kept) else None
-            )
+        folder, renamed = self.workspace.remove_folder(name)
+        self._rename_paths(renamed)
         self._fold_states()
         self._set_titles()
         self.notify(f"closed {folder.name} ({folder.settings.root})", title="Folders", timeout=4)
 
     def _close_folder(self, name: str) -> None:
         """Stop a folder's live index (on a thread: its writer may take a moment to finish a
-        batch) and stop asking its index."""
-        self.workspace.detach(name)
+        batch); the workspace stops asking its index when the folder leaves it."""
         self.lives.pop(name, None)
         self._folder_states.pop(name, None)
         bridge = self.bridges.pop(name, None)
@@ -1059,7 +1031,6 @@ class MainScreen(Screen[None]):
         self.recent.rename(renamed)
         self._embedded_since = set()
         self._browsed_folder = None
-        self._set_titles()
         self.file_tree.reload(now=True)
         current, self.current_path = self.current_path, None
         new = renamed(current) if current is not None else None
