@@ -43,75 +43,89 @@ def _wait_for_screen(socket: str, predicate, timeout: float) -> str:
     raise AssertionError(f"timed out; the screen was:\n{screen}")
 
 
-def test_search_in_a_real_terminal(tmp_path):
-    socket = f"explorer-test-{uuid.uuid4().hex[:8]}"
-    exit_file = tmp_path / "exit-code"
-    env = {
-        "EXPLORER_DATA_DIR": str(tmp_path / "data"),
-        "EXPLORER_CONFIG_DIR": str(tmp_path / "config"),
-        "EXPLORER_STATE_DIR": str(tmp_path / "state"),
-        "TERM": "xterm-256color",
-    }
-    exports = " ".join(f"{key}={value}" for key, value in env.items())
-    command = (
-        f"cd {REPO} && env {exports} {sys.executable} -m explorer sample_docs; "
-        f"echo $? > {exit_file}"
-    )
-    start = ["tmux", "-L", socket, "new-session", "-d", "-s", "explorer", "-x", "120", "-y", "40"]
-    subprocess.run([*start, command], check=True, timeout=10, env={**os.environ, **env})
-    try:
-        _wait_for_screen(socket, lambda s: "Files" in s and "Results" in s, 30)
-        # A filtered query, so the known file is on screen whatever else mentions backups.
-        _tmux(socket, "send-keys", "-t", "explorer", "-l", "backups path:guides/")
-        screen = _wait_for_screen(
-            socket, lambda s: "guides/backups.md" in s.split("╭─ Results")[-1], 60
+class Explorer:
+    """``python -m explorer ARGS`` in a tmux session of its own, on an isolated data dir; its
+    exit status is written to a file when it quits."""
+
+    def __init__(self, tmp_path: Path, args: str, width: int) -> None:
+        self.socket = f"explorer-test-{uuid.uuid4().hex[:8]}"
+        self.exit_file = tmp_path / "exit-code"
+        self.env = {
+            "EXPLORER_DATA_DIR": str(tmp_path / "data"),
+            "EXPLORER_CONFIG_DIR": str(tmp_path / "config"),
+            "EXPLORER_STATE_DIR": str(tmp_path / "state"),
+            "TERM": "xterm-256color",
+        }
+        exports = " ".join(f"{key}={value}" for key, value in self.env.items())
+        self.command = (
+            f"cd {REPO} && env {exports} {sys.executable} -m explorer {args}; "
+            f"echo $? > {self.exit_file}"
         )
+        self.width = width
+
+    def start(self) -> None:
+        self.exit_file.unlink(missing_ok=True)
+        size = ["-x", str(self.width), "-y", "40"]
+        start = ["tmux", "-L", self.socket, "new-session", "-d", "-s", "explorer", *size]
+        env = {**os.environ, **self.env}
+        subprocess.run([*start, self.command], check=True, timeout=10, env=env)
+
+    def wait_for(self, predicate, timeout: float) -> str:
+        return _wait_for_screen(self.socket, predicate, timeout)
+
+    def type(self, text: str) -> None:
+        _tmux(self.socket, "send-keys", "-t", "explorer", "-l", text)
+
+    def press(self, key: str) -> None:
+        _tmux(self.socket, "send-keys", "-t", "explorer", key)
+
+    def quit(self) -> None:
+        _quit(self.socket, self.exit_file)
+
+    def kill(self) -> None:
+        _tmux(self.socket, "kill-server")
+
+
+def test_search_in_a_real_terminal(tmp_path):
+    explorer = Explorer(tmp_path, "sample_docs", 120)
+    explorer.start()
+    try:
+        explorer.wait_for(lambda s: "Files" in s and "Results" in s, 30)
+        # A filtered query, so the known file is on screen whatever else mentions backups.
+        explorer.type("backups path:guides/")
+        screen = explorer.wait_for(lambda s: "guides/backups.md" in s.split("╭─ Results")[-1], 60)
         assert "Search" in screen
-        _tmux(socket, "send-keys", "-t", "explorer", "Enter")  # open the best result
-        _wait_for_screen(socket, _preview_titled("guides/backups.md"), 30)
-        _quit(socket, exit_file)
+        explorer.press("Enter")  # open the best result
+        explorer.wait_for(_preview_titled("guides/backups.md"), 30)
+        explorer.quit()
         # Started again: the query and the open file are back.
-        exit_file.unlink()
-        subprocess.run([*start, command], check=True, timeout=10, env={**os.environ, **env})
-        screen = _wait_for_screen(socket, lambda s: "backups path:guides/" in s, 60)
-        _wait_for_screen(socket, _preview_titled("guides/backups.md"), 30)
-        _quit(socket, exit_file)
+        explorer.start()
+        explorer.wait_for(lambda s: "backups path:guides/" in s, 60)
+        explorer.wait_for(_preview_titled("guides/backups.md"), 30)
+        explorer.quit()
     finally:
-        _tmux(socket, "kill-server")
+        explorer.kill()
 
 
 def test_two_folders_in_one_real_terminal(tmp_path):
     """`explorer A B` in tmux with the real model: each folder a node of the tree under its
     name, one ranking over both (keyword results come while the model loads)."""
-    socket = f"explorer-test-{uuid.uuid4().hex[:8]}"
-    exit_file = tmp_path / "exit-code"
-    env = {
-        "EXPLORER_DATA_DIR": str(tmp_path / "data"),
-        "EXPLORER_CONFIG_DIR": str(tmp_path / "config"),
-        "EXPLORER_STATE_DIR": str(tmp_path / "state"),
-        "TERM": "xterm-256color",
-    }
-    exports = " ".join(f"{key}={value}" for key, value in env.items())
-    folders = "sample_docs/guides sample_docs/runbooks"
-    command = (
-        f"cd {REPO} && env {exports} {sys.executable} -m explorer {folders}; echo $? > {exit_file}"
-    )
-    start = ["tmux", "-L", socket, "new-session", "-d", "-s", "explorer", "-x", "140", "-y", "40"]
-    subprocess.run([*start, command], check=True, timeout=10, env={**os.environ, **env})
+    explorer = Explorer(tmp_path, "sample_docs/guides sample_docs/runbooks", 140)
+    explorer.start()
     try:
-        _wait_for_screen(socket, lambda s: "Search · guides + runbooks" in s, 30)
+        explorer.wait_for(lambda s: "Search · guides + runbooks" in s, 30)
         nodes = [re.compile(rf"│[▶▼] {name}\b") for name in ("guides", "runbooks")]
-        _wait_for_screen(socket, lambda s: all(node.search(s) for node in nodes), 60)
-        _tmux(socket, "send-keys", "-t", "explorer", "-l", "restore snapshot backup")
+        explorer.wait_for(lambda s: all(node.search(s) for node in nodes), 60)
+        explorer.type("restore snapshot backup")
 
         def both(screen: str) -> bool:
             results = screen.split("╭─ Results")[-1].split("╭─ Preview")[0]
             return "guides/backups.md" in results and "runbooks/restore-from-backup" in results
 
-        _wait_for_screen(socket, both, 60)
-        _quit(socket, exit_file)
+        explorer.wait_for(both, 60)
+        explorer.quit()
     finally:
-        _tmux(socket, "kill-server")
+        explorer.kill()
 
 
 def _preview_titled(path: str):
