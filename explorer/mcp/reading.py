@@ -4,9 +4,12 @@ budget.
 Only what the index would take is readable: a path resolved inside the root
 (:mod:`explorer.core.ingest.safe_paths`: no absolute paths, no ``..``, no symbolic link out of
 it), a file the scan rules accept (not hidden, ignored or of an unknown kind, so ``.env`` and
-``.git/config`` stay closed), no larger than the size cap, and text: a PDF, DOCX, HTML page or
-notebook is read as the text the index extracted from it (a PDF's pages with their page-break
-lines), so the lines a search result names are the lines ``read`` gives.
+``.git/config`` stay closed), read as the indexer reads it
+(:func:`~explorer.core.ingest.formats.reading.load_source`): within its format's size cap, its
+format told by name and content, a PDF, DOCX, HTML page or notebook as the text the index
+extracted from it (a PDF's pages with their page-break lines), so every file a search returns
+is readable and the lines a result names are the lines ``read`` gives. A file the index cannot
+take is refused with the indexer's reason (``too-large``, ``binary``, a zip bomb).
 
 Lines are counted as the index counts them, at ``\\n`` only: a form feed or a lone ``\\r`` in a
 line does not start a new one, so a search result's ``start_line`` is the line ``read`` gives.
@@ -24,10 +27,9 @@ from pathlib import Path
 from explorer.api.answers import ReadAnswer
 from explorer.core.errors import ExplorerError
 from explorer.core.indexing.disk_state import scan_rules
-from explorer.core.ingest.formats import format_for
-from explorer.core.ingest.formats.preview import preview_document
+from explorer.core.ingest.file_reading import FileRefused
+from explorer.core.ingest.formats.reading import SourceFile, load_source
 from explorer.core.ingest.safe_paths import resolve_inside
-from explorer.core.ingest.scanner import load_text
 from explorer.core.settings import IndexSettings
 
 MAX_READ_CHARS = 60_000
@@ -50,7 +52,9 @@ class FileText:
 
 
 def load_file(settings: IndexSettings, requested: str) -> FileText:
-    """The text of ``requested`` (relative to the root), or :class:`Unreadable`."""
+    """The text of ``requested`` (relative to the root) as the index reads it, or
+    :class:`Unreadable` saying why not (in the indexer's words: ``too-large``, ``binary``, a
+    zip bomb)."""
     inside = resolve_inside(settings.root, requested)
     rel_path = inside.rel_path
     if not scan_rules(settings).accepts(rel_path):
@@ -61,25 +65,30 @@ def load_file(settings: IndexSettings, requested: str) -> FileText:
     if not inside.real_path.is_file():
         raise Unreadable(f"{rel_path}: no such file")
     stat = inside.real_path.stat()
-    if stat.st_size > settings.max_file_bytes:
-        raise Unreadable(f"{rel_path}: {stat.st_size} bytes, larger than the index takes")
-    if format_for(rel_path).extracted:
-        # A PDF, DOCX, HTML page or notebook: its text as the index extracted it (in the
-        # extraction worker, under its caps), so a result's lines are the lines read here.
-        key = (inside.real_path, stat.st_size, stat.st_mtime_ns)
-        text = _EXTRACTED.get(key)
-        if text is None:
-            document = preview_document(rel_path, inside.real_path)
-            if not document.text:
-                raise Unreadable(f"{rel_path}: no text to read ({document.note or 'empty'})")
-            text = document.text
-            _EXTRACTED.put(key, text)
+    key = (inside.real_path, stat.st_size, stat.st_mtime_ns)
+    text = _EXTRACTED.get(key)
+    if text is not None:
         return FileText(rel_path, text)
-    loaded = load_text(inside.real_path)
-    if isinstance(loaded, tuple):
-        reason, detail = loaded
-        raise Unreadable(f"{rel_path}: not readable as text ({reason}: {detail})")
-    return FileText(rel_path, loaded)
+    # Read as the indexer reads it: within its format's cap (an HTML page, a notebook or a PDF
+    # may be larger than max_file_bytes), its format decided by name and content (a PDF named
+    # .md is a PDF), an extracted format's text from the extraction worker under its limits.
+    source = load_source(inside.real_path, rel_path, settings.max_file_bytes)
+    if not isinstance(source, SourceFile):
+        reason, detail = source
+        raise Unreadable(f"{rel_path}: {reason} ({detail}); the index leaves it out too")
+    if source.text is not None:
+        return FileText(rel_path, source.text)
+    try:
+        document = source.document()
+    except FileRefused as refused:
+        raise Unreadable(
+            f"{rel_path}: {refused.detail} ({source.format.name}, {refused.reason}); "
+            "the index leaves it out too"
+        ) from None
+    if not document.text:
+        raise Unreadable(f"{rel_path}: no text to read in this {source.format.name}")
+    _EXTRACTED.put(key, document.text)
+    return FileText(rel_path, document.text)
 
 
 class _ExtractedTexts:

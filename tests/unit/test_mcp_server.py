@@ -376,13 +376,13 @@ def test_a_document_paged_through_is_extracted_once_until_it_changes(tmp_path, m
     write(root / "manual.pdf", make_pdf([["Chapter one", "Nebula setup."], ["Two", "More."]]))
     settings = Settings.for_root(root, tmp_path / "index")
     extracted = []
-    real = reading.preview_document
+    real = reading.load_source
 
-    def counted(rel_path, absolute, *args, **kwargs):
+    def counted(absolute, rel_path, *args, **kwargs):
         extracted.append(rel_path)
-        return real(rel_path, absolute, *args, **kwargs)
+        return real(absolute, rel_path, *args, **kwargs)
 
-    monkeypatch.setattr(reading, "preview_document", counted)
+    monkeypatch.setattr(reading, "load_source", counted)
     first = reading.load_file(settings, "manual.pdf")
     again = reading.load_file(settings, "manual.pdf")
     assert "Nebula setup." in first.text and again.text == first.text
