@@ -8,8 +8,8 @@ so that each tool's schemas and answers are exactly explorer's own:
   argument the tool does not take; a bad call comes back as a tool error in words an agent can
   act on;
 - output schemas are those of the answer models (:mod:`explorer.api.answers`), the same the
-  CLI's ``--json`` prints; each answer is sent once, as structured content, with a few lines of
-  text saying what it holds (:mod:`.summaries`);
+  CLI's ``--json`` prints; each answer is the structured content, and its text content is the
+  same answer rendered readable (:mod:`.rendering`), for clients that give the model only text;
 - every file of the index is a resource ``explorer://PATH`` (a template, and a paged list).
 
 The server keeps the index current while it runs (:mod:`.keeper`) and every answer says how
@@ -70,8 +70,8 @@ from explorer.mcp.folders import ServedFolder, ServedFolders
 from explorer.mcp.freshness import Freshness
 from explorer.mcp.keeper import IndexKeeper
 from explorer.mcp.reading import MAX_READ_CHARS
+from explorer.mcp.rendering import render
 from explorer.mcp.schemas import json_schema, one_line
-from explorer.mcp.summaries import summary
 from explorer.mcp.tools import ExplorerTools, ToolFailure
 from explorer.settings.config import NamedFolder, OpenFolders, Settings
 
@@ -331,7 +331,7 @@ def build_server(tools: ExplorerTools) -> Server[Any]:
         except ToolFailure as failure:
             return failed(str(failure))
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=summary(answer))],
+            content=[types.TextContent(type="text", text=render(answer))],
             structured_content=answer.to_json(),
         )
 

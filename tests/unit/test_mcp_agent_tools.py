@@ -87,6 +87,27 @@ def test_read_many_reads_paths_and_globs_within_a_byte_or_token_budget(corpus):
     assert error and "give paths, a glob, or both" in text
 
 
+def test_read_manys_text_names_what_was_read_and_what_was_left_out_and_why(corpus):
+    """It said "1 files ...; 2 left out: notes/sky.md", naming the file that *was* read."""
+
+    async def body(session):
+        return await session.call_tool(
+            "read_many",
+            {"paths": ["notes/sky.md", "notes/big.md", "notes/none.md"], "max_bytes": 1_000},
+        )
+
+    result = with_session(server_params(*corpus), body)
+    (text,) = [block.text for block in result.content]
+    headline, left_out = text.splitlines()[:2]
+    assert headline.startswith("read 1 files (") and headline.endswith("bytes): notes/sky.md")
+    assert left_out.startswith("left out 2: ")
+    assert "notes/sky.md" not in left_out
+    big = f"{len(FILES['notes/big.md'].encode()):,}"
+    assert f"notes/big.md (over_budget: {big} bytes, read it with read)" in left_out
+    assert "notes/none.md (unreadable: notes/none.md: no such file)" in left_out
+    assert FILES["notes/sky.md"].splitlines()[2] in text  # and the file read, whole
+
+
 def test_files_are_resources_with_a_template(corpus):
     root, _ = corpus
 

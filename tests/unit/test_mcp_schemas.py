@@ -162,9 +162,9 @@ def test_a_default_search_is_lean_and_sent_once(corpus):
     for passage in passages:
         assert set(passage) <= {"heading", "start_line", "end_line", "page", "score", "snippet"}
     assert "fusion" not in json.dumps(data) and "query" not in data
-    # the answer is sent once: the text content is a short summary, not the same JSON again
+    # the text content is the same answer rendered readable, not the JSON a second time
     (text,) = [block.text for block in lean.content]
-    assert len(text) < len(json.dumps(data)) / 2
+    assert len(text) < 1.1 * len(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
     with pytest.raises(json.JSONDecodeError):
         json.loads(text)
     assert data["results"][0]["path"] in text
@@ -208,6 +208,45 @@ def test_one_vocabulary_path_for_files_text_for_whole_text_iso_times(corpus, ses
     assert stamp.tzinfo is not None and abs(stamp.timestamp() - _now()) < 3600
     states = answers[("index_status", json.dumps(CALLS[10][1]))]
     assert all(datetime.fromisoformat(f["indexed_at"]).tzinfo for f in states["files"])
+
+
+def test_every_answers_text_holds_every_value_of_its_structured_content(session_answers):
+    """Many clients hand the model only a tool result's text: it holds the whole answer (every
+    passage's path, lines, heading, score and snippet or text, every line read), rendered once
+    for every tool. It used to hold paths and line ranges only ("notes/stars.md lines 2-5")."""
+    _, results = session_answers
+    for (name, arguments), result in zip(CALLS, results, strict=True):
+        (text,) = [block.text for block in result.content]
+        for value in _values(result.structured_content):
+            if isinstance(value, str):
+                for line in value.splitlines():
+                    assert line in text, (name, arguments, line, text)
+            else:
+                assert json.dumps(value) in text, (name, arguments, value, text)
+    search = results[0]
+    (text,) = [block.text for block in search.content]
+    for hit in search.structured_content["results"]:
+        for passage in hit["passages"]:
+            assert f"start_line: {passage['start_line']}" in text
+            assert f"score: {passage['score']}" in text
+            assert passage["snippet"] in text
+    read = results[CALLS.index(("read", {"path": "notes/stars.md", "start_line": 2}))]
+    (text,) = [block.text for block in read.content]
+    lines = read.structured_content["text"].splitlines()
+    assert lines == ["", "Stars seen through a telescope at night.", "", "Line five."]
+    assert "\n".join(f"  {line}" if line else "" for line in lines) in text
+
+
+def _values(node):
+    """Every plain value of a JSON answer (the keys' values, not the keys)."""
+    if isinstance(node, dict):
+        for value in node.values():
+            yield from _values(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _values(item)
+    else:
+        yield node
 
 
 def _now() -> float:
