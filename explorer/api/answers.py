@@ -154,7 +154,10 @@ class SearchPassage(Answer):
     page: int | None = None
     """The page (1-based) of a paged document, such as a PDF."""
     score: float
-    """0-1; see the README's table of what the score means in each mode."""
+    """0-1, higher is better, relative to this query's candidates. hybrid: 0.5 is an average
+    candidate for the query, 0.9 about two standard deviations above it (meaning and keywords
+    fused); semantic: the passage's cosine similarity to the query, blended with its file's;
+    keyword: BM25 over the query's best, blended with its file's (1 is the best match)."""
     snippet: str | None = None
     """A cut excerpt around the query's words (left out when ``text`` is given)."""
     text: str | None = None

@@ -174,6 +174,15 @@ CollectionName = Annotated[
     ),
 ]
 
+ScopeName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_PATTERN_CHARS,
+        description="A named scope, as the collections tool lists it.",
+    ),
+]
+
 
 class InCollection(ToolArguments):
     """A path's collection, for a server of several folders."""
@@ -188,7 +197,7 @@ class CollectionSearchArguments(SearchArguments):
 
     collections: list[CollectionName] = Field(default_factory=list, max_length=MAX_PATTERNS)
     """Only these collections (any of them); also collection:NAME in the query."""
-    scopes: list[CollectionName] = Field(default_factory=list, max_length=MAX_PATTERNS)
+    scopes: list[ScopeName] = Field(default_factory=list, max_length=MAX_PATTERNS)
     """Only the files of these named scopes (any of them; see the collections tool); also
     scope:NAME in the query."""
 
@@ -215,8 +224,11 @@ class CollectionIndexStatusArguments(IndexStatusArguments, InCollection):
     """The arguments of ``index_status`` over several folders (left out: every collection)."""
 
 
-class CollectionStatusArguments(InCollection):
-    """The arguments of ``status`` over several folders (left out: the only one, if one)."""
+class CollectionStatusArguments(ToolArguments):
+    """The arguments of ``status`` over several folders."""
+
+    collection: CollectionName | None = None
+    """The collection to report on; left out: every collection, each on its own."""
 
 
 # -- errors in words ------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from typing import Any
 from explorer.api.answers import (
     Answer,
     CollectionsAnswer,
+    CollectionStatusesAnswer,
     IndexStatusAnswer,
     LinksAnswer,
     OmittedFile,
@@ -106,6 +107,10 @@ def _status(answer: StatusAnswer) -> str:
     )
 
 
+def _statuses(answer: CollectionStatusesAnswer) -> str:
+    return "\n".join(f"{status.collection}: {_status(status)}" for status in answer.collections)
+
+
 def _collections(answer: CollectionsAnswer) -> str:
     return f"{len(answer.collections)} collections, {len(answer.scopes)} scopes"
 
@@ -128,6 +133,7 @@ _HEADLINES: dict[type[Answer], Callable[[Any], str]] = {
     LinksAnswer: _links,
     StatusAnswer: _status,
     CollectionsAnswer: _collections,
+    CollectionStatusesAnswer: _statuses,
     IndexStatusAnswer: _index_status,
 }
 

@@ -1,10 +1,13 @@
 """JSON schemas of the tools, as an agent's client reads them: generated from the argument and
 answer models, with every ``$ref`` written out in place (some clients follow no references),
-no generated ``title`` (noise in an agent's context), and each description on one line.
+no generated ``title`` (noise in an agent's context), and each description written for an agent
+(:func:`one_line`): on one line, its code in Markdown's single backticks, not the double
+backticks and roles of the docstrings it comes from.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, cast
 
 from pydantic import BaseModel
@@ -25,7 +28,8 @@ def json_schema(model: type[BaseModel], mode: JsonSchemaMode) -> dict[str, Any]:
         reference = node.get("$ref")
         if isinstance(reference, str) and reference.startswith("#/$defs/"):
             target = inline(definitions[reference.removeprefix("#/$defs/")])
-            return {**target, **{k: inline(v) for k, v in node.items() if k != "$ref"}}
+            beside = {k: v for k, v in node.items() if k != "$ref"}  # the field's own docstring
+            return {**target, **inline(beside)}
         return {
             # Inside "properties" the keys are field names (a field may be called "title").
             key: one_line(value)
@@ -38,6 +42,14 @@ def json_schema(model: type[BaseModel], mode: JsonSchemaMode) -> dict[str, Any]:
     return cast(dict[str, Any], inline(schema))
 
 
+_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+"""A docstring's cross-reference (:class:`~x.Y`), shown to an agent as its name."""
+
+
 def one_line(text: Any) -> Any:
-    """A description as one line: docstrings wrap at 100 columns."""
-    return " ".join(text.split()) if isinstance(text, str) else text
+    """A description as an agent reads it: one line (docstrings wrap at 100 columns), code in
+    single backticks (``x`` is `x`), a cross-reference as its last name."""
+    if not isinstance(text, str):
+        return text
+    text = _ROLE.sub(lambda found: f"`{found.group(1).rsplit('.', 1)[-1]}`", text)
+    return " ".join(text.replace("``", "`").split())

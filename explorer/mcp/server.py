@@ -39,6 +39,7 @@ from pydantic import ValidationError
 from explorer.api.answers import (
     Answer,
     CollectionsAnswer,
+    CollectionStatusesAnswer,
     IndexStatusAnswer,
     LinksAnswer,
     ReadAnswer,
@@ -117,11 +118,13 @@ boilerplate shared by many pages explains nothing. Links between files are not u
 `links`). Use it to find other documents on the same subject."""
 
 READ_DESCRIPTION = f"""\
-Read a text file of the indexed folder as it is on disk now, whole or a line range (1-based,
-inclusive; lines as search results number them). At most {MAX_READ_CHARS} characters come
-back; `next_start_line` (and, inside a very long line, `next_start_char` for `start_char`)
-says where to continue. Only files the index would take are readable (not hidden, ignored or
-binary files, nothing outside the root)."""
+Read a file of the indexed folder as it is on disk now, whole or a line range (1-based,
+inclusive; lines as search results number them): a text file as it is, a PDF, DOCX, HTML page
+or notebook as the text the index extracted from it, so every file search returns is readable.
+At most {MAX_READ_CHARS} characters come back; `next_start_line` (and, inside a very long
+line, `next_start_char` for `start_char`) says where to continue. Only files the index would
+take are readable (not hidden, ignored or binary files, nothing outside the root); a refusal
+says why."""
 
 READ_MANY_DESCRIPTION = """\
 Read several whole files at once: `paths` in order, and/or the indexed files matching `glob`
@@ -160,8 +163,17 @@ globs and extensions), each with a description of what it holds: pass their name
 `collections` and `scopes`."""
 
 RESOURCE_TEMPLATE_DESCRIPTION = """\
-A text file of the indexed folder, whole, as it is on disk: PATH relative to the folder
-(slashes as they are, or as %2F)."""
+A file of the indexed folder, whole, as the index reads it (a PDF, DOCX, HTML page or notebook
+as its extracted text): PATH relative to the folder (slashes as they are, or as %2F)."""
+
+COLLECTIONS_TEMPLATE_DESCRIPTION = """\
+A file of a collection, whole, as the index reads it (a PDF, DOCX, HTML page or notebook as its
+extracted text): PATH is COLLECTION/PATH, the collection's name (as the collections tool lists
+it) and the file's path relative to its folder (slashes as they are, or as %2F)."""
+
+COLLECTIONS_STATUS_DESCRIPTION = STATUS_DESCRIPTION.replace(
+    "What the index holds", "For each collection (or only `collection`): what its index holds"
+)
 
 _T = TypeVar("_T")
 
@@ -221,7 +233,11 @@ COLLECTION_TOOLS = (
         ExplorerTools.index_status,
     ),
     ToolSpec(
-        "status", STATUS_DESCRIPTION, CollectionStatusArguments, StatusAnswer, ExplorerTools.status
+        "status",
+        COLLECTIONS_STATUS_DESCRIPTION,
+        CollectionStatusArguments,
+        CollectionStatusesAnswer,
+        ExplorerTools.statuses,
     ),
     ToolSpec(
         "collections",
@@ -358,7 +374,11 @@ def build_server(tools: ExplorerTools) -> Server[Any]:
             uri_template=RESOURCE_TEMPLATE,
             name="file",
             title="A file of the indexed folder",
-            description=RESOURCE_TEMPLATE_DESCRIPTION,
+            description=one_line(
+                COLLECTIONS_TEMPLATE_DESCRIPTION
+                if tools.folders.several
+                else RESOURCE_TEMPLATE_DESCRIPTION
+            ),
         )
         return types.ListResourceTemplatesResult(resource_templates=[template])
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 from explorer.api.answers import (
     CollectionAnswer,
     CollectionsAnswer,
+    CollectionStatusesAnswer,
     FileIndexEntry,
     FileIndexState,
     IndexStatusAnswer,
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from explorer.core.retrieval.search import FileHit, SearchRequest
 from explorer.mcp.arguments import (
     CollectionSearchArguments,
+    CollectionStatusArguments,
     IndexStatusArguments,
     NoArguments,
     PathArguments,
@@ -463,8 +465,20 @@ class ExplorerTools:
         return token_counter(self.keeper.index())
 
     # -- the index ----------------------------------------------------------------------------
-    def status(self, args: NoArguments) -> StatusAnswer:
-        folder = self.folders.pick(getattr(args, "collection", None))
+    def status(self, _args: NoArguments) -> StatusAnswer:
+        return self._status(self.folders.first)
+
+    def statuses(self, args: CollectionStatusArguments) -> CollectionStatusesAnswer:
+        """Each collection's status (``collection``'s only, when given)."""
+        chosen = [self.folders.named(args.collection)] if args.collection else list(self.folders)
+        return CollectionStatusesAnswer(
+            collections=[
+                self._status(folder).model_copy(update={"collection": folder.name})
+                for folder in chosen
+            ]
+        )
+
+    def _status(self, folder: ServedFolder) -> StatusAnswer:
         index = folder.keeper.index()
         changes = folder.freshness.changes(index.keywords)
         status = index.status(disk=changes)
