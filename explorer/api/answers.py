@@ -75,6 +75,9 @@ class Staleness(Answer):
     missing_chunks: int | None = None
     """Files the index holds as indexed whose passages are missing from its database (deleted
     behind explorer's back): ``explorer index`` reads them again."""
+    folders_gone: list[str] | None = None
+    """Folders gone from disk (deleted or moved away) whose files the index holds: each of
+    their files counts as deleted, and answers leave them out until a folder is there again."""
 
     @classmethod
     def combine(cls, named: Sequence[tuple[str, Staleness]]) -> Staleness:
@@ -93,6 +96,8 @@ class Staleness(Answer):
             paths=paths[:STALE_PATHS_SHOWN] or None,
             waiting_for_vectors=total("waiting_for_vectors"),
             missing_chunks=total("missing_chunks"),
+            folders_gone=[root for _name, each in named for root in each.folders_gone or ()]
+            or None,
         )
 
     @classmethod
@@ -575,6 +580,9 @@ class Upkeep(StrEnum):
     FOLLOWING = "following"
     """Another explorer process writes the index; this one reads what it writes, and takes
     over when it leaves."""
+    WAITING_FOR_FOLDER = "waiting_for_folder"
+    """The folder is gone (deleted or moved away): this process looks for it every second and
+    takes in what it holds when a folder is there again."""
     OFF = "off"
     """Nobody updates it from here: run ``explorer index`` to catch up."""
 

@@ -35,6 +35,11 @@ class ServedFolder:
     keeper: IndexKeeper
     freshness: Freshness
 
+    @property
+    def gone(self) -> bool:
+        """Whether the folder is gone from disk (deleted or moved away) since it was served."""
+        return self.freshness.folder_gone()
+
 
 class ServedFolders:
     """The folders of one server, in the order given, and the config file's scopes."""
@@ -85,13 +90,17 @@ class ServedFolders:
         names = ", ".join(folder.name for folder in holding)
         raise AmbiguousPath(f"{path} is in several collections ({names}): give collection")
 
-    def collections(self) -> Collections:
-        """The core's collections over the indexes open now (opened by their keepers, which
-        keep them: never close this object)."""
+    def collections(self, folders: Sequence[ServedFolder] | None = None) -> Collections:
+        """The core's collections over the indexes open now, of ``folders`` (default: every
+        folder), opened by their keepers, which keep them: never close this object."""
+        chosen = self._folders if folders is None else folders
         return Collections(
-            [Collection(folder.name, folder.keeper.index()) for folder in self._folders],
-            self.scopes,
+            [Collection(folder.name, folder.keeper.index()) for folder in chosen], self.scopes
         )
+
+    def present(self) -> list[ServedFolder]:
+        """The folders on disk now (not deleted or moved away)."""
+        return [folder for folder in self._folders if not folder.gone]
 
     def _listed(self) -> str:
         return ", ".join(self.names)

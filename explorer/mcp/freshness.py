@@ -11,6 +11,12 @@ Two questions, two costs:
 - *Did these result files change since they were indexed?* (a file's ``stale``) is asked of
   each file itself, a stat per path (:func:`~explorer.core.ingest.scanner.scan_path`), always
   exact.
+
+The folder itself may go while the server runs (deleted, or moved away: a watch follows the
+folder it was set on, wherever it goes). Every comparison starts with a stat of the root: while
+it is gone, every file of the index counts as deleted and ``stale`` names the folder
+(``folders_gone``), so the tools leave its files out (:meth:`Freshness.folder_gone`); when a
+folder is there again (the same one back, or another), that folder is watched and compared.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from explorer.core.indexing.disk_state import compare_with_disk, scan_rules
 from explorer.core.ingest.documents import ScannedFile
 from explorer.core.ingest.scanner import ScanRules, scan_path
 from explorer.core.live.watcher import IndexWatcher
+from explorer.core.live.writer import RootIdentity, root_identity
 from explorer.core.models import FileState
 from explorer.core.settings import IndexSettings
 from explorer.core.store.keywords import KeywordIndex
@@ -43,9 +50,13 @@ class Freshness:
         self._generation = 0
         self._kept: tuple[tuple[int, tuple[int, int]], tuple[DiskChanges, Staleness]] | None = None
         self._watcher: IndexWatcher | None = None
+        self._watching = False
+        self._root: RootIdentity | None = root_identity(settings.root)
+        """The folder served: its identity when the server started, or since it came back."""
 
     def start(self) -> None:
         """Watch the root; without a watcher (an error is logged) every answer walks it."""
+        self._watching = True
         watcher = IndexWatcher(
             self.settings.root,
             self._moved,
@@ -67,6 +78,10 @@ class Freshness:
         self._watcher = watcher
 
     def stop(self) -> None:
+        self._watching = False
+        self._stop_watcher()
+
+    def _stop_watcher(self) -> None:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
@@ -83,16 +98,51 @@ class Freshness:
         """An answer's ``stale``: what changed on disk, and what waits for its vectors."""
         return self._compare(keywords)[1]
 
+    def folder_gone(self) -> bool:
+        """True while the root is no folder (deleted or moved away since the server started)."""
+        self._follow_root()
+        return self._root is None
+
+    def _follow_root(self) -> None:
+        """Notice the root gone, back or replaced by another folder (one stat): the folder now
+        at the root is watched and compared from then on (a watch follows the folder it was
+        set on, wherever it is moved)."""
+        now = root_identity(self.settings.root)
+        with self._lock:
+            if now == self._root:
+                return
+            self._root = now
+            self._generation += 1
+        log.warning(
+            "%s %s", self.settings.root, "is gone" if now is None else "is another folder now"
+        )
+        if self._watching:
+            self._stop_watcher()
+            if now is not None:
+                self.start()
+
     def _compare(self, keywords: KeywordIndex) -> tuple[DiskChanges, Staleness]:
         """The comparison, walked again only when the folder or the index moved."""
+        self._follow_root()
         with self._lock:
             generation = self._generation
         key = (generation, keywords.manifest_version())
         kept = self._kept
         if self._watcher is not None and kept is not None and kept[0] == key:
             return kept[1]
-        changes = compare_with_disk(self.settings, keywords.files())
+        records = keywords.files()
         waiting = keywords.counts()[FileState.PENDING]
+        try:
+            changes = None if self._root is None else compare_with_disk(self.settings, records)
+        except OSError:  # the root went while it was walked
+            changes = None
+        if changes is None:  # every file of a folder that is gone is gone
+            states = {path: record.state for path, record in records.items()}
+            changes = DiskChanges(deleted=sorted(records), states=states)
+            gone = Staleness.build(changes, waiting).model_copy(
+                update={"folders_gone": [str(self.settings.root)]}
+            )
+            return changes, gone
         compared = (changes, Staleness.build(changes, waiting))
         self._kept = (key, compared)
         return compared

@@ -19,7 +19,7 @@ import logging
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
 from explorer.api.answers import (
@@ -155,6 +155,11 @@ class ExplorerTools:
             return self._search_collections(args)
         request_print, offset, context, limit, request = self._search_setup(args)
         index = self.keeper.index()
+        if self.folders.first.gone:
+            notes = [self._gone(self.folders.first)]
+            return SearchAnswer(
+                mode=args.mode, results=[], notes=notes, stale=self._staleness(index)
+            )
         response = search(index, request)
         more = len(response.results) > limit
         response.results = response.results[:limit]
@@ -213,8 +218,21 @@ class ExplorerTools:
         from explorer.core.retrieval.agent_context import shape_answer
 
         request_print, offset, context, limit, request = self._search_setup(args)
-        collections = self.folders.collections()
+        named = {name.casefold() for name in request.collections}
+        searched = [f for f in self.folders if not named or f.name.casefold() in named]
+        gone = [folder for folder in searched if folder.gone]
+        notes = [self._gone(folder) for folder in gone]
+        if gone and searched == gone:
+            return SearchAnswer(
+                mode=args.mode, results=[], notes=notes, stale=self._all_staleness()
+            )
+        if gone and named:
+            left_out = {folder.name.casefold() for folder in gone}
+            kept = [name for name in request.collections if name.casefold() not in left_out]
+            request = replace(request, collections=tuple(kept))
+        collections = self.folders.collections(self.folders.present())
         response = collections.search(request)
+        response.notes = [*response.notes, *notes]
         more = len(response.results) > limit
         response.results = response.results[:limit]
         if not self.folders.several:  # one folder with named scopes: nothing to name
@@ -288,12 +306,13 @@ class ExplorerTools:
     def related(self, args: RelatedArguments) -> RelatedAnswer:
         from explorer.core.retrieval.related import FileNotIndexed, NoVectorYet, related_files
 
-        folder = self.folders.pick(getattr(args, "collection", None), args.path)
+        folder = self._present(self.folders.pick(getattr(args, "collection", None), args.path))
         rel_path = resolve_inside(folder.settings.root, args.path).rel_path
         index = folder.keeper.index()
         if self.folders.several:
+            collections = self.folders.collections(self.folders.present())
             try:
-                across = self.folders.collections().related(folder.name, rel_path, args.limit)
+                across = collections.related(folder.name, rel_path, args.limit)
             except (FileNotIndexed, NoVectorYet) as error:
                 raise ToolFailure(self._not_ready(rel_path, error, folder)) from None
             shown = self._by_folder((n.collection, n.related.path) for n in across)
@@ -344,7 +363,7 @@ class ExplorerTools:
     def links(self, args: PathArguments) -> LinksAnswer:
         from explorer.core.retrieval.links import file_links
 
-        folder = self.folders.pick(getattr(args, "collection", None), args.path)
+        folder = self._present(self.folders.pick(getattr(args, "collection", None), args.path))
         rel_path = resolve_inside(folder.settings.root, args.path).rel_path
         index = folder.keeper.index()
         found = file_links(index, rel_path)
@@ -355,7 +374,7 @@ class ExplorerTools:
 
     # -- reading ------------------------------------------------------------------------------
     def read(self, args: ReadArguments) -> ReadAnswer:
-        folder = self.folders.pick(getattr(args, "collection", None), args.path)
+        folder = self._present(self.folders.pick(getattr(args, "collection", None), args.path))
         file = load_file(folder.settings, args.path)
         answer = read_range(file, args.start_line, args.end_line, args.start_char)
         changed = self._changed([file.path], folder)
@@ -379,14 +398,14 @@ class ExplorerTools:
                 if folder is None:  # placed in no single collection: say why
                     folder = self.folders.pick(None, name)
                     collection = self._name(folder)
-                file = load_file(folder.settings, name)
-            except (ExplorerError, OSError) as error:
+                file = load_file(self._present(folder).settings, name)
+            except (ExplorerError, OSError, ToolFailure) as error:
                 omitted.append(
                     OmittedFile(
                         collection=collection,
                         path=name,
                         reason=OmitReason.UNREADABLE,
-                        detail=describe(error),
+                        detail=str(error) if isinstance(error, ToolFailure) else describe(error),
                     )
                 )
                 continue
@@ -484,8 +503,8 @@ class ExplorerTools:
         status = index.status(disk=changes)
         return StatusAnswer.build(
             status,
-            stale=Staleness.build(changes, status.waiting_for_vectors),
-            upkeep=folder.keeper.upkeep,
+            stale=folder.freshness.staleness(index.keywords),
+            upkeep=self._upkeep(folder),
         ).model_copy(update={"collection": self._name(folder)})
 
     def collections(self, _args: NoArguments) -> CollectionsAnswer:
@@ -513,7 +532,8 @@ class ExplorerTools:
                     files=counts[FileState.FRESH] + counts[FileState.PENDING],
                     chunks=counts["chunks"],
                     stale=folder.freshness.staleness(index.keywords),
-                    upkeep=folder.keeper.upkeep,
+                    upkeep=self._upkeep(folder),
+                    problem=self._gone(folder) if folder.gone else None,
                 )
             )
         return CollectionsAnswer(
@@ -606,7 +626,7 @@ class ExplorerTools:
         page_print = fingerprint("resources")
         offset = read_cursor(cursor, page_print) if cursor else 0
         readable: list[ResourceFile] = []
-        for folder in self.folders:
+        for folder in self.folders.present():
             records = folder.keeper.index().keywords.files()
             name = self._name(folder)
             readable += sorted(
@@ -630,6 +650,25 @@ class ExplorerTools:
         return load_file(self.folders.named(name).settings, rest)
 
     # -- freshness ----------------------------------------------------------------------------
+    def _gone(self, folder: ServedFolder) -> str:
+        """What to say of a folder gone from disk."""
+        named = f"collection {folder.name}: " if self.folders.several else ""
+        return (
+            f"{named}{folder.settings.root} is gone (deleted or moved away): its files are "
+            "left out until a folder is there again"
+        )
+
+    def _present(self, folder: ServedFolder) -> ServedFolder:
+        """``folder``, unless it is gone from disk (then the call fails saying so)."""
+        if folder.gone:
+            raise ToolFailure(self._gone(folder))
+        return folder
+
+    def _upkeep(self, folder: ServedFolder) -> Upkeep:
+        """Who keeps ``folder``'s index current: while the folder is gone, nobody yet."""
+        upkeep = folder.keeper.upkeep
+        return Upkeep.WAITING_FOR_FOLDER if upkeep is not Upkeep.OFF and folder.gone else upkeep
+
     def _staleness(self, index: Index) -> Staleness:
         return self.freshness.staleness(index.keywords)
 

@@ -93,7 +93,7 @@ SERVER_PROBE_SECONDS = 2.0
 ROOT_PROBE_SECONDS = 1.0
 """How often an idle writer checks that the root is still the folder it watches (one stat)."""
 
-_RootIdentity = tuple[int, int]
+RootIdentity = tuple[int, int]
 """A folder's device and inode: a new folder of the same name has another."""
 
 
@@ -145,7 +145,7 @@ class LiveIndex:
         self._before: dict[str, _Signature] = {}
         self._next_probe = 0.0  # when the idle writer next asks a Chroma server if it answers
         self._watcher: IndexWatcher | None = None
-        self._watched_root: _RootIdentity | None = None
+        self._watched_root: RootIdentity | None = None
         """The root folder being followed (None: it is missing)."""
         self._root_missing = False
         self._root_lost = False
@@ -233,7 +233,7 @@ class LiveIndex:
             if not self._take_write_lock():
                 return
             indexer = Indexer(self.index, self.priority)
-            self._watched_root = _root_identity(self.settings.root)
+            self._watched_root = root_identity(self.settings.root)
             if self._watch and self._watched_root is not None:
                 self._watcher = self._start_watcher()
             self._initial_sync(indexer)
@@ -312,11 +312,11 @@ class LiveIndex:
 
     def _root_changed(self) -> bool:
         """True if the root is not the folder being watched (deleted, gone, or another one)."""
-        return self._root_lost or _root_identity(self.settings.root) != self._watched_root
+        return self._root_lost or root_identity(self.settings.root) != self._watched_root
 
     def _follow_root(self, indexer: Indexer) -> None:
         """The root went missing, came back or was swapped: say so, wait or re-sync."""
-        now = _root_identity(self.settings.root)
+        now = root_identity(self.settings.root)
         if now is None:
             self._root_gone()
             return
@@ -354,7 +354,7 @@ class LiveIndex:
         with self._cond:
             self._busy = False  # waiting is not work: wait_idle() returns meanwhile
             self._cond.notify_all()
-        while not self._stop.is_set() and _root_identity(self.settings.root) is None:
+        while not self._stop.is_set() and root_identity(self.settings.root) is None:
             self._stop.wait(ROOT_PROBE_SECONDS)
         with self._cond:
             self._busy = True
@@ -367,7 +367,7 @@ class LiveIndex:
         # The writer's boundary around a whole sync (stores, disk, the parsers): whatever
         # fails is logged and said, and the index keeps serving what it holds.
         except Exception as error:
-            if _root_identity(self.settings.root) is None:
+            if root_identity(self.settings.root) is None:
                 self._root_gone()  # it went while it was scanned: wait for it
                 return
             log.exception("the initial sync failed")
@@ -509,7 +509,7 @@ class LiveIndex:
 _Signature = tuple[str, FileState, str, int, float]
 
 
-def _root_identity(root: os.PathLike[str] | str) -> _RootIdentity | None:
+def root_identity(root: os.PathLike[str] | str) -> RootIdentity | None:
     """The device and inode of the folder ``root`` (links followed), or None if it is none."""
     try:
         info = os.stat(root)
