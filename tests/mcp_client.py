@@ -7,6 +7,7 @@ coroutine with it; :func:`call` gives a tool's structured answer or its error te
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -44,6 +45,25 @@ def server_params(root: Path, index_dir: Path) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "tests.fake_model_cli", "mcp", str(root), "--index-dir", str(index_dir)],
+        env=env,
+        cwd=str(REPO),
+    )
+
+
+def collections_server_params(
+    folders: dict[str, tuple[Path, Path]], scopes: list[dict[str, Any]] | None = None
+) -> StdioServerParameters:
+    """A server of several folders as collections, ``{name: (root, index_dir)}``, with the
+    config's ``scopes`` (``python -m tests.fake_model_mcp``: the fake embedder)."""
+    spec = {
+        "folders": [[name, str(root), str(index)] for name, (root, index) in folders.items()],
+        "scopes": scopes or [],
+    }
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("EXPLORER_INDEX_DIR", None)
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "tests.fake_model_mcp", json.dumps(spec)],
         env=env,
         cwd=str(REPO),
     )

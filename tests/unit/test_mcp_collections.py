@@ -29,6 +29,7 @@ from tests.mcp_client import (
     REPO,
     StdioServerParameters,
     call,
+    collections_server_params,
     index_with_fake_model,
     server_params,
     wait_for,
@@ -69,18 +70,7 @@ def folders(tmp_path_factory):
 
 
 def params(folders) -> StdioServerParameters:
-    spec = {
-        "folders": [[name, str(root), str(index)] for name, (root, index) in folders.items()],
-        "scopes": SCOPES,
-    }
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("EXPLORER_INDEX_DIR", None)
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "tests.fake_model_mcp", json.dumps(spec)],
-        env=env,
-        cwd=str(REPO),
-    )
+    return collections_server_params(folders, SCOPES)
 
 
 def test_the_tools_take_a_collection_and_list_the_collections(folders):

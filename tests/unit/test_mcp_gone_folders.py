@@ -8,15 +8,10 @@ real server process.
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-
 from tests.conftest import write_files
 from tests.mcp_client import (
-    REPO,
-    StdioServerParameters,
     call,
+    collections_server_params,
     index_with_fake_model,
     server_params,
     wait_for,
@@ -28,21 +23,6 @@ GARDEN = {
     "notes/compost.md": "# Compost\n\nCompost feeds the zeppelin tomatoes.\n",
 }
 SERVERS = {"docs/proxy.md": "# Proxy\n\nThe zeppelin proxy cache keeps responses.\n"}
-
-
-def _collections_server(folders: dict) -> StdioServerParameters:
-    spec = {
-        "folders": [[name, str(root), str(index)] for name, (root, index) in folders.items()],
-        "scopes": [],
-    }
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("EXPLORER_INDEX_DIR", None)
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "tests.fake_model_mcp", json.dumps(spec)],
-        env=env,
-        cwd=str(REPO),
-    )
 
 
 async def _paths(session) -> list:
@@ -102,7 +82,7 @@ def test_a_collection_whose_folder_is_deleted_is_said_gone_the_others_still_answ
             "read_many": await call(session, "read_many", glob="**/*.md"),
         }
 
-    before, answers = with_session(_collections_server(folders), body)
+    before, answers = with_session(collections_server_params(folders), body)
     assert before == [
         ("garden", "notes/compost.md"),
         ("garden", "notes/tomato.md"),
