@@ -34,6 +34,7 @@ import tomllib
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import yaml
 
@@ -129,8 +130,30 @@ def detect_layout(root: Path, link_base: str | None = None) -> SiteLayout:
 
 def normalise_base(base: str) -> str:
     """A URL path as a mount's ``url``: one leading and one trailing slash."""
-    inner = "/".join(part for part in base.strip().split("/") if part)
+    inner = "/".join(part for part in unquote(base.strip()).split("/") if part)
     return f"/{inner}/" if inner else "/"
+
+
+def link_base_problem(base: str) -> str | None:
+    """What is wrong with ``base`` as a ``link_base`` (a URL path such as ``/docs/``), in a
+    few words; None when it is one. A ``.`` or ``..`` part, a scheme or host, a query or
+    fragment, a backslash or a control character would move the root's URL somewhere its
+    links cannot be read under (``../../etc/`` turned every missing link into one outside
+    the root)."""
+    base = base.strip()
+    decoded = unquote(base)
+    if not base:
+        return "is empty (the site's root is /)"
+    if any(ord(char) < 32 or ord(char) == 127 for char in decoded) or "\\" in decoded:
+        return "holds a control character or a backslash"
+    parts = urlsplit(base)
+    if parts.scheme or parts.netloc or base.startswith("//"):
+        return "is a URL with a scheme or host; give its path only"
+    if "?" in base or "#" in base:
+        return "holds a query or a fragment; give a path only"
+    if any(part in (".", "..") for part in decoded.split("/")):
+        return "holds a '.' or '..' part"
+    return None
 
 
 def _upwards(root: Path) -> list[Path]:
