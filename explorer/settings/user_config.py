@@ -170,7 +170,8 @@ def _check_link_base(path: Path, value: object) -> None:
     from explorer.core.ingest.site_layout import link_base_problem
 
     for base in value.values() if isinstance(value, dict) else [value]:
-        problem = link_base_problem(str(base))
+        base = str(base)
+        problem = link_base_problem(base)
         if problem is not None:
             shown = repr(base if len(base) <= 80 else base[:80] + "…")
             raise ConfigError(
