@@ -3,6 +3,7 @@ Docusaurus sites, Obsidian vaults and plain folders, on real folders and indexes
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -328,6 +329,54 @@ def test_a_plain_folder_links_by_path_with_readme_and_extensionless_pages(tmp_pa
         "/guides/install.md": ("resolved", "guides/install.md"),
         "assets/": ("resolved", "assets"),
     }
+
+
+ESCAPED = {
+    "tab\tname.md": "# a TAB in the name\n",
+    "C#.md": "# C sharp\n",
+    "100%.md": "# a hundred\n",
+    "a%41.md": "# a name holding an escape\n",
+    "sub/x.md": "# below\n",
+    "bad%zz.md": "# no escape\n",
+    "café.md": "# accented\n",
+    "q?.md": "# a question\n",
+}
+ESCAPED_LINKS = (
+    "[tab](tab%09name.md) [sharp](C%23.md#intro) [percent](100%25.md) [twice](a%2541.md)\n"
+    "[slash](sub%2Fx.md) [invalid](bad%zz.md) [accent](caf%C3%A9.md) [query](q%3F.md?x=1)\n"
+    "[not utf-8](b%FF.md) [up](..%2F..%2Fetc%2Fpasswd) [gone](gone%09away.md)\n"
+)
+
+
+def test_every_percent_escape_is_decoded_once(tmp_path, indexes):
+    root = write_files(
+        tmp_path / "notes",
+        {
+            **ESCAPED,
+            "hub.md": "# Hub\n\n" + ESCAPED_LINKS,
+            "page.html": '<p><a href="tab%09name.md">tab</a> <a href="C%23.md">sharp</a></p>',
+        },
+    )
+    (root / os.fsdecode(b"b\xff.md")).write_text("# not UTF-8\n")
+    index = indexes(root, tmp_path)
+    assert leads(file_links(index, "hub.md")) == {
+        "tab\tname.md": ("resolved", "tab\tname.md"),
+        "C#.md#intro": ("resolved", "C#.md"),
+        "100%.md": ("resolved", "100%.md"),
+        "a%41.md": ("resolved", "a%41.md"),
+        "sub/x.md": ("resolved", "sub/x.md"),
+        "bad%zz.md": ("resolved", "bad%zz.md"),
+        "café.md": ("resolved", "café.md"),
+        "q?.md?x=1": ("resolved", "q?.md"),
+        "b\ufffd.md": ("resolved", "b\\xff.md"),
+        "../../etc/passwd": ("outside-root", "../../etc/passwd"),
+        "gone\taway.md": ("missing", "gone\taway.md"),
+    }
+    assert leads(file_links(index, "page.html")) == {
+        "tab\tname.md": ("resolved", "tab\tname.md"),
+        "C#.md": ("resolved", "C#.md"),
+    }
+    assert [link.raw for link in missing_references(index).missing] == ["gone\taway.md"]
 
 
 # -- Obsidian ---------------------------------------------------------------------------------

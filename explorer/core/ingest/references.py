@@ -23,7 +23,10 @@ way (by the rules of the folder's publisher: see
 :mod:`explorer.core.retrieval.link_resolution`). What is stored here depends on the file alone.
 
 URLs with a scheme (``https:``, ``mailto:``...) and pure ``#anchors`` are not references to
-files of the tree. ``#anchor`` and ``?query`` are cut off and ``%20``-style escapes decoded.
+files of the tree. A path is stored as written; where it is read, ``#anchor`` and ``?query`` are
+cut off first and then every ``%xx`` escape decoded, once (``C%23.md`` is ``C#.md``,
+``tab%09name.md`` holds a TAB, ``a%2541.md`` is ``a%41.md``; an escape that is no UTF-8 names
+the bytes of a file name that is not UTF-8 either, an invalid one stays as it is).
 
 Markdown also gives inline ``#tags`` (Obsidian's grammar: ``#`` after a space or at the start,
 then letters, digits, ``_``, ``-`` and ``/``, not digits only; never in code, never a heading's
@@ -45,6 +48,7 @@ from explorer.core.ingest.markdown_tokens import (
     markdown_parser,
     parse_hugo_ref,
 )
+from explorer.core.ingest.root_paths import path_key
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -80,8 +84,8 @@ class FileReference:
     """1-based line of the file where the reference stands."""
     kind: ReferenceKind
     raw: str
-    """The target as written, ``%xx`` escapes decoded (``../guides/install.md#linux``,
-    ``[[Note#Heading]]``, ``{{< ref "/waf" >}}``)."""
+    """The target as written (``../guides/install.md#linux``, ``caf%C3%A9.md``,
+    ``[[Note#Heading]]``, ``{{< ref "/waf" >}}``); :attr:`shown` decodes a path's escapes."""
     target: str
     """For a path: the root-relative file path it reads as from the file's folder
     (``guides/install.md``; ``""`` when that reading leaves the root), for a mention the path
@@ -90,6 +94,14 @@ class FileReference:
     alternative: str = ""
     """For a mention only: the path read from the root, when it differs from ``target``."""
     syntax: LinkSyntax = LinkSyntax.PATH
+
+    @property
+    def shown(self) -> str:
+        """The target as a reader reads it: a path's ``%xx`` escapes decoded (``café.md`` of
+        ``caf%C3%A9.md``); any other reference as written."""
+        if self.syntax is LinkSyntax.PATH and self.kind is not ReferenceKind.MENTION:
+            return unquote(self.raw)
+        return self.raw
 
 
 @dataclass
@@ -169,7 +181,8 @@ def resolve_target(source: str, raw: str) -> str | None:
 
 
 def link_path(raw: str) -> str | None:
-    """The path part of a link, decoded (``../a b.md`` of ``../a%20b.md#x``); None for a URL
+    """The path part of a link as written, decoded (``../a b.md`` of ``../a%20b.md#x``), as
+    the index spells paths (:func:`~explorer.core.ingest.root_paths.path_key`); None for a URL
     with a scheme or host, a pure anchor or query, or nothing."""
     target = raw.strip()
     if not target or target.startswith(("#", "?")):
@@ -177,7 +190,7 @@ def link_path(raw: str) -> str | None:
     parts = urlsplit(target)
     if parts.scheme or parts.netloc or target.startswith("//"):
         return None
-    return unquote(parts.path) or None
+    return path_key(unquote(parts.path, errors="surrogateescape")) or None
 
 
 def normalise_path(path: str) -> str | None:
@@ -280,7 +293,7 @@ def _add_link(facts: LinkFacts, source: str, line: int, kind: ReferenceKind, raw
     if link_path(raw) is None:
         return
     target = resolve_target(source, raw) or ""
-    facts.references.append(FileReference(line, kind, decoded, target))
+    facts.references.append(FileReference(line, kind, raw, target))
 
 
 def _add_wikilink(facts: LinkFacts, line: int, meta: dict[str, object]) -> None:

@@ -58,7 +58,8 @@ class Link:
     line: int
     kind: ReferenceKind
     raw: str
-    """The target as written in ``source`` (``../api/``, ``[[Note#Heading]]``)."""
+    """The target as written in ``source`` (``../api/``, ``[[Note#Heading]]``), a path's
+    ``%xx`` escapes decoded (:attr:`FileReference.shown`)."""
     target: str
     """The file it leads to; when missing, the path nothing is at; when outside the root, the
     URL or path it reads as."""
@@ -217,10 +218,8 @@ def _judged(item: _Resolved, disk: DiskPaths) -> Link:
     state, target = item.resolution.state, item.resolution.target
     if state is not LinkState.OUTSIDE_ROOT:
         state = LinkState.RESOLVED if disk.exists(target) else LinkState.MISSING
-    reference = item.reference
-    return Link(
-        item.source, reference.line, reference.kind, reference.raw, target, state, reference.syntax
-    )
+    ref = item.reference
+    return Link(item.source, ref.line, ref.kind, ref.shown, target, state, ref.syntax)
 
 
 def file_links(index: Index, rel_path: str) -> FileLinks:

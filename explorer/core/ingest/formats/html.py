@@ -31,7 +31,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
-from urllib.parse import unquote
 
 from explorer.core.ingest.documents import SkipReason
 from explorer.core.ingest.file_reading import FileRefused, decode_leniently
@@ -396,4 +395,4 @@ class _PageWalker:
     def _reference(self, line: int, kind: ReferenceKind, raw: str) -> None:
         target = resolve_target(self.rel_path, raw)
         if target is not None:
-            self.references.append(FileReference(line, kind, unquote(raw), target))
+            self.references.append(FileReference(line, kind, raw, target))
