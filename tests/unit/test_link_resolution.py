@@ -430,6 +430,20 @@ def test_wikilinks_resolve_as_obsidian_does(tmp_path, indexes):
     ]
 
 
+def test_links_on_a_line_of_any_length_are_checked(tmp_path, indexes):
+    long_line = " ".join(f"[[Daily notes]] word{n}" for n in range(2_000))  # 50,000 characters
+    root = write_files(
+        tmp_path / "vault", {**VAULT, "Long.md": f"# Long\n\n{long_line} [[Nowhere else]]\n"}
+    )
+    index = indexes(root, tmp_path)
+    missing = missing_references(index).missing
+    assert [(link.line, link.raw) for link in missing if link.source == "Long.md"] == [
+        (3, "[[Nowhere else]]")
+    ]
+    backlinks = file_links(index, "Daily notes.md").backlinks
+    assert len([link for link in backlinks if link.source == "Long.md"]) == 2_000
+
+
 def test_a_new_note_mends_the_links_that_named_it(tmp_path, indexes):
     root = write_files(tmp_path / "vault", VAULT)
     index = indexes(root, tmp_path)

@@ -36,7 +36,7 @@ ROUTE_FIELDS = ("aliases", "slug", "url")
 LINKS_VERSION = "3"
 """1: Markdown links, images, definitions and mentions; 2: wikilinks, embeds, Hugo refs, each
 reference's syntax, inline tags, and aliases, slug and url in the metadata; 3: a path stored as
-written (its escapes decoded once, when it is read)."""
+written (its escapes decoded once, when it is read), and links on lines of any length."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS file_fields(
