@@ -176,6 +176,86 @@ def test_a_root_inside_a_sites_content_reads_site_urls_and_says_what_lies_outsid
     assert check.layout == "hugo site: /docs/ is ./"
 
 
+DOCS_SECTION = {
+    "_index.md": "# Docs\n\n[Concepts](/docs/concepts/), [dists](concepts/distributions/)\n",
+    "concepts/_index.md": "# Concepts\n\n[Components](components/), [SDK](../languages/java/)\n",
+    "concepts/distributions.md": (
+        "# Distributions\n\n[components](../components) and [the glossary](/docs/glossary/),\n"
+        "[the SDK](/docs/languages/java/sdk/), [the blog](/blog/post/), [gone](../nowhere/),\n"
+        '[the file](components.md), {{< ref "/docs/languages/java/api.md" >}}\n'
+    ),
+    "concepts/components.md": "# Components\n\n[Home](../../)\n",
+    "glossary.md": "# Glossary\n",
+    "languages/_index.md": "# Languages\n",
+    "languages/java/sdk.md": "# SDK\n\n[The API](../api/), [up](../../../concepts/components/)\n",
+    "languages/java/api.md": "# API\n",
+}
+"""A Hugo site's docs section, as OpenTelemetry's content/en/docs is served at /docs/."""
+
+
+def every_link(index: Index) -> dict[str, dict[str, tuple[str, str]]]:
+    return {path: leads(file_links(index, path)) for path in sorted(DOCS_SECTION)}
+
+
+def test_a_hugo_folder_out_of_its_site_resolves_as_in_its_site(tmp_path, indexes):
+    site = write_files(
+        tmp_path / "site",
+        {
+            "hugo.toml": "title = 'site'\n",
+            **{f"content/docs/{p}": t for p, t in DOCS_SECTION.items()},
+        },
+    )
+    in_site = indexes(site / "content" / "docs", tmp_path / "in-site")
+    # Copied (vendored) out of the site, under a name that says nothing of its URL.
+    vendored = write_files(tmp_path / "vendor" / "otel-docs", DOCS_SECTION)
+    out_of_site = indexes(vendored, tmp_path / "out-of-site")
+    links = every_link(out_of_site)
+    assert links == every_link(in_site)
+    assert links["concepts/distributions.md"] == {
+        "../components": ("resolved", "concepts/components.md"),
+        "/docs/glossary/": ("resolved", "glossary.md"),
+        "/docs/languages/java/sdk/": ("resolved", "languages/java/sdk.md"),
+        "/blog/post/": ("outside-root", "/blog/post/"),
+        "../nowhere/": ("missing", "concepts/nowhere"),
+        "components.md": ("resolved", "concepts/components.md"),
+        '{{< ref "/docs/languages/java/api.md" >}}': ("resolved", "languages/java/api.md"),
+    }
+    check, expected = missing_references(out_of_site), missing_references(in_site)
+    assert [link.raw for link in check.missing] == [link.raw for link in expected.missing]
+    assert [link.raw for link in check.missing] == ["../nowhere/"]
+    assert check.layout == (
+        "hugo site: /docs/ is ./ (section pages without their site; the URL read from their links)"
+    )
+    backlinks = file_links(out_of_site, "concepts/components.md").backlinks
+    assert sorted({link.source for link in backlinks}) == [
+        "concepts/_index.md",
+        "concepts/distributions.md",
+        "languages/java/sdk.md",
+    ]
+    layout = detect_layout(vendored)
+    assert (layout.kind, layout.detached) == (SiteKind.HUGO, True)
+    assert [reading[0].url for reading in layout.readings] == ["/otel-docs/", "/"]
+
+
+def test_link_base_on_a_hugo_folder_out_of_its_site_serves_each_page_at_its_url(tmp_path, indexes):
+    site = write_files(
+        tmp_path / "site",
+        {
+            "hugo.toml": "title = 'site'\n",
+            **{f"content/docs/{p}": t for p, t in DOCS_SECTION.items()},
+        },
+    )
+    in_site = indexes(site / "content" / "docs", tmp_path / "in-site")
+    vendored = write_files(tmp_path / "vendor" / "otel-docs", DOCS_SECTION)
+    with_base = indexes(vendored, tmp_path / "with-base", link_base="/docs/")
+    assert leads(file_links(with_base, "concepts/distributions.md"))["../components"] == (
+        "resolved",
+        "concepts/components.md",
+    )
+    assert every_link(with_base) == every_link(in_site)
+    assert missing_references(with_base).layout == "hugo site: /docs/ is ./ (link_base)"
+
+
 def test_link_base_says_where_the_root_is_served(tmp_path, indexes):
     root = write_files(
         tmp_path / "docs",
