@@ -197,7 +197,10 @@ def every_link(index: Index) -> dict[str, dict[str, tuple[str, str]]]:
     return {path: leads(file_links(index, path)) for path in sorted(DOCS_SECTION)}
 
 
-def test_a_hugo_folder_out_of_its_site_resolves_as_in_its_site(tmp_path, indexes):
+@pytest.fixture
+def docs_in_and_out_of_site(tmp_path, indexes) -> tuple[Index, Path]:
+    """The docs section's index in its Hugo site, and a copy of the folder out of it (as
+    vendored docs are), under a name that says nothing of its URL."""
     site = write_files(
         tmp_path / "site",
         {
@@ -206,8 +209,13 @@ def test_a_hugo_folder_out_of_its_site_resolves_as_in_its_site(tmp_path, indexes
         },
     )
     in_site = indexes(site / "content" / "docs", tmp_path / "in-site")
-    # Copied (vendored) out of the site, under a name that says nothing of its URL.
-    vendored = write_files(tmp_path / "vendor" / "otel-docs", DOCS_SECTION)
+    return in_site, write_files(tmp_path / "vendor" / "otel-docs", DOCS_SECTION)
+
+
+def test_a_hugo_folder_out_of_its_site_resolves_as_in_its_site(
+    tmp_path, indexes, docs_in_and_out_of_site
+):
+    in_site, vendored = docs_in_and_out_of_site
     out_of_site = indexes(vendored, tmp_path / "out-of-site")
     links = every_link(out_of_site)
     assert links == every_link(in_site)
@@ -237,16 +245,10 @@ def test_a_hugo_folder_out_of_its_site_resolves_as_in_its_site(tmp_path, indexes
     assert [reading[0].url for reading in layout.readings] == ["/otel-docs/", "/"]
 
 
-def test_link_base_on_a_hugo_folder_out_of_its_site_serves_each_page_at_its_url(tmp_path, indexes):
-    site = write_files(
-        tmp_path / "site",
-        {
-            "hugo.toml": "title = 'site'\n",
-            **{f"content/docs/{p}": t for p, t in DOCS_SECTION.items()},
-        },
-    )
-    in_site = indexes(site / "content" / "docs", tmp_path / "in-site")
-    vendored = write_files(tmp_path / "vendor" / "otel-docs", DOCS_SECTION)
+def test_link_base_on_a_hugo_folder_out_of_its_site_serves_each_page_at_its_url(
+    tmp_path, indexes, docs_in_and_out_of_site
+):
+    in_site, vendored = docs_in_and_out_of_site
     with_base = indexes(vendored, tmp_path / "with-base", link_base="/docs/")
     assert leads(file_links(with_base, "concepts/distributions.md"))["../components"] == (
         "resolved",
