@@ -309,15 +309,36 @@ def test_deep_html_in_a_declared_encoding_keeps_its_characters():
     assert "après the nest" in document.text
 
 
+def test_html_lists_nested_past_every_limit_keep_their_words_but_not_their_scripts():
+    page = (
+        "<ul><li>" * 3_000
+        + "deep words<script>var wombat;</script><nav>deep menu</nav> and more"
+        + "</li></ul>" * 3_000
+        + "<p>after the lists</p>"
+    )
+    _fmt, document = extract("html", page)
+    assert "deep words and more" in document.text and "after the lists" in document.text
+    assert "wombat" not in document.text and "deep menu" not in document.text
+
+
 def test_html_that_stays_too_deep_to_read_says_why(monkeypatch):
+    """Should the second reading stop too, the page says why (and when it gave no text at all,
+    it is skipped with that reason rather than indexed empty)."""
+    import lxml.html
+
     import explorer.core.ingest.formats.html as html_format
 
-    monkeypatch.setattr(html_format, "flattened", lambda source, *_limits: source)
+    halted = "Excessive depth in document: 2048, use XML_PARSE_HUGE option"
+    monkeypatch.setattr(
+        html_format,
+        "shallow_tree",
+        lambda source, *_limits: (lxml.html.document_fromstring(source[:25]), [halted]),
+    )
     page = "<html><body>" + "<div>" * 3_000 + "only deep text" + "</div>" * 3_000 + "</body></html>"
     with pytest.raises(FileRefused) as refused:
         extract("html", page)
     assert refused.value.reason == SkipReason.UNREADABLE
-    assert refused.value.detail == ("the HTML parser stopped: Excessive depth in document: 2048")
+    assert refused.value.detail == "the HTML parser stopped: Excessive depth in document: 2048"
     _fmt, document = extract("html", "<p>shallow words</p>" + page)
     assert document.text == "shallow words\n"
     assert document.notes[-1] == (

@@ -18,9 +18,10 @@ A page is parsed by lxml (libxml2's HTML parser: fast, and it recovers from brok
 - ``<a href>`` and ``<img src>`` that point into the folder are references, resolved as a
   Markdown link is (relative to the page, ``/path`` from the root), on the line where they land.
 
-A page nested deeper than libxml2 reads (2,048 levels) is read again with its deepest tags
-left out (:mod:`explorer.core.ingest.formats.html_depth`), so the text in and after the nest
-is kept; a note says so, and a page that still cannot be read says why.
+A page nested deeper than libxml2 builds (2,048 levels) is read again into a tree of its own
+making, its deep containers' tags left out (:mod:`explorer.core.ingest.formats.html_depth`),
+so the text in and after the nest is kept; a note says so, and a page that still cannot be
+read says why.
 
 Extraction runs in the worker process (:mod:`explorer.core.ingest.formats.sandbox`).
 """
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, ClassVar
 from explorer.core.ingest.documents import SkipReason
 from explorer.core.ingest.file_reading import FileRefused, decode_leniently
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limits, PreviewKind
-from explorer.core.ingest.formats.html_depth import flattened
+from explorer.core.ingest.formats.html_depth import DeepRole, shallow_tree
 from explorer.core.ingest.formats.text_builder import TextBuilder
 from explorer.core.ingest.front_matter import FileMetadata, read_front_matter
 from explorer.core.ingest.references import FileReference, ReferenceKind, resolve_target
@@ -66,21 +67,21 @@ BLOCK_TAGS = frozenset(
 )
 HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
 DEEP_KEPT_TAGS = frozenset(
-    {*HEADING_TAGS, *SKIPPED_TAGS, *PAGE_CHROME_TAGS}
+    {*HEADING_TAGS, *PAGE_CHROME_TAGS}
     | set("p a pre code ul ol li dl dt dd blockquote".split())
     | set("table caption thead tbody tfoot tr td th".split())
 )
-"""Elements whose tags are kept in a page nested too deep to read whole (see
-:data:`FLAT_DEPTH`); the others (``div``, ``span``...) only contain."""
+"""Elements built in a page nested too deep to read whole (see :data:`FLAT_DEPTH`), with the
+skipped ones and chrome; the others (``div``, ``span``...) only contain."""
 _CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?[A-Za-z0-9_-]+""", re.I)
 _LANGUAGE_CLASS = re.compile(r"(?:highlight|language|lang)-([A-Za-z0-9_+-]+)")
 _LIBXML_HINT = re.compile(r",? *(?:use|try) XML_PARSE_HUGE.*$", re.S)
 FLAT_DEPTH = 1_000
-"""Below this depth, in a page that libxml2 cannot read whole, only the tags of
-:data:`DEEP_KEPT_TAGS` are kept (see :mod:`explorer.core.ingest.formats.html_depth`)."""
-MAX_KEPT_DEPTH = 1_900
-"""Below this depth no tag is kept: under libxml2's cap of 2,048, which also counts the
-elements the parser adds (``<html>``, ``<body>``, ``<tbody>``)."""
+"""Below this depth, in a page that libxml2 cannot read whole, only the elements of
+:data:`DEEP_KEPT_TAGS`, the skipped ones and chrome are built (see
+:mod:`explorer.core.ingest.formats.html_depth`)."""
+MAX_KEPT_DEPTH = 2_000
+"""Below this depth no element is built (a tree as deep as the ordinary parse gives)."""
 
 
 class HtmlFormat(DocumentFormat):
@@ -109,7 +110,7 @@ class HtmlFormat(DocumentFormat):
             return Document("", metadata=front_metadata, notes=notes, headings=())
         root, stopped = _parse(source)
         if stopped is not None:  # nested past libxml2's depth: read again, the deep tags left out
-            root, stopped = _parse(flattened(source, FLAT_DEPTH, MAX_KEPT_DEPTH, _matters_deep))
+            root, stopped = _parse(source, shallow=True)
             notes += (f"markup nested over {FLAT_DEPTH:,} levels deep was read flat",)
         metadata = _page_metadata(root)
         metadata.update(front_metadata)
@@ -134,26 +135,28 @@ class HtmlFormat(DocumentFormat):
         return "markdown"
 
 
-def _parse(source: str | bytes) -> tuple[HtmlElement, str | None]:
+def _parse(source: str | bytes, shallow: bool = False) -> tuple[HtmlElement, str | None]:
     """The page's tree, and why libxml2 stopped before the end (None when it did not).
 
     ``huge_tree`` lifts libxml2's caps on a text node's size (10 MB) and on depth (256, to
     2,048): the file is already bounded by the format's size cap and the worker's memory cap,
     and without it a page holding a run of text over 10 MB gives no text at all. Past a cap
-    libxml2 halts without raising: its error log says so.
+    libxml2 halts without raising: its error log says so. ``shallow``: the tree is built with
+    the deep tags left out (:func:`~explorer.core.ingest.formats.html_depth.shallow_tree`).
     """
     import lxml.html
     from lxml.etree import ParserError
 
-    parser = lxml.html.HTMLParser(huge_tree=True)
     try:
-        root = lxml.html.document_fromstring(source, parser=parser)
+        if shallow:
+            root, stopped = shallow_tree(source, FLAT_DEPTH, MAX_KEPT_DEPTH, _deep_role)
+        else:
+            parser = lxml.html.HTMLParser(huge_tree=True)
+            root = lxml.html.document_fromstring(source, parser=parser)
+            stopped = [e.message for e in parser.error_log if e.type_name == "ERR_RESOURCE_LIMIT"]
     except (ParserError, ValueError) as error:
         raise FileRefused(SkipReason.UNREADABLE, f"not HTML ({error})") from None
-    for logged in parser.error_log:
-        if logged.type_name == "ERR_RESOURCE_LIMIT":
-            return root, _LIBXML_HINT.sub("", logged.message.strip())
-    return root, None
+    return root, _LIBXML_HINT.sub("", stopped[0].strip()) if stopped else None
 
 
 def _page_metadata(root: HtmlElement) -> FileMetadata:
@@ -189,7 +192,7 @@ def _content_root(root: HtmlElement) -> HtmlElement:
     return body if body is not None else root
 
 
-def _chrome_attributes(attributes: Mapping[str, str | None]) -> bool:
+def _chrome_attributes(attributes: Mapping[str, str]) -> bool:
     """Whether an element's attributes make it hidden or navigation chrome."""
     if "hidden" in attributes or attributes.get("aria-hidden") == "true":
         return True
@@ -199,10 +202,12 @@ def _chrome_attributes(attributes: Mapping[str, str | None]) -> bool:
     return bool(classes) and not CHROME_CLASSES.isdisjoint(str(classes).split())
 
 
-def _matters_deep(tag: str, attributes: list[tuple[str, str | None]]) -> bool:
-    """Whether an element nested past :data:`FLAT_DEPTH` keeps its tags: it shapes the text
-    (a link, a heading, a paragraph...) or leaves its content out (a script, chrome)."""
-    return tag in DEEP_KEPT_TAGS or _chrome_attributes(dict(attributes))
+def _deep_role(tag: str, attributes: Mapping[str, str]) -> DeepRole:
+    """What an element nested past :data:`FLAT_DEPTH` does to the text: whether it is built
+    (see :mod:`explorer.core.ingest.formats.html_depth`)."""
+    if tag in SKIPPED_TAGS or (attributes and _chrome_attributes(attributes)):
+        return DeepRole.HIDES
+    return DeepRole.SHAPES if tag in DEEP_KEPT_TAGS else DeepRole.CONTAINS
 
 
 def _is_chrome(element: HtmlElement) -> bool:
