@@ -159,8 +159,24 @@ def load_user_config(path: Path | None = None) -> UserConfig:
             declared[spec.setting] = _checked(path, key, value, spec)
         else:
             values[key] = _checked(path, key, value, spec)
+    if "link_base" in values:
+        _check_link_base(path, values["link_base"])
     # Each value checked against its field.
     return UserConfig(**values, knobs=declared)  # type: ignore[arg-type]
+
+
+def _check_link_base(path: Path, value: object) -> None:
+    """Each ``link_base`` is a URL path (``/docs/``), or :class:`ConfigError` says why not."""
+    from explorer.core.ingest.site_layout import link_base_problem
+
+    for base in value.values() if isinstance(value, dict) else [value]:
+        base = str(base)
+        problem = link_base_problem(base)
+        if problem is not None:
+            shown = repr(base if len(base) <= 80 else base[:80] + "…")
+            raise ConfigError(
+                f'{path}: link_base {shown} {problem}: give a URL path such as "/docs/"'
+            )
 
 
 def _checked(path: Path, key: str, value: object, spec: _KeySpec) -> object:

@@ -132,6 +132,33 @@ def test_each_hostile_document_is_skipped_with_its_reason_and_nothing_else_is_lo
         index.close()
 
 
+def test_html_nested_half_a_million_levels_deep_is_indexed_before_in_and_after_the_nest(
+    tmp_path, settings_for
+):
+    levels = 500_000
+    page = (
+        "<html><body><p>Cormorant before the nest.</p>"
+        + "<div>" * levels
+        + "<p>Pelican inside the nest.</p>"
+        + "</div>" * levels
+        + "<p>Heron after the nest.</p></body></html>"
+    )
+    root = tmp_path / "docs"
+    write(root / "nested.html", page)
+    index = Index(settings_for(root), embedder=FakeEmbedder())
+    try:
+        report = Indexer(index).sync()
+        record = index.keywords.file("nested.html")
+        assert (record.state, record.reason, report.skipped) == (FileState.FRESH, "", {})
+        for word in ("cormorant", "pelican", "heron"):
+            assert keyword_paths(index, word) == {"nested.html"}, word
+        assert index.keywords.facts.metadata("nested.html")["notes"] == (
+            "markup nested over 1,000 levels deep was read flat"
+        )
+    finally:
+        index.close()
+
+
 def test_a_worker_killed_for_its_time_is_replaced(hostile_documents, settings_for, tight_caps):
     pool = shared_pool()
     index = Index(settings_for(hostile_documents), embedder=FakeEmbedder())

@@ -280,6 +280,83 @@ def test_html_lists_keep_their_bullets_and_numbers():
     assert document.text == "- one\n- two\n  1. a\n  2. b\n     more\n"
 
 
+def nested_page(levels: int, charset: str = "") -> str:
+    head = f'<head><meta charset="{charset}"></head>' if charset else ""
+    return (
+        f"<html>{head}<body><h1>Nest</h1><p>before the nest</p>"
+        + "<div><span>" * (levels // 2)
+        + '<p>inside the nest, <a href="deep.html">deep</a></p><script>var wombat;</script>'
+        + '<div class="sidebar">deep chrome</div>'
+        + "</span></div>" * (levels // 2)
+        + "<p>after the nest</p><ul><li>a last item</li></ul></body></html>"
+    )
+
+
+@pytest.mark.parametrize("levels", [250, 3_000, 40_000])
+def test_html_nested_past_the_parsers_depth_keeps_its_text_before_in_and_after(levels):
+    _fmt, document = extract("html", nested_page(levels), "pages/nested.html")
+    assert document.text == (
+        "# Nest\n\nbefore the nest\n\ninside the nest, deep\n\nafter the nest\n\n- a last item\n"
+    )
+    assert [(ref.line, ref.target) for ref in document.references or ()] == [(5, "pages/deep.html")]
+    flat = ("markup nested over 1,000 levels deep was read flat",)
+    assert document.notes == (() if levels < 1_000 else flat)
+
+
+def test_deep_html_in_a_declared_encoding_keeps_its_characters():
+    page = nested_page(5_000, charset="iso-8859-1").replace("after", "après")
+    _fmt, document = extract("html", page.encode("latin-1"))
+    assert "après the nest" in document.text
+
+
+def test_html_lists_nested_past_every_limit_keep_their_words_but_not_their_scripts():
+    page = (
+        "<ul><li>" * 3_000
+        + "deep words<script>var wombat;</script><nav>deep menu</nav> and more"
+        + "</li></ul>" * 3_000
+        + "<p>after the lists</p>"
+    )
+    _fmt, document = extract("html", page)
+    assert "deep words and more" in document.text and "after the lists" in document.text
+    assert "wombat" not in document.text and "deep menu" not in document.text
+
+
+def test_html_that_stays_too_deep_to_read_says_why(monkeypatch):
+    """Should the second reading stop too, the page says why (and when it gave no text at all,
+    it is skipped with that reason rather than indexed empty)."""
+    import lxml.html
+
+    import explorer.core.ingest.formats.html as html_format
+
+    halted = "Excessive depth in document: 2048, use XML_PARSE_HUGE option"
+    monkeypatch.setattr(
+        html_format,
+        "shallow_tree",
+        lambda source, *_limits: (lxml.html.document_fromstring(source[:25]), [halted]),
+    )
+    page = "<html><body>" + "<div>" * 3_000 + "only deep text" + "</div>" * 3_000 + "</body></html>"
+    with pytest.raises(FileRefused) as refused:
+        extract("html", page)
+    assert refused.value.reason == SkipReason.UNREADABLE
+    assert refused.value.detail == "the HTML parser stopped: Excessive depth in document: 2048"
+    _fmt, document = extract("html", "<p>shallow words</p>" + page)
+    assert document.text == "shallow words\n"
+    assert document.notes[-1] == (
+        "read up to where the HTML parser stopped (Excessive depth in document: 2048)"
+    )
+
+
+def test_html_with_a_run_of_text_over_10_mb_is_read_up_to_the_text_cap():
+    lines = "".join(f"log line {n:07d} of the long block\n" for n in range(350_000))
+    page = f"<p>first words</p><pre>{lines}</pre><p>closing words</p>"
+    assert len(page) > 10_500_000  # libxml2 gives up on a text node over 10 MB by default
+    fmt, document = extract("html", page)
+    assert document.text.startswith("first words\n\n```\nlog line 0000000 of the long block\n")
+    assert len(document.text) > 0.99 * fmt.limits.max_chars
+    assert document.text.endswith(" of the long block\n")  # whole lines, up to the cap
+    assert document.notes == (f"text cut at {fmt.limits.max_chars:,} characters",)
+
+
 # -- DOCX -------------------------------------------------------------------------------------
 def test_docx_heading_styles_tables_and_properties():
     data = make_docx(

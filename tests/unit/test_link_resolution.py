@@ -3,6 +3,7 @@ Docusaurus sites, Obsidian vaults and plain folders, on real folders and indexes
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -175,6 +176,88 @@ def test_a_root_inside_a_sites_content_reads_site_urls_and_says_what_lies_outsid
     assert check.layout == "hugo site: /docs/ is ./"
 
 
+DOCS_SECTION = {
+    "_index.md": "# Docs\n\n[Concepts](/docs/concepts/), [dists](concepts/distributions/)\n",
+    "concepts/_index.md": "# Concepts\n\n[Components](components/), [SDK](../languages/java/)\n",
+    "concepts/distributions.md": (
+        "# Distributions\n\n[components](../components) and [the glossary](/docs/glossary/),\n"
+        "[the SDK](/docs/languages/java/sdk/), [the blog](/blog/post/), [gone](../nowhere/),\n"
+        '[the file](components.md), {{< ref "/docs/languages/java/api.md" >}}\n'
+    ),
+    "concepts/components.md": "# Components\n\n[Home](../../)\n",
+    "glossary.md": "# Glossary\n",
+    "languages/_index.md": "# Languages\n",
+    "languages/java/sdk.md": "# SDK\n\n[The API](../api/), [up](../../../concepts/components/)\n",
+    "languages/java/api.md": "# API\n",
+}
+"""A Hugo site's docs section, as OpenTelemetry's content/en/docs is served at /docs/."""
+
+
+def every_link(index: Index) -> dict[str, dict[str, tuple[str, str]]]:
+    return {path: leads(file_links(index, path)) for path in sorted(DOCS_SECTION)}
+
+
+@pytest.fixture
+def docs_in_and_out_of_site(tmp_path, indexes) -> tuple[Index, Path]:
+    """The docs section's index in its Hugo site, and a copy of the folder out of it (as
+    vendored docs are), under a name that says nothing of its URL."""
+    site = write_files(
+        tmp_path / "site",
+        {
+            "hugo.toml": "title = 'site'\n",
+            **{f"content/docs/{p}": t for p, t in DOCS_SECTION.items()},
+        },
+    )
+    in_site = indexes(site / "content" / "docs", tmp_path / "in-site")
+    return in_site, write_files(tmp_path / "vendor" / "otel-docs", DOCS_SECTION)
+
+
+def test_a_hugo_folder_out_of_its_site_resolves_as_in_its_site(
+    tmp_path, indexes, docs_in_and_out_of_site
+):
+    in_site, vendored = docs_in_and_out_of_site
+    out_of_site = indexes(vendored, tmp_path / "out-of-site")
+    links = every_link(out_of_site)
+    assert links == every_link(in_site)
+    assert links["concepts/distributions.md"] == {
+        "../components": ("resolved", "concepts/components.md"),
+        "/docs/glossary/": ("resolved", "glossary.md"),
+        "/docs/languages/java/sdk/": ("resolved", "languages/java/sdk.md"),
+        "/blog/post/": ("outside-root", "/blog/post/"),
+        "../nowhere/": ("missing", "concepts/nowhere"),
+        "components.md": ("resolved", "concepts/components.md"),
+        '{{< ref "/docs/languages/java/api.md" >}}': ("resolved", "languages/java/api.md"),
+    }
+    check, expected = missing_references(out_of_site), missing_references(in_site)
+    assert [link.raw for link in check.missing] == [link.raw for link in expected.missing]
+    assert [link.raw for link in check.missing] == ["../nowhere/"]
+    assert check.layout == (
+        "hugo site: /docs/ is ./ (section pages without their site; the URL read from their links)"
+    )
+    backlinks = file_links(out_of_site, "concepts/components.md").backlinks
+    assert sorted({link.source for link in backlinks}) == [
+        "concepts/_index.md",
+        "concepts/distributions.md",
+        "languages/java/sdk.md",
+    ]
+    layout = detect_layout(vendored)
+    assert (layout.kind, layout.detached) == (SiteKind.HUGO, True)
+    assert [reading[0].url for reading in layout.readings] == ["/otel-docs/", "/"]
+
+
+def test_link_base_on_a_hugo_folder_out_of_its_site_serves_each_page_at_its_url(
+    tmp_path, indexes, docs_in_and_out_of_site
+):
+    in_site, vendored = docs_in_and_out_of_site
+    with_base = indexes(vendored, tmp_path / "with-base", link_base="/docs/")
+    assert leads(file_links(with_base, "concepts/distributions.md"))["../components"] == (
+        "resolved",
+        "concepts/components.md",
+    )
+    assert every_link(with_base) == every_link(in_site)
+    assert missing_references(with_base).layout == "hugo site: /docs/ is ./ (link_base)"
+
+
 def test_link_base_says_where_the_root_is_served(tmp_path, indexes):
     root = write_files(
         tmp_path / "docs",
@@ -330,6 +413,54 @@ def test_a_plain_folder_links_by_path_with_readme_and_extensionless_pages(tmp_pa
     }
 
 
+ESCAPED = {
+    "tab\tname.md": "# a TAB in the name\n",
+    "C#.md": "# C sharp\n",
+    "100%.md": "# a hundred\n",
+    "a%41.md": "# a name holding an escape\n",
+    "sub/x.md": "# below\n",
+    "bad%zz.md": "# no escape\n",
+    "café.md": "# accented\n",
+    "q?.md": "# a question\n",
+}
+ESCAPED_LINKS = (
+    "[tab](tab%09name.md) [sharp](C%23.md#intro) [percent](100%25.md) [twice](a%2541.md)\n"
+    "[slash](sub%2Fx.md) [invalid](bad%zz.md) [accent](caf%C3%A9.md) [query](q%3F.md?x=1)\n"
+    "[not utf-8](b%FF.md) [up](..%2F..%2Fetc%2Fpasswd) [gone](gone%09away.md)\n"
+)
+
+
+def test_every_percent_escape_is_decoded_once(tmp_path, indexes):
+    root = write_files(
+        tmp_path / "notes",
+        {
+            **ESCAPED,
+            "hub.md": "# Hub\n\n" + ESCAPED_LINKS,
+            "page.html": '<p><a href="tab%09name.md">tab</a> <a href="C%23.md">sharp</a></p>',
+        },
+    )
+    (root / os.fsdecode(b"b\xff.md")).write_text("# not UTF-8\n")
+    index = indexes(root, tmp_path)
+    assert leads(file_links(index, "hub.md")) == {
+        "tab\tname.md": ("resolved", "tab\tname.md"),
+        "C#.md#intro": ("resolved", "C#.md"),
+        "100%.md": ("resolved", "100%.md"),
+        "a%41.md": ("resolved", "a%41.md"),
+        "sub/x.md": ("resolved", "sub/x.md"),
+        "bad%zz.md": ("resolved", "bad%zz.md"),
+        "café.md": ("resolved", "café.md"),
+        "q?.md?x=1": ("resolved", "q?.md"),
+        "b\ufffd.md": ("resolved", "b\\xff.md"),
+        "../../etc/passwd": ("outside-root", "../../etc/passwd"),
+        "gone\taway.md": ("missing", "gone\taway.md"),
+    }
+    assert leads(file_links(index, "page.html")) == {
+        "tab\tname.md": ("resolved", "tab\tname.md"),
+        "C#.md": ("resolved", "C#.md"),
+    }
+    assert [link.raw for link in missing_references(index).missing] == ["gone\taway.md"]
+
+
 # -- Obsidian ---------------------------------------------------------------------------------
 VAULT = {
     ".obsidian/app.json": "{}\n",
@@ -379,6 +510,20 @@ def test_wikilinks_resolve_as_obsidian_does(tmp_path, indexes):
         "![[missing.png]]",
         "[[Nowhere]]",
     ]
+
+
+def test_links_on_a_line_of_any_length_are_checked(tmp_path, indexes):
+    long_line = " ".join(f"[[Daily notes]] word{n}" for n in range(2_000))  # 50,000 characters
+    root = write_files(
+        tmp_path / "vault", {**VAULT, "Long.md": f"# Long\n\n{long_line} [[Nowhere else]]\n"}
+    )
+    index = indexes(root, tmp_path)
+    missing = missing_references(index).missing
+    assert [(link.line, link.raw) for link in missing if link.source == "Long.md"] == [
+        (3, "[[Nowhere else]]")
+    ]
+    backlinks = file_links(index, "Daily notes.md").backlinks
+    assert len([link for link in backlinks if link.source == "Long.md"]) == 2_000
 
 
 def test_a_new_note_mends_the_links_that_named_it(tmp_path, indexes):

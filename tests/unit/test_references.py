@@ -169,6 +169,19 @@ def test_every_wikilink_form_is_a_reference_with_its_target():
     ]
 
 
+def test_a_line_of_100000_wikilinks_is_read_whole():
+    line = " ".join(f"[[Note {n}]]" for n in range(100_000))  # 1.49 MB on one line
+    text = "# Hub\n\n" + line + " [a link](far/page.md)\nA short line: [[Last]]\n"
+    found = references_of("hub.md", text)
+    assert len(found) == 100_002
+    assert {ref.line for ref in found[:100_001]} == {3}
+    assert {ref.target for ref in found} >= {"Note 0", "Note 50000", "Note 99999"}
+    assert [(r.line, r.raw) for r in found if not r.target.startswith("Note")] == [
+        (3, "far/page.md"),
+        (4, "[[Last]]"),
+    ]
+
+
 def test_wikilinks_in_code_are_not_links_and_a_bracketed_link_text_is_commonmark():
     text = (
         "Code `[[Not a link]]` and\n"

@@ -95,6 +95,14 @@ def test_flags_and_environment_win_over_the_file(isolated_locations, tmp_path, m
         ('embedding_precision = "fp16"', "must be one of auto, fp32, bf16, not 'fp16'"),
         ("link_base = 3", "link_base must be a str, not 3"),
         ('link_base = { "~/site" = 3 }', "link_base must map each root to a string"),
+        ('link_base = "../../etc/"', "link_base '../../etc/' holds a '.' or '..' part"),
+        ('link_base = { "~/site" = "/docs/%2e%2e/" }', "link_base '/docs/%2e%2e/' holds a '.'"),
+        ('link_base = "https://example.org/docs/"', "is a URL with a scheme or host"),
+        ('link_base = "//example.org/docs/"', "is a URL with a scheme or host"),
+        ('link_base = "/docs/?page=1"', "holds a query or a fragment"),
+        ('link_base = "C:\\\\docs"', "holds a control character or a backslash"),
+        ('link_base = "/do\\tcs/"', "holds a control character or a backslash"),
+        ('link_base = ""', "is empty"),
     ],
 )
 def test_a_bad_file_is_one_error_naming_it(tmp_path, text: str, message: str) -> None:
@@ -113,6 +121,9 @@ def test_link_base_for_every_root_or_per_root(isolated_locations, tmp_path) -> N
     assert Settings.for_root(other).link_base is None
     write(isolated_locations / "config", 'link_base = "/handbook/"\n')
     assert Settings.for_root(other).link_base == "/handbook/"
+    for accepted in ("/", "docs", "/docs", "/my%20docs/", "/文档/"):
+        write(isolated_locations / "config", f'link_base = "{accepted}"\n')
+        assert Settings.for_root(other).link_base == accepted
 
 
 def test_no_file_is_no_setting(tmp_path) -> None:

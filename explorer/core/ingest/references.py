@@ -23,7 +23,10 @@ way (by the rules of the folder's publisher: see
 :mod:`explorer.core.retrieval.link_resolution`). What is stored here depends on the file alone.
 
 URLs with a scheme (``https:``, ``mailto:``...) and pure ``#anchors`` are not references to
-files of the tree. ``#anchor`` and ``?query`` are cut off and ``%20``-style escapes decoded.
+files of the tree. A path is stored as written; where it is read, ``#anchor`` and ``?query`` are
+cut off first and then every ``%xx`` escape decoded, once (``C%23.md`` is ``C#.md``,
+``tab%09name.md`` holds a TAB, ``a%2541.md`` is ``a%41.md``; an escape that is no UTF-8 names
+the bytes of a file name that is not UTF-8 either, an invalid one stays as it is).
 
 Markdown also gives inline ``#tags`` (Obsidian's grammar: ``#`` after a space or at the start,
 then letters, digits, ``_``, ``-`` and ``/``, not digits only; never in code, never a heading's
@@ -45,6 +48,7 @@ from explorer.core.ingest.markdown_tokens import (
     markdown_parser,
     parse_hugo_ref,
 )
+from explorer.core.ingest.root_paths import path_key
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -80,8 +84,8 @@ class FileReference:
     """1-based line of the file where the reference stands."""
     kind: ReferenceKind
     raw: str
-    """The target as written, ``%xx`` escapes decoded (``../guides/install.md#linux``,
-    ``[[Note#Heading]]``, ``{{< ref "/waf" >}}``)."""
+    """The target as written (``../guides/install.md#linux``, ``caf%C3%A9.md``,
+    ``[[Note#Heading]]``, ``{{< ref "/waf" >}}``); :attr:`shown` decodes a path's escapes."""
     target: str
     """For a path: the root-relative file path it reads as from the file's folder
     (``guides/install.md``; ``""`` when that reading leaves the root), for a mention the path
@@ -90,6 +94,14 @@ class FileReference:
     alternative: str = ""
     """For a mention only: the path read from the root, when it differs from ``target``."""
     syntax: LinkSyntax = LinkSyntax.PATH
+
+    @property
+    def shown(self) -> str:
+        """The target as a reader reads it: a path's ``%xx`` escapes decoded (``café.md`` of
+        ``caf%C3%A9.md``); any other reference as written."""
+        if self.syntax is LinkSyntax.PATH and self.kind is not ReferenceKind.MENTION:
+            return unquote(self.raw)
+        return self.raw
 
 
 @dataclass
@@ -112,8 +124,6 @@ _INLINE_TAG = re.compile(r"(?<!\S)#([\w/-]+)")
 """An Obsidian tag in a run of text: ``#`` at the start or after a space, then word
 characters (any script), ``-`` and ``/``."""
 MAX_INLINE_TAGS = 100
-MAX_INLINE_CHARS = 20_000
-"""A paragraph longer than this is read line by line, and a longer line not at all."""
 
 
 def extract_references(
@@ -169,7 +179,8 @@ def resolve_target(source: str, raw: str) -> str | None:
 
 
 def link_path(raw: str) -> str | None:
-    """The path part of a link, decoded (``../a b.md`` of ``../a%20b.md#x``); None for a URL
+    """The path part of a link as written, decoded (``../a b.md`` of ``../a%20b.md#x``), as
+    the index spells paths (:func:`~explorer.core.ingest.root_paths.path_key`); None for a URL
     with a scheme or host, a pure anchor or query, or nothing."""
     target = raw.strip()
     if not target or target.startswith(("#", "?")):
@@ -177,7 +188,7 @@ def link_path(raw: str) -> str | None:
     parts = urlsplit(target)
     if parts.scheme or parts.netloc or target.startswith("//"):
         return None
-    return unquote(parts.path) or None
+    return path_key(unquote(parts.path, errors="surrogateescape")) or None
 
 
 def normalise_path(path: str) -> str | None:
@@ -197,10 +208,12 @@ def normalise_path(path: str) -> str | None:
 
 def _may_hold_references(inline: str) -> bool:
     """Whether an inline run can hold a link, an image, a wikilink, a shortcode, a backtick
-    path or a tag."""
+    path or a tag. A run that cannot is not parsed: markdown-it's inline rules cost about
+    15 µs a bracket (1.6 MB of ``[`` took 24 s), linear in the run's length whether it is one
+    line or many."""
     return (
         "](" in inline
-        or "[[" in inline
+        or ("[[" in inline and "]]" in inline)
         or "{{" in inline
         or "#" in inline
         or ("`" in inline and "/" in inline)
@@ -220,25 +233,12 @@ def _markdown_facts(rel_path: str, text: str, body_start: int, blocks: MarkdownB
         if token.type == "definition":
             _add_link(facts, rel_path, line, ReferenceKind.DEFINITION, token.meta.get("url", ""))
         elif token.type == "inline" and _may_hold_references(token.content):
-            for run, first_line in _inline_runs(token.content, line):
-                children: list[Token] = []
-                parser.inline.parse(run, parser, env, children)
-                _inline_facts(facts, rel_path, first_line, children, previous != "heading_open")
+            # Read whole, however long its lines: the cost is linear in its length.
+            children: list[Token] = []
+            parser.inline.parse(token.content, parser, env, children)
+            _inline_facts(facts, rel_path, line, children, previous != "heading_open")
         previous = token.type
     return facts
-
-
-def _inline_runs(content: str, line: int) -> list[tuple[str, int]]:
-    """The inline text to parse and its first line: the whole run, or one line at a time when
-    the run is longer than :data:`MAX_INLINE_CHARS` (markdown-it's link rule takes quadratic
-    time on a long run of brackets); a single line longer than that is not read."""
-    if len(content) <= MAX_INLINE_CHARS:
-        return [(content, line)]
-    return [
-        (text, line + number)
-        for number, text in enumerate(content.split("\n"))
-        if len(text) <= MAX_INLINE_CHARS and _may_hold_references(text)
-    ]
 
 
 def _inline_facts(
@@ -280,7 +280,7 @@ def _add_link(facts: LinkFacts, source: str, line: int, kind: ReferenceKind, raw
     if link_path(raw) is None:
         return
     target = resolve_target(source, raw) or ""
-    facts.references.append(FileReference(line, kind, decoded, target))
+    facts.references.append(FileReference(line, kind, raw, target))
 
 
 def _add_wikilink(facts: LinkFacts, line: int, meta: dict[str, object]) -> None:

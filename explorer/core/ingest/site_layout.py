@@ -8,8 +8,10 @@ Hugo and MkDocs, the one setting that moves the content folder):
 
 - **Hugo**: ``hugo.toml|yaml|json`` (or ``config.*`` beside ``content/``, ``layouts/`` or
   ``archetypes/``); without any config, a ``content/`` folder holding ``_index.md`` (the root
-  is the site) or a ``content`` folder above the root. Pages are served at
-  ``/section/page/``; ``static/`` is served at ``/``.
+  is the site) or a ``content`` folder above the root; and a root that holds ``_index.md``
+  section pages itself, with nothing of its site around it (docs copied or vendored out of
+  their site: *detached*). Pages are served at ``/section/page/``; ``static/`` is served at
+  ``/``.
 - **Jekyll**: ``_config.yml`` (above the root: beside ``_posts/``, ``_layouts/``...). Pages are
   served at ``/folder/page.html``.
 - **MkDocs**: ``mkdocs.yml``; ``docs/`` (or its ``docs_dir``) is served at ``/``.
@@ -24,16 +26,21 @@ When the root lies below the content folder, the URL depends on settings the fol
 hold (``content/en`` is the English content of a multilingual site, served at ``/``, or a
 section ``en``): the layout then carries each reading, and the resolver keeps the one under
 which most of the folder's own site-absolute links resolve. ``link_base`` (the config file)
-says it outright: the URL path the root is served at.
+says it outright: the URL path the root is served at. A detached Hugo folder says nothing of
+its URL: its readings are its own folder's name (``/docs/`` for ``docs``) and ``/``, and the
+resolver adds the URLs its site-absolute links lead under most often (:func:`linked_bases`).
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import yaml
 
@@ -87,6 +94,8 @@ class SiteLayout:
     for messages only."""
     from_setting: bool = False
     """The mounts come from ``link_base``."""
+    detached: bool = False
+    """A Hugo content folder without its site: where it is served is read from its links."""
 
     @property
     def mounts(self) -> tuple[Mount, ...]:
@@ -100,6 +109,8 @@ class SiteLayout:
             return f"{name}: links by path" + (" and by note name" if self.vault else "")
         places = ", ".join(f"{m.url} is {m.folder or './'}" for m in self.mounts)
         source = " (link_base)" if self.from_setting else ""
+        if self.detached:
+            source = " (section pages without their site; the URL read from their links)"
         vault = " in an Obsidian vault" if self.vault else ""
         return f"{self.kind} site{vault}: {places}{source}"
 
@@ -115,7 +126,7 @@ def detect_layout(root: Path, link_base: str | None = None) -> SiteLayout:
     vault = any((folder / ".obsidian").is_dir() for folder in _upwards(root))
     found = _find_generator(root)
     if found is None:
-        layout = PLAIN
+        layout = _detached_hugo(root) or PLAIN
     else:
         kind, site = found
         readings = _readings(root, site, _content_mounts(kind, site))
@@ -124,13 +135,63 @@ def detect_layout(root: Path, link_base: str | None = None) -> SiteLayout:
     if link_base is not None:
         mount = (Mount(normalise_base(link_base), ""),)
         layout = SiteLayout(layout.kind, (mount,), site_root=layout.site_root, from_setting=True)
-    return SiteLayout(layout.kind, layout.readings, vault, layout.site_root, layout.from_setting)
+    return SiteLayout(
+        layout.kind,
+        layout.readings,
+        vault,
+        layout.site_root,
+        layout.from_setting,
+        layout.detached and not layout.from_setting,
+    )
+
+
+def _detached_hugo(root: Path) -> SiteLayout | None:
+    """The layout of a Hugo content folder out of its site: the root holds ``_index.md``
+    section pages (its own, or its folders'), which only Hugo writes."""
+    if not ((root / "_index.md").is_file() or any(root.glob("*/_index.md"))):
+        return None
+    own_name = (Mount(normalise_base(root.name), ""),)
+    return SiteLayout(SiteKind.HUGO, (own_name, (Mount("/", ""),)), detached=True)
+
+
+def linked_bases(urls: Iterable[str], most: int = 4) -> list[str]:
+    """The URL paths a detached folder may be served at, from its site-absolute links
+    (``/docs/concepts/``): the first one and two parts of their paths, most common first."""
+    counts: Counter[str] = Counter()
+    for url in urls:
+        parts = [part for part in url.split("#", 1)[0].split("?", 1)[0].split("/") if part]
+        for size in (1, 2):
+            if len(parts) > size:  # a page below the base, not the base itself
+                counts[normalise_base("/".join(parts[:size]))] += 1
+    return [base for base, _count in counts.most_common(most)]
 
 
 def normalise_base(base: str) -> str:
     """A URL path as a mount's ``url``: one leading and one trailing slash."""
-    inner = "/".join(part for part in base.strip().split("/") if part)
+    inner = "/".join(part for part in unquote(base.strip()).split("/") if part)
     return f"/{inner}/" if inner else "/"
+
+
+def link_base_problem(base: str) -> str | None:
+    """What is wrong with ``base`` as a ``link_base`` (a URL path such as ``/docs/``), in a
+    few words; None when it is one. A ``.`` or ``..`` part, a scheme or host, a query or
+    fragment, a backslash or a control character would move the root's URL somewhere its
+    links cannot be read under (``../../etc/`` turned every missing link into one outside
+    the root)."""
+    base = base.strip()
+    decoded = unquote(base)
+    if not base:
+        return "is empty (the site's root is /)"
+    if any(ord(char) < 32 or ord(char) == 127 for char in decoded) or "\\" in decoded:
+        return "holds a control character or a backslash"
+    parts = urlsplit(base)
+    if parts.scheme or parts.netloc or base.startswith("//"):
+        return "is a URL with a scheme or host; give its path only"
+    if "?" in base or "#" in base:
+        return "holds a query or a fragment; give a path only"
+    if any(part in (".", "..") for part in decoded.split("/")):
+        return "holds a '.' or '..' part"
+    return None
 
 
 def _upwards(root: Path) -> list[Path]:

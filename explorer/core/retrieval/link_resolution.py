@@ -369,7 +369,7 @@ class LinkResolver:
         base = self.routes.page_base(source) if self.site else None
         if base is None and not (self.site and not relative):  # by path, from the file
             if in_file is None:
-                return Resolution(LinkState.OUTSIDE_ROOT, raw)
+                return Resolution(LinkState.OUTSIDE_ROOT, path)
             return self._first([in_file])
         if relative and in_file is not None and _extension(path.rstrip("/")) in PAGE_EXTENSIONS:
             found = self._found(in_file)  # a link to a .md file: from the file's folder first

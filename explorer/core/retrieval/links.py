@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.references import FileReference, LinkSyntax, ReferenceKind
-from explorer.core.ingest.site_layout import Mount, SiteLayout, detect_layout
+from explorer.core.ingest.site_layout import Mount, SiteLayout, detect_layout, linked_bases
 from explorer.core.retrieval.link_resolution import (
     DiskPaths,
     LinkResolver,
@@ -58,7 +58,8 @@ class Link:
     line: int
     kind: ReferenceKind
     raw: str
-    """The target as written in ``source`` (``../api/``, ``[[Note#Heading]]``)."""
+    """The target as written in ``source`` (``../api/``, ``[[Note#Heading]]``), a path's
+    ``%xx`` escapes decoded (:attr:`FileReference.shown`)."""
     target: str
     """The file it leads to; when missing, the path nothing is at; when outside the root, the
     URL or path it reads as."""
@@ -129,6 +130,7 @@ class LinkGraph:
             self.layout.vault,
             self.layout.site_root,
             self.layout.from_setting,
+            self.layout.detached,
         )
         return described.describe()
 
@@ -179,28 +181,36 @@ def _best_reading(
     references: list[tuple[str, FileReference]],
     disk: DiskPaths,
 ) -> tuple[Mount, ...]:
-    """The reading of the root's URL under which most of its site-absolute links resolve."""
+    """The reading of the root's URL under which most of its site-absolute links resolve (for
+    a detached Hugo folder, among them the URLs those links lead under most often)."""
     if len(layout.readings) == 1:
         return layout.mounts
     absolute = [
-        (source, reference)
+        (source, reference, _written(reference).lstrip())
         for source, reference in references
         if reference.kind is not ReferenceKind.MENTION
         and reference.syntax is not LinkSyntax.WIKILINK
-        and (reference.target if reference.syntax is LinkSyntax.HUGO_REF else reference.raw)
-        .lstrip()
-        .startswith("/")
+        and _written(reference).lstrip().startswith("/")
     ]
+    readings = list(layout.readings)
+    if layout.detached:
+        linked = [(Mount(url, ""),) for url in linked_bases(url for _s, _r, url in absolute)]
+        readings[1:1] = [reading for reading in linked if reading not in readings]
     best, best_count = layout.mounts, -1
-    for mounts in layout.readings:
+    for mounts in readings:
         resolver = LinkResolver(SiteRoutes(layout, mounts, pages), disk)
         count = 0
-        for source, reference in absolute:
+        for source, reference, _url in absolute:
             found = resolver.resolve(source, reference)
             count += found is not None and found.state is LinkState.RESOLVED
         if count > best_count:
             best, best_count = mounts, count
     return best
+
+
+def _written(reference: FileReference) -> str:
+    """A path or Hugo ref's target as written (a site-absolute one starts with ``/``)."""
+    return reference.target if reference.syntax is LinkSyntax.HUGO_REF else reference.raw
 
 
 def _require_links(index: Index) -> None:
@@ -217,10 +227,8 @@ def _judged(item: _Resolved, disk: DiskPaths) -> Link:
     state, target = item.resolution.state, item.resolution.target
     if state is not LinkState.OUTSIDE_ROOT:
         state = LinkState.RESOLVED if disk.exists(target) else LinkState.MISSING
-    reference = item.reference
-    return Link(
-        item.source, reference.line, reference.kind, reference.raw, target, state, reference.syntax
-    )
+    ref = item.reference
+    return Link(item.source, ref.line, ref.kind, ref.shown, target, state, ref.syntax)
 
 
 def file_links(index: Index, rel_path: str) -> FileLinks:

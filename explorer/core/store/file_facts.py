@@ -33,9 +33,10 @@ LINKS_COMPLETE = "links_complete"
 ``links``."""
 ROUTE_FIELDS = ("aliases", "slug", "url")
 """Front-matter fields that give a page other names or URLs."""
-LINKS_VERSION = "2"
+LINKS_VERSION = "3"
 """1: Markdown links, images, definitions and mentions; 2: wikilinks, embeds, Hugo refs, each
-reference's syntax, inline tags, and aliases, slug and url in the metadata."""
+reference's syntax, inline tags, and aliases, slug and url in the metadata; 3: a path stored as
+written (its escapes decoded once, when it is read), and links on lines of any length."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS file_fields(

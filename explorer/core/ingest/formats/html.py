@@ -18,19 +18,25 @@ A page is parsed by lxml (libxml2's HTML parser: fast, and it recovers from brok
 - ``<a href>`` and ``<img src>`` that point into the folder are references, resolved as a
   Markdown link is (relative to the page, ``/path`` from the root), on the line where they land.
 
+A page nested deeper than libxml2 builds (2,048 levels) is read again into a tree of its own
+making, its deep containers' tags left out (:mod:`explorer.core.ingest.formats.html_depth`),
+so the text in and after the nest is kept; a note says so, and a page that still cannot be
+read says why.
+
 Extraction runs in the worker process (:mod:`explorer.core.ingest.formats.sandbox`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
-from urllib.parse import unquote
 
 from explorer.core.ingest.documents import SkipReason
 from explorer.core.ingest.file_reading import FileRefused, decode_leniently
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limits, PreviewKind
+from explorer.core.ingest.formats.html_depth import DeepRole, shallow_tree
 from explorer.core.ingest.formats.text_builder import TextBuilder
 from explorer.core.ingest.front_matter import FileMetadata, read_front_matter
 from explorer.core.ingest.references import FileReference, ReferenceKind, resolve_target
@@ -60,8 +66,22 @@ BLOCK_TAGS = frozenset(
     "address details summary center caption header footer fieldset legend".split()
 )
 HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
+DEEP_KEPT_TAGS = frozenset(
+    {*HEADING_TAGS, *PAGE_CHROME_TAGS}
+    | set("p a pre code ul ol li dl dt dd blockquote".split())
+    | set("table caption thead tbody tfoot tr td th".split())
+)
+"""Elements built in a page nested too deep to read whole (see :data:`FLAT_DEPTH`), with the
+skipped ones and chrome; the others (``div``, ``span``...) only contain."""
 _CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?[A-Za-z0-9_-]+""", re.I)
 _LANGUAGE_CLASS = re.compile(r"(?:highlight|language|lang)-([A-Za-z0-9_+-]+)")
+_LIBXML_HINT = re.compile(r",? *(?:use|try) XML_PARSE_HUGE.*$", re.S)
+FLAT_DEPTH = 1_000
+"""Below this depth, in a page that libxml2 cannot read whole, only the elements of
+:data:`DEEP_KEPT_TAGS`, the skipped ones and chrome are built (see
+:mod:`explorer.core.ingest.formats.html_depth`)."""
+MAX_KEPT_DEPTH = 2_000
+"""Below this depth no element is built (a tree as deep as the ordinary parse gives)."""
 
 
 class HtmlFormat(DocumentFormat):
@@ -76,9 +96,6 @@ class HtmlFormat(DocumentFormat):
     summary = "text without markup or navigation, sections at h1-h6, <title>, links"
 
     def extract(self, data: bytes, rel_path: str, limits: Limits) -> Document:
-        import lxml.html
-        from lxml.etree import ParserError
-
         front_metadata = FileMetadata()
         notes: tuple[str, ...] = ()
         source: bytes | str = data
@@ -91,15 +108,19 @@ class HtmlFormat(DocumentFormat):
             source = decode_leniently(data)  # libxml2 would read it as Latin-1
         if not (source.strip() if isinstance(source, str) else source.strip()):
             return Document("", metadata=front_metadata, notes=notes, headings=())
-        try:
-            root = lxml.html.document_fromstring(source)
-        except (ParserError, ValueError) as error:
-            raise FileRefused(SkipReason.UNREADABLE, f"not HTML ({error})") from None
+        root, stopped = _parse(source)
+        if stopped is not None:  # nested past libxml2's depth: read again, the deep tags left out
+            root, stopped = _parse(source, shallow=True)
+            notes += (f"markup nested over {FLAT_DEPTH:,} levels deep was read flat",)
         metadata = _page_metadata(root)
         metadata.update(front_metadata)
         walker = _PageWalker(rel_path, limits.max_chars)
         walker.walk(_content_root(root))
         text = walker.builder.text()
+        if stopped is not None:
+            if not text.strip():
+                raise FileRefused(SkipReason.UNREADABLE, f"the HTML parser stopped: {stopped}")
+            notes += (f"read up to where the HTML parser stopped ({stopped})",)
         if walker.builder.full:
             notes += (f"text cut at {limits.max_chars:,} characters",)
         return Document(
@@ -112,6 +133,30 @@ class HtmlFormat(DocumentFormat):
 
     def preview_language(self, rel_path: str, text: str) -> str | None:
         return "markdown"
+
+
+def _parse(source: str | bytes, shallow: bool = False) -> tuple[HtmlElement, str | None]:
+    """The page's tree, and why libxml2 stopped before the end (None when it did not).
+
+    ``huge_tree`` lifts libxml2's caps on a text node's size (10 MB) and on depth (256, to
+    2,048): the file is already bounded by the format's size cap and the worker's memory cap,
+    and without it a page holding a run of text over 10 MB gives no text at all. Past a cap
+    libxml2 halts without raising: its error log says so. ``shallow``: the tree is built with
+    the deep tags left out (:func:`~explorer.core.ingest.formats.html_depth.shallow_tree`).
+    """
+    import lxml.html
+    from lxml.etree import ParserError
+
+    try:
+        if shallow:
+            root, stopped = shallow_tree(source, FLAT_DEPTH, MAX_KEPT_DEPTH, _deep_role)
+        else:
+            parser = lxml.html.HTMLParser(huge_tree=True)
+            root = lxml.html.document_fromstring(source, parser=parser)
+            stopped = [e.message for e in parser.error_log if e.type_name == "ERR_RESOURCE_LIMIT"]
+    except (ParserError, ValueError) as error:
+        raise FileRefused(SkipReason.UNREADABLE, f"not HTML ({error})") from None
+    return root, _LIBXML_HINT.sub("", stopped[0].strip()) if stopped else None
 
 
 def _page_metadata(root: HtmlElement) -> FileMetadata:
@@ -147,18 +192,28 @@ def _content_root(root: HtmlElement) -> HtmlElement:
     return body if body is not None else root
 
 
-def _is_chrome(element: HtmlElement) -> bool:
-    """Whether an element is navigation chrome or hidden, not content."""
-    tag = element.tag
-    if tag in SKIPPED_TAGS:
-        return True
-    attributes = element.attrib
+def _chrome_attributes(attributes: Mapping[str, str]) -> bool:
+    """Whether an element's attributes make it hidden or navigation chrome."""
     if "hidden" in attributes or attributes.get("aria-hidden") == "true":
         return True
     if attributes.get("role") in CHROME_ROLES:
         return True
     classes = attributes.get("class")
-    if classes and not CHROME_CLASSES.isdisjoint(classes.split()):
+    return bool(classes) and not CHROME_CLASSES.isdisjoint(str(classes).split())
+
+
+def _deep_role(tag: str, attributes: Mapping[str, str]) -> DeepRole:
+    """What an element nested past :data:`FLAT_DEPTH` does to the text: whether it is built
+    (see :mod:`explorer.core.ingest.formats.html_depth`)."""
+    if tag in SKIPPED_TAGS or (attributes and _chrome_attributes(attributes)):
+        return DeepRole.HIDES
+    return DeepRole.SHAPES if tag in DEEP_KEPT_TAGS else DeepRole.CONTAINS
+
+
+def _is_chrome(element: HtmlElement) -> bool:
+    """Whether an element is navigation chrome or hidden, not content."""
+    tag = element.tag
+    if tag in SKIPPED_TAGS or _chrome_attributes(element.attrib):
         return True
     if tag in PAGE_CHROME_TAGS:
         return not any(
@@ -345,4 +400,4 @@ class _PageWalker:
     def _reference(self, line: int, kind: ReferenceKind, raw: str) -> None:
         target = resolve_target(self.rel_path, raw)
         if target is not None:
-            self.references.append(FileReference(line, kind, unquote(raw), target))
+            self.references.append(FileReference(line, kind, raw, target))

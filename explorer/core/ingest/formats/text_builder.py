@@ -203,8 +203,11 @@ class TextBuilder:
         if self.full:
             return False
         if self._length + len(text) > self.max_chars:
-            self.full = True
-            return False
+            self.full = True  # the lines of this block that fit are kept (a long <pre>)
+            room = self.max_chars - self._length
+            text = text[: text.rfind("\n", 0, room) + 1]
+            if not text:
+                return False
         self._parts.append(text)
         self._length += len(text)
         self._newlines += text.count("\n")
