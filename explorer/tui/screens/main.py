@@ -21,7 +21,8 @@ import shlex
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -33,7 +34,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Input
+from textual.widgets import Footer
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.file_reading import decode_leniently, read_head
@@ -85,31 +86,31 @@ SESSION_SAVE_DELAY = 1.0
 EDITORS_WITH_LINE = {"vi", "vim", "nvim", "nano", "emacs", "micro", "kak", "hx", "helix", "joe"}
 """Editors that open a file at a line given as ``+LINE``."""
 FOCUS_TARGETS = ("tree", "results", "preview", "links", "related")
-TYPED_ACTIONS = frozenset(
-    {
-        "focus_search",
-        "back",
-        "forward",
-        "zoom",
-        "copy",
-        "open_external",
-        "edit",
-        "next_passage",
-        "previous_passage",
-        "help",
-        "quit",
-    }
-)
-"""Actions bound to keys that are characters: in a text field those keys are typed instead."""
 
 
 class MainScreen(Screen[None]):
-    """Tree, search panel (box and results), preview, sidebar (links, related), status bar."""
+    """Tree, search panel (box and results), preview, sidebar (links, related), status bar.
+
+    The keys here work in every pane; each pane's own keys are its widget's bindings, and
+    :mod:`explorer.tui.key_table` lists them all. The keyboard model (README, "Keys"): Esc
+    from any pane leads back to the search box, where typing searches (a find, a picker or a
+    zoom closes first); keys that hand the file to another program are control keys, which
+    typing a word cannot hit; each key is handled by the pane focused when it was pressed
+    (:mod:`explorer.tui.key_routing`).
+    """
 
     ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusBar"
+    ESCAPE_TO_MINIMIZE = False
+    """Esc is :meth:`action_leave`'s: it leaves the zoom and goes to the search box at once."""
     BINDINGS: ClassVar[list[BindingType]] = [
-        # A priority binding runs when the app receives the key, before it hands the next key
-        # of the same read to the focused widget; see check_action.
+        Binding(
+            "escape",
+            "leave",
+            "Search",
+            key_display="Esc",
+            show=False,
+            tooltip="Back to the search box, where typing searches (a zoom ends first)",
+        ),
         Binding(
             "slash",
             "focus_search",
@@ -160,6 +161,21 @@ class MainScreen(Screen[None]):
             show=False,
             tooltip="Show or hide the sidebar (links and related files)",
         ),
+        # Keys that hand the file to another program: control keys, never typed in a word.
+        Binding(
+            "ctrl+o",
+            "open_external",
+            "Open in app",
+            show=False,
+            tooltip="Open with the system's application (a PDF in its viewer)",
+        ),
+        Binding(
+            "ctrl+e",
+            "edit",
+            "Edit",
+            show=False,
+            tooltip="Edit in $EDITOR, then come back (in a text field: the end of the line)",
+        ),
         Binding("z", "zoom", "Zoom", tooltip="Give the focused pane the whole screen, or back"),
         Binding("c", "copy('line')", "Copy", tooltip="Copy path:line of the selection"),
         Binding("C", "copy('path')", "Copy path", show=False, tooltip="Copy the path"),
@@ -170,32 +186,7 @@ class MainScreen(Screen[None]):
             show=False,
             tooltip="Copy the passage (the marked lines, or the result's or related passage)",
         ),
-        Binding(
-            "o",
-            "open_external",
-            "Open in app",
-            show=False,
-            tooltip="Open with the system's application (a PDF in its viewer)",
-        ),
-        Binding("e", "edit", "Edit", show=False, tooltip="Edit in $EDITOR, then come back"),
-        # The preview's own n/N, from anywhere but a text field: after Enter on a result the
-        # focus stays in the list, and n must still step through that file's passages.
-        Binding(
-            "n",
-            "next_passage",
-            "Next",
-            show=False,
-            tooltip="Next passage (or match) down from where you read",
-        ),
-        Binding(
-            "N",
-            "previous_passage",
-            "Previous",
-            show=False,
-            tooltip="Previous passage (or match) up from where you read",
-        ),
         Binding("question_mark", "help", "Help", key_display="?", tooltip="This help"),
-        Binding("q", "quit", "Quit", show=False, tooltip="Quit"),
     ]
 
     def __init__(
@@ -553,7 +544,7 @@ class MainScreen(Screen[None]):
 
     @on(SearchPanel.NothingToLeaveFor)
     def _search_left_empty(self) -> None:
-        self.set_focus(self.file_tree)
+        self.set_focus(self.file_tree if self.file_tree.display else self.results)
 
     @on(SearchPanel.QueryPathReady)
     def _query_path_ready(self, event: SearchPanel.QueryPathReady) -> None:
@@ -740,26 +731,26 @@ class MainScreen(Screen[None]):
 
     # -- actions ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Keys that are characters are typed in a text field, not bound; ``/`` in the
-        preview finds in the page."""
+        """``/`` in the preview finds in the page (the preview's own binding)."""
         focused = self.focused
-        if action in TYPED_ACTIONS and isinstance(focused, Input):
-            return False
-        if action == "focus_search" and focused is not None and self.preview in focused.ancestors:
-            return False
-        if action == "forward":
-            return self.history.can_go_forward or None
-        if action == "back":
-            return self.history.can_go_back or None
-        return True
+        in_preview = focused is not None and self.preview in focused.ancestors
+        return not (action == "focus_search" and in_preview)
 
     def action_focus_search(self) -> None:
+        self.search_box.focus_query()
+
+    def action_leave(self) -> None:
+        """Esc: back to the search box, the zoom ended, at once (the keys typed after it are
+        the box's)."""
+        if self.maximized is not None:
+            self._unzoom()
         self.search_box.focus_query()
 
     def action_focus_filter(self) -> None:
         self.search_box.focus_filter()
 
     def action_next_passage(self) -> None:
+        """The preview's ``n``, from the results (after Enter the focus stays in the list)."""
         self.preview.action_next_passage()
 
     def action_previous_passage(self) -> None:
@@ -795,10 +786,6 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(HelpScreen(markdown_tables(self.BINDINGS)))
 
-    def action_quit(self) -> None:
-        self.save_session()
-        self.app.exit()
-
     # -- layout -------------------------------------------------------------------------------
     def on_resize(self, event: events.Resize) -> None:
         if self.layout_state.resize(event.size.width):
@@ -825,9 +812,10 @@ class MainScreen(Screen[None]):
         self.action_toggle_pane("sidebar")
 
     def action_zoom(self) -> None:
-        """Give the focused pane the whole screen, or back (z; Escape too)."""
+        """Give the focused pane the whole screen, or back (z; Esc leaves it for the search
+        box). The preview keeps the line at its top: its lines wrap anew at the new width."""
         if self.maximized is not None:
-            self.minimize()
+            self._unzoom()
             return
         focused = self.focused
         if focused is None:
@@ -837,7 +825,21 @@ class MainScreen(Screen[None]):
             if isinstance(ancestor, Preview | SearchPanel):
                 pane = ancestor
                 break
-        self.maximize(pane, container=False)
+        with self._keeping_the_reading_place():
+            self.maximize(pane, container=False)
+
+    def _unzoom(self) -> None:
+        with self._keeping_the_reading_place():
+            self.minimize()
+
+    @contextmanager
+    def _keeping_the_reading_place(self) -> Iterator[None]:
+        """The layout changes inside: the preview shows the same line at its top after."""
+        preview = self.preview
+        top = preview.position() if preview.loaded else None
+        yield
+        if top is not None:
+            self.call_after_refresh(preview.go_to_line, top)
 
     def focus_pane(self, target: str) -> None:
         focus: dict[str, Callable[[], object]] = {
@@ -1145,10 +1147,12 @@ class MainScreen(Screen[None]):
         yield SystemCommand(
             "Find in page", "Find words in the open file (/ in the preview)", self._find_in_page
         )
-        yield SystemCommand("Edit file", "Open the selected file in $EDITOR (e)", self.action_edit)
+        yield SystemCommand(
+            "Edit file", "Open the selected file in $EDITOR (ctrl+e)", self.action_edit
+        )
         yield SystemCommand(
             "Open with the system's app",
-            "Open the selected file with xdg-open / open (o)",
+            "Open the selected file with xdg-open / open (ctrl+o)",
             self.action_open_external,
         )
         yield SystemCommand(

@@ -80,7 +80,6 @@ class FileTree(Tree[Entry]):
         Binding("enter", "select_cursor", "Open", tooltip="Open a file, or open or close a folder"),
         Binding("j", "cursor_down", "Down", show=False, tooltip="Next row"),
         Binding("k", "cursor_up", "Up", show=False, tooltip="Previous row"),
-        Binding("escape", "screen.focus_search", "Search", show=False, tooltip="Back to search"),
     ]
     COMPONENT_CLASSES = {
         "file-tree--fresh",

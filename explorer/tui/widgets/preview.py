@@ -96,9 +96,22 @@ def find_pattern(text: str) -> re.Pattern[str] | None:
 class FindBar(Input):
     """The find-in-page field at the bottom of the preview (``/``)."""
 
+    # Priority: the field closes when the key comes, so the keys typed after it are the
+    # preview's (Input's own Enter would close it a message later, and type them here).
     BINDINGS = [
         Binding(
-            "escape", "close", "Close", tooltip="Close the find field (an empty one ends the find)"
+            "escape",
+            "close",
+            "Close",
+            priority=True,
+            tooltip="Close the find field (an empty one ends the find)",
+        ),
+        Binding(
+            "enter",
+            "close",
+            "Keep",
+            priority=True,
+            tooltip="Keep the matches and go back to reading (n / N step)",
         ),
     ]
 
@@ -127,7 +140,6 @@ class Preview(Vertical):
         Binding("N", "previous_passage", "Prev", tooltip="Previous passage or match, up from here"),
         Binding("t", "outline", "Outline", tooltip="The file's headings; Enter goes to one"),
         Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap long lines, or scroll sideways"),
-        Binding("escape", "screen.focus_search", "Search", show=False, tooltip="Back to search"),
     ]
     on_worker_state_changed = report_worker_failure
 
@@ -261,10 +273,11 @@ class Preview(Vertical):
         if not self.loaded and self.path is not None:
             self._focus_when_loaded = True
             return
+        # At once (Widget.focus waits a turn): the next key pressed is the page's.
         if self.kind == "markdown":
-            self.query_one("#preview-markdown").focus()
+            self.screen.set_focus(self.query_one("#preview-markdown"))
         elif self.kind in ("code", "text"):
-            self.query_one(TextView).focus()
+            self.screen.set_focus(self.query_one(TextView))
 
     def position(self) -> int:
         """The 1-based line of the file at the top of the view."""
@@ -503,11 +516,6 @@ class Preview(Vertical):
     def _find_changed(self, event: Input.Changed) -> None:
         event.stop()
         self.find(event.value)
-
-    @on(Input.Submitted, "#find")
-    def _find_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.close_find()
 
     def _mark_found(self) -> None:
         line = self.found[self.found_index] if self.found_index is not None else None

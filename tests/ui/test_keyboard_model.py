@@ -1,0 +1,261 @@
+"""The keyboard model (issue 30), typed as a user types: Esc from any pane leads back to the
+search box and what is typed next searches; keys sent in one write (a fast typist, a paste, a
+terminal's batch) reach the widget focused when each was pressed; no typed letter hands the
+file to another program or quits.
+
+Keys "sent in one write" are posted to the app together, before it handles the first: that is
+how a terminal's read delivers them (Pilot's ``press`` waits for each key to be handled).
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual import events
+from textual.keys import _character_to_key
+
+from explorer.tui.widgets.preview import FindBar, TextView
+from tests.ui.conftest import type_query, wait_for, wait_settled
+
+SIZE = (120, 40)
+pytestmark = pytest.mark.anyio
+PANES = ("tree", "results", "preview", "links", "related")
+
+
+async def send_at_once(pilot, keys: str | list[str]) -> None:
+    """Post ``keys`` (characters, or key names such as ``escape``) in one go, as one read of
+    the terminal brings them, then let the app handle them."""
+    app = pilot.app
+    for key in keys:
+        if len(key) == 1:
+            app.post_message(events.Key(_character_to_key(key), key))
+        else:
+            app.post_message(events.Key(key, "\x1b" if key == "escape" else None))
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def open_and_wait(pilot, path: str, **kwargs) -> None:
+    screen = pilot.app.screen
+    screen.open_file(path, **kwargs)
+    await wait_for(pilot, lambda: screen.preview.path == path and screen.preview.loaded)
+    await pilot.pause()
+
+
+def long_code(docs, name: str = "long.py", functions: int = 300) -> str:
+    (docs / name).write_text(
+        "".join(f"def function_{i}(x):\n    return x + {i}\n\n" for i in range(functions))
+    )
+    return name
+
+
+def notifications(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def focus_pane(pilot, pane: str) -> None:
+    screen = pilot.app.screen
+    screen.focus_pane(pane)
+    await pilot.pause()
+    await pilot.pause()
+
+
+# -- Esc, then a word -------------------------------------------------------------------------
+@pytest.mark.parametrize("pane", PANES)
+async def test_esc_then_a_word_searches_from_every_pane_and_fires_nothing(
+    sample_copy, app_for, tmp_path, monkeypatch, pane
+):
+    """The review's case: reading, Esc, then a new question typed at once. Before, the letters
+    were the preview's commands (w wrapped, o ran the opener, e an editor)."""
+    opened = tmp_path / "opened.txt"
+    opener = tmp_path / "opener.sh"
+    opener.write_text(f'#!/bin/sh\nprintf "%s" "$1" >> {opened}\n')
+    opener.chmod(0o755)
+    monkeypatch.setenv("EXPLORER_OPENER", str(opener))
+    monkeypatch.setenv("EDITOR", str(opener))
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await type_query(pilot, "backup")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        await wait_for(pilot, lambda: screen.related.items, what="related files")
+        await focus_pane(pilot, pane)
+        assert screen.focused is not None and screen.focused.id != "query"
+        wrap, path = screen.preview.wrap, screen.current_path
+        await send_at_once(pilot, ["escape", *"webhook zone edit quit"])
+        assert screen.focused is screen.search_box.query_one("#query")
+        assert screen.search_box.text == "webhook zone edit quit"
+        assert screen.preview.wrap == wrap and screen.maximized is None
+        assert screen.current_path == path and app.is_running
+        await pilot.pause(0.3)
+        assert not opened.exists(), "a typed letter ran the opener or the editor"
+
+
+async def test_esc_in_the_search_box_stays_there(sample_copy, app_for):
+    """Esc leads to the search box from every pane; pressed there too, it stays (pressing it
+    twice to be sure never leaves typing for a list's commands)."""
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await type_query(pilot, "backup")
+        await send_at_once(pilot, ["escape", "escape", *" job"])
+        assert screen.focused is screen.search_box.query_one("#query")
+        assert screen.search_box.text == "backup job"
+
+
+async def test_a_zoomed_pane_and_esc_then_typing(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "guides/backups.md")
+        screen.preview.focus_content()
+        await pilot.press("z")
+        assert screen.maximized is screen.preview
+        await send_at_once(pilot, ["escape", *"wow"])
+        assert screen.maximized is None
+        assert screen.search_box.text == "wow" and screen.preview.wrap
+
+
+async def test_no_typed_letter_opens_edits_or_quits(sample_copy, app_for, tmp_path, monkeypatch):
+    """o, e and q typed in the preview do nothing; ctrl+o and ctrl+e hand the file over."""
+    opened = tmp_path / "opened.txt"
+    opener = tmp_path / "opener.sh"
+    opener.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {opened}\n')
+    opener.chmod(0o755)
+    monkeypatch.setenv("EXPLORER_OPENER", str(opener))
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "guides/backups.md")
+        screen.preview.focus_content()
+        await pilot.press("o", "e", "q")
+        await pilot.pause(0.3)
+        assert app.is_running and not opened.exists()
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, opened.exists, what="the opener")
+    assert opened.read_text().strip().endswith("guides/backups.md")
+
+
+# -- find -------------------------------------------------------------------------------------
+async def test_slash_and_a_word_in_one_write_finds(sample_copy, app_for):
+    docs, _index = sample_copy
+    name = long_code(docs)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, name)
+        preview.focus_content()
+        await pilot.pause()
+        await send_at_once(pilot, "/function_42")
+        bar = preview.query_one(FindBar)
+        assert bar.value == "function_42"
+        assert preview.found == [127]
+        # Enter keeps the match and gives the keys back to the page, at once: n steps.
+        await send_at_once(pilot, ["enter", "g", "n"])
+        assert screen.focused is preview.query_one(TextView) and bar.value == "function_42"
+        assert preview.found_index == 0 and preview.lines_visible(127, 127)
+
+
+async def test_one_esc_closes_find(sample_copy, app_for):
+    docs, _index = sample_copy
+    name = long_code(docs)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, name)
+        preview.focus_content()
+        await pilot.pause()
+        await pilot.press("slash", *"return")
+        await pilot.press("escape")
+        assert not preview.query_one(FindBar).display
+        assert screen.focused is preview.query_one(TextView)
+        assert preview.finding  # what it found stays for n / N
+        await pilot.press("escape")  # the next Esc: the search box
+        assert screen.focused is screen.search_box.query_one("#query")
+
+
+# -- zoom, Tab and the border -----------------------------------------------------------------
+def long_markdown(docs, name: str = "long.md", sections: int = 60) -> str:
+    """A Markdown page of ``sections`` headings, each over a paragraph long enough to wrap."""
+    body = "".join(
+        f"## Section {n}\n\nParagraph {n}: " + "words that wrap at any width " * 12 + "\n\n"
+        for n in range(1, sections + 1)
+    )
+    (docs / name).write_text("# Long\n\n" + body)
+    return name
+
+
+async def test_zoom_keeps_the_top_line_of_a_markdown_page(sample_copy, app_for):
+    docs, _index = sample_copy
+    name = long_markdown(docs)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, name)
+        preview.focus_content()
+        line = next(h.line for h in preview.headings() if h.title == "Section 30")
+        preview.go_to_line(line)
+        await pilot.pause()
+        top = preview.position()
+        assert abs(top - line) <= 2  # the heading, or the blank line and paragraph before
+        for _ in range(4):  # zoom in, out, in, out: the same line each time
+            await pilot.press("z")
+            await pilot.pause()
+            await pilot.pause()
+            assert preview.position() == top
+        assert screen.maximized is None
+
+
+@pytest.mark.parametrize("pane", ["links", "related", "tree", "results"])
+async def test_every_pane_zooms_to_the_whole_screen_and_back(sample_copy, app_for, pane):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        await open_and_wait(pilot, "design/0001-why-sqlite.md")
+        await wait_for(pilot, lambda: screen.links.found is not None, what="the links")
+        await focus_pane(pilot, pane)
+        widget = screen.focused
+        await pilot.press("z")
+        await pilot.pause()
+        zoomed = screen.maximized
+        assert zoomed is not None and widget in (zoomed, *zoomed.walk_children())
+        assert zoomed.outer_size.height >= 45 - 2  # all but the status bar and the footer
+        assert zoomed.outer_size.width == 160
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None and screen.focused is widget
+
+
+@pytest.mark.parametrize("pane", ["links", "related"])
+async def test_a_list_entered_with_tab_has_a_row_for_enter(sample_copy, app_for, pane):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        source = "design/0001-why-sqlite.md"
+        await open_and_wait(pilot, source)
+        await wait_for(pilot, lambda: screen.links.found is not None, what="the links")
+        await wait_for(pilot, lambda: screen.related.items, what="related files")
+        screen.preview.focus_content()
+        await pilot.pause()
+        target = screen.links if pane == "links" else screen.related
+        for _ in range(8):
+            if screen.focused is target:
+                break
+            await pilot.press("tab")
+        assert screen.focused is target
+        assert target.highlighted is not None
+        assert target.row_target(target.highlighted) is not None
+        await send_at_once(pilot, ["enter"])
+        await wait_for(pilot, lambda: screen.current_path != source, what="a row opened")
