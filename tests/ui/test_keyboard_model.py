@@ -259,3 +259,37 @@ async def test_a_list_entered_with_tab_has_a_row_for_enter(sample_copy, app_for,
         assert target.row_target(target.highlighted) is not None
         await send_at_once(pilot, ["enter"])
         await wait_for(pilot, lambda: screen.current_path != source, what="a row opened")
+
+
+# -- history ----------------------------------------------------------------------------------
+async def test_back_and_forward_survive_a_restart(sample_copy, app_for):
+    docs, _index = sample_copy
+    name = long_code(docs)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "guides/backups.md")
+        await open_and_wait(pilot, name)
+        screen.preview.focus_content()
+        await pilot.press("space", "space")
+        top = screen.preview.position()
+        await open_and_wait(pilot, "api/webhooks.md")
+        await pilot.press("left_square_bracket")  # back to long.py, at the line read
+        await wait_for(pilot, lambda: screen.current_path == name and screen.preview.loaded)
+        await pilot.press("ctrl+q")
+    again = app_for(sample_copy, watch=False)
+    async with again.run_test(size=SIZE) as pilot:
+        screen = again.screen
+        await wait_for(pilot, lambda: screen.preview.path == name and screen.preview.loaded)
+        await pilot.pause()
+        assert screen.preview.position() == top
+        screen.preview.focus_content()
+        await pilot.press("right_square_bracket")  # forward is kept too
+        await wait_for(pilot, lambda: screen.current_path == "api/webhooks.md")
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        await wait_for(pilot, lambda: screen.current_path == "guides/backups.md")
+        await pilot.pause()
+        await pilot.press("left_square_bracket")  # nothing before: the status bar says so
+        assert "back: nothing before this place" in screen.status.render().plain
+        assert screen.current_path == "guides/backups.md"

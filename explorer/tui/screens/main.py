@@ -412,7 +412,7 @@ class MainScreen(Screen[None]):
         self._leave_place()
         place = self.history.back()
         if place is None:
-            self.notify("no earlier place", timeout=2)
+            self.status.say("back: nothing before this place")
         self._go_to(place)
 
     def action_forward(self) -> None:
@@ -420,7 +420,7 @@ class MainScreen(Screen[None]):
         self._leave_place()
         place = self.history.forward()
         if place is None:
-            self.notify("no later place", timeout=2)
+            self.status.say("forward: nothing after this place")
         self._go_to(place)
 
     def action_recent_files(self) -> None:
@@ -429,7 +429,7 @@ class MainScreen(Screen[None]):
 
         paths = [path for path in self.recent.paths if path != self.current_path]
         if not paths:
-            self.notify("no recent files yet", timeout=2)
+            self.status.say("recent files: none yet")
             return
         titles = self.file_tree.titles()
         self.app.push_screen(
@@ -503,7 +503,7 @@ class MainScreen(Screen[None]):
         from explorer.tui.widgets.outline import OutlineScreen
 
         if not event.headings:
-            self.notify("no headings in this file", timeout=2)
+            self.status.say("outline: no headings in this file")
             return
         path = self.current_path or ""
         outline = OutlineScreen(path, event.headings, self.preview.position())
@@ -1074,8 +1074,11 @@ class MainScreen(Screen[None]):
             box.set_filter(saved.filter)
         if saved.query:
             box.set_text(saved.query)
+        self.history = NavigationHistory.from_data(saved.history, self.workspace.is_file)
         if saved.path is not None and self.workspace.is_file(saved.path):
-            self.open_file(saved.path, None, saved.line, top=saved.top)
+            current = self.history.current
+            again = current is not None and current.path == saved.path  # back leads on from it
+            self.open_file(saved.path, None, saved.line, top=saved.top, record=not again)
 
     def _session_changed(self) -> None:
         """Something worth remembering changed: write the session soon."""
@@ -1100,8 +1103,15 @@ class MainScreen(Screen[None]):
             line=passage[0] if passage else None,
             queries=list(box.history.queries),
             recent=list(self.recent.paths),
+            history=self._history_to_keep(),
         )
         session.save_session(self.workspace.roots, saved)
+
+    def _history_to_keep(self) -> dict[str, object]:
+        """Back and forward as the session keeps them, the open place at the line read."""
+        if self.current_path is not None and self.preview.loaded:
+            self.history.remember_top(self.preview.position())
+        return self.history.to_data()
 
     def action_forget_session(self) -> None:
         """Stop remembering sessions (and forget this folder's)."""
