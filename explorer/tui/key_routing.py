@@ -9,8 +9,10 @@ keys typed after it with the pane it left: "webhook" typed after Esc in the prev
 :class:`KeyRouter` resolves each key when the app receives it, before it takes the next: the
 binding the footer shows for it (:attr:`Screen.active_bindings`, priority bindings first, then
 from the focused widget up) runs at once, and a character for a focused text field is typed into
-it at once. What neither takes goes Textual's usual way. While a screen that was just pushed
-(a picker) has no focus yet, keys wait, in order, until it has one.
+it at once. What neither takes goes Textual's usual way. After a key's action, the keys behind
+it wait for the next frame, in order (what the action set going, a picker pushed or a message
+posted, is handled first), and while a picker that was just pushed has no focus yet, until it
+has one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.widgets import Input
+
+OPENING_FRAMES = 20
+"""Frames the keys wait at most for a screen that opens to focus its field."""
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -35,15 +40,15 @@ class KeyRouter:
         self.app = app
         self.usual = usual
         self._waiting: deque[events.Key] = deque()
-        """Keys that came while the screen on top had no focus yet."""
+        """Keys that came while an earlier key's work was under way."""
+        self._held = False
 
     async def route(self, event: events.Key) -> bool:
-        """Handle ``event`` now; False when Textual's usual way should (nothing takes it)."""
-        screen = self.app.screen
-        if self._waiting or (screen.focused is None and _will_focus(screen)):
+        """Handle ``event`` now (or after the keys before it); False when Textual's usual way
+        should (nothing takes it)."""
+        if self._held or self._waiting or _opening(self.app.screen):
             self._waiting.append(event)
-            if len(self._waiting) == 1:
-                self.app.call_after_refresh(self._replay)
+            self._hold()
             return True
         return await self._handle(event)
 
@@ -55,6 +60,9 @@ class KeyRouter:
             and active.enabled
             and await self.app.run_action(active.binding.action, active.node)
         ):
+            # What the action set going (a message, a screen pushed) comes first: the keys
+            # after it wait for the next frame.
+            self._hold()
             return True
         focused = screen.focused
         if isinstance(focused, Input) and event.is_printable and event.character:
@@ -66,22 +74,29 @@ class KeyRouter:
             return True
         return False
 
-    async def _replay(self, tries: int = 0) -> None:
-        """The keys that waited for a screen's focus, in order, once it has one (or after a
-        few frames, whatever it has)."""
-        screen = self.app.screen
-        if screen.focused is None and _will_focus(screen) and tries < 20:
-            self.app.call_after_refresh(self._replay, tries + 1)
+    def _hold(self) -> None:
+        if not self._held:
+            self._held = True
+            self.app.call_after_refresh(self._release)
+
+    async def _release(self, frames: int = 0) -> None:
+        """The keys that waited, in order, once the app has handled what came before them
+        (a screen just pushed has its focus, or a few frames have passed)."""
+        if _opening(self.app.screen) and frames < OPENING_FRAMES:
+            self.app.call_after_refresh(self._release, frames + 1)
             return
-        while self._waiting:
+        self._held = False
+        while self._waiting and not self._held:
             event = self._waiting.popleft()
             if not await self._handle(event):
                 await self.usual(event)
 
 
-def _will_focus(screen: Screen[Any]) -> bool:
-    """Whether ``screen``, which has no focus, is a picker or dialog still opening (it focuses
-    its field once mounted)."""
+def _opening(screen: Screen[Any]) -> bool:
+    """Whether ``screen`` is a picker or dialog still opening (it focuses its field once
+    mounted)."""
     from textual.screen import ModalScreen
 
-    return isinstance(screen, ModalScreen) and (not screen.is_mounted or bool(screen.focus_chain))
+    if screen.focused is not None or not isinstance(screen, ModalScreen):
+        return False
+    return not screen.is_mounted or bool(screen.focus_chain)

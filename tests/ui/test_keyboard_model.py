@@ -293,3 +293,64 @@ async def test_back_and_forward_survive_a_restart(sample_copy, app_for):
         await pilot.press("left_square_bracket")  # nothing before: the status bar says so
         assert "back: nothing before this place" in screen.status.render().plain
         assert screen.current_path == "guides/backups.md"
+
+
+# -- following links from the keyboard --------------------------------------------------------
+FILLER = "".join(f"Line {n} of filler so the heading is far down.\n\n" for n in range(60))
+VAULT = {
+    ".obsidian/app.json": "{}\n",
+    "Start.md": (
+        "# Start\n\nFirst [[Target#Deep Heading]], then [[Target#^para42]],\n"
+        "a [markdown link](Target.md#deep-heading) and [[Nowhere]].\n"
+    ),
+    "Target.md": (
+        "# Target\n\n" + FILLER + "## Deep Heading\n\nUnder it.\n\n" + FILLER + "A block. ^para42\n"
+    ),
+}
+
+
+async def open_when_indexed(pilot, screen, path: str) -> None:
+    await wait_for(
+        pilot,
+        lambda: screen.index is not None and screen.index.keywords.file(path) is not None,
+        30,
+        "the folder to be indexed",
+    )
+    screen.open_file(path)
+    await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+    await wait_for(pilot, lambda: screen.links.found is not None, what="the links")
+    screen.preview.focus_content()
+    await pilot.pause()
+
+
+@pytest.mark.parametrize(
+    ("typed", "heading"),
+    [("deep", "## Deep Heading"), ("para42", "A block. ^para42"), ("md#deep", "## Deep Heading")],
+)
+async def test_f_lists_the_pages_links_and_enter_follows_one_to_its_anchor(
+    tmp_path, typed, heading
+):
+    from explorer.tui.app import make_app
+    from explorer.tui.widgets.link_picker import LinkPicker
+    from tests.conftest import write_files
+    from tests.fakes import FakeEmbedder
+
+    root = write_files(tmp_path / "vault", VAULT)
+    target_line = VAULT["Target.md"].split("\n").index(heading) + 1
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await open_when_indexed(pilot, screen, "Start.md")
+        await send_at_once(pilot, ["f", *typed])  # the picker takes what is typed at once
+        assert isinstance(app.screen, LinkPicker)
+        picker = app.screen
+        assert [link.line for link in picker.links] == sorted(link.line for link in picker.links)
+        states = {link.raw: str(link.state) for link in picker.links}
+        assert states["[[Nowhere]]"] == "missing" and len(states) == 4
+        assert picker.query_one("#links-input").value == typed
+        assert len(picker.shown) == 1 + (typed == "deep")  # narrowed as typed
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.current_path == "Target.md" and screen.preview.loaded)
+        await pilot.pause()
+        assert screen.preview.lines_visible(target_line, target_line)
+        assert screen.preview.position() > 1

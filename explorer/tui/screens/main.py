@@ -54,6 +54,7 @@ from explorer.core.live.events import (
 )
 from explorer.core.models import SearchMode, SyncPhase
 from explorer.core.retrieval.file_filter import parse_filter_words
+from explorer.core.retrieval.link_resolution import LinkState
 from explorer.core.retrieval.scopes import Scope
 from explorer.core.safe_text import safe_text
 from explorer.settings.config import NamedFolder, Settings
@@ -62,7 +63,7 @@ from explorer.tui.bridge import IndexBridge
 from explorer.tui.history import NavigationHistory, Place, RecentFiles
 from explorer.tui.index_state import FOLDER_FIELDS, IndexState, combined
 from explorer.tui.layout import Pane, PaneLayout
-from explorer.tui.link_following import Destination
+from explorer.tui.link_following import Destination, anchor_line, link_anchor
 from explorer.tui.widgets.file_tree import Entry, FileTree
 from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.preview import MAX_PREVIEW_BYTES, Preview
@@ -77,6 +78,7 @@ from explorer.tui.workspace import Workspace
 if TYPE_CHECKING:
     from explorer.core.embed.embedder import Embedder
     from explorer.core.live.writer import LiveIndex
+    from explorer.core.retrieval.links import Link
     from explorer.core.store.index import Index
 
 FOLLOW_EMBEDDED_INTERVAL = 1.0
@@ -351,15 +353,55 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="link", exit_on_error=False)
     def _follow_link(self, source: str, href: str) -> None:
-        """Resolve a clicked link off the UI thread (the first one resolves the index's links)."""
+        """Resolve a followed link off the UI thread (the first one resolves the index's
+        links), and the line its anchor names (``#heading``, ``[[Note#^block]]``)."""
         found = self.workspace.destination(source, href)
-        self.app.call_from_thread(self._link_followed, found)
+        anchor = link_anchor(href)
+        line = None
+        target = found.path if found.path is not None else None if found.note else source
+        if anchor and target is not None:
+            line = self._anchor_in(target, anchor)
+        self.app.call_from_thread(self._link_followed, source, found, line)
 
-    def _link_followed(self, found: Destination) -> None:
+    def _anchor_in(self, path: str, anchor: str) -> int | None:
+        """The line of ``path`` (a window path) that ``anchor`` names, if it names one."""
+        try:
+            text = decode_leniently(read_head(self.workspace.absolute(path), MAX_PREVIEW_BYTES))
+        except (OSError, ExplorerError):
+            return None
+        return anchor_line(text.replace("\r\n", "\n"), anchor)
+
+    def _link_followed(self, source: str, found: Destination, line: int | None) -> None:
         if found.path is not None:
-            self.post_message(messages.OpenFile(found.path))
+            self.post_message(messages.OpenFile(found.path, line))
         elif found.note:
-            self.notify(safe_text(found.note), timeout=4)
+            self.status.say(safe_text(found.note))
+        elif line is not None and source == self.current_path:  # a heading of this page
+            self._outline_chosen(line)
+
+    def action_pick_link(self) -> None:
+        """``f`` in the preview: the page's links, to follow one from the keyboard."""
+        from explorer.tui.widgets.link_picker import LinkPicker
+
+        path = self.current_path
+        found = self.links.found
+        if path is None:
+            return
+        if found is None or self.links.source != path:
+            self.status.say("links: not read yet for this file (the index is opening)")
+            return
+        picker = LinkPicker(path, list(found.outgoing))
+        self.app.push_screen(picker, lambda link: self._link_picked(path, link))
+
+    def _link_picked(self, source: str, link: Link | None) -> None:
+        if link is None:
+            return
+        if link.state is LinkState.MISSING:
+            self.status.say(safe_text(f"this link leads nowhere: {link.raw}"))
+        elif link.state is LinkState.OUTSIDE_ROOT:
+            self.status.say(safe_text(f"outside this folder: {link.target}"))
+        else:
+            self._follow_link(source, link.raw)
 
     on_worker_state_changed = report_worker_failure
 

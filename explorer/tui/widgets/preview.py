@@ -140,6 +140,14 @@ class Preview(Vertical):
         Binding("N", "previous_passage", "Prev", tooltip="Previous passage or match, up from here"),
         Binding("t", "outline", "Outline", tooltip="The file's headings; Enter goes to one"),
         Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap long lines, or scroll sideways"),
+        # The screen opens the picker while this key is handled: the keys typed after it are
+        # the picker's.
+        Binding(
+            "f",
+            "screen.pick_link",
+            "Links",
+            tooltip="The page's links, to follow one (type narrows)",
+        ),
     ]
     on_worker_state_changed = report_worker_failure
 
