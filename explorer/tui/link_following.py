@@ -1,5 +1,5 @@
-"""Following a link from the preview: where it leads, as ``explorer links`` says, and the line
-its anchor names (a heading, a block).
+"""Following a link from the preview: where it leads, as ``explorer links`` says (the line its
+anchor names is :mod:`explorer.tui.widgets.anchors`').
 
 The preview renders a file's Markdown; a click gives the destination as the page writes it
 (``../api/``, ``/docs/collector/``, ``{{< ref "x" >}}``). The index already resolved every stored
@@ -11,7 +11,6 @@ file is not indexed yet) is read as a path from the file's folder.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -66,58 +65,3 @@ def _as_path(root: Path, source: str, href: str) -> Destination:
     if path and (root / path).is_file():
         return Destination(path)
     return Destination(note=f"no such file in this folder: {path or href}")
-
-
-def link_anchor(written: str) -> str:
-    """The anchor of a link as written, or ``""``: ``page.md#install`` → ``install``,
-    ``[[Note#Heading|x]]`` → ``Heading``, ``[[Note#^block]]`` → ``^block``, a Hugo
-    ``ref "page#id"`` → ``id``."""
-    text = written.strip().removeprefix("!")
-    if text.startswith("[[") and text.endswith("]]"):
-        from explorer.core.ingest.markdown_tokens import split_wikilink
-
-        anchor = split_wikilink(text[2:-2]).anchor
-    else:
-        shortcode = _HUGO_REF.search(text)
-        if shortcode is not None:
-            text = shortcode.group(1)
-        anchor = text.partition("#")[2]
-    return unquote(anchor.rsplit("#", 1)[-1]).strip()  # [[Note#Part#Sub]]: the last heading
-
-
-def anchor_line(text: str, anchor: str) -> int | None:
-    """The 1-based line of Markdown ``text`` that ``anchor`` names: a block (``^id`` at the end
-    of a line) or a heading whose title, slug or ``{#id}`` reads as the anchor does."""
-    lines = text.split("\n")
-    if anchor.startswith("^"):
-        block = re.compile(rf"(?:^|\s)\^{re.escape(anchor[1:])}\s*$")
-        return next((n for n, line in enumerate(lines, 1) if block.search(line)), None)
-    from explorer.tui.widgets.preview import markdown_headings
-
-    skip = _front_matter_lines(lines)
-    wanted = _slug(anchor)
-    for heading in markdown_headings("\n".join(lines[skip:]), skip):
-        custom = _HEADING_ID.search(heading.title)
-        title = heading.title[: custom.start()] if custom else heading.title
-        if wanted in (_slug(title), _slug(custom.group(1)) if custom else None):
-            return heading.line
-    return None
-
-
-_HUGO_REF = re.compile(r'ref\s+"([^"]*)"')
-_HEADING_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
-
-
-def _slug(text: str) -> str:
-    """A heading or anchor as Hugo, GitHub and Obsidian compare them: lower case, punctuation
-    dropped, spaces as hyphens."""
-    kept = re.sub(r"[^\w\- ]", "", text.strip().lower())
-    return re.sub(r"\s", "-", kept)
-
-
-def _front_matter_lines(lines: list[str]) -> int:
-    """How many lines the front matter (``---`` or ``+++`` fenced) at the top takes."""
-    if not lines or lines[0].strip() not in ("---", "+++"):
-        return 0
-    fence = lines[0].strip()
-    return next((n + 1 for n in range(1, len(lines)) if lines[n].strip() == fence), 0)

@@ -63,7 +63,8 @@ from explorer.tui.bridge import IndexBridge
 from explorer.tui.history import NavigationHistory, Place, RecentFiles
 from explorer.tui.index_state import FOLDER_FIELDS, IndexState, combined
 from explorer.tui.layout import Pane, PaneLayout
-from explorer.tui.link_following import Destination, anchor_line, link_anchor
+from explorer.tui.link_following import Destination
+from explorer.tui.widgets.anchors import anchor_line, link_anchor
 from explorer.tui.widgets.file_tree import Entry, FileTree
 from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.preview import MAX_PREVIEW_BYTES, Preview
