@@ -354,3 +354,66 @@ async def test_f_lists_the_pages_links_and_enter_follows_one_to_its_anchor(
         await pilot.pause()
         assert screen.preview.lines_visible(target_line, target_line)
         assert screen.preview.position() > 1
+
+
+# -- the key table ----------------------------------------------------------------------------
+def test_the_readme_key_table_is_the_generated_one():
+    from pathlib import Path
+
+    from explorer.tui.key_table import key_table, with_key_table
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert with_key_table(readme) == readme, (
+        "run python -m explorer.tui.key_table --write README.md"
+    )
+    assert "| `ctrl+o` |" in key_table() and "| `o` |" not in key_table()
+    assert "| `q` |" not in key_table() and "| `f` | The page's links" in key_table()
+
+
+# -- small terminals --------------------------------------------------------------------------
+@pytest.mark.parametrize("pane", ["query", "results", "preview"])
+async def test_at_80x24_the_footer_and_the_status_bar_show_only_whole_words(
+    sample_copy, app_for, pane
+):
+    from textual.widgets._footer import FooterKey
+
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.search_box.set_filter("guides/ api/ design/")
+        await type_query(pilot, "backup restore")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        if pane == "query":
+            screen.search_box.focus_query()
+        else:
+            await focus_pane(pilot, pane)
+        await pilot.pause(0.2)
+        keys = [key for key in screen.query(FooterKey) if key.display]
+        assert keys, "the footer shows keys"
+        for key in keys:
+            assert key.region.right <= 80 and key.region.width >= key.get_content_width(
+                key.size, key.size
+            ), key.render()
+        status = screen.status
+        shown = status.render().plain
+        assert len(shown) <= status.size.width, shown
+        for part in shown.split(" │ "):  # every part whole: one of the bar's own parts
+            assert part.strip(), shown
+        assert not shown.rstrip().endswith("│"), shown
+
+
+async def test_the_tree_forced_on_at_80_columns_is_readable(sample_copy, app_for):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        assert not screen.file_tree.display
+        await pilot.press("f2")
+        await pilot.pause()
+        tree = screen.file_tree
+        assert tree.display and screen.focused is tree
+        assert tree.outer_size.width >= 24
+        rows = [tree.render_line(y).text.strip() for y in range(tree.size.height)]
+        assert any("getting-started.md" in row or "backups.md" in row for row in rows), rows

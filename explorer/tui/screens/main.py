@@ -34,7 +34,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.file_reading import decode_leniently, read_head
@@ -66,6 +65,7 @@ from explorer.tui.layout import Pane, PaneLayout
 from explorer.tui.link_following import Destination
 from explorer.tui.widgets.anchors import anchor_line, link_anchor
 from explorer.tui.widgets.file_tree import Entry, FileTree
+from explorer.tui.widgets.footer import FittingFooter
 from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.preview import MAX_PREVIEW_BYTES, Preview
 from explorer.tui.widgets.related import RelatedList
@@ -243,7 +243,7 @@ class MainScreen(Screen[None]):
                 yield LinksList(id="links")
                 yield RelatedList(id="related")
         yield StatusBar(id="status")
-        yield Footer()
+        yield FittingFooter()
 
     @property
     def search_panel(self) -> SearchPanel:

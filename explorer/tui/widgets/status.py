@@ -109,4 +109,21 @@ class StatusBar(Widget):
             )
         if search is not None and search.note:
             parts.append(Content.styled(safe_text(search.note), "$text-warning"))
-        return Content(" │ ").join(parts)
+        return _whole_parts(parts, self.size.width)
+
+
+SEPARATOR = " │ "
+
+
+def _whole_parts(parts: list[Content], width: int) -> Content:
+    """The parts that fit ``width`` cells whole, in order (a part never shows cut: at 80
+    columns the bar read ``│ 15``); all of them before the bar has a size."""
+    shown: list[Content] = []
+    used = 0
+    for part in parts:
+        needed = part.cell_length + (len(SEPARATOR) if shown else 0)
+        if width and shown and used + needed > width:
+            break
+        shown.append(part)
+        used += needed
+    return Content(SEPARATOR).join(shown)
