@@ -417,3 +417,36 @@ async def test_the_tree_forced_on_at_80_columns_is_readable(sample_copy, app_for
         assert tree.outer_size.width >= 24
         rows = [tree.render_line(y).text.strip() for y in range(tree.size.height)]
         assert any("getting-started.md" in row or "backups.md" in row for row in rows), rows
+
+
+# -- several folders --------------------------------------------------------------------------
+async def test_each_folder_of_a_window_says_where_it_is(tmp_path):
+    """Two folders named ``en`` and ``src``: each node names its collection and where it is,
+    and the status bar gives the whole path when the cursor is on it."""
+    from explorer.settings.config import NamedFolder, Settings
+    from explorer.tui.app import ExplorerApp
+    from tests.conftest import write_files
+    from tests.fakes import FakeEmbedder
+    from tests.ui.conftest import FAKE_MODEL
+
+    site = write_files(tmp_path / "site" / "content" / "en", {"intro.md": "# Intro\n\nHello.\n"})
+    code = write_files(tmp_path / "tool" / "src", {"main.md": "# Main\n\nCode notes.\n"})
+    folders = [
+        NamedFolder("en", Settings.for_root(site, tmp_path / "i1", model=FAKE_MODEL)),
+        NamedFolder("src", Settings.for_root(code, tmp_path / "i2", model=FAKE_MODEL)),
+    ]
+    app = ExplorerApp(folders, embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = app.screen
+        tree = screen.file_tree
+        await wait_for(pilot, lambda: len(tree.root.children) == 2, 30, "both folders")
+        labels = [str(node.label) for node in tree.root.children]
+        assert labels[0].startswith("en  ") and "site/content/en" in labels[0], labels
+        assert labels[1].startswith("src  ") and "tool/src" in labels[1], labels
+        tree.focus()
+        await pilot.pause()
+        tree.move_cursor(tree.root.children[1])
+        await pilot.pause()
+        assert f"src: {code.resolve()}" in screen.status.render().plain or (
+            f"src: {code}" in screen.status.render().plain
+        )

@@ -537,6 +537,9 @@ class MainScreen(Screen[None]):
         if entry is None or not self.file_tree.has_focus:
             return  # the cursor moved for a file opened elsewhere: not browsing
         folder = entry.path.rstrip("/") if entry.is_dir else entry.path.rpartition("/")[0]
+        root = self.file_tree.folder_root(folder) if entry.is_dir else None
+        if root is not None:  # a window folder's node: where it is
+            self.status.say(safe_text(f"{folder}: {root}"))
         if folder != self._browsed_folder:
             self._browsed_folder = folder
             self.send_focus()
