@@ -450,3 +450,40 @@ async def test_each_folder_of_a_window_says_where_it_is(tmp_path):
         assert f"src: {code.resolve()}" in screen.status.render().plain or (
             f"src: {code}" in screen.status.render().plain
         )
+
+
+async def test_the_border_tells_the_lines_in_view_after_keys_and_an_outline_jump(
+    sample_copy, app_for
+):
+    from explorer.tui.widgets.outline import OutlineScreen
+
+    docs, _index = sample_copy
+    name = long_markdown(docs)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, name)
+        preview.focus_content()
+        await pilot.pause()
+
+        def in_view() -> str:
+            return str(preview.border_subtitle)
+
+        assert (
+            "view L1–" in in_view()
+            and f"of {len(preview.text_of(1, 10**6).split(chr(10)))}" in in_view()
+        )
+        await pilot.press("space")
+        await pilot.pause()
+        assert f"view L{preview.position()}–" in in_view() and preview.position() > 1
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutlineScreen))
+        await pilot.press(*"section 50", "enter")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await pilot.pause()
+        line = next(h.line for h in preview.headings() if h.title == "Section 50")
+        top = preview.position()
+        assert abs(top - line) <= 2
+        assert f"view L{top}–" in in_view(), in_view()

@@ -211,6 +211,14 @@ class Preview(Vertical):
     def on_mount(self) -> None:
         self._show("message")
         self.query_one(FindBar).display = False
+        # The border tells the lines in view: it follows every scroll (keys, the mouse, an
+        # outline jump, a zoom).
+        for scroller in (self.query_one("#preview-markdown"), self.query_one(TextView)):
+            self.watch(scroller, "scroll_y", self._scrolled, init=False)
+
+    def _scrolled(self) -> None:
+        if self.loaded and self.kind in ("markdown", "code", "text"):
+            self._subtitle("")
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -287,19 +295,21 @@ class Preview(Vertical):
         elif self.kind in ("code", "text"):
             self.screen.set_focus(self.query_one(TextView))
 
-    def position(self) -> int:
-        """The 1-based line of the file at the top of the view."""
+    def position(self, below: int = 0) -> int:
+        """The 1-based line of the file at the top of the view (``below``: that many rows
+        under it)."""
         if not self.loaded:
             return self._arrive_at or 1
         if self.kind in ("code", "text"):
-            return self.query_one(TextView).top_line
+            view = self.query_one(TextView)
+            return view.bottom_line if below else view.top_line
         if self.kind != "markdown":
             return 1
         scroller = self.query_one("#preview-markdown", VerticalScroll)
         markdown = self._markdown()
         if markdown is None:
             return 1
-        top = scroller.scroll_y
+        top = scroller.scroll_y + below
         line = 1
         for block in markdown.children:
             source = getattr(block, "source_range", None)
@@ -698,11 +708,19 @@ class Preview(Vertical):
                     parts.append(f"{self.passage_index + 1}/{len(self.passages)} (n/N)")
         if wrapped:
             parts.append(wrapped)
-        if self.kind in ("code", "text"):
-            parts.append(f"{self.query_one(TextView).line_count} lines")
+        parts.append(self._in_view())
         if self._note:
             parts.append(self._note)
-        self.border_subtitle = " · ".join(parts)
+        self.border_subtitle = " · ".join(part for part in parts if part)
+
+    def _in_view(self) -> str:
+        """The lines in view, for the border: ``L40–62 of 300``."""
+        if not self.loaded or self.kind not in ("markdown", "code", "text"):
+            return ""
+        scroller = self._scroller()
+        bottom = self.position(max(0, scroller.scrollable_content_region.height - 1))
+        total = len(self._source) if self.kind == "markdown" else self._scroller().line_count
+        return f"view L{self.position()}–{max(bottom, self.position())} of {total}"
 
     def _show(self, which: str) -> None:
         self.query_one("#preview-message").display = which == "message"
