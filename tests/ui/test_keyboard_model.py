@@ -487,3 +487,19 @@ async def test_the_border_tells_the_lines_in_view_after_keys_and_an_outline_jump
         top = preview.position()
         assert abs(top - line) <= 2
         assert f"view L{top}–" in in_view(), in_view()
+
+
+@pytest.mark.parametrize("width", [21, 26, 30, 45])
+def test_related_rows_of_different_files_never_read_alike(width):
+    """Two versions of a page (nic/ and nic/lts/): every folder of one is in the other, and
+    the name is long; each read `installation-with-helm.md` at 26 columns."""
+    from explorer.tui.text_fit import distinct_paths
+
+    paths = [
+        "content/nic/installation/installing-nic/installation-with-helm.md",
+        "content/nic/lts/installation/installing-nic/installation-with-helm.md",
+    ]
+    shown = distinct_paths(paths, width)
+    assert shown[0] != shown[1], shown
+    assert all(len(path) <= width for path in shown)
+    assert "lts" in shown[1]
