@@ -1201,6 +1201,9 @@ class MainScreen(Screen[None]):
         yield SystemCommand("Forward", "The next place again (alt+right, ])", self.action_forward)
         yield SystemCommand("Outline", "The open file's headings (t)", self.preview.action_outline)
         yield SystemCommand(
+            "Follow a link", "The open page's links, to follow one (f)", self.action_pick_link
+        )
+        yield SystemCommand(
             "Find in page", "Find words in the open file (/ in the preview)", self._find_in_page
         )
         yield SystemCommand(
