@@ -6,13 +6,14 @@ been handed out already, to the widget focused *then*. So a key that moves the f
 keys typed after it with the pane it left: "webhook" typed after Esc in the preview ran ``w``,
 ``o``, ``k`` there, and ``/service`` sent in one write opened an empty find field.
 
-:class:`KeyRouter` resolves each key when the app receives it, before it takes the next: the
-binding the footer shows for it (:attr:`Screen.active_bindings`, priority bindings first, then
-from the focused widget up) runs at once, and a character for a focused text field is typed into
-it at once. What neither takes goes Textual's usual way. After a key's action, the keys behind
-it wait for the next frame, in order (what the action set going, a picker pushed or a message
-posted, is handled first), and while a picker that was just pushed has no focus yet, until it
-has one.
+:class:`KeyRouter` resolves each key when the app receives it, before it takes the next: a
+character for a focused text field is typed into it at once (whatever a pane around the field
+binds to it: Textual lets ``/``, ``?`` and ``[`` through), else the binding the footer shows
+for it (:attr:`Screen.active_bindings`, priority bindings first, then from the focused widget
+up) runs at once. What neither takes goes Textual's usual way. After a key's action, the keys
+behind it wait for the next frame, in order (what the action set going, a picker pushed or a
+message posted, is handled first), and while a picker that was just pushed has no focus yet,
+until it has one.
 """
 
 from __future__ import annotations
@@ -54,6 +55,16 @@ class KeyRouter:
 
     async def _handle(self, event: events.Key) -> bool:
         screen = self.app.screen
+        focused = screen.focused
+        if isinstance(focused, Input) and event.is_printable and event.character:
+            # A character in a text field is typed, whatever an outer pane binds to it
+            # (Textual lets ``/``, ``?`` and ``[`` through to the panes around a field).
+            selection = focused.selection
+            if selection.is_empty:
+                focused.insert_text_at_cursor(event.character)
+            else:
+                focused.replace(event.character, *selection)
+            return True
         active = screen.active_bindings.get(event.key)
         if (
             active is not None
@@ -63,14 +74,6 @@ class KeyRouter:
             # What the action set going (a message, a screen pushed) comes first: the keys
             # after it wait for the next frame.
             self._hold()
-            return True
-        focused = screen.focused
-        if isinstance(focused, Input) and event.is_printable and event.character:
-            selection = focused.selection
-            if selection.is_empty:
-                focused.insert_text_at_cursor(event.character)
-            else:
-                focused.replace(event.character, *selection)
             return True
         return False
 

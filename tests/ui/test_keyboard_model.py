@@ -503,3 +503,16 @@ def test_related_rows_of_different_files_never_read_alike(width):
     assert shown[0] != shown[1], shown
     assert all(len(path) <= width for path in shown)
     assert "lts" in shown[1]
+
+
+async def test_characters_a_pane_binds_are_typed_in_the_search_box(sample_copy, app_for):
+    """``/``, ``?``, ``[`` and ``z`` are keys of the panes, and characters of a query."""
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "guides/backups.md")
+        await send_at_once(pilot, ["escape", *"path:a/b?[z] c"])
+        assert screen.search_box.text == "path:a/b?[z] c"
+        assert app.screen is screen and screen.maximized is None
+        assert screen.current_path == "guides/backups.md"

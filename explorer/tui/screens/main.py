@@ -34,6 +34,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
+from textual.widgets import Input
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.file_reading import decode_leniently, read_head
@@ -777,8 +778,12 @@ class MainScreen(Screen[None]):
 
     # -- actions ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``/`` in the preview finds in the page (the preview's own binding)."""
+        """``/`` in the preview finds in the page (the preview's own binding); in a text field
+        ``/`` and ``?`` are typed (the key router types them), so the footer does not show
+        them there."""
         focused = self.focused
+        if action in ("focus_search", "help") and isinstance(focused, Input):
+            return False
         in_preview = focused is not None and self.preview in focused.ancestors
         return not (action == "focus_search" and in_preview)
 
