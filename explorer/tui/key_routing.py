@@ -10,7 +10,8 @@ keys typed after it with the pane it left: "webhook" typed after Esc in the prev
 character for a focused text field is typed into it at once (whatever a pane around the field
 binds to it: Textual lets ``/``, ``?`` and ``[`` through), else the binding the footer shows
 for it (:attr:`Screen.active_bindings`, priority bindings first, then from the focused widget
-up) runs at once. What neither takes goes Textual's usual way. After a key's action, the keys
+up) runs at once; Esc and a character in one read (which a terminal sends as ``alt+w``) are the
+two keys they were. What neither takes goes Textual's usual way. After a key's action, the keys
 behind it wait for the next frame, in order (what the action set going, a picker pushed or a
 message posted, is handled first), and while a picker that was just pushed has no focus yet,
 until it has one.
@@ -55,6 +56,13 @@ class KeyRouter:
 
     async def _handle(self, event: events.Key) -> bool:
         screen = self.app.screen
+        if _escape_and_character(event) and event.key not in screen.active_bindings:
+            # Esc and a letter in one read reach the app as alt+letter: they are two keys.
+            self._waiting.appendleft(events.Key(event.key.removeprefix("alt+"), event.character))
+            if not await self._handle(events.Key("escape", "\x1b")):
+                await self.usual(events.Key("escape", "\x1b"))
+            self._hold()
+            return True
         focused = screen.focused
         if isinstance(focused, Input) and event.is_printable and event.character:
             # A character in a text field is typed, whatever an outer pane binds to it
@@ -93,6 +101,18 @@ class KeyRouter:
             event = self._waiting.popleft()
             if not await self._handle(event):
                 await self.usual(event)
+
+
+def _escape_and_character(event: events.Key) -> bool:
+    """Whether ``event`` is what a terminal makes of Esc followed at once by a character
+    (``alt+w``: the two bytes came in one read)."""
+    character = event.character
+    return (
+        event.key.startswith("alt+")
+        and character is not None
+        and len(character) == 1
+        and character.isprintable()
+    )
 
 
 def _opening(screen: Screen[Any]) -> bool:

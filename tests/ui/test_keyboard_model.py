@@ -516,3 +516,20 @@ async def test_characters_a_pane_binds_are_typed_in_the_search_box(sample_copy, 
         assert screen.search_box.text == "path:a/b?[z] c"
         assert app.screen is screen and screen.maximized is None
         assert screen.current_path == "guides/backups.md"
+
+
+async def test_esc_and_a_word_in_one_read_of_a_real_terminal(sample_copy, app_for):
+    """A terminal sends Esc and the letter right after it in one read as ``alt+w`` (seen under
+    tmux: ``send-keys Escape webhook``); it is Esc, then w."""
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "guides/backups.md")
+        screen.preview.focus_content()
+        await pilot.pause()
+        top = screen.preview.position()
+        app.post_message(events.Key("alt+w", "w"))
+        await send_at_once(pilot, "ebhook")
+        assert screen.search_box.text == "webhook"
+        assert screen.preview.wrap and screen.preview.position() == top
