@@ -30,15 +30,24 @@ class FittingFooter(Footer):
         self.call_after_refresh(self._fit)
 
     def _fit(self) -> None:
-        """Hide the keys from the first one that crosses the edge (or the command palette's
-        key, docked at the right) on."""
-        keys = [key for key in self.query(FooterKey) if not key.has_class("-command-palette")]
-        palette = [key for key in self.query(FooterKey) if key.has_class("-command-palette")]
-        edge = self.region.right
-        if palette and palette[0].display:
-            edge = min(edge, palette[0].region.x)
-        cut = False
+        """Show the keys, in order, while each fits whole beside the command palette's key
+        (docked at the right); hide the rest. Widths are measured from what each key renders,
+        not from the layout, which a screen under a picker does not update."""
+        keys = list(self.query(FooterKey))
+        room = self.size.width or self.app.size.width
         for key in keys:
-            cut = cut or key.region.right > edge
-            if cut:
-                key.display = False
+            if key.has_class("-command-palette"):
+                room -= _cells(key)
+        used, cut = 0, False
+        for key in keys:
+            if key.has_class("-command-palette"):
+                continue
+            used += _cells(key)
+            cut = cut or used > room
+            key.display = not cut
+
+
+def _cells(key: FooterKey) -> int:
+    """The cells ``key`` takes in the footer's row: what it renders, its padding and border,
+    and its margin."""
+    return key.render().cell_len + key.styles.gutter.width + key.styles.margin.width

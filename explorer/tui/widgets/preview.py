@@ -216,6 +216,10 @@ class Preview(Vertical):
         for scroller in (self.query_one("#preview-markdown"), self.query_one(TextView)):
             self.watch(scroller, "scroll_y", self._scrolled, init=False)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """In the find field ``/`` is typed: the footer does not offer it there."""
+        return not (action == "find" and isinstance(self.screen.focused, Input))
+
     def _scrolled(self) -> None:
         if self.loaded and self.kind in ("markdown", "code", "text"):
             self._subtitle("")
