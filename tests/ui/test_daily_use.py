@@ -530,7 +530,7 @@ async def test_copy_path_line_path_and_passage(sample_copy, app_for):
         await wait_settled(pilot)
         screen.search_box.set_mode("keyword")
         await type_query(pilot, "backup")
-        await pilot.press("escape")  # in the results: the highlighted result
+        await pilot.press("down")  # in the results: the highlighted result
         hit = screen.results.hits[0]
         best = hit.passages[0]
         await pilot.press("c")
@@ -549,7 +549,7 @@ async def test_copy_path_line_path_and_passage(sample_copy, app_for):
         assert app.clipboard == f"{hit.path}:{best.start_line}"
 
 
-async def test_o_opens_the_file_with_the_systems_opener(
+async def test_ctrl_o_opens_the_file_with_the_systems_opener(
     sample_copy, app_for, tmp_path, monkeypatch
 ):
     docs, _index = sample_copy
@@ -564,7 +564,7 @@ async def test_o_opens_the_file_with_the_systems_opener(
         await wait_for(pilot, lambda: screen.index is not None)
         await open_and_wait(pilot, "guides/backups.md")
         screen.preview.focus_content()
-        await pilot.press("o")
+        await pilot.press("ctrl+o")
         await wait_for(pilot, record.exists, what="the opener")
     assert record.read_text() == str(docs.resolve() / "guides/backups.md")
 
@@ -577,7 +577,7 @@ async def test_a_missing_opener_is_one_line(sample_copy, app_for, monkeypatch):
         await wait_for(pilot, lambda: screen.index is not None)
         await open_and_wait(pilot, "guides/backups.md")
         screen.preview.focus_content()
-        await pilot.press("o")
+        await pilot.press("ctrl+o")
         await pilot.pause()
         texts = [str(n.message) for n in app._notifications]
         assert any("cannot run /no/such/opener" in text for text in texts), texts

@@ -539,3 +539,26 @@ async def test_esc_and_a_word_in_one_read_of_a_real_terminal(sample_copy, app_fo
         await send_at_once(pilot, "ebhook")
         assert screen.search_box.text == "webhook"
         assert screen.preview.wrap and screen.preview.position() == top
+
+
+async def test_keys_typed_while_a_jumped_to_file_loads_are_the_previews(sample_copy, app_for):
+    """ctrl+p, a name, Enter and at once a reading key: the key is the preview's, not the
+    search box's (the focus waited for the file to load, so the letters became a query)."""
+    from explorer.tui.widgets.fuzzy_jump import FuzzyJump
+
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None and screen.file_tree.paths)
+        await open_and_wait(pilot, "guides/backups.md")
+        screen.search_box.focus_query()
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, FuzzyJump))
+        await pilot.press(*"0001-why")
+        await send_at_once(pilot, ["enter", "w"])
+        await wait_for(
+            pilot, lambda: screen.preview.loaded and screen.current_path != "guides/backups.md"
+        )
+        assert screen.search_box.text == ""
+        assert not screen.preview.wrap  # w: the preview's key
+        assert screen.preview in screen.focused.ancestors

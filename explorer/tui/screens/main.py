@@ -363,7 +363,7 @@ class MainScreen(Screen[None]):
         target = found.path if found.path is not None else None if found.note else source
         if anchor and target is not None:
             line = self._anchor_in(target, anchor)
-        self.app.call_from_thread(self._link_followed, source, found, line)
+        self.app.call_from_thread(self._link_followed, found, source, line)
 
     def _anchor_in(self, path: str, anchor: str) -> int | None:
         """The line of ``path`` (a window path) that ``anchor`` names, if it names one."""
@@ -373,11 +373,13 @@ class MainScreen(Screen[None]):
             return None
         return anchor_line(text.replace("\r\n", "\n"), anchor)
 
-    def _link_followed(self, source: str, found: Destination, line: int | None) -> None:
+    def _link_followed(
+        self, found: Destination, source: str | None = None, line: int | None = None
+    ) -> None:
         if found.path is not None:
             self.post_message(messages.OpenFile(found.path, line))
         elif found.note:
-            self.status.say(safe_text(found.note))
+            self.notify(safe_text(found.note), timeout=4)
         elif line is not None and source == self.current_path:  # a heading of this page
             self._outline_chosen(line)
 
@@ -399,9 +401,9 @@ class MainScreen(Screen[None]):
         if link is None:
             return
         if link.state is LinkState.MISSING:
-            self.status.say(safe_text(f"this link leads nowhere: {link.raw}"))
+            self.notify(safe_text(f"this link leads nowhere: {link.raw}"), timeout=4)
         elif link.state is LinkState.OUTSIDE_ROOT:
-            self.status.say(safe_text(f"outside this folder: {link.target}"))
+            self.notify(safe_text(f"outside this folder: {link.target}"), timeout=4)
         else:
             self._follow_link(source, link.raw)
 

@@ -9,15 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
 from explorer.core.retrieval.link_resolution import LinkState
 from explorer.core.safe_text import safe_name, safe_text
+from explorer.tui.widgets.picker import PickerScreen
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.links import Link
@@ -50,14 +49,10 @@ def matches(link: Link, words: list[str]) -> bool:
     return all(typed in text for typed in words)
 
 
-class LinkPicker(ModalScreen["Link | None"]):
+class LinkPicker(PickerScreen["Link"]):
     """The links of a page; dismisses with the chosen one (or None)."""
 
-    BINDINGS = [
-        Binding("escape", "cancel", "Close", show=False),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("up", "move(-1)", "Up", show=False),
-    ]
+    LIST_ID = "links-picker-list"
 
     def __init__(self, path: str, links: list[Link], **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -95,22 +90,5 @@ class LinkPicker(ModalScreen["Link | None"]):
             "#links-dialog"
         ).border_subtitle = f"{len(self.shown)} of {len(self.links)} links · Enter follows"
 
-    @on(Input.Submitted, "#links-input")
-    def _submitted(self) -> None:
-        index = self.query_one("#links-picker-list", OptionList).highlighted
-        if index is not None and index < len(self.shown):
-            self.dismiss(self.shown[index])
-
-    @on(OptionList.OptionSelected, "#links-picker-list")
-    def _selected(self, event: OptionList.OptionSelected) -> None:
-        if event.option_index < len(self.shown):
-            self.dismiss(self.shown[event.option_index])
-
-    def action_move(self, delta: int) -> None:
-        options = self.query_one("#links-picker-list", OptionList)
-        if self.shown:
-            current = options.highlighted or 0
-            options.highlighted = max(0, min(len(self.shown) - 1, current + delta))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def chosen(self, index: int) -> Link | None:
+        return self.shown[index] if 0 <= index < len(self.shown) else None

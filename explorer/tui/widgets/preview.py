@@ -292,6 +292,11 @@ class Preview(Vertical):
         """Focus the scrolling part (once the file being loaded is on screen)."""
         if not self.loaded and self.path is not None:
             self._focus_when_loaded = True
+            # Meanwhile the keys typed are the preview's already (f, j…), not the pane's the
+            # reader left: whichever part shows now holds the focus until the file is on.
+            shown = [part for part in self.query("#preview-markdown, TextView") if part.display]
+            if shown and shown[0].focusable:
+                self.screen.set_focus(shown[0])
             return
         # At once (Widget.focus waits a turn): the next key pressed is the page's.
         if self.kind == "markdown":
