@@ -52,7 +52,10 @@ class NavigationHistory:
         return self.index + 1 < len(self.places)
 
     def visit(self, place: Place) -> None:
-        """``place`` is now shown: it follows the current one, and what was ahead is dropped."""
+        """``place`` is now shown: it follows the current one, and what was ahead is dropped
+        (the place shown again is not a new one: back would show the same)."""
+        if place == self.current:
+            return
         del self.places[self.index + 1 :]
         self.places.append(place)
         if len(self.places) > self.limit:

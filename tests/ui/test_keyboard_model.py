@@ -15,10 +15,24 @@ from textual.keys import _character_to_key
 
 from explorer.tui.widgets.preview import FindBar, TextView
 from tests.ui.conftest import type_query, wait_for, wait_settled
+from tests.ui.test_daily_use import long_code, open_and_wait
+from tests.ui.test_preview_links import open_when_indexed as open_indexed
 
 SIZE = (120, 40)
 pytestmark = pytest.mark.anyio
 PANES = ("tree", "results", "preview", "links", "related")
+
+
+@pytest.fixture
+def opened(tmp_path, monkeypatch):
+    """The file an opener (the system's and $EDITOR) writes the paths it is given to."""
+    record = tmp_path / "opened.txt"
+    opener = tmp_path / "opener.sh"
+    opener.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {record}\n')
+    opener.chmod(0o755)
+    monkeypatch.setenv("EXPLORER_OPENER", str(opener))
+    monkeypatch.setenv("EDITOR", str(opener))
+    return record
 
 
 async def send_at_once(pilot, keys: str | list[str]) -> None:
@@ -34,24 +48,6 @@ async def send_at_once(pilot, keys: str | list[str]) -> None:
     await pilot.pause()
 
 
-async def open_and_wait(pilot, path: str, **kwargs) -> None:
-    screen = pilot.app.screen
-    screen.open_file(path, **kwargs)
-    await wait_for(pilot, lambda: screen.preview.path == path and screen.preview.loaded)
-    await pilot.pause()
-
-
-def long_code(docs, name: str = "long.py", functions: int = 300) -> str:
-    (docs / name).write_text(
-        "".join(f"def function_{i}(x):\n    return x + {i}\n\n" for i in range(functions))
-    )
-    return name
-
-
-def notifications(app) -> list[str]:
-    return [str(n.message) for n in app._notifications]
-
-
 async def focus_pane(pilot, pane: str) -> None:
     screen = pilot.app.screen
     screen.focus_pane(pane)
@@ -62,16 +58,10 @@ async def focus_pane(pilot, pane: str) -> None:
 # -- Esc, then a word -------------------------------------------------------------------------
 @pytest.mark.parametrize("pane", PANES)
 async def test_esc_then_a_word_searches_from_every_pane_and_fires_nothing(
-    sample_copy, app_for, tmp_path, monkeypatch, pane
+    sample_copy, app_for, opened, pane
 ):
     """The review's case: reading, Esc, then a new question typed at once. Before, the letters
     were the preview's commands (w wrapped, o ran the opener, e an editor)."""
-    opened = tmp_path / "opened.txt"
-    opener = tmp_path / "opener.sh"
-    opener.write_text(f'#!/bin/sh\nprintf "%s" "$1" >> {opened}\n')
-    opener.chmod(0o755)
-    monkeypatch.setenv("EXPLORER_OPENER", str(opener))
-    monkeypatch.setenv("EDITOR", str(opener))
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=(160, 45)) as pilot:
         screen = app.screen
@@ -109,9 +99,7 @@ async def test_a_zoomed_pane_and_esc_then_typing(sample_copy, app_for):
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, "guides/backups.md")
-        screen.preview.focus_content()
+        await read(pilot, "guides/backups.md")
         await pilot.press("z")
         assert screen.maximized is screen.preview
         await send_at_once(pilot, ["escape", *"wow"])
@@ -119,19 +107,11 @@ async def test_a_zoomed_pane_and_esc_then_typing(sample_copy, app_for):
         assert screen.search_box.text == "wow" and screen.preview.wrap
 
 
-async def test_no_typed_letter_opens_edits_or_quits(sample_copy, app_for, tmp_path, monkeypatch):
+async def test_no_typed_letter_opens_edits_or_quits(sample_copy, app_for, opened):
     """o, e and q typed in the preview do nothing; ctrl+o and ctrl+e hand the file over."""
-    opened = tmp_path / "opened.txt"
-    opener = tmp_path / "opener.sh"
-    opener.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {opened}\n')
-    opener.chmod(0o755)
-    monkeypatch.setenv("EXPLORER_OPENER", str(opener))
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        screen = app.screen
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, "guides/backups.md")
-        screen.preview.focus_content()
+        await read(pilot, "guides/backups.md")
         await pilot.press("o", "e", "q")
         await pilot.pause(0.3)
         assert app.is_running and not opened.exists()
@@ -141,17 +121,21 @@ async def test_no_typed_letter_opens_edits_or_quits(sample_copy, app_for, tmp_pa
 
 
 # -- find -------------------------------------------------------------------------------------
+async def read(pilot, name: str) -> None:
+    """Open ``name`` in the preview once the index is open, the focus in the page."""
+    screen = pilot.app.screen
+    await wait_for(pilot, lambda: screen.index is not None)
+    await open_and_wait(pilot, name)
+    screen.preview.focus_content()
+    await pilot.pause()
+
+
 async def test_slash_and_a_word_in_one_write_finds(sample_copy, app_for):
-    docs, _index = sample_copy
-    name = long_code(docs)
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, name)
-        preview.focus_content()
-        await pilot.pause()
+        await read(pilot, long_code(sample_copy[0]))
         await send_at_once(pilot, "/function_42")
         bar = preview.query_one(FindBar)
         assert bar.value == "function_42"
@@ -163,16 +147,11 @@ async def test_slash_and_a_word_in_one_write_finds(sample_copy, app_for):
 
 
 async def test_one_esc_closes_find(sample_copy, app_for):
-    docs, _index = sample_copy
-    name = long_code(docs)
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, name)
-        preview.focus_content()
-        await pilot.pause()
+        await read(pilot, long_code(sample_copy[0]))
         await pilot.press("slash", *"return")
         await pilot.press("escape")
         assert not preview.query_one(FindBar).display
@@ -194,15 +173,11 @@ def long_markdown(docs, name: str = "long.md", sections: int = 60) -> str:
 
 
 async def test_zoom_keeps_the_top_line_of_a_markdown_page(sample_copy, app_for):
-    docs, _index = sample_copy
-    name = long_markdown(docs)
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, name)
-        preview.focus_content()
+        await read(pilot, long_markdown(sample_copy[0]))
         line = next(h.line for h in preview.headings() if h.title == "Section 30")
         preview.go_to_line(line)
         await pilot.pause()
@@ -268,8 +243,7 @@ async def test_back_and_forward_survive_a_restart(sample_copy, app_for):
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, "guides/backups.md")
+        await read(pilot, "guides/backups.md")
         await open_and_wait(pilot, name)
         screen.preview.focus_content()
         await pilot.press("space", "space")
@@ -310,14 +284,7 @@ VAULT = {
 
 
 async def open_when_indexed(pilot, screen, path: str) -> None:
-    await wait_for(
-        pilot,
-        lambda: screen.index is not None and screen.index.keywords.file(path) is not None,
-        30,
-        "the folder to be indexed",
-    )
-    screen.open_file(path)
-    await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+    await open_indexed(pilot, screen, path)
     await wait_for(pilot, lambda: screen.links.found is not None, what="the links")
     screen.preview.focus_content()
     await pilot.pause()
@@ -463,15 +430,11 @@ async def test_the_border_tells_the_lines_in_view_after_keys_and_an_outline_jump
 ):
     from explorer.tui.widgets.outline import OutlineScreen
 
-    docs, _index = sample_copy
-    name = long_markdown(docs)
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, name)
-        preview.focus_content()
+        await read(pilot, long_markdown(sample_copy[0]))
         await pilot.pause()
 
         def in_view() -> str:
@@ -516,8 +479,7 @@ async def test_characters_a_pane_binds_are_typed_in_the_search_box(sample_copy, 
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, "guides/backups.md")
+        await read(pilot, "guides/backups.md")
         await send_at_once(pilot, ["escape", *"path:a/b?[z] c"])
         assert screen.search_box.text == "path:a/b?[z] c"
         assert app.screen is screen and screen.maximized is None
@@ -530,10 +492,7 @@ async def test_esc_and_a_word_in_one_read_of_a_real_terminal(sample_copy, app_fo
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, "guides/backups.md")
-        screen.preview.focus_content()
-        await pilot.pause()
+        await read(pilot, "guides/backups.md")
         top = screen.preview.position()
         app.post_message(events.Key("alt+w", "w"))
         await send_at_once(pilot, "ebhook")
@@ -562,3 +521,19 @@ async def test_keys_typed_while_a_jumped_to_file_loads_are_the_previews(sample_c
         assert screen.search_box.text == ""
         assert not screen.preview.wrap  # w: the preview's key
         assert screen.preview in screen.focused.ancestors
+
+
+def test_history_read_back_drops_what_is_gone_or_malformed():
+    from explorer.tui.history import NavigationHistory, Place
+
+    history = NavigationHistory()
+    for place in (Place("a.md", 3), Place("gone.md"), Place("b.md", 9, ((4, 6),), 4)):
+        history.visit(place)
+    history.visit(Place("b.md", 9, ((4, 6),), 4))  # the same place again: not a new one
+    history.back()
+    data = history.to_data()
+    data["places"].append({"path": 7})  # wrong shape
+    again = NavigationHistory.from_data(data, lambda path: path != "gone.md")
+    assert again.places == [Place("a.md", 3), Place("b.md", 9, ((4, 6),), 4)]
+    assert again.current == Place("a.md", 3)  # gone.md was current: the place before it
+    assert NavigationHistory.from_data({"places": "x"}, bool).places == []
