@@ -16,9 +16,6 @@ bindings' actions and the command palette.
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -64,6 +61,7 @@ from explorer.tui.history import NavigationHistory, Place, RecentFiles
 from explorer.tui.index_state import FOLDER_FIELDS, IndexState, combined
 from explorer.tui.layout import Pane, PaneLayout
 from explorer.tui.link_following import Destination
+from explorer.tui.selection import Selection
 from explorer.tui.widgets.anchors import anchor_line, link_anchor
 from explorer.tui.widgets.file_tree import Entry, FileTree
 from explorer.tui.widgets.footer import FittingFooter
@@ -87,8 +85,6 @@ FOLLOW_EMBEDDED_INTERVAL = 1.0
 """Least seconds between two refreshes (related files, search) for files embedded meanwhile."""
 SESSION_SAVE_DELAY = 1.0
 """Seconds after a change before the session is written (it is written at exit too)."""
-EDITORS_WITH_LINE = {"vi", "vim", "nvim", "nano", "emacs", "micro", "kak", "hx", "helix", "joe"}
-"""Editors that open a file at a line given as ``+LINE``."""
 FOCUS_TARGETS = ("tree", "results", "preview", "links", "related")
 
 
@@ -232,6 +228,8 @@ class MainScreen(Screen[None]):
         """Files made fresh since the screen last followed them (see _files_embedded)."""
         self._embedded_due: Timer | None = None
         self._embedded_at = 0.0
+        self.selection = Selection(self)
+        """What the user means by "this file": copy, open and edit act on it."""
 
     # -- composition --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -906,120 +904,20 @@ class MainScreen(Screen[None]):
 
     # -- the selection: copy, open, edit ------------------------------------------------------
     def selected_path(self) -> tuple[str | None, int | None]:
-        """The file the user means: the focused list's item, else the open file (at the
-        marked passage, else the line at the top of the preview)."""
-        focused = self.focused
-        if isinstance(focused, ResultsList) and (hit := focused.highlighted_hit) is not None:
-            return hit.path, hit.passages[0].start_line if hit.passages else None
-        if isinstance(focused, FileTree):
-            node = focused.cursor_node
-            if node is not None and node.data is not None and not node.data.is_dir:
-                return node.data.path, None
-        if isinstance(focused, LinksList | RelatedList):
-            index = focused.highlighted
-            target = focused.row_target(index) if index is not None else None
-            if target is not None:
-                return target.path, target.line
-        if self.current_path is None:
-            return None, None
-        if self.preview.finding and self.preview.found_index is not None:
-            return self.current_path, self.preview.found[self.preview.found_index]
-        passage = self.preview.passage
-        if passage is not None and self.preview.passage_visible():
-            return self.current_path, passage[0]
-        return self.current_path, self.preview.position() if self.preview.loaded else None
-
-    def _passage_of(self, path: str, line: int | None) -> str:
-        """The text the user means at ``line`` of ``path``: the marked passage or result's
-        passage that holds it, else that line."""
-        spans: list[tuple[int, int]] = []
-        focused = self.focused
-        if isinstance(focused, ResultsList) and (hit := focused.highlighted_hit) is not None:
-            spans = [(p.start_line, p.end_line) for p in hit.passages]
-        elif isinstance(focused, RelatedList) and focused.highlighted is not None:
-            if focused.highlighted < len(focused.items):
-                passage = focused.items[focused.highlighted].related_passage
-                spans = [(passage.start_line, passage.end_line)]
-        elif path == self.current_path:
-            spans = list(self.preview.passages)
-        start = end = line or 1
-        for first, last in spans:
-            if first <= start <= last:
-                start, end = first, last
-                break
-        if path == self.current_path and self.preview.loaded:
-            return self.preview.text_of(start, end)
-        absolute = self.file_on_disk(path)
-        if absolute is None:
-            return ""
-        try:
-            text = decode_leniently(read_head(absolute, MAX_PREVIEW_BYTES))
-        except (OSError, ExplorerError):
-            return ""
-        return "\n".join(text.replace("\r\n", "\n").split("\n")[start - 1 : end])
+        """The file the user means (see :meth:`Selection.path`)."""
+        return self.selection.path()
 
     def action_copy(self, what: str) -> None:
-        """Copy the selected file's path (``C``), ``path:line`` (``c``) or its passage (``p``)
-        to the clipboard (OSC 52: the terminal must allow it)."""
-        path, line = self.selected_path()
-        if path is None:
-            self.notify("open or select a file first", severity="warning", timeout=3)
-            return
-        if what == "path":
-            text, said = path, path
-        elif what == "passage":
-            text = self._passage_of(path, line)
-            said = f"the passage of {path}" + (f" at L{line}" if line else "")
-        else:
-            text = said = f"{path}:{line}" if line else path
-        if not text:
-            self.notify("nothing to copy there", severity="warning", timeout=3)
-            return
-        self.app.copy_to_clipboard(text)
-        self.notify(f"copied {said}", title="Clipboard", timeout=3)
+        """Copy the selected file's path (``C``), ``path:line`` (``c``) or its passage (``p``)."""
+        self.selection.copy(what)
 
     def action_open_external(self) -> None:
-        """Open the selected file with the system's application (``o``; a PDF: its viewer)."""
-        from explorer.tui.system_open import open_with_system
-
-        path, _line = self.selected_path()
-        absolute = self.file_on_disk(path) if path is not None else None
-        if absolute is None:
-            self.notify("open or select a file first", severity="warning", timeout=3)
-            return
-        try:
-            open_with_system(absolute)
-        except ExplorerError as error:
-            self.notify(str(error), severity="error")
-            return
-        self.notify(f"opened {path} with the system's application", timeout=3)
+        """Open the selected file with the system's application (``ctrl+o``)."""
+        self.selection.open_with_system()
 
     def action_edit(self) -> None:
-        path, line = self.selected_path()
-        if path is None:
-            self.notify("open a file first", severity="warning")
-            return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        command = shlex.split(editor)
-        if line and Path(command[0]).name in EDITORS_WITH_LINE:
-            command.append(f"+{line}")
-        absolute = self.file_on_disk(path)
-        if absolute is None:
-            return
-        command.append(str(absolute))
-        try:
-            with self.app.suspend():
-                subprocess.run(command, check=False)
-        except FileNotFoundError:
-            self.notify(f"editor not found: {editor} (set $EDITOR)", severity="error")
-            return
-        except Exception as error:  # noqa: BLE001 - e.g. SuspendNotSupported in a test driver
-            self.notify(
-                f"cannot open an editor here: {error or type(error).__name__}", severity="warning"
-            )
-            return
-        if path == self.current_path:
-            self.preview.reload(absolute)
+        """Edit the selected file in ``$EDITOR`` (``ctrl+e``)."""
+        self.selection.edit()
 
     # -- the window's folders -----------------------------------------------------------------
     def action_add_folder(self) -> None:
