@@ -21,7 +21,6 @@ from explorer.tui.widgets.results import ResultsList
 
 if TYPE_CHECKING:
     from textual.app import App
-    from textual.notifications import SeverityLevel
     from textual.widget import Widget
 
     from explorer.tui.widgets.preview import Preview
@@ -43,15 +42,6 @@ class SelectingScreen(Protocol):
     current_path: str | None
 
     def file_on_disk(self, path: str) -> Path | None: ...
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None: ...
 
 
 class Selection:
@@ -119,7 +109,7 @@ class Selection:
         to the clipboard (OSC 52: the terminal must allow it)."""
         path, line = self.path()
         if path is None:
-            self.screen.notify("open or select a file first", severity="warning", timeout=3)
+            self.screen.app.notify("open or select a file first", severity="warning", timeout=3)
             return
         if what == "path":
             text, said = path, path
@@ -129,10 +119,10 @@ class Selection:
         else:
             text = said = f"{path}:{line}" if line else path
         if not text:
-            self.screen.notify("nothing to copy there", severity="warning", timeout=3)
+            self.screen.app.notify("nothing to copy there", severity="warning", timeout=3)
             return
         self.screen.app.copy_to_clipboard(text)
-        self.screen.notify(f"copied {said}", title="Clipboard", timeout=3)
+        self.screen.app.notify(f"copied {said}", title="Clipboard", timeout=3)
 
     def open_with_system(self) -> None:
         """Open the selected file with the system's application (``o``; a PDF: its viewer)."""
@@ -141,19 +131,19 @@ class Selection:
         path, _line = self.path()
         absolute = self.screen.file_on_disk(path) if path is not None else None
         if absolute is None:
-            self.screen.notify("open or select a file first", severity="warning", timeout=3)
+            self.screen.app.notify("open or select a file first", severity="warning", timeout=3)
             return
         try:
             open_with_system(absolute)
         except ExplorerError as error:
-            self.screen.notify(str(error), severity="error")
+            self.screen.app.notify(str(error), severity="error")
             return
-        self.screen.notify(f"opened {path} with the system's application", timeout=3)
+        self.screen.app.notify(f"opened {path} with the system's application", timeout=3)
 
     def edit(self) -> None:
         path, line = self.path()
         if path is None:
-            self.screen.notify("open a file first", severity="warning")
+            self.screen.app.notify("open a file first", severity="warning")
             return
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         command = shlex.split(editor)
@@ -167,10 +157,10 @@ class Selection:
             with self.screen.app.suspend():
                 subprocess.run(command, check=False)
         except FileNotFoundError:
-            self.screen.notify(f"editor not found: {editor} (set $EDITOR)", severity="error")
+            self.screen.app.notify(f"editor not found: {editor} (set $EDITOR)", severity="error")
             return
         except Exception as error:  # noqa: BLE001 - e.g. SuspendNotSupported in a test driver
-            self.screen.notify(
+            self.screen.app.notify(
                 f"cannot open an editor here: {error or type(error).__name__}", severity="warning"
             )
             return
