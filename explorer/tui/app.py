@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -21,6 +22,7 @@ from explorer.core.retrieval.scopes import Scope
 from explorer.core.safe_text import safe_text
 from explorer.settings.config import NamedFolder, Settings
 from explorer.tui import themes
+from explorer.tui.key_routing import KeyRouter
 from explorer.tui.screens.main import MainScreen
 
 if TYPE_CHECKING:
@@ -57,6 +59,8 @@ class ExplorerApp(App[None]):
         """Start the file watcher (``watch`` itself is Textual's method for reactives)."""
         self.theme_problems: list[str] = []
         self._load_themes()
+        self.key_router = KeyRouter(self, super().on_event)
+        """Each key handled in order, by the widget focused when it was pressed."""
 
     # -- themes -------------------------------------------------------------------------------
     def _load_themes(self) -> None:
@@ -76,6 +80,15 @@ class ExplorerApp(App[None]):
 
     def _remember_theme(self, theme: Theme) -> None:
         themes.save_preference("theme", theme.name)
+
+    async def on_event(self, event: events.Event) -> None:
+        if (
+            isinstance(event, events.Key)
+            and not event.is_forwarded
+            and await self.key_router.route(event)
+        ):
+            return
+        await super().on_event(event)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def get_default_screen(self) -> Screen[None]:

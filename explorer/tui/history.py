@@ -6,7 +6,7 @@ session stores them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 PLACES_KEPT = 100
@@ -52,7 +52,10 @@ class NavigationHistory:
         return self.index + 1 < len(self.places)
 
     def visit(self, place: Place) -> None:
-        """``place`` is now shown: it follows the current one, and what was ahead is dropped."""
+        """``place`` is now shown: it follows the current one, and what was ahead is dropped
+        (the place shown again is not a new one: back would show the same)."""
+        if place == self.current:
+            return
         del self.places[self.index + 1 :]
         self.places.append(place)
         if len(self.places) > self.limit:
@@ -80,6 +83,42 @@ class NavigationHistory:
         self.places = kept
         self.index = min(max(current, 0 if kept else -1), len(kept) - 1)
 
+    def to_data(self) -> dict[str, object]:
+        """The places and which is shown, as JSON-ready data (the session keeps them)."""
+        places = [
+            {
+                "path": p.path,
+                "top": p.top,
+                "passages": [list(s) for s in p.passages],
+                "line": p.line,
+            }
+            for p in self.places
+        ]
+        return {"places": places, "index": self.index}
+
+    @classmethod
+    def from_data(
+        cls, data: Mapping[str, object], keep: Callable[[str], bool]
+    ) -> NavigationHistory:
+        """The history saved by :meth:`to_data`, with only the places whose path ``keep``
+        accepts (a file gone since); anything of the wrong shape is left out."""
+        history = cls()
+        places = data.get("places")
+        index = data.get("index")
+        if not isinstance(places, list) or not isinstance(index, int):
+            return history
+        current = index
+        for position, item in enumerate(places):
+            place = _place(item)
+            if place is None or not keep(place.path):
+                if position <= index:
+                    current -= 1
+                continue
+            history.places.append(place)
+        del history.places[: max(0, len(history.places) - history.limit)]
+        history.index = min(max(current, 0 if history.places else -1), len(history.places) - 1)
+        return history
+
     def back(self) -> Place | None:
         """The place before the current one (and it becomes current), or None."""
         if not self.can_go_back:
@@ -93,6 +132,23 @@ class NavigationHistory:
             return None
         self.index += 1
         return self.places[self.index]
+
+
+def _place(item: object) -> Place | None:
+    """A place as :meth:`NavigationHistory.to_data` wrote it, or None."""
+    if not isinstance(item, dict):
+        return None
+    path, top, spans, line = (item.get(k) for k in ("path", "top", "passages", "line"))
+    if not isinstance(path, str) or not path or not isinstance(top, int) or top < 1:
+        return None
+    passages = tuple(
+        (span[0], span[1])
+        for span in (spans if isinstance(spans, list) else [])
+        if isinstance(span, list)
+        and len(span) == 2
+        and all(isinstance(n, int) and n >= 1 for n in span)
+    )
+    return Place(path, top, passages, line if isinstance(line, int) and line >= 1 else None)
 
 
 class RecentFiles:

@@ -104,7 +104,6 @@ def key_groups(screen_bindings: Sequence[BindingType]) -> list[KeyGroup]:
             "Find in page",
             (
                 Key("type", "Find as you type (ignores case unless a capital is typed)"),
-                Key("Enter", "Keep the matches and go back to reading (n / N step)"),
                 *_keys(FindBar.BINDINGS),
             ),
         ),
@@ -121,7 +120,7 @@ def key_groups(screen_bindings: Sequence[BindingType]) -> list[KeyGroup]:
             (Key("up / down / home / end", "Move"), *_keys(SidebarPanel.BINDINGS)),
         ),
         KeyGroup(
-            "Go to file, Recent files, Outline",
+            "Go to file, Recent files, Outline, Links (f)",
             (
                 Key("type", "Narrow the list"),
                 Key("up / down", "Move"),

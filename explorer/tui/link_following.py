@@ -1,4 +1,5 @@
-"""Following a link clicked in the preview: where it leads, as ``explorer links`` says.
+"""Following a link from the preview: where it leads, as ``explorer links`` says (the line its
+anchor names is :mod:`explorer.tui.widgets.anchors`').
 
 The preview renders a file's Markdown; a click gives the destination as the page writes it
 (``../api/``, ``/docs/collector/``, ``{{< ref "x" >}}``). The index already resolved every stored

@@ -55,6 +55,9 @@ class Session:
     """The marked line, if any."""
     queries: list[str] = field(default_factory=list)
     recent: list[str] = field(default_factory=list)
+    history: dict[str, object] = field(default_factory=dict)
+    """Back and forward (:meth:`explorer.tui.history.NavigationHistory.to_data`; it reads it
+    back and drops what is of the wrong shape)."""
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -85,7 +88,15 @@ class Session:
             value = data.get(key)
             if isinstance(value, list):
                 setattr(session, key, [item for item in value if isinstance(item, str)])
+        _read_history(data, session)
         return session
+
+
+def _read_history(data: dict[str, object], session: Session) -> None:
+    """The back-and-forward history, as saved (its own reader checks the places)."""
+    history = data.get("history")
+    if isinstance(history, dict):
+        session.history = history
 
 
 def session_path(roots: Sequence[Path]) -> Path:

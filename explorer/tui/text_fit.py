@@ -68,6 +68,8 @@ def distinct_paths(paths: list[str], width: int) -> list[str]:
         folders = path.split("/")[:-1]
         theirs = [set(other.split("/")[:-1]) for other in alike]
         telling = next((f for f in folders if any(f not in them for them in theirs)), None)
+        if telling is None:  # its folders are all in the other's too: where they part
+            telling = _where_they_part(folders, [other.split("/")[:-1] for other in alike])
         if telling is None:
             continue
         name = path.rsplit("/", 1)[-1]
@@ -78,7 +80,19 @@ def distinct_paths(paths: list[str], width: int) -> list[str]:
             if cell_len(candidate) <= width:
                 shown[number] = candidate
                 break
+        else:  # no room for the whole name beside the telling folder: the name is cut
+            prefix = f"{ELLIPSIS}/{fit_name(telling, max(3, width // 3))}/{ELLIPSIS}/"
+            if width - cell_len(prefix) >= 5:
+                shown[number] = prefix + fit_name(name, width - cell_len(prefix))
     return shown
+
+
+def _where_they_part(folders: list[str], others: list[list[str]]) -> str | None:
+    """The folder of ``folders`` at the first place where one of ``others`` differs."""
+    for position, folder in enumerate(folders):
+        if any(position >= len(other) or other[position] != folder for other in others):
+            return folder
+    return None
 
 
 def wrap_path(path: str, width: int) -> list[str]:

@@ -180,7 +180,7 @@ async def test_up_and_down_walk_the_query_history(sample_copy, app_for):
         box = screen.search_box
         await wait_settled(pilot)
         await type_query(pilot, "backup")
-        await pilot.press("escape")  # leaving for the results keeps the query
+        await pilot.press("down")  # leaving for the results keeps the query
         assert screen.focused is screen.results
         box.set_text("")
         await type_query(pilot, "restore")
@@ -412,7 +412,7 @@ async def test_results_page_on_past_the_first_page_and_keys_move(sample_copy, ap
         await type_query(pilot, "the")
         await wait_for(pilot, lambda: screen.status.answered == "keyword")
         assert len(results.hits) == RESULT_FILES and results.has_more
-        await pilot.press("escape")  # leave the box
+        await pilot.press("down")  # leave the box
         assert screen.focused is results
         await pilot.press("j", "j", "k")
         assert results.highlighted == 1
@@ -426,8 +426,10 @@ async def test_results_page_on_past_the_first_page_and_keys_move(sample_copy, ap
         assert screen.focused is screen.search_box.query_one("#query")
         await pilot.press("q")  # typed here (a new query in place of the selected one)
         assert screen.search_box.text == "q"
-        await pilot.press("escape")
-        await pilot.press("q")  # quits where it is not typing
+        await pilot.press("escape")  # Esc leads to the search box: there it stays
+        await pilot.press("q")  # no key typing a word quits
+        assert screen.search_box.text == "qq" and app.is_running
+        await pilot.press("ctrl+q")
         await pilot.pause()
     assert app.return_code == 0 and not app.is_running
 
@@ -439,8 +441,8 @@ async def test_the_start_hint_does_not_send_a_typist_to_question_mark(sample_cop
         await pilot.pause()
         assert screen.focused is screen.search_box.query_one("#query")
         assert screen.results.message == START_HINT
-        assert "? shows help" not in START_HINT and "Esc" in START_HINT
-        await pilot.press("escape", "question_mark")  # what the hint says works
+        assert "? shows help" not in START_HINT and "Down" in START_HINT
+        await pilot.press("down", "question_mark")  # what the hint says works
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
 
 
@@ -528,7 +530,7 @@ async def test_copy_path_line_path_and_passage(sample_copy, app_for):
         await wait_settled(pilot)
         screen.search_box.set_mode("keyword")
         await type_query(pilot, "backup")
-        await pilot.press("escape")  # in the results: the highlighted result
+        await pilot.press("down")  # in the results: the highlighted result
         hit = screen.results.hits[0]
         best = hit.passages[0]
         await pilot.press("c")
@@ -547,7 +549,7 @@ async def test_copy_path_line_path_and_passage(sample_copy, app_for):
         assert app.clipboard == f"{hit.path}:{best.start_line}"
 
 
-async def test_o_opens_the_file_with_the_systems_opener(
+async def test_ctrl_o_opens_the_file_with_the_systems_opener(
     sample_copy, app_for, tmp_path, monkeypatch
 ):
     docs, _index = sample_copy
@@ -562,7 +564,7 @@ async def test_o_opens_the_file_with_the_systems_opener(
         await wait_for(pilot, lambda: screen.index is not None)
         await open_and_wait(pilot, "guides/backups.md")
         screen.preview.focus_content()
-        await pilot.press("o")
+        await pilot.press("ctrl+o")
         await wait_for(pilot, record.exists, what="the opener")
     assert record.read_text() == str(docs.resolve() / "guides/backups.md")
 
@@ -575,7 +577,7 @@ async def test_a_missing_opener_is_one_line(sample_copy, app_for, monkeypatch):
         await wait_for(pilot, lambda: screen.index is not None)
         await open_and_wait(pilot, "guides/backups.md")
         screen.preview.focus_content()
-        await pilot.press("o")
+        await pilot.press("ctrl+o")
         await pilot.pause()
         texts = [str(n.message) for n in app._notifications]
         assert any("cannot run /no/such/opener" in text for text in texts), texts
@@ -614,7 +616,7 @@ async def test_help_and_readme_list_every_key_grouped_by_pane(sample_copy, app_f
     tui = readme[readme.index("## The explorer (TUI)") : readme.index("## Using it from scripts")]
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("escape", "question_mark")
+        await pilot.press("down", "question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         help_text = app.screen.query_one("#help-text").source
     for group in groups:

@@ -66,7 +66,8 @@ async def settle(pilot, timeout: float = 30.0) -> None:
 
 
 def top_level(screen) -> list[str]:
-    return [str(node.label) for node in screen.file_tree.root.children]
+    """The collection names of the tree's top-level nodes (each followed by where it is)."""
+    return [str(node.label).split("  ", 1)[0] for node in screen.file_tree.root.children]
 
 
 async def test_each_folder_is_a_node_and_one_ranking_spans_them(sample_copy, tmp_path):

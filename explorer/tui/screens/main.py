@@ -16,12 +16,10 @@ bindings' actions and the command palette.
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -33,7 +31,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.file_reading import decode_leniently, read_head
@@ -53,6 +51,7 @@ from explorer.core.live.events import (
 )
 from explorer.core.models import SearchMode, SyncPhase
 from explorer.core.retrieval.file_filter import parse_filter_words
+from explorer.core.retrieval.link_resolution import LinkState
 from explorer.core.retrieval.scopes import Scope
 from explorer.core.safe_text import safe_text
 from explorer.settings.config import NamedFolder, Settings
@@ -62,7 +61,10 @@ from explorer.tui.history import NavigationHistory, Place, RecentFiles
 from explorer.tui.index_state import FOLDER_FIELDS, IndexState, combined
 from explorer.tui.layout import Pane, PaneLayout
 from explorer.tui.link_following import Destination
+from explorer.tui.selection import Selection
+from explorer.tui.widgets.anchors import anchor_line, link_anchor
 from explorer.tui.widgets.file_tree import Entry, FileTree
+from explorer.tui.widgets.footer import FittingFooter
 from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.preview import MAX_PREVIEW_BYTES, Preview
 from explorer.tui.widgets.related import RelatedList
@@ -76,40 +78,39 @@ from explorer.tui.workspace import Workspace
 if TYPE_CHECKING:
     from explorer.core.embed.embedder import Embedder
     from explorer.core.live.writer import LiveIndex
+    from explorer.core.retrieval.links import Link
     from explorer.core.store.index import Index
 
 FOLLOW_EMBEDDED_INTERVAL = 1.0
 """Least seconds between two refreshes (related files, search) for files embedded meanwhile."""
 SESSION_SAVE_DELAY = 1.0
 """Seconds after a change before the session is written (it is written at exit too)."""
-EDITORS_WITH_LINE = {"vi", "vim", "nvim", "nano", "emacs", "micro", "kak", "hx", "helix", "joe"}
-"""Editors that open a file at a line given as ``+LINE``."""
 FOCUS_TARGETS = ("tree", "results", "preview", "links", "related")
-TYPED_ACTIONS = frozenset(
-    {
-        "focus_search",
-        "back",
-        "forward",
-        "zoom",
-        "copy",
-        "open_external",
-        "edit",
-        "next_passage",
-        "previous_passage",
-        "help",
-        "quit",
-    }
-)
-"""Actions bound to keys that are characters: in a text field those keys are typed instead."""
 
 
 class MainScreen(Screen[None]):
-    """Tree, search panel (box and results), preview, sidebar (links, related), status bar."""
+    """Tree, search panel (box and results), preview, sidebar (links, related), status bar.
+
+    The keys here work in every pane; each pane's own keys are its widget's bindings, and
+    :mod:`explorer.tui.key_table` lists them all. The keyboard model (README, "Keys"): Esc
+    from any pane leads back to the search box, where typing searches (a find, a picker or a
+    zoom closes first); keys that hand the file to another program are control keys, which
+    typing a word cannot hit; each key is handled by the pane focused when it was pressed
+    (:mod:`explorer.tui.key_routing`).
+    """
 
     ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusBar"
+    ESCAPE_TO_MINIMIZE = False
+    """Esc is :meth:`action_leave`'s: it leaves the zoom and goes to the search box at once."""
     BINDINGS: ClassVar[list[BindingType]] = [
-        # A priority binding runs when the app receives the key, before it hands the next key
-        # of the same read to the focused widget; see check_action.
+        Binding(
+            "escape",
+            "leave",
+            "Search",
+            key_display="Esc",
+            show=False,
+            tooltip="Back to the search box, where typing searches (a zoom ends first)",
+        ),
         Binding(
             "slash",
             "focus_search",
@@ -160,6 +161,21 @@ class MainScreen(Screen[None]):
             show=False,
             tooltip="Show or hide the sidebar (links and related files)",
         ),
+        # Keys that hand the file to another program: control keys, never typed in a word.
+        Binding(
+            "ctrl+o",
+            "open_external",
+            "Open in app",
+            show=False,
+            tooltip="Open with the system's application (a PDF in its viewer)",
+        ),
+        Binding(
+            "ctrl+e",
+            "edit",
+            "Edit",
+            show=False,
+            tooltip="Edit in $EDITOR, then come back (in a text field: the end of the line)",
+        ),
         Binding("z", "zoom", "Zoom", tooltip="Give the focused pane the whole screen, or back"),
         Binding("c", "copy('line')", "Copy", tooltip="Copy path:line of the selection"),
         Binding("C", "copy('path')", "Copy path", show=False, tooltip="Copy the path"),
@@ -170,32 +186,7 @@ class MainScreen(Screen[None]):
             show=False,
             tooltip="Copy the passage (the marked lines, or the result's or related passage)",
         ),
-        Binding(
-            "o",
-            "open_external",
-            "Open in app",
-            show=False,
-            tooltip="Open with the system's application (a PDF in its viewer)",
-        ),
-        Binding("e", "edit", "Edit", show=False, tooltip="Edit in $EDITOR, then come back"),
-        # The preview's own n/N, from anywhere but a text field: after Enter on a result the
-        # focus stays in the list, and n must still step through that file's passages.
-        Binding(
-            "n",
-            "next_passage",
-            "Next",
-            show=False,
-            tooltip="Next passage (or match) down from where you read",
-        ),
-        Binding(
-            "N",
-            "previous_passage",
-            "Previous",
-            show=False,
-            tooltip="Previous passage (or match) up from where you read",
-        ),
         Binding("question_mark", "help", "Help", key_display="?", tooltip="This help"),
-        Binding("q", "quit", "Quit", show=False, tooltip="Quit"),
     ]
 
     def __init__(
@@ -237,6 +228,8 @@ class MainScreen(Screen[None]):
         """Files made fresh since the screen last followed them (see _files_embedded)."""
         self._embedded_due: Timer | None = None
         self._embedded_at = 0.0
+        self.selection = Selection(self)
+        """What the user means by "this file": copy, open and edit act on it."""
 
     # -- composition --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -249,7 +242,7 @@ class MainScreen(Screen[None]):
                 yield LinksList(id="links")
                 yield RelatedList(id="related")
         yield StatusBar(id="status")
-        yield Footer()
+        yield FittingFooter()
 
     @property
     def search_panel(self) -> SearchPanel:
@@ -360,15 +353,57 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="link", exit_on_error=False)
     def _follow_link(self, source: str, href: str) -> None:
-        """Resolve a clicked link off the UI thread (the first one resolves the index's links)."""
+        """Resolve a followed link off the UI thread (the first one resolves the index's
+        links), and the line its anchor names (``#heading``, ``[[Note#^block]]``)."""
         found = self.workspace.destination(source, href)
-        self.app.call_from_thread(self._link_followed, found)
+        anchor = link_anchor(href)
+        line = None
+        target = found.path if found.path is not None else None if found.note else source
+        if anchor and target is not None:
+            line = self._anchor_in(target, anchor)
+        self.app.call_from_thread(self._link_followed, found, source, line)
 
-    def _link_followed(self, found: Destination) -> None:
+    def _anchor_in(self, path: str, anchor: str) -> int | None:
+        """The line of ``path`` (a window path) that ``anchor`` names, if it names one."""
+        try:
+            text = decode_leniently(read_head(self.workspace.absolute(path), MAX_PREVIEW_BYTES))
+        except (OSError, ExplorerError):
+            return None
+        return anchor_line(text.replace("\r\n", "\n"), anchor)
+
+    def _link_followed(
+        self, found: Destination, source: str | None = None, line: int | None = None
+    ) -> None:
         if found.path is not None:
-            self.post_message(messages.OpenFile(found.path))
+            self.post_message(messages.OpenFile(found.path, line))
         elif found.note:
             self.notify(safe_text(found.note), timeout=4)
+        elif line is not None and source == self.current_path:  # a heading of this page
+            self._outline_chosen(line)
+
+    def action_pick_link(self) -> None:
+        """``f`` in the preview: the page's links, to follow one from the keyboard."""
+        from explorer.tui.widgets.link_picker import LinkPicker
+
+        path = self.current_path
+        found = self.links.found
+        if path is None:
+            return
+        if found is None or self.links.source != path:
+            self.status.say("links: not read yet for this file (the index is opening)")
+            return
+        picker = LinkPicker(path, list(found.outgoing))
+        self.app.push_screen(picker, lambda link: self._link_picked(path, link))
+
+    def _link_picked(self, source: str, link: Link | None) -> None:
+        if link is None:
+            return
+        if link.state is LinkState.MISSING:
+            self.notify(safe_text(f"this link leads nowhere: {link.raw}"), timeout=4)
+        elif link.state is LinkState.OUTSIDE_ROOT:
+            self.notify(safe_text(f"outside this folder: {link.target}"), timeout=4)
+        else:
+            self._follow_link(source, link.raw)
 
     on_worker_state_changed = report_worker_failure
 
@@ -421,7 +456,7 @@ class MainScreen(Screen[None]):
         self._leave_place()
         place = self.history.back()
         if place is None:
-            self.notify("no earlier place", timeout=2)
+            self.status.say("back: nothing before this place")
         self._go_to(place)
 
     def action_forward(self) -> None:
@@ -429,7 +464,7 @@ class MainScreen(Screen[None]):
         self._leave_place()
         place = self.history.forward()
         if place is None:
-            self.notify("no later place", timeout=2)
+            self.status.say("forward: nothing after this place")
         self._go_to(place)
 
     def action_recent_files(self) -> None:
@@ -438,7 +473,7 @@ class MainScreen(Screen[None]):
 
         paths = [path for path in self.recent.paths if path != self.current_path]
         if not paths:
-            self.notify("no recent files yet", timeout=2)
+            self.status.say("recent files: none yet")
             return
         titles = self.file_tree.titles()
         self.app.push_screen(
@@ -503,6 +538,9 @@ class MainScreen(Screen[None]):
         if entry is None or not self.file_tree.has_focus:
             return  # the cursor moved for a file opened elsewhere: not browsing
         folder = entry.path.rstrip("/") if entry.is_dir else entry.path.rpartition("/")[0]
+        root = self.file_tree.folder_root(folder) if entry.is_dir else None
+        if root is not None:  # a window folder's node: where it is
+            self.status.say(safe_text(f"{folder}: {root}"))
         if folder != self._browsed_folder:
             self._browsed_folder = folder
             self.send_focus()
@@ -512,7 +550,7 @@ class MainScreen(Screen[None]):
         from explorer.tui.widgets.outline import OutlineScreen
 
         if not event.headings:
-            self.notify("no headings in this file", timeout=2)
+            self.status.say("outline: no headings in this file")
             return
         path = self.current_path or ""
         outline = OutlineScreen(path, event.headings, self.preview.position())
@@ -553,7 +591,7 @@ class MainScreen(Screen[None]):
 
     @on(SearchPanel.NothingToLeaveFor)
     def _search_left_empty(self) -> None:
-        self.set_focus(self.file_tree)
+        self.set_focus(self.file_tree if self.file_tree.display else self.results)
 
     @on(SearchPanel.QueryPathReady)
     def _query_path_ready(self, event: SearchPanel.QueryPathReady) -> None:
@@ -740,26 +778,30 @@ class MainScreen(Screen[None]):
 
     # -- actions ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Keys that are characters are typed in a text field, not bound; ``/`` in the
-        preview finds in the page."""
+        """``/`` in the preview finds in the page (the preview's own binding); in a text field
+        ``/`` and ``?`` are typed (the key router types them), so the footer does not show
+        them there."""
         focused = self.focused
-        if action in TYPED_ACTIONS and isinstance(focused, Input):
+        if action in ("focus_search", "help") and isinstance(focused, Input):
             return False
-        if action == "focus_search" and focused is not None and self.preview in focused.ancestors:
-            return False
-        if action == "forward":
-            return self.history.can_go_forward or None
-        if action == "back":
-            return self.history.can_go_back or None
-        return True
+        in_preview = focused is not None and self.preview in focused.ancestors
+        return not (action == "focus_search" and in_preview)
 
     def action_focus_search(self) -> None:
+        self.search_box.focus_query()
+
+    def action_leave(self) -> None:
+        """Esc: back to the search box, the zoom ended, at once (the keys typed after it are
+        the box's)."""
+        if self.maximized is not None:
+            self._unzoom()
         self.search_box.focus_query()
 
     def action_focus_filter(self) -> None:
         self.search_box.focus_filter()
 
     def action_next_passage(self) -> None:
+        """The preview's ``n``, from the results (after Enter the focus stays in the list)."""
         self.preview.action_next_passage()
 
     def action_previous_passage(self) -> None:
@@ -795,10 +837,6 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(HelpScreen(markdown_tables(self.BINDINGS)))
 
-    def action_quit(self) -> None:
-        self.save_session()
-        self.app.exit()
-
     # -- layout -------------------------------------------------------------------------------
     def on_resize(self, event: events.Resize) -> None:
         if self.layout_state.resize(event.size.width):
@@ -825,9 +863,10 @@ class MainScreen(Screen[None]):
         self.action_toggle_pane("sidebar")
 
     def action_zoom(self) -> None:
-        """Give the focused pane the whole screen, or back (z; Escape too)."""
+        """Give the focused pane the whole screen, or back (z; Esc leaves it for the search
+        box). The preview keeps the line at its top: its lines wrap anew at the new width."""
         if self.maximized is not None:
-            self.minimize()
+            self._unzoom()
             return
         focused = self.focused
         if focused is None:
@@ -837,7 +876,21 @@ class MainScreen(Screen[None]):
             if isinstance(ancestor, Preview | SearchPanel):
                 pane = ancestor
                 break
-        self.maximize(pane, container=False)
+        with self._keeping_the_reading_place():
+            self.maximize(pane, container=False)
+
+    def _unzoom(self) -> None:
+        with self._keeping_the_reading_place():
+            self.minimize()
+
+    @contextmanager
+    def _keeping_the_reading_place(self) -> Iterator[None]:
+        """The layout changes inside: the preview shows the same line at its top after."""
+        preview = self.preview
+        top = preview.position() if preview.loaded else None
+        yield
+        if top is not None:
+            self.call_after_refresh(preview.go_to_line, top)
 
     def focus_pane(self, target: str) -> None:
         focus: dict[str, Callable[[], object]] = {
@@ -851,120 +904,20 @@ class MainScreen(Screen[None]):
 
     # -- the selection: copy, open, edit ------------------------------------------------------
     def selected_path(self) -> tuple[str | None, int | None]:
-        """The file the user means: the focused list's item, else the open file (at the
-        marked passage, else the line at the top of the preview)."""
-        focused = self.focused
-        if isinstance(focused, ResultsList) and (hit := focused.highlighted_hit) is not None:
-            return hit.path, hit.passages[0].start_line if hit.passages else None
-        if isinstance(focused, FileTree):
-            node = focused.cursor_node
-            if node is not None and node.data is not None and not node.data.is_dir:
-                return node.data.path, None
-        if isinstance(focused, LinksList | RelatedList):
-            index = focused.highlighted
-            target = focused.row_target(index) if index is not None else None
-            if target is not None:
-                return target.path, target.line
-        if self.current_path is None:
-            return None, None
-        if self.preview.finding and self.preview.found_index is not None:
-            return self.current_path, self.preview.found[self.preview.found_index]
-        passage = self.preview.passage
-        if passage is not None and self.preview.passage_visible():
-            return self.current_path, passage[0]
-        return self.current_path, self.preview.position() if self.preview.loaded else None
-
-    def _passage_of(self, path: str, line: int | None) -> str:
-        """The text the user means at ``line`` of ``path``: the marked passage or result's
-        passage that holds it, else that line."""
-        spans: list[tuple[int, int]] = []
-        focused = self.focused
-        if isinstance(focused, ResultsList) and (hit := focused.highlighted_hit) is not None:
-            spans = [(p.start_line, p.end_line) for p in hit.passages]
-        elif isinstance(focused, RelatedList) and focused.highlighted is not None:
-            if focused.highlighted < len(focused.items):
-                passage = focused.items[focused.highlighted].related_passage
-                spans = [(passage.start_line, passage.end_line)]
-        elif path == self.current_path:
-            spans = list(self.preview.passages)
-        start = end = line or 1
-        for first, last in spans:
-            if first <= start <= last:
-                start, end = first, last
-                break
-        if path == self.current_path and self.preview.loaded:
-            return self.preview.text_of(start, end)
-        absolute = self.file_on_disk(path)
-        if absolute is None:
-            return ""
-        try:
-            text = decode_leniently(read_head(absolute, MAX_PREVIEW_BYTES))
-        except (OSError, ExplorerError):
-            return ""
-        return "\n".join(text.replace("\r\n", "\n").split("\n")[start - 1 : end])
+        """The file the user means (see :meth:`Selection.path`)."""
+        return self.selection.path()
 
     def action_copy(self, what: str) -> None:
-        """Copy the selected file's path (``C``), ``path:line`` (``c``) or its passage (``p``)
-        to the clipboard (OSC 52: the terminal must allow it)."""
-        path, line = self.selected_path()
-        if path is None:
-            self.notify("open or select a file first", severity="warning", timeout=3)
-            return
-        if what == "path":
-            text, said = path, path
-        elif what == "passage":
-            text = self._passage_of(path, line)
-            said = f"the passage of {path}" + (f" at L{line}" if line else "")
-        else:
-            text = said = f"{path}:{line}" if line else path
-        if not text:
-            self.notify("nothing to copy there", severity="warning", timeout=3)
-            return
-        self.app.copy_to_clipboard(text)
-        self.notify(f"copied {said}", title="Clipboard", timeout=3)
+        """Copy the selected file's path (``C``), ``path:line`` (``c``) or its passage (``p``)."""
+        self.selection.copy(what)
 
     def action_open_external(self) -> None:
-        """Open the selected file with the system's application (``o``; a PDF: its viewer)."""
-        from explorer.tui.system_open import open_with_system
-
-        path, _line = self.selected_path()
-        absolute = self.file_on_disk(path) if path is not None else None
-        if absolute is None:
-            self.notify("open or select a file first", severity="warning", timeout=3)
-            return
-        try:
-            open_with_system(absolute)
-        except ExplorerError as error:
-            self.notify(str(error), severity="error")
-            return
-        self.notify(f"opened {path} with the system's application", timeout=3)
+        """Open the selected file with the system's application (``ctrl+o``)."""
+        self.selection.open_with_system()
 
     def action_edit(self) -> None:
-        path, line = self.selected_path()
-        if path is None:
-            self.notify("open a file first", severity="warning")
-            return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        command = shlex.split(editor)
-        if line and Path(command[0]).name in EDITORS_WITH_LINE:
-            command.append(f"+{line}")
-        absolute = self.file_on_disk(path)
-        if absolute is None:
-            return
-        command.append(str(absolute))
-        try:
-            with self.app.suspend():
-                subprocess.run(command, check=False)
-        except FileNotFoundError:
-            self.notify(f"editor not found: {editor} (set $EDITOR)", severity="error")
-            return
-        except Exception as error:  # noqa: BLE001 - e.g. SuspendNotSupported in a test driver
-            self.notify(
-                f"cannot open an editor here: {error or type(error).__name__}", severity="warning"
-            )
-            return
-        if path == self.current_path:
-            self.preview.reload(absolute)
+        """Edit the selected file in ``$EDITOR`` (``ctrl+e``)."""
+        self.selection.edit()
 
     # -- the window's folders -----------------------------------------------------------------
     def action_add_folder(self) -> None:
@@ -1072,8 +1025,11 @@ class MainScreen(Screen[None]):
             box.set_filter(saved.filter)
         if saved.query:
             box.set_text(saved.query)
+        self.history = NavigationHistory.from_data(saved.history, self.workspace.is_file)
         if saved.path is not None and self.workspace.is_file(saved.path):
-            self.open_file(saved.path, None, saved.line, top=saved.top)
+            current = self.history.current
+            again = current is not None and current.path == saved.path  # back leads on from it
+            self.open_file(saved.path, None, saved.line, top=saved.top, record=not again)
 
     def _session_changed(self) -> None:
         """Something worth remembering changed: write the session soon."""
@@ -1098,8 +1054,15 @@ class MainScreen(Screen[None]):
             line=passage[0] if passage else None,
             queries=list(box.history.queries),
             recent=list(self.recent.paths),
+            history=self._history_to_keep(),
         )
         session.save_session(self.workspace.roots, saved)
+
+    def _history_to_keep(self) -> dict[str, object]:
+        """Back and forward as the session keeps them, the open place at the line read."""
+        if self.current_path is not None and self.preview.loaded:
+            self.history.remember_top(self.preview.position())
+        return self.history.to_data()
 
     def action_forget_session(self) -> None:
         """Stop remembering sessions (and forget this folder's)."""
@@ -1143,12 +1106,17 @@ class MainScreen(Screen[None]):
         yield SystemCommand("Forward", "The next place again (alt+right, ])", self.action_forward)
         yield SystemCommand("Outline", "The open file's headings (t)", self.preview.action_outline)
         yield SystemCommand(
+            "Follow a link", "The open page's links, to follow one (f)", self.action_pick_link
+        )
+        yield SystemCommand(
             "Find in page", "Find words in the open file (/ in the preview)", self._find_in_page
         )
-        yield SystemCommand("Edit file", "Open the selected file in $EDITOR (e)", self.action_edit)
+        yield SystemCommand(
+            "Edit file", "Open the selected file in $EDITOR (ctrl+e)", self.action_edit
+        )
         yield SystemCommand(
             "Open with the system's app",
-            "Open the selected file with xdg-open / open (o)",
+            "Open the selected file with xdg-open / open (ctrl+o)",
             self.action_open_external,
         )
         yield SystemCommand(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
@@ -28,6 +29,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import get_current_worker
 
+from explorer.core.errors import ExplorerError
 from explorer.core.models import FileState
 from explorer.core.safe_text import safe_name
 from explorer.tui.messages import OpenFile
@@ -80,7 +82,6 @@ class FileTree(Tree[Entry]):
         Binding("enter", "select_cursor", "Open", tooltip="Open a file, or open or close a folder"),
         Binding("j", "cursor_down", "Down", show=False, tooltip="Next row"),
         Binding("k", "cursor_up", "Up", show=False, tooltip="Previous row"),
-        Binding("escape", "screen.focus_search", "Search", show=False, tooltip="Back to search"),
     ]
     COMPONENT_CLASSES = {
         "file-tree--fresh",
@@ -239,9 +240,30 @@ class FileTree(Tree[Entry]):
                     break
         # A file name is untrusted text: shown escaped, and never parsed as markup.
         name = Text(safe_name(entry.path.rstrip("/").rsplit("/", 1)[-1]))
+        if entry.is_dir and parent is self.root:
+            name = self._folder_label(entry.path.rstrip("/"), name)
         if entry.is_dir:
             return parent.add(name, entry, before=before)
         return parent.add_leaf(name, entry, before=before)
+
+    def _folder_label(self, name: str, label: Text) -> Text:
+        """A window folder's node (several folders open): its collection name, then where it
+        is, so two folders named ``en`` and ``src`` still say which is which."""
+        root = self.folder_root(name)
+        if root is None:
+            return label
+        label.stylize("bold")
+        return Text.assemble(label, ("  " + safe_name(short_location(root)), "dim"))
+
+    def folder_root(self, name: str) -> Path | None:
+        """The folder a top-level node stands for, when the window has several."""
+        workspace = self._workspace
+        if workspace is None or not workspace.several:
+            return None
+        try:
+            return workspace.folder(name).settings.root
+        except ExplorerError:
+            return None
 
     def _prune(self, node: TreeNode[Entry] | None) -> None:
         """Remove folders left empty, from ``node`` upwards."""
@@ -280,6 +302,15 @@ class FileTree(Tree[Entry]):
         entry = event.node.data
         if entry is not None and not entry.is_dir:
             self.post_message(OpenFile(entry.path))
+
+
+def short_location(root: Path) -> str:
+    """Where a folder is, briefly: its path from the home folder (``~/…``), else as is."""
+    home = Path.home()
+    try:
+        return "~/" + root.relative_to(home).as_posix()
+    except ValueError:
+        return root.as_posix()
 
 
 def _cut_middle(label: Text, width: int) -> Text:

@@ -10,15 +10,14 @@ from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
 from explorer.core.retrieval.fuzzy import PathMatch, match_files
 from explorer.core.safe_text import LABEL_MAX, safe_spans
+from explorer.tui.widgets.picker import PickerScreen
 
 LIMIT = 50
 MATCH_STYLE = "bold $text-accent underline"
@@ -58,15 +57,11 @@ def _shows_title(match: PathMatch) -> bool:
     return match.title.strip().lower() != stem.lower()
 
 
-class FuzzyJump(ModalScreen[str | None]):
+class FuzzyJump(PickerScreen[str]):
     """A quick-open dialog over the given paths (and their titles, ``{path: title}``);
     dismisses with the chosen path (or None)."""
 
-    BINDINGS = [
-        Binding("escape", "cancel", "Close", show=False),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("up", "move(-1)", "Up", show=False),
-    ]
+    LIST_ID = "fuzzy-list"
 
     def __init__(
         self,
@@ -99,18 +94,6 @@ class FuzzyJump(ModalScreen[str | None]):
     def _changed(self, event: Input.Changed) -> None:
         self._refresh_matches(event.value)
 
-    @on(Input.Submitted, "#fuzzy-input")
-    def _submitted(self) -> None:
-        options = self.query_one("#fuzzy-list", OptionList)
-        index = options.highlighted
-        if index is not None and index < len(self.matches):
-            self.dismiss(self.matches[index].path)
-
-    @on(OptionList.OptionSelected, "#fuzzy-list")
-    def _selected(self, event: OptionList.OptionSelected) -> None:
-        if event.option_index < len(self.matches):
-            self.dismiss(self.matches[event.option_index].path)
-
     def _refresh_matches(self, text: str) -> None:
         if self.ordered and not text.strip():
             self.matches = [PathMatch(p, 0.0, title=self.titles[p]) for p in self.paths[:LIMIT]]
@@ -131,12 +114,5 @@ class FuzzyJump(ModalScreen[str | None]):
             "#fuzzy-dialog"
         ).border_subtitle = f"{len(self.matches)} of {len(self.paths)}"
 
-    def action_move(self, delta: int) -> None:
-        options = self.query_one("#fuzzy-list", OptionList)
-        if not self.matches:
-            return
-        current = options.highlighted or 0
-        options.highlighted = max(0, min(len(self.matches) - 1, current + delta))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def chosen(self, index: int) -> str | None:
+        return self.matches[index].path if 0 <= index < len(self.matches) else None

@@ -33,12 +33,22 @@ edit, add, move or delete files and the tree, the results and the sidebar follow
   divided by the best. Scores compare within one query and mode, not across modes.
 - A full page ends with "more results": moving past it brings the next page.
 
+## Keys you can trust
+
+- Esc from any pane leads back to the search box (a find, a picker or a zoom closes first);
+  there typing searches, and Esc stays.
+- Every key goes to the pane focused when it was pressed, even several in one go.
+- Handing the file to another program takes a control key: `ctrl+o` opens it with the
+  system's application, `ctrl+e` in `$EDITOR`; `ctrl+q` quits.
+
 ## Reading and coming back
 
 - The preview reads like a pager: `j`/`k`, space/`b`, `g`/`G`; `/` finds in the page and
-  `n`/`N` step *down or up from where you are*, as in less and vim.
-- `alt+left`/`alt+right` (or `[`/`]`) go back and forward over the places you read;
-  `ctrl+y` lists the recent files.
+  `n`/`N` step *down or up from where you are*, as in less and vim. Its border tells the
+  lines in view.
+- `f` lists the page's links (type to narrow, Enter follows one, to its heading or block).
+- `alt+left`/`alt+right` (or `[`/`]`) go back and forward over the places you read, also
+  after a restart; `ctrl+y` lists the recent files.
 - Each folder reopens where you left it: the query, the mode, the filters, the open file and
   the place in it. Up in the search box brings back earlier queries. "Stop remembering
   sessions" in the command palette (or `EXPLORER_NO_SESSION=1`) turns this off.

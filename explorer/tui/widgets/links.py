@@ -144,7 +144,10 @@ class LinksList(SidebarPanel):
         self.rows = rows
         self.set_options(options)
         self.scroll_to(y=scroll_y, animate=False, immediate=True)
-        self.highlighted = rows.index(previous) if previous in rows else self.first_row()
+        # A header is None too: only a link row is kept, else the first link (never a header,
+        # where Enter opens nothing).
+        kept = previous is not None and previous in rows
+        self.highlighted = rows.index(previous) if kept else self.first_row()
         self.scroll_to(y=scroll_y, animate=False, immediate=True)
 
     def show_message(self, text: str) -> None:

@@ -7,13 +7,12 @@ from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
+from explorer.tui.widgets.picker import PickerScreen
 from explorer.tui.widgets.preview import Heading
 
 INDENT = "  "
@@ -29,14 +28,10 @@ def heading_prompt(heading: Heading, top_level: int) -> Content:
     )
 
 
-class OutlineScreen(ModalScreen[int | None]):
+class OutlineScreen(PickerScreen[int]):
     """The headings of a file; dismisses with the chosen heading's line (or None)."""
 
-    BINDINGS = [
-        Binding("escape", "cancel", "Close", show=False),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("up", "move(-1)", "Up", show=False),
-    ]
+    LIST_ID = "outline-list"
 
     def __init__(self, path: str, headings: list[Heading], current: int = 1, **kwargs: Any):
         """``current``: the line the reader is at (the cursor starts on its heading)."""
@@ -84,22 +79,5 @@ class OutlineScreen(ModalScreen[int | None]):
             "#outline-dialog"
         ).border_subtitle = f"{len(self.shown)} of {len(self.headings)} headings"
 
-    @on(Input.Submitted, "#outline-input")
-    def _submitted(self) -> None:
-        index = self.query_one("#outline-list", OptionList).highlighted
-        if index is not None and index < len(self.shown):
-            self.dismiss(self.shown[index].line)
-
-    @on(OptionList.OptionSelected, "#outline-list")
-    def _selected(self, event: OptionList.OptionSelected) -> None:
-        if event.option_index < len(self.shown):
-            self.dismiss(self.shown[event.option_index].line)
-
-    def action_move(self, delta: int) -> None:
-        options = self.query_one("#outline-list", OptionList)
-        if self.shown:
-            current = options.highlighted or 0
-            options.highlighted = max(0, min(len(self.shown) - 1, current + delta))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def chosen(self, index: int) -> int | None:
+        return self.shown[index].line if 0 <= index < len(self.shown) else None

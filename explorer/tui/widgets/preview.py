@@ -96,9 +96,22 @@ def find_pattern(text: str) -> re.Pattern[str] | None:
 class FindBar(Input):
     """The find-in-page field at the bottom of the preview (``/``)."""
 
+    # Priority: the field closes when the key comes, so the keys typed after it are the
+    # preview's (Input's own Enter would close it a message later, and type them here).
     BINDINGS = [
         Binding(
-            "escape", "close", "Close", tooltip="Close the find field (an empty one ends the find)"
+            "escape",
+            "close",
+            "Close",
+            priority=True,
+            tooltip="Close the find field (an empty one ends the find)",
+        ),
+        Binding(
+            "enter",
+            "close",
+            "Keep",
+            priority=True,
+            tooltip="Keep the matches and go back to reading (n / N step)",
         ),
     ]
 
@@ -127,7 +140,14 @@ class Preview(Vertical):
         Binding("N", "previous_passage", "Prev", tooltip="Previous passage or match, up from here"),
         Binding("t", "outline", "Outline", tooltip="The file's headings; Enter goes to one"),
         Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap long lines, or scroll sideways"),
-        Binding("escape", "screen.focus_search", "Search", show=False, tooltip="Back to search"),
+        # The screen opens the picker while this key is handled: the keys typed after it are
+        # the picker's.
+        Binding(
+            "f",
+            "screen.pick_link",
+            "Links",
+            tooltip="The page's links, to follow one (type narrows)",
+        ),
     ]
     on_worker_state_changed = report_worker_failure
 
@@ -191,6 +211,18 @@ class Preview(Vertical):
     def on_mount(self) -> None:
         self._show("message")
         self.query_one(FindBar).display = False
+        # The border tells the lines in view: it follows every scroll (keys, the mouse, an
+        # outline jump, a zoom).
+        for scroller in (self.query_one("#preview-markdown"), self.query_one(TextView)):
+            self.watch(scroller, "scroll_y", self._scrolled, init=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """In the find field ``/`` is typed: the footer does not offer it there."""
+        return not (action == "find" and isinstance(self.screen.focused, Input))
+
+    def _scrolled(self) -> None:
+        if self.loaded and self.kind in ("markdown", "code", "text"):
+            self._subtitle("")
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -260,25 +292,33 @@ class Preview(Vertical):
         """Focus the scrolling part (once the file being loaded is on screen)."""
         if not self.loaded and self.path is not None:
             self._focus_when_loaded = True
+            # Meanwhile the keys typed are the preview's already (f, j…), not the pane's the
+            # reader left: whichever part shows now holds the focus until the file is on.
+            shown = [part for part in self.query("#preview-markdown, TextView") if part.display]
+            if shown and shown[0].focusable:
+                self.screen.set_focus(shown[0])
             return
+        # At once (Widget.focus waits a turn): the next key pressed is the page's.
         if self.kind == "markdown":
-            self.query_one("#preview-markdown").focus()
+            self.screen.set_focus(self.query_one("#preview-markdown"))
         elif self.kind in ("code", "text"):
-            self.query_one(TextView).focus()
+            self.screen.set_focus(self.query_one(TextView))
 
-    def position(self) -> int:
-        """The 1-based line of the file at the top of the view."""
+    def position(self, below: int = 0) -> int:
+        """The 1-based line of the file at the top of the view (``below``: that many rows
+        under it)."""
         if not self.loaded:
             return self._arrive_at or 1
         if self.kind in ("code", "text"):
-            return self.query_one(TextView).top_line
+            view = self.query_one(TextView)
+            return view.bottom_line if below else view.top_line
         if self.kind != "markdown":
             return 1
         scroller = self.query_one("#preview-markdown", VerticalScroll)
         markdown = self._markdown()
         if markdown is None:
             return 1
-        top = scroller.scroll_y
+        top = scroller.scroll_y + below
         line = 1
         for block in markdown.children:
             source = getattr(block, "source_range", None)
@@ -504,11 +544,6 @@ class Preview(Vertical):
         event.stop()
         self.find(event.value)
 
-    @on(Input.Submitted, "#find")
-    def _find_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.close_find()
-
     def _mark_found(self) -> None:
         line = self.found[self.found_index] if self.found_index is not None else None
         if self.kind == "markdown":
@@ -682,11 +717,19 @@ class Preview(Vertical):
                     parts.append(f"{self.passage_index + 1}/{len(self.passages)} (n/N)")
         if wrapped:
             parts.append(wrapped)
-        if self.kind in ("code", "text"):
-            parts.append(f"{self.query_one(TextView).line_count} lines")
+        parts.append(self._in_view())
         if self._note:
             parts.append(self._note)
-        self.border_subtitle = " · ".join(parts)
+        self.border_subtitle = " · ".join(part for part in parts if part)
+
+    def _in_view(self) -> str:
+        """The lines in view, for the border: ``L40–62 of 300``."""
+        if not self.loaded or self.kind not in ("markdown", "code", "text"):
+            return ""
+        scroller = self._scroller()
+        bottom = self.position(max(0, scroller.scrollable_content_region.height - 1))
+        total = len(self._source) if self.kind == "markdown" else self._scroller().line_count
+        return f"view L{self.position()}–{max(bottom, self.position())} of {total}"
 
     def _show(self, which: str) -> None:
         self.query_one("#preview-message").display = which == "message"

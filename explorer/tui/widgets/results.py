@@ -169,7 +169,17 @@ class ResultsList(ScrollView, can_focus=True):
         Binding("pagedown", "move(5)", "Page down", show=False, tooltip="Five results down"),
         Binding("home", "first", "First", show=False, tooltip="The first result"),
         Binding("end", "last", "Last", show=False, tooltip="The last result"),
-        Binding("escape", "screen.focus_search", "Search", tooltip="Back to the search box"),
+        # The open result's passages, stepped from the list (after Enter the focus stays here).
+        Binding(
+            "n", "screen.next_passage", "Next", show=False, tooltip="The open file's next passage"
+        ),
+        Binding(
+            "N",
+            "screen.previous_passage",
+            "Previous",
+            show=False,
+            tooltip="The open file's previous passage",
+        ),
     ]
     COMPONENT_CLASSES = {"results-list--cursor"}
 

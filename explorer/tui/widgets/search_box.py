@@ -22,6 +22,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import Reactive, reactive
 from textual.widgets import Input
+from textual.widgets.input import Selection
 
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.file_filter import FileFilter, parse_filter_words
@@ -67,6 +68,13 @@ class SearchBox(Horizontal):
         Binding("up", "older_query", "History", tooltip="The query asked before (Down: after)"),
         Binding("ctrl+t", "screen.cycle_mode", "Mode", tooltip="Cycle: hybrid, semantic, keyword"),
         Binding("ctrl+f", "screen.focus_filter", "Filter", tooltip="Go to the path filter"),
+        Binding(
+            "escape",
+            "to_query",
+            "Query",
+            show=False,
+            tooltip="Stay: Esc leads here from every pane (from the filter: to the query)",
+        ),
     ]
 
     mode: reactive[SearchMode] = reactive(SearchMode.HYBRID, init=False)
@@ -107,7 +115,9 @@ class SearchBox(Horizontal):
         """The text the history just put in the field (its Changed must not stop the walk)."""
 
     def compose(self) -> ComposeResult:
-        yield OneLineInput(placeholder=QUERY_PLACEHOLDER, id="query")
+        # The box selects its text when Esc (or /) leads here, at once: Textual's own select on
+        # focus comes a message later, after the first keys typed, and would select them.
+        yield OneLineInput(placeholder=QUERY_PLACEHOLDER, id="query", select_on_focus=False)
         yield OneLineInput(placeholder="path filter", id="path-filter")
 
     def on_mount(self) -> None:
@@ -148,6 +158,17 @@ class SearchBox(Horizontal):
         if older is not None:
             self._show_from_history(older)
 
+    def action_to_query(self) -> None:
+        """Esc in the box: the query field, with the text typed before walking the history
+        (Esc leads here from every pane, so pressing it again never leaves)."""
+        if self.history.browsing:
+            typed = self.history.newer()
+            while self.history.browsing:
+                typed = self.history.newer()
+            if typed is not None:
+                self._show_from_history(typed)
+        self.focus_query()
+
     def newer_query(self) -> bool:
         """Down while walking the history: the next query (or the text typed before);
         False when not walking (Down then leaves for the results)."""
@@ -182,7 +203,9 @@ class SearchBox(Horizontal):
         in the same read as ``/`` (a fast typist's first letters) went to the widget focused
         before and were lost. ``Screen.set_focus`` changes it at once.
         """
-        self.screen.set_focus(box)
+        if self.screen.focused is not box:
+            self.screen.set_focus(box)
+            box.selection = Selection(0, len(box.value))
 
     def cycle_mode(self) -> SearchMode:
         """Switch to the next mode (hybrid → semantic → keyword → hybrid)."""

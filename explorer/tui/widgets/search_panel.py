@@ -55,10 +55,10 @@ PASSAGES_PER_FILE = 3
 VECTORS_UNAVAILABLE = "vectors unavailable: keyword results"
 NO_VECTORS_YET = "no vectors yet: keyword results"
 START_HINT = (
-    "Type to search. ctrl+p goes to a file; Esc leaves the search box, then ? lists every key."
+    "Type to search. ctrl+p goes to a file; Down leaves the search box, then ? lists every key."
 )
-"""The first thing the results say. The focus is in the search box, where ``?`` is typed, so
-the hint says how to reach the help from there."""
+"""The first thing the results say. The focus is in the search box, where ``?`` is typed (and
+Esc stays: it is where Esc leads), so the hint says how to reach the help from there."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,6 @@ class SearchPanel(Vertical):
             priority=True,
             tooltip="To the results (walking the history: the next query)",
         ),
-        Binding("escape", "leave", "Results", priority=True, tooltip="Leave for the results"),
     ]
 
     @dataclass
@@ -241,8 +240,8 @@ class SearchPanel(Vertical):
         )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Down and Escape leave the search box only: in the results they are the list's."""
-        if action in ("leave", "down"):
+        """Down leaves the search box only: in the results it is the list's."""
+        if action == "down":
             focused = self.screen.focused
             return isinstance(focused, Input) and self.box in focused.ancestors
         return True

@@ -44,7 +44,6 @@ class SidebarPanel(OptionList):
         Binding("enter", "select", "Open", tooltip="Open the file at the row's line"),
         Binding("j", "cursor_down", "Down", show=False, tooltip="Next row"),
         Binding("k", "cursor_up", "Up", show=False, tooltip="Previous row"),
-        Binding("escape", "screen.focus_search", "Search", show=False, tooltip="Back to search"),
     ]
 
     on_worker_state_changed = report_worker_failure

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from textual.content import Content
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widget import Widget
 
 from explorer.core.live.events import ModelState
@@ -23,6 +24,8 @@ MODEL_STYLES = {
     ModelState.FAILED: "$text-error",
     ModelState.UNLOADED: "$text-muted",
 }
+HINT_SECONDS = 4.0
+"""How long a key's word (:meth:`StatusBar.say`) stays."""
 MODEL_WORDS = {ModelState.UNLOADED: "waiting"}
 """How a model state reads where its value would not say it (no index open yet)."""
 
@@ -41,6 +44,24 @@ class StatusBar(Widget):
     """The active filters, as typed (``guides/``, ``tag:x``)."""
     show_timings: reactive[bool] = reactive(True, layout=False)
     """Show how long the search took (snapshot tests turn it off)."""
+    hint: reactive[str] = reactive("", layout=False)
+    """A key's word on why it did nothing (``back: nothing before this place``), shown first
+    for a few seconds (:meth:`say`)."""
+
+    def __init__(self, **kwargs: str | None) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._hint_timer: Timer | None = None
+
+    def say(self, text: str, seconds: float = HINT_SECONDS) -> None:
+        """Show ``text`` first in the bar for ``seconds``."""
+        self.hint = text
+        if self._hint_timer is not None:
+            self._hint_timer.stop()
+        self._hint_timer = self.set_timer(seconds, self._forget_hint)
+
+    def _forget_hint(self) -> None:
+        self._hint_timer = None
+        self.hint = ""
 
     # -- what tests and the screen read -------------------------------------------------------
     @property
@@ -62,6 +83,7 @@ class StatusBar(Widget):
         state = self.index_state
         model = state.model
         parts: list[Content] = [
+            *([Content.styled(safe_text(self.hint), "bold $text-warning")] if self.hint else []),
             Content.styled(safe_text(state.summary()), ""),
             Content.assemble(
                 ("model ", "$text-muted"),
@@ -87,4 +109,21 @@ class StatusBar(Widget):
             )
         if search is not None and search.note:
             parts.append(Content.styled(safe_text(search.note), "$text-warning"))
-        return Content(" │ ").join(parts)
+        return _whole_parts(parts, self.size.width)
+
+
+SEPARATOR = " │ "
+
+
+def _whole_parts(parts: list[Content], width: int) -> Content:
+    """The parts that fit ``width`` cells whole, in order (a part never shows cut: at 80
+    columns the bar read ``│ 15``); all of them before the bar has a size."""
+    shown: list[Content] = []
+    used = 0
+    for part in parts:
+        needed = part.cell_length + (len(SEPARATOR) if shown else 0)
+        if width and shown and used + needed > width:
+            break
+        shown.append(part)
+        used += needed
+    return Content(SEPARATOR).join(shown)

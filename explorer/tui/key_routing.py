@@ -1,0 +1,125 @@
+"""Every key handled in the order it was pressed, by the widget focused when it was pressed.
+
+Textual hands a key to the focused widget's message queue and resolves that widget's bindings
+only once the key has bubbled back up to the app; meanwhile the next keys of the same read have
+been handed out already, to the widget focused *then*. So a key that moves the focus left the
+keys typed after it with the pane it left: "webhook" typed after Esc in the preview ran ``w``,
+``o``, ``k`` there, and ``/service`` sent in one write opened an empty find field.
+
+:class:`KeyRouter` resolves each key when the app receives it, before it takes the next: a
+character for a focused text field is typed into it at once (whatever a pane around the field
+binds to it: Textual lets ``/``, ``?`` and ``[`` through), else the binding the footer shows
+for it (:attr:`Screen.active_bindings`, priority bindings first, then from the focused widget
+up) runs at once; Esc and a character in one read (which a terminal sends as ``alt+w``) are the
+two keys they were. What neither takes goes Textual's usual way. After a key's action, the keys
+behind it wait for the next frame, in order (what the action set going, a picker pushed or a
+message posted, is handled first), and while a picker that was just pushed has no focus yet,
+until it has one.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from textual import events
+from textual.widgets import Input
+
+OPENING_FRAMES = 20
+"""Frames the keys wait at most for a screen that opens to focus its field."""
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.screen import Screen
+
+
+class KeyRouter:
+    """Routes the app's keys (see the module's docstring); the app calls :meth:`route`."""
+
+    def __init__(self, app: App[Any], usual: Callable[[events.Key], Awaitable[None]]) -> None:
+        """``usual``: Textual's own handling of a key the router leaves (``App.on_event``)."""
+        self.app = app
+        self.usual = usual
+        self._waiting: deque[events.Key] = deque()
+        """Keys that came while an earlier key's work was under way."""
+        self._held = False
+
+    async def route(self, event: events.Key) -> bool:
+        """Handle ``event`` now (or after the keys before it); False when Textual's usual way
+        should (nothing takes it)."""
+        if self._held or self._waiting or _opening(self.app.screen):
+            self._waiting.append(event)
+            self._hold()
+            return True
+        return await self._handle(event)
+
+    async def _handle(self, event: events.Key) -> bool:
+        screen = self.app.screen
+        if _escape_and_character(event) and event.key not in screen.active_bindings:
+            # Esc and a letter in one read reach the app as alt+letter: they are two keys.
+            self._waiting.appendleft(events.Key(event.key.removeprefix("alt+"), event.character))
+            if not await self._handle(events.Key("escape", "\x1b")):
+                await self.usual(events.Key("escape", "\x1b"))
+            self._hold()
+            return True
+        focused = screen.focused
+        if isinstance(focused, Input) and event.is_printable and event.character:
+            # A character in a text field is typed, whatever an outer pane binds to it
+            # (Textual lets ``/``, ``?`` and ``[`` through to the panes around a field).
+            selection = focused.selection
+            if selection.is_empty:
+                focused.insert_text_at_cursor(event.character)
+            else:
+                focused.replace(event.character, *selection)
+            return True
+        active = screen.active_bindings.get(event.key)
+        if (
+            active is not None
+            and active.enabled
+            and await self.app.run_action(active.binding.action, active.node)
+        ):
+            # What the action set going (a message, a screen pushed) comes first: the keys
+            # after it wait for the next frame.
+            self._hold()
+            return True
+        return False
+
+    def _hold(self) -> None:
+        if not self._held:
+            self._held = True
+            self.app.call_after_refresh(self._release)
+
+    async def _release(self, frames: int = 0) -> None:
+        """The keys that waited, in order, once the app has handled what came before them
+        (a screen just pushed has its focus, or a few frames have passed)."""
+        if _opening(self.app.screen) and frames < OPENING_FRAMES:
+            self.app.call_after_refresh(self._release, frames + 1)
+            return
+        self._held = False
+        while self._waiting and not self._held:
+            event = self._waiting.popleft()
+            if not await self._handle(event):
+                await self.usual(event)
+
+
+def _escape_and_character(event: events.Key) -> bool:
+    """Whether ``event`` is what a terminal makes of Esc followed at once by a character
+    (``alt+w``: the two bytes came in one read)."""
+    character = event.character
+    return (
+        event.key.startswith("alt+")
+        and character is not None
+        and len(character) == 1
+        and character.isprintable()
+    )
+
+
+def _opening(screen: Screen[Any]) -> bool:
+    """Whether ``screen`` is a picker or dialog still opening (it focuses its field once
+    mounted)."""
+    from textual.screen import ModalScreen
+
+    if screen.focused is not None or not isinstance(screen, ModalScreen):
+        return False
+    return not screen.is_mounted or bool(screen.focus_chain)

@@ -1,0 +1,94 @@
+"""The page's links, picked from the keyboard (``f`` in the preview, as qutebrowser's hints and
+frogmouth's navigation do): every link of the open file in the order it appears, with where it
+leads and whether it does (ok, missing, external); typing narrows them, Enter follows one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Input, OptionList
+from textual.widgets.option_list import Option
+
+from explorer.core.retrieval.link_resolution import LinkState
+from explorer.core.safe_text import safe_name, safe_text
+from explorer.tui.widgets.picker import PickerScreen
+
+if TYPE_CHECKING:
+    from explorer.core.retrieval.links import Link
+
+STATES = {
+    LinkState.RESOLVED: ("ok", "$text-success"),
+    LinkState.MISSING: ("missing", "bold $text-error"),
+    LinkState.OUTSIDE_ROOT: ("external", "$text-muted"),
+}
+"""How a link's state reads in the picker, and its style."""
+
+
+def link_prompt(link: Link) -> Content:
+    """One link: its line, its state, the link as written and the file it leads to."""
+    word, style = STATES.get(link.state, (str(link.state), "$text-muted"))
+    parts = [
+        (f"L{link.line:<5}", "$text-muted"),
+        (f"{word:<9}", style),
+        (safe_text(link.raw), "bold" if link.exists else ""),
+    ]
+    if link.exists and link.target != link.raw:
+        parts.append((f"  → {safe_name(link.target)}", "$text-secondary"))
+    return Content.assemble(*parts)
+
+
+def matches(link: Link, words: list[str]) -> bool:
+    """Whether every typed word is in the link as written, where it leads or its state."""
+    word, _style = STATES.get(link.state, (str(link.state), ""))
+    text = f"{link.raw} {link.target} {word}".lower()
+    return all(typed in text for typed in words)
+
+
+class LinkPicker(PickerScreen["Link"]):
+    """The links of a page; dismisses with the chosen one (or None)."""
+
+    LIST_ID = "links-picker-list"
+
+    def __init__(self, path: str, links: list[Link], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.path = path
+        self.links = sorted(links, key=lambda link: link.line)
+        """In the order they appear in the page."""
+        self.shown: list[Link] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="links-dialog"):
+            yield Input(placeholder="Type to narrow the links…", id="links-input")
+            yield OptionList(id="links-picker-list")
+
+    def on_mount(self) -> None:
+        dialog = self.query_one("#links-dialog")
+        dialog.border_title = f"Links · {safe_name(self.path.rsplit('/', 1)[-1])}"
+        self._show("")
+        self.set_focus(self.query_one("#links-input", Input))
+
+    @on(Input.Changed, "#links-input")
+    def _changed(self, event: Input.Changed) -> None:
+        self._show(event.value)
+
+    def _show(self, text: str) -> None:
+        words = text.lower().split()
+        self.shown = [link for link in self.links if matches(link, words)]
+        options = self.query_one("#links-picker-list", OptionList)
+        if self.shown:
+            options.set_options([Option(link_prompt(link)) for link in self.shown])
+            options.highlighted = 0
+        else:
+            said = "No such link" if self.links else "This page has no links"
+            options.set_options([Option(Content.styled(said, "$text-muted"), disabled=True)])
+        self.query_one(
+            "#links-dialog"
+        ).border_subtitle = f"{len(self.shown)} of {len(self.links)} links · Enter follows"
+
+    def chosen(self, index: int) -> Link | None:
+        return self.shown[index] if 0 <= index < len(self.shown) else None

@@ -1,0 +1,60 @@
+"""The base of the pickers (go to file, recent files, the outline, the page's links): a field
+that narrows a list; Up and Down move in the list, Enter takes its row, Esc closes.
+
+Enter and Esc close the picker while the key is handled (priority bindings), so the keys typed
+right after them are the screen's below, never typed into a field that is going away.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+from textual import on
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.widgets import OptionList
+
+T = TypeVar("T")
+
+
+class PickerScreen(ModalScreen[T | None], Generic[T]):
+    """A modal list narrowed by a field; a subclass says its list (:attr:`LIST_ID`) and what
+    its rows are (:meth:`chosen`)."""
+
+    LIST_ID = ""
+    """The id of the picker's option list."""
+    BINDINGS = [
+        Binding("escape", "cancel", "Close", show=False, priority=True),
+        Binding("enter", "choose", "Open", show=False, priority=True),
+        Binding("down", "move(1)", "Down", show=False),
+        Binding("up", "move(-1)", "Up", show=False),
+    ]
+
+    def chosen(self, index: int) -> T | None:
+        """What row ``index`` of the list stands for (None: a message row)."""
+        raise NotImplementedError
+
+    @property
+    def options(self) -> OptionList:
+        return self.query_one(f"#{self.LIST_ID}", OptionList)
+
+    def action_choose(self) -> None:
+        index = self.options.highlighted
+        picked = self.chosen(index) if index is not None else None
+        if picked is not None:
+            self.dismiss(picked)
+
+    @on(OptionList.OptionSelected)
+    def _clicked(self, event: OptionList.OptionSelected) -> None:
+        picked = self.chosen(event.option_index)
+        if picked is not None:
+            self.dismiss(picked)
+
+    def action_move(self, delta: int) -> None:
+        options = self.options
+        if options.option_count and self.chosen(0) is not None:
+            current = options.highlighted or 0
+            options.highlighted = max(0, min(options.option_count - 1, current + delta))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
