@@ -21,7 +21,7 @@ import click
 from explorer.core.errors import ExplorerError
 from explorer.core.errors import describe as describe_error
 from explorer.core.models import SearchMode
-from explorer.core.safe_text import safe_text
+from explorer.core.safe_text import quoted, safe_text
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.settings.locations import INDEX_DIR_ENV
 
@@ -328,7 +328,7 @@ def index(
         not_folders = [path for path in paths if not path.is_dir()]
         if not_folders:
             fail(
-                f"unexpected argument {str(not_folders[0])!r} (not a folder); to update just "
+                f"unexpected argument {quoted(not_folders[0])} (not a folder); to update just "
                 "some files use --only PATH..."
             )
     if only and not paths:

@@ -18,6 +18,7 @@ import click
 
 from explorer.core.safe_text import (
     LABEL_MAX,
+    quoted,
     safe_json,
     safe_label,
     safe_name,
@@ -75,25 +76,26 @@ def _marked(snippet: str, spans: list[tuple[int, int]], styled: bool) -> str:
     return "".join(out)
 
 
-def render_search_notes(
-    answer: AgentAnswer, scope: str, skipped: int = 0, err: TextIO | None = None
-) -> None:
-    """What a search's results alone do not say, as ``note:`` lines to ``err`` (default:
-    stderr), never among the results: the core's notes (a filter that matches no file, a
-    missing leg, a token budget) and, when no file was found, that nothing was, with the
-    filter (``scope``) and the files passed over (``skipped``, ``--offset``)."""
+def search_notes(answer: AgentAnswer, scope: str, skipped: int = 0) -> list[str]:
+    """What a search's results alone do not say: the core's notes (a filter that matches no
+    file, a missing leg, a token budget) and, when no file was found, that nothing was, with
+    the filter (``scope``) and the files passed over (``skipped``, ``--offset``). Text prints
+    them as ``note:`` lines on stderr; ``--json`` carries them in ``notes``."""
     response = answer.response
-    for note in response.notes:
-        click.echo(f"note: {safe_text(note)}", file=err, err=err is None)
+    notes = list(response.notes)
     if response.results or not response.filters:  # no filters: no leg ran, a note says why
-        return
-    where = f" in {safe_text(scope)}" if scope else ""
+        return notes
+    where = f" in {scope}" if scope else ""
     past = f" past the first {skipped} file{'' if skipped == 1 else 's'}" if skipped else ""
-    click.echo(
-        f"note: no results for {safe_text(repr(response.query))}{where}{past} ({response.mode})",
-        file=err,
-        err=err is None,
-    )
+    notes.append(f"no results for {quoted(response.query)}{where}{past} ({response.mode})")
+    return notes
+
+
+def render_search_notes(notes: Sequence[str], err: TextIO | None = None) -> None:
+    """A search's :func:`search_notes` as ``note:`` lines to ``err`` (default: stderr), never
+    among the results."""
+    for note in notes:
+        click.echo(f"note: {safe_text(note)}", file=err, err=err is None)
 
 
 def render_paths(
@@ -315,7 +317,7 @@ def _link_line(where: str, link: Link) -> str:
     else:
         mark = click.style("  missing", fg="red", bold=True)
     kind = "" if link.kind == "link" else f"  ({link.kind})"
-    return f"  {where}  {safe_label(link.raw, name=True)}{kind}{mark}"
+    return f"  {where}  {safe_label(link.raw)}{kind}{mark}"
 
 
 def render_links(found: FileLinks, out: TextIO | None = None, err: TextIO | None = None) -> None:
@@ -339,7 +341,7 @@ def render_missing_references(check: ReferenceCheck) -> None:
     for link in check.missing:
         kind = "" if link.kind == "link" else f" ({link.kind})"
         click.echo(
-            f"{safe_name(link.source)}:{link.line}: missing {safe_label(link.raw, name=True)}{kind}"
+            f"{safe_name(link.source)}:{link.line}: missing {safe_label(link.raw)}{kind}"
             + (f" → {safe_name(link.target)}" if link.raw != link.target else "")
         )
     outside = len(check.outside_root)

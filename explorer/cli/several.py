@@ -38,6 +38,7 @@ from explorer.cli.commands import (
 from explorer.cli.render import print_json
 from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SearchMode
+from explorer.core.safe_text import echoed
 from explorer.settings.config import NamedFolder, OpenFolders, open_folders
 from explorer.settings.user_config import load_folders_config
 
@@ -249,7 +250,8 @@ def related_several(
         return False
     file = Path(existing_path(os.fspath(file)))  # as typed, as an index key, or as shown
     if not file.is_file():
-        raise RootError(f"no such file: {file}" if not file.exists() else f"not a file: {file}")
+        problem = "no such file" if not file.exists() else "not a file"
+        raise RootError(f"{problem}: {echoed(file)}")
     absolute = file.resolve()
     opened = open_named(folders, options)
     if not _holder(opened.folders, absolute):
@@ -265,7 +267,7 @@ def related_several(
     try:
         holding = shelf.holding(absolute)
         if holding is None:
-            raise RootError(f"{file} is not inside any of the folders given")
+            raise RootError(f"{echoed(file)} is not inside any of the folders given")
         collection, rel_path = holding[0].name, path_key(holding[1])
         found = shelf.related(collection, rel_path, limit)
     finally:

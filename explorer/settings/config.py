@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from explorer.core.retrieval.scopes import Scope
+from explorer.core.safe_text import quoted
 from explorer.core.settings import DEFAULT_MODEL, IndexSettings
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.settings.locations import owned_parents, resolve_index_dir
@@ -174,7 +175,9 @@ def _configured(config: FoldersConfig, wanted: Sequence[str]) -> list[Collection
         entry = config.collection(name)
         if entry is None:
             known = ", ".join(c.name for c in config.collections) or "none"
-            raise ConfigError(f"no collection {name!r} in the config file (collections: {known})")
+            raise ConfigError(
+                f"no collection {quoted(name)} in the config file (collections: {known})"
+            )
         if entry not in chosen:
             chosen.append(entry)
     return chosen

@@ -42,6 +42,7 @@ from explorer.core.retrieval.query import QueryError
 from explorer.core.retrieval.related_across import RelatedAcross, related_across
 from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
 from explorer.core.retrieval.search import FileHit, SearchRequest, SearchResponse, run_search
+from explorer.core.safe_text import quoted
 from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index, Status
 
@@ -125,7 +126,7 @@ class Collections:
         self._scopes: dict[str, Scope] = {}
         for scope in scopes:
             if scope.name.casefold() in self._scopes:
-                raise CollectionsError(f"two scopes are named {scope.name!r}")
+                raise CollectionsError(f"two scopes are named {quoted(scope.name)}")
             self._scopes[scope.name.casefold()] = scope
         for collection in collections:
             self.add(collection)
@@ -170,7 +171,7 @@ class Collections:
             if collection.name.casefold() == name.casefold():
                 return collection
         known = ", ".join(self.names) or "none"
-        raise QueryError(f"no collection {name!r} is open (open: {known})")
+        raise QueryError(f"no collection {quoted(name)} is open (open: {known})")
 
     def add(self, collection: Collection) -> None:
         """Add an open collection (its index already built: nothing is embedded again).
@@ -214,7 +215,7 @@ class Collections:
         scope = self._scopes.get(name.casefold())
         if scope is None:
             known = ", ".join(s.name for s in self._scopes.values()) or "none"
-            raise QueryError(f"no scope {name!r} (scopes: {known})")
+            raise QueryError(f"no scope {quoted(name)} (scopes: {known})")
         return scope
 
     @property

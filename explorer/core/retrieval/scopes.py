@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 
 from explorer.core.errors import ExplorerError
 from explorer.core.retrieval.query import PathFilter
+from explorer.core.safe_text import quoted
 
 NAME = re.compile(r"[\w.-]+")
 """What a collection's or a scope's name may hold: letters, digits, ``_``, ``.`` and ``-``."""
@@ -28,7 +29,7 @@ def check_name(name: str, what: str = "collection") -> str:
     """``name`` if a collection (or scope) may be called so; else :class:`CollectionsError`."""
     if not NAME.fullmatch(name):
         raise CollectionsError(
-            f"{what} name {name!r}: use letters, digits, '_', '.' and '-' (no spaces or '/')"
+            f"{what} name {quoted(name)}: use letters, digits, '_', '.' and '-' (no spaces or '/')"
         )
     return name
 
