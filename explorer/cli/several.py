@@ -39,7 +39,7 @@ from explorer.cli.render import print_json
 from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SearchMode
 from explorer.core.safe_text import echoed
-from explorer.settings.config import NamedFolder, OpenFolders, open_folders
+from explorer.settings.config import FolderArgument, NamedFolder, OpenFolders, open_folders
 from explorer.settings.user_config import load_folders_config
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 
 def uses_collections(
-    folders: Sequence[Path], query: str, collections: Sequence[str], scopes: Sequence[str]
+    folders: Sequence[FolderArgument], query: str, collections: Sequence[str], scopes: Sequence[str]
 ) -> bool:
     """Whether ``explorer search QUERY FOLDERS`` searches named collections rather than one
     folder's index as before: several folders, a collection or scope asked for (as an option
@@ -67,13 +67,13 @@ def uses_collections(
 
 
 def open_named(
-    folders: Sequence[Path], options: IndexOptions, collections: Sequence[str] = ()
+    folders: Sequence[FolderArgument], options: IndexOptions, collections: Sequence[str] = ()
 ) -> OpenFolders:
     """The named folders a command opens: ``folders`` (each checked), else the config's
     collections ``collections`` names, else its ``default_collections``, else the folder a
     single-folder command would open (``--index-dir``'s, or the current one)."""
     for folder in folders:
-        check_root(folder)
+        check_root(folder.path)
     overrides = {"model": options.model, "chroma_url": options.chroma_url}
     opened = open_folders(folders, collections, options.index_dir, **overrides)
     if opened.folders:
@@ -82,7 +82,7 @@ def open_named(
     return open_folders([root], (), options.index_dir, **overrides)
 
 
-def _several(folders: Sequence[Path]) -> bool:
+def _several(folders: Sequence[FolderArgument]) -> bool:
     """Whether ``index``/``status`` with ``folders`` may mean more than one folder."""
     return len(folders) > 1 or (not folders and bool(load_folders_config().default_collections))
 
@@ -90,7 +90,7 @@ def _several(folders: Sequence[Path]) -> bool:
 # -- search -----------------------------------------------------------------------------------
 def search_several(
     query: str,
-    folders: Sequence[Path],
+    folders: Sequence[FolderArgument],
     options: IndexOptions,
     search_options: SearchOptions,
     context: ContextOptions,
@@ -148,7 +148,7 @@ def _filters_in_words(request: SearchRequest) -> str:
 
 
 # -- status and index -------------------------------------------------------------------------
-def status_several(folders: Sequence[Path], options: IndexOptions, as_json: bool) -> bool:
+def status_several(folders: Sequence[FolderArgument], options: IndexOptions, as_json: bool) -> bool:
     """``explorer status A B``: each collection's status, in turn (text) or as one object
     (``--json``); False when the command names one folder only (the caller reports it)."""
     if not _several(folders):
@@ -176,13 +176,14 @@ def status_several(folders: Sequence[Path], options: IndexOptions, as_json: bool
     return True
 
 
-def mcp_several(folders: Sequence[Path], options: IndexOptions) -> bool:
+def mcp_several(folders: Sequence[FolderArgument], options: IndexOptions) -> bool:
     """``explorer mcp A B``: serve every folder as a collection; False when the command names
-    one folder only (the caller serves it as before)."""
-    if not _several(folders):
+    one folder only, with no name given (the caller serves it as before)."""
+    named = any(folder.name for folder in folders)
+    if not _several(folders) and not named:
         return False
     opened = open_named(folders, options)
-    if len(opened.folders) == 1:
+    if len(opened.folders) == 1 and not named:
         return False
     from explorer.cli.commands import run_mcp_folders
 
@@ -199,7 +200,7 @@ def _status_json(name: str, checked: CheckedStatus) -> StatusAnswer:
 
 
 def index_several(
-    folders: Sequence[Path],
+    folders: Sequence[FolderArgument],
     options: IndexOptions,
     as_json: bool,
     keywords_only: bool,
@@ -234,7 +235,7 @@ def index_several(
 # -- related files ----------------------------------------------------------------------------
 def related_several(
     file: Path,
-    folders: Sequence[Path],
+    folders: Sequence[FolderArgument],
     options: IndexOptions,
     root: Path | None,
     limit: int,
@@ -258,7 +259,7 @@ def related_several(
         if not folders:  # the default set does not hold it: its own folder, as before
             return False
         own = root if root is not None else _find_indexed_root(absolute)
-        opened = open_named([own, *folders], options)
+        opened = open_named([FolderArgument(own), *folders], options)
     if len(opened.folders) == 1:
         return False
     for folder in opened.folders:

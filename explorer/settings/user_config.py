@@ -268,7 +268,23 @@ def load_folders_config(path: Path | None = None) -> FoldersConfig:
         _scope(path, name, table)
         for name, table in _tables(path, "scopes", data.get("scopes", {})).items()
     )
+    if collections:
+        _check_scope_collections(path, config, scopes)
     return FoldersConfig(collections, config.default_collections, scopes)
+
+
+def _check_scope_collections(path: Path, config: FoldersConfig, scopes: tuple[Scope, ...]) -> None:
+    """Refuse a scope that names a collection the file does not (the file names some: a
+    scope's collections are then among them; a file that names none leaves the names to the
+    folders given on the command line, checked when the scope is used)."""
+    for scope in scopes:
+        for name in scope.collections:
+            if config.collection(name) is None:
+                known = ", ".join(entry.name for entry in config.collections)
+                raise ConfigError(
+                    f"{path}: scopes.{scope.name} names collection {quoted(name)}, which is no"
+                    f" collection (collections: {known})"
+                )
 
 
 def _tables(path: Path, key: str, value: object) -> dict[str, dict[str, object]]:
@@ -333,6 +349,11 @@ def _scope(path: Path, name: str, table: dict[str, object]) -> Scope:
         raise ConfigError(f"{path}: {where}.description must be a str, not {quoted(description)}")
     if not any(lists.values()):
         raise ConfigError(f"{path}: {where} needs paths, extensions or collections")
+    for collection in lists["collections"]:
+        try:
+            check_name(collection)
+        except CollectionsError as error:
+            raise ConfigError(f"{path}: {where}.collections: {error}") from None
     try:
         return Scope(name, lists["paths"], lists["extensions"], lists["collections"], description)
     except PathPatternError as error:
