@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
-    from explorer.api.answers import IndexAnswer
+    from explorer.api.answers import IndexAnswer, StatusAnswer
     from explorer.core.indexing.report import IndexReport
     from explorer.core.indexing.report import Progress as SyncProgress
     from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
@@ -685,18 +685,20 @@ class CheckedStatus:
 
     status: Status
     changes: DiskChanges
+    writer: str | None = None
+    """The live process that keeps the index current (a TUI, an MCP server), if one runs."""
 
 
 def status_answer(settings: Settings) -> CheckedStatus:
     """What the index of ``settings`` holds, checked against the files on disk."""
     from explorer.core.indexing.disk_state import compare_with_disk
-    from explorer.core.store.index import Index
+    from explorer.core.store.index import Index, live_writer
 
     index = Index.open_existing(settings)
     try:
         index.keywords.check()
         changes = compare_with_disk(index.settings, index.keywords.files())
-        return CheckedStatus(index.status(disk=changes), changes)
+        return CheckedStatus(index.status(disk=changes), changes, live_writer(settings.index_dir))
     finally:
         index.close()
 
@@ -704,15 +706,20 @@ def status_answer(settings: Settings) -> CheckedStatus:
 def print_status(checked: CheckedStatus, as_json: bool, out: TextIO | None = None) -> None:
     """Print ``explorer status``'s answer as text or JSON, to ``out`` (default: stdout)."""
     if as_json:
-        from explorer.api.answers import Staleness, StatusAnswer
-
-        status = checked.status
-        stale = Staleness.build(checked.changes, status.waiting_for_vectors)
-        print_json(StatusAnswer.build(status, stale=stale).to_json(), out)
+        print_json(status_json(checked).to_json(), out)
         return
     from explorer.cli.render import render_status
 
-    render_status(checked.status, out)
+    render_status(checked.status, out, checked.writer)
+
+
+def status_json(checked: CheckedStatus) -> StatusAnswer:
+    """``explorer status --json``'s answer for one folder."""
+    from explorer.api.answers import Staleness, StatusAnswer
+
+    status = checked.status
+    stale = Staleness.build(checked.changes, status.waiting_for_vectors)
+    return StatusAnswer.build(status, stale=stale).model_copy(update={"writer": checked.writer})
 
 
 def links_target(file: Path, options: IndexOptions, root: Path | None) -> tuple[Settings, str]:

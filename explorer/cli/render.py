@@ -225,8 +225,9 @@ def render_related(
         )
 
 
-def _stale_lines(status: Status) -> list[str]:
-    """What the stale files are, and what to do, when there are any."""
+def _stale_lines(status: Status, writer: str | None = None) -> list[str]:
+    """What the stale files are, and what to do (nothing, while a live ``writer`` keeps the
+    index current), when there are any."""
     if not status.stale:
         return []
     parts = [
@@ -245,6 +246,8 @@ def _stale_lines(status: Status) -> list[str]:
         if status.index_command
         else (f"explorer index {safe_name(status.root)}")
     )
+    if writer is not None:
+        return [f"stale       {', '.join(parts)}: the live writer catches up as it runs"]
     return [f"stale       {', '.join(parts)}: run `{command}` to catch up"]
 
 
@@ -280,7 +283,9 @@ def _skipped_lines(status: Status) -> list[str]:
     return shown + ([f"            … and {more} more"] if more > 0 else [])
 
 
-def render_status(status: Status, out: TextIO | None = None) -> None:
+def render_status(status: Status, out: TextIO | None = None, writer: str | None = None) -> None:
+    """``explorer status`` as text; ``writer``: the live process that keeps the index
+    current (a TUI, an MCP server), said instead of the command to catch up."""
     reasons = ", ".join(f"{n} {safe_text(r)}" for r, n in sorted(status.skip_reasons.items()))
     when = (
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update))
@@ -292,7 +297,8 @@ def render_status(status: Status, out: TextIO | None = None) -> None:
         f"index       {safe_name(status.index_dir)} ({status.store_bytes / 1e6:.1f} MB)",
         f"files       {status.indexed} indexed, {status.stale} stale, "
         f"{status.skipped} skipped, {status.failed} failed" + (f" ({reasons})" if reasons else ""),
-        *_stale_lines(status),
+        *_stale_lines(status, writer),
+        *([f"writer      {safe_text(writer)} keeps the index current"] if writer else []),
         *_skipped_lines(status),
         f"chunks      {status.chunks} ({status.vectors} with vectors)",
         f"vectors     {status.vector_store} store at {safe_text(status.vector_location)}"

@@ -34,6 +34,7 @@ from explorer.cli.commands import (
     require_server,
     settings_for,
     status_answer,
+    status_json,
 )
 from explorer.cli.render import print_json
 from explorer.core.ingest.root_paths import existing_path, path_key
@@ -172,7 +173,7 @@ def status_several(folders: Sequence[FolderArgument], options: IndexOptions, as_
         if number:
             click.echo("")
         click.echo(f"collection  {name}")
-        render_status(one.status)
+        render_status(one.status, writer=one.writer)
     return True
 
 
@@ -192,11 +193,7 @@ def mcp_several(folders: Sequence[FolderArgument], options: IndexOptions) -> boo
 
 
 def _status_json(name: str, checked: CheckedStatus) -> StatusAnswer:
-    from explorer.api.answers import Staleness, StatusAnswer
-
-    status = checked.status
-    stale = Staleness.build(checked.changes, status.waiting_for_vectors)
-    return StatusAnswer.build(status, stale=stale).model_copy(update={"collection": name})
+    return status_json(checked).model_copy(update={"collection": name})
 
 
 def index_several(
