@@ -12,11 +12,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from explorer.cli import main
+from tests.conftest import invoke_cli as invoke
 from tests.conftest import write_files
-from tests.fakes import FakeEmbedder
 
 CORPUS = {
     "guides/backup.md": "# Backup\n\nThe backup runs nightly; restore from it.\n",
@@ -29,15 +27,7 @@ LINE_MAX = 400
 hundred characters of the value, and its own words)."""
 
 
-@pytest.fixture(autouse=True)
-def fake_model(monkeypatch):
-    monkeypatch.setattr(
-        "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
-    )
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
+pytestmark = pytest.mark.usefixtures("fake_model")
 
 
 @pytest.fixture

@@ -7,24 +7,13 @@ import json
 import os
 
 import pytest
-from click.testing import CliRunner
 
-from explorer.cli import main
 from explorer.core.store.index import LIVE_MARK, LOCK_NAME, Index
 from explorer.settings.config import Settings
+from tests.conftest import invoke_cli as invoke
 from tests.conftest import write_files
-from tests.fakes import FakeEmbedder
 
-
-@pytest.fixture(autouse=True)
-def fake_model(monkeypatch):
-    monkeypatch.setattr(
-        "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
-    )
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
+pytestmark = pytest.mark.usefixtures("fake_model")
 
 
 @pytest.fixture
