@@ -88,6 +88,23 @@ def fake_embedder() -> FakeEmbedder:
     return FakeEmbedder()
 
 
+@pytest.fixture
+def fake_model(monkeypatch):
+    """Every index opened by the test embeds with the fake embedder, not the real model."""
+    monkeypatch.setattr(
+        "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+    )
+
+
+def invoke_cli(*args: object):
+    """``explorer ARGS`` run in this process (click's runner), its failures caught."""
+    from click.testing import CliRunner
+
+    from explorer.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
+
+
 def write_files(root: Path, files: dict[str, str]) -> Path:
     """Write ``{relative path: text}`` under ``root`` and return ``root``."""
     for rel_path, text in files.items():

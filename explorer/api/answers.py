@@ -674,6 +674,9 @@ class StatusAnswer(Answer):
     permissions: PermissionsAnswer
     upkeep: Upkeep | None = None
     """Who keeps the index current while this process runs (MCP server)."""
+    writer: str | None = None
+    """The live explorer process (a TUI, an MCP server) that holds the index's write lock and
+    keeps it current while it runs, as it names itself (``explorer mcp (pid 4242)``)."""
 
     @classmethod
     def build(

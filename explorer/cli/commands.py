@@ -18,7 +18,7 @@ from explorer.cli.render import print_json
 from explorer.core.errors import ExplorerError, literal
 from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SyncPhase
-from explorer.core.safe_text import safe_text
+from explorer.core.safe_text import echoed, quoted, safe_text
 from explorer.core.store.keywords import KeywordIndex, KeywordIndexDamaged
 from explorer.settings.config import NamedFolder, OpenFolders, Settings
 from explorer.settings.locations import default_index_dir
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
-    from explorer.api.answers import IndexAnswer
+    from explorer.api.answers import IndexAnswer, StatusAnswer
     from explorer.core.indexing.report import IndexReport
     from explorer.core.indexing.report import Progress as SyncProgress
     from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
@@ -62,9 +62,9 @@ EXIT_NOTHING_FOUND = 1
 def check_root(root: Path) -> Path:
     """The absolute folder ``root``, or a one-line error if it is not a folder."""
     if not root.exists():
-        raise RootError(f"no such folder: {root}")
+        raise RootError(f"no such folder: {echoed(root)}")
     if not root.is_dir():
-        raise RootError(f"not a folder: {root}")
+        raise RootError(f"not a folder: {echoed(root)}")
     return root.resolve()
 
 
@@ -216,7 +216,7 @@ def _paths_inside(root: Path, paths: tuple[Path, ...]) -> list[str]:
             except ValueError:
                 continue
         else:
-            raise RootError(f"{path} is not inside the indexed folder {root}")
+            raise RootError(f"{echoed(path)} is not inside the indexed folder {root}")
     return rel_paths
 
 
@@ -412,7 +412,7 @@ def output_format(as_json: bool, chosen: str | None) -> OutputFormat:
     from explorer.core.retrieval.query import QueryError
 
     if as_json and chosen not in (None, "json"):
-        raise QueryError(f"--json and --format {chosen} exclude each other")
+        raise QueryError(f"--json and --format {echoed(chosen)} exclude each other")
     return OutputFormat.JSON if as_json else OutputFormat(chosen or "text")
 
 
@@ -453,7 +453,7 @@ def check_patterns(search_options: SearchOptions) -> None:
         try:
             PathFilter(patterns)
         except PathPatternError as error:
-            raise QueryError(f"{flag} {error.pattern!r}: {error.problem}") from None
+            raise QueryError(f"{flag} {quoted(error.pattern)}: {error.problem}") from None
 
 
 def run_search(
@@ -507,15 +507,18 @@ def print_search(
     """Print a search's answer as ``output`` says, to ``out`` (default: stdout), its notes to
     ``err`` (default: stderr; with ``--json`` they are part of the answer); give the exit
     status."""
+    from explorer.cli.render import search_notes
+
+    notes = search_notes(outcome.answer, outcome.scope, outcome.first - 1)
     if output.format is OutputFormat.JSON:
         from explorer.api.answers import SearchAnswer
 
         answer = SearchAnswer.build(outcome.answer, explain=output.explain, offsets=output.offsets)
-        print_json(answer.to_json(), out)
+        print_json(answer.model_copy(update={"notes": notes or None}).to_json(), out)
     else:
         from explorer.cli.render import render_paths, render_search, render_search_notes
 
-        render_search_notes(outcome.answer, outcome.scope, outcome.first - 1, err)
+        render_search_notes(notes, err)
         if output.format is OutputFormat.PATHS:
             render_paths(outcome.answer, out, outcome.roots)
         else:
@@ -528,9 +531,9 @@ def related_settings(file: Path, options: IndexOptions, root: Path | None) -> Se
     """The settings ``explorer related FILE`` uses: of ROOT if given, else of the root stored
     in --index-dir, else of the nearest folder above FILE that has an index."""
     if not file.exists():
-        raise RootError(f"no such file: {file}")
+        raise RootError(f"no such file: {echoed(file)}")
     if not file.is_file():
-        raise RootError(f"not a file: {file}")
+        raise RootError(f"not a file: {echoed(file)}")
     if root is None and options.index_dir is not None:
         root = stored_root(options.index_dir)
     if root is None:
@@ -550,7 +553,9 @@ def _inside_root(file: Path, absolute: Path, settings: Settings) -> str:
     try:
         return path_key(absolute.relative_to(settings.root).as_posix())
     except ValueError:
-        raise RootError(f"{file} is not inside the indexed folder {settings.root}") from None
+        raise RootError(
+            f"{echoed(file)} is not inside the indexed folder {settings.root}"
+        ) from None
 
 
 def run_related(
@@ -680,18 +685,20 @@ class CheckedStatus:
 
     status: Status
     changes: DiskChanges
+    writer: str | None = None
+    """The live process that keeps the index current (a TUI, an MCP server), if one runs."""
 
 
 def status_answer(settings: Settings) -> CheckedStatus:
     """What the index of ``settings`` holds, checked against the files on disk."""
     from explorer.core.indexing.disk_state import compare_with_disk
-    from explorer.core.store.index import Index
+    from explorer.core.store.index import Index, live_writer
 
     index = Index.open_existing(settings)
     try:
         index.keywords.check()
         changes = compare_with_disk(index.settings, index.keywords.files())
-        return CheckedStatus(index.status(disk=changes), changes)
+        return CheckedStatus(index.status(disk=changes), changes, live_writer(settings.index_dir))
     finally:
         index.close()
 
@@ -699,15 +706,20 @@ def status_answer(settings: Settings) -> CheckedStatus:
 def print_status(checked: CheckedStatus, as_json: bool, out: TextIO | None = None) -> None:
     """Print ``explorer status``'s answer as text or JSON, to ``out`` (default: stdout)."""
     if as_json:
-        from explorer.api.answers import Staleness, StatusAnswer
-
-        status = checked.status
-        stale = Staleness.build(checked.changes, status.waiting_for_vectors)
-        print_json(StatusAnswer.build(status, stale=stale).to_json(), out)
+        print_json(status_json(checked).to_json(), out)
         return
     from explorer.cli.render import render_status
 
-    render_status(checked.status, out)
+    render_status(checked.status, out, checked.writer)
+
+
+def status_json(checked: CheckedStatus) -> StatusAnswer:
+    """``explorer status --json``'s answer for one folder."""
+    from explorer.api.answers import Staleness, StatusAnswer
+
+    status = checked.status
+    stale = Staleness.build(checked.changes, status.waiting_for_vectors)
+    return StatusAnswer.build(status, stale=stale).model_copy(update={"writer": checked.writer})
 
 
 def links_target(file: Path, options: IndexOptions, root: Path | None) -> tuple[Settings, str]:
@@ -715,7 +727,7 @@ def links_target(file: Path, options: IndexOptions, root: Path | None) -> tuple[
     gone: its backlinks are then the links to fix)."""
     file = Path(existing_path(os.fspath(file)))  # as typed, as an index key, or as shown
     if file.is_dir():
-        raise RootError(f"not a file: {file}")
+        raise RootError(f"not a file: {echoed(file)}")
     absolute = file.absolute().resolve()
     if root is None and options.index_dir is not None:
         root = stored_root(options.index_dir)
@@ -730,7 +742,7 @@ def run_links(file: Path, options: IndexOptions, root: Path | None, as_json: boo
     settings, rel_path = links_target(file, options, root)
     found = links_answer(settings, rel_path)
     if not found.exists and not found.backlinks:
-        raise RootError(f"no such file: {file} (and nothing links to it)")
+        raise RootError(f"no such file: {echoed(file)} (and nothing links to it)")
     print_links(found, as_json)
 
 

@@ -21,7 +21,7 @@ import click
 from explorer.core.errors import ExplorerError
 from explorer.core.errors import describe as describe_error
 from explorer.core.models import SearchMode
-from explorer.core.safe_text import safe_text
+from explorer.core.safe_text import quoted, safe_text
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.settings.locations import INDEX_DIR_ENV
 
@@ -256,17 +256,22 @@ def open_command(
     in the config file, on those."""
     from explorer.cli.commands import IndexOptions, check_root, require_server, settings_for
     from explorer.cli.several import open_named
+    from explorer.settings.config import folder_arguments
     from explorer.settings.user_config import load_folders_config
 
     options = IndexOptions(index_dir, model, chroma_url)
-    folders = [root, *more] if root is not None else []
-    several = len(folders) > 1 or (not folders and bool(load_folders_config().default_collections))
+    folders = folder_arguments([root, *more] if root is not None else [])
+    several = (
+        len(folders) > 1
+        or any(folder.name for folder in folders)
+        or (not folders and bool(load_folders_config().default_collections))
+    )
     opened = open_named(folders, options) if several else None
     if opened is not None:
         for folder in opened.folders:
             require_server(folder.settings)
     else:
-        root = root if root is not None else Path(".")
+        root = folders[0].path if folders else Path(".")
         check_root(root)
         require_server(settings_for(root, options))
     if not (_is_terminal(sys.stdin) and _is_terminal(sys.stdout)):
@@ -322,13 +327,15 @@ def index(
     """
     from explorer.cli.commands import IndexOptions, run_index
     from explorer.cli.several import index_several
+    from explorer.settings.config import folder_argument, folder_arguments
 
-    root, paths = (folders[0], folders[1:]) if folders else (None, ())
+    root, paths = (folder_argument(folders[0]).path, folders[1:]) if folders else (None, ())
     if paths and not only:
+        paths = tuple(argument.path for argument in folder_arguments(paths))
         not_folders = [path for path in paths if not path.is_dir()]
         if not_folders:
             fail(
-                f"unexpected argument {str(not_folders[0])!r} (not a folder); to update just "
+                f"unexpected argument {quoted(not_folders[0])} (not a folder); to update just "
                 "some files use --only PATH..."
             )
     if only and not paths:
@@ -338,7 +345,9 @@ def index(
     if rebuild and keywords_only:
         fail("--rebuild swaps in a complete index, vectors included; drop --keywords-only")
     options = IndexOptions(index_dir, model, chroma_url)
-    if not only and index_several(folders, options, as_json, keywords_only, rebuild):
+    if not only and index_several(
+        folder_arguments(folders), options, as_json, keywords_only, rebuild
+    ):
         return
     run_index(
         root or Path("."),
@@ -482,6 +491,7 @@ def search(
     from explorer.cli.commands import output_format as chosen_format
     from explorer.cli.several import search_several, uses_collections
     from explorer.core.retrieval.agent_context import ContextOptions
+    from explorer.settings.config import folder_arguments
 
     output = SearchOutput(chosen_format(as_json, output_format), explain, offsets)
     options = IndexOptions(index_dir, model, chroma_url)
@@ -499,9 +509,10 @@ def search(
         scopes=scopes,
     )
     context = ContextOptions(content=content, max_tokens=max_tokens, metadata_only=metadata_only)
-    if uses_collections(folders, query, collections, scopes):
-        return search_several(query, folders, options, search_options, context, output)
-    root = folders[0] if folders else None
+    named = folder_arguments(folders)
+    if uses_collections(named, query, collections, scopes):
+        return search_several(query, named, options, search_options, context, output)
+    root = named[0].path if named else None
     return run_search(query, root, options, search_options, context, output)
 
 
@@ -531,9 +542,10 @@ def related(
     FILE)."""
     from explorer.cli.commands import IndexOptions, run_related
     from explorer.cli.several import related_several
+    from explorer.settings.config import folder_arguments
 
     options = IndexOptions(index_dir, model, chroma_url)
-    if related_several(file, folders, options, root, limit, as_json):
+    if related_several(file, folder_arguments(folders), options, root, limit, as_json):
         return
     run_related(file, options, root, limit, as_json)
 
@@ -557,11 +569,13 @@ def status(
     config's default_collections, else the current folder)."""
     from explorer.cli.commands import IndexOptions, run_status
     from explorer.cli.several import status_several
+    from explorer.settings.config import folder_arguments
 
     options = IndexOptions(index_dir, model, chroma_url)
-    if status_several(folders, options, as_json):
+    named = folder_arguments(folders)
+    if status_several(named, options, as_json):
         return
-    run_status(folders[0] if folders else None, options, as_json)
+    run_status(named[0].path if named else None, options, as_json)
 
 
 @main.command()
@@ -638,11 +652,13 @@ def mcp_command(
     """
     from explorer.cli.commands import IndexOptions, run_mcp
     from explorer.cli.several import mcp_several
+    from explorer.settings.config import folder_arguments
 
     options = IndexOptions(index_dir, model, chroma_url)
-    if mcp_several(folders, options):
+    named = folder_arguments(folders)
+    if mcp_several(named, options):
         return
-    run_mcp(folders[0] if folders else None, options)
+    run_mcp(named[0].path if named else None, options)
 
 
 @main.command("_reader", hidden=True)

@@ -18,6 +18,7 @@ import click
 
 from explorer.core.safe_text import (
     LABEL_MAX,
+    quoted,
     safe_json,
     safe_label,
     safe_name,
@@ -75,25 +76,26 @@ def _marked(snippet: str, spans: list[tuple[int, int]], styled: bool) -> str:
     return "".join(out)
 
 
-def render_search_notes(
-    answer: AgentAnswer, scope: str, skipped: int = 0, err: TextIO | None = None
-) -> None:
-    """What a search's results alone do not say, as ``note:`` lines to ``err`` (default:
-    stderr), never among the results: the core's notes (a filter that matches no file, a
-    missing leg, a token budget) and, when no file was found, that nothing was, with the
-    filter (``scope``) and the files passed over (``skipped``, ``--offset``)."""
+def search_notes(answer: AgentAnswer, scope: str, skipped: int = 0) -> list[str]:
+    """What a search's results alone do not say: the core's notes (a filter that matches no
+    file, a missing leg, a token budget) and, when no file was found, that nothing was, with
+    the filter (``scope``) and the files passed over (``skipped``, ``--offset``). Text prints
+    them as ``note:`` lines on stderr; ``--json`` carries them in ``notes``."""
     response = answer.response
-    for note in response.notes:
-        click.echo(f"note: {safe_text(note)}", file=err, err=err is None)
+    notes = list(response.notes)
     if response.results or not response.filters:  # no filters: no leg ran, a note says why
-        return
-    where = f" in {safe_text(scope)}" if scope else ""
+        return notes
+    where = f" in {scope}" if scope else ""
     past = f" past the first {skipped} file{'' if skipped == 1 else 's'}" if skipped else ""
-    click.echo(
-        f"note: no results for {safe_text(repr(response.query))}{where}{past} ({response.mode})",
-        file=err,
-        err=err is None,
-    )
+    notes.append(f"no results for {quoted(response.query)}{where}{past} ({response.mode})")
+    return notes
+
+
+def render_search_notes(notes: Sequence[str], err: TextIO | None = None) -> None:
+    """A search's :func:`search_notes` as ``note:`` lines to ``err`` (default: stderr), never
+    among the results."""
+    for note in notes:
+        click.echo(f"note: {safe_text(note)}", file=err, err=err is None)
 
 
 def render_paths(
@@ -223,8 +225,9 @@ def render_related(
         )
 
 
-def _stale_lines(status: Status) -> list[str]:
-    """What the stale files are, and what to do, when there are any."""
+def _stale_lines(status: Status, writer: str | None = None) -> list[str]:
+    """What the stale files are, and what to do (nothing, while a live ``writer`` keeps the
+    index current), when there are any."""
     if not status.stale:
         return []
     parts = [
@@ -243,6 +246,8 @@ def _stale_lines(status: Status) -> list[str]:
         if status.index_command
         else (f"explorer index {safe_name(status.root)}")
     )
+    if writer is not None:
+        return [f"stale       {', '.join(parts)}: the live writer catches up as it runs"]
     return [f"stale       {', '.join(parts)}: run `{command}` to catch up"]
 
 
@@ -278,7 +283,9 @@ def _skipped_lines(status: Status) -> list[str]:
     return shown + ([f"            … and {more} more"] if more > 0 else [])
 
 
-def render_status(status: Status, out: TextIO | None = None) -> None:
+def render_status(status: Status, out: TextIO | None = None, writer: str | None = None) -> None:
+    """``explorer status`` as text; ``writer``: the live process that keeps the index
+    current (a TUI, an MCP server), said instead of the command to catch up."""
     reasons = ", ".join(f"{n} {safe_text(r)}" for r, n in sorted(status.skip_reasons.items()))
     when = (
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.last_update))
@@ -290,7 +297,8 @@ def render_status(status: Status, out: TextIO | None = None) -> None:
         f"index       {safe_name(status.index_dir)} ({status.store_bytes / 1e6:.1f} MB)",
         f"files       {status.indexed} indexed, {status.stale} stale, "
         f"{status.skipped} skipped, {status.failed} failed" + (f" ({reasons})" if reasons else ""),
-        *_stale_lines(status),
+        *_stale_lines(status, writer),
+        *([f"writer      {safe_text(writer)} keeps the index current"] if writer else []),
         *_skipped_lines(status),
         f"chunks      {status.chunks} ({status.vectors} with vectors)",
         f"vectors     {status.vector_store} store at {safe_text(status.vector_location)}"
@@ -315,7 +323,7 @@ def _link_line(where: str, link: Link) -> str:
     else:
         mark = click.style("  missing", fg="red", bold=True)
     kind = "" if link.kind == "link" else f"  ({link.kind})"
-    return f"  {where}  {safe_label(link.raw, name=True)}{kind}{mark}"
+    return f"  {where}  {safe_label(link.raw)}{kind}{mark}"
 
 
 def render_links(found: FileLinks, out: TextIO | None = None, err: TextIO | None = None) -> None:
@@ -339,7 +347,7 @@ def render_missing_references(check: ReferenceCheck) -> None:
     for link in check.missing:
         kind = "" if link.kind == "link" else f" ({link.kind})"
         click.echo(
-            f"{safe_name(link.source)}:{link.line}: missing {safe_label(link.raw, name=True)}{kind}"
+            f"{safe_name(link.source)}:{link.line}: missing {safe_label(link.raw)}{kind}"
             + (f" → {safe_name(link.target)}" if link.raw != link.target else "")
         )
     outside = len(check.outside_root)

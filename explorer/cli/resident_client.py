@@ -167,9 +167,10 @@ def _several_folders(name: str, params: dict[str, Any]) -> bool:
     """Whether the command opens named collections (:mod:`explorer.cli.several`) rather than
     one index."""
     from explorer.cli.several import uses_collections
+    from explorer.settings.config import folder_arguments
     from explorer.settings.user_config import load_folders_config
 
-    folders = params.get("folders", ())
+    folders = folder_arguments(params.get("folders", ()))
     if name == "search":
         return uses_collections(folders, params["query"], params["collections"], params["scopes"])
     if name == "links":
@@ -185,8 +186,7 @@ def _call(name: str, params: dict[str, Any]) -> tuple[Settings, Call, bool]:
     options = IndexOptions(params["index_dir"], params["model"], params["chroma_url"])
     if name == "search":
         output = output_format(params["as_json"], params["output_format"])
-        folders = params["folders"]
-        settings = settings_for(folders[0] if folders else None, options)
+        settings = settings_for(_first_folder(params["folders"]), options)
         mode = SearchMode(params["mode"])
         search = SearchCall(
             query=params["query"],
@@ -213,9 +213,15 @@ def _call(name: str, params: dict[str, Any]) -> tuple[Settings, Call, bool]:
     if name == "links":
         settings, rel_path = links_target(params["file"], options, params["root"])
         return settings, LinksCall(rel_path, params["as_json"]), False
-    folders = params["folders"]
-    settings = settings_for(folders[0] if folders else None, options)
+    settings = settings_for(_first_folder(params["folders"]), options)
     return settings, StatusCall(params["as_json"]), True
+
+
+def _first_folder(folders: tuple[Path, ...]) -> Path | None:
+    """The folder of a one-folder command's argument (``NAME=PATH``: PATH), if any."""
+    from explorer.settings.config import folder_argument
+
+    return folder_argument(folders[0]).path if folders else None
 
 
 def ask(index_dir: Path, request: bytes, start: bool) -> Reply | None:

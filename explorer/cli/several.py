@@ -34,11 +34,13 @@ from explorer.cli.commands import (
     require_server,
     settings_for,
     status_answer,
+    status_json,
 )
 from explorer.cli.render import print_json
 from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SearchMode
-from explorer.settings.config import NamedFolder, OpenFolders, open_folders
+from explorer.core.safe_text import echoed
+from explorer.settings.config import FolderArgument, NamedFolder, OpenFolders, open_folders
 from explorer.settings.user_config import load_folders_config
 
 if TYPE_CHECKING:
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
 
 
 def uses_collections(
-    folders: Sequence[Path], query: str, collections: Sequence[str], scopes: Sequence[str]
+    folders: Sequence[FolderArgument], query: str, collections: Sequence[str], scopes: Sequence[str]
 ) -> bool:
     """Whether ``explorer search QUERY FOLDERS`` searches named collections rather than one
     folder's index as before: several folders, a collection or scope asked for (as an option
@@ -66,13 +68,13 @@ def uses_collections(
 
 
 def open_named(
-    folders: Sequence[Path], options: IndexOptions, collections: Sequence[str] = ()
+    folders: Sequence[FolderArgument], options: IndexOptions, collections: Sequence[str] = ()
 ) -> OpenFolders:
     """The named folders a command opens: ``folders`` (each checked), else the config's
     collections ``collections`` names, else its ``default_collections``, else the folder a
     single-folder command would open (``--index-dir``'s, or the current one)."""
     for folder in folders:
-        check_root(folder)
+        check_root(folder.path)
     overrides = {"model": options.model, "chroma_url": options.chroma_url}
     opened = open_folders(folders, collections, options.index_dir, **overrides)
     if opened.folders:
@@ -81,7 +83,7 @@ def open_named(
     return open_folders([root], (), options.index_dir, **overrides)
 
 
-def _several(folders: Sequence[Path]) -> bool:
+def _several(folders: Sequence[FolderArgument]) -> bool:
     """Whether ``index``/``status`` with ``folders`` may mean more than one folder."""
     return len(folders) > 1 or (not folders and bool(load_folders_config().default_collections))
 
@@ -89,7 +91,7 @@ def _several(folders: Sequence[Path]) -> bool:
 # -- search -----------------------------------------------------------------------------------
 def search_several(
     query: str,
-    folders: Sequence[Path],
+    folders: Sequence[FolderArgument],
     options: IndexOptions,
     search_options: SearchOptions,
     context: ContextOptions,
@@ -147,7 +149,7 @@ def _filters_in_words(request: SearchRequest) -> str:
 
 
 # -- status and index -------------------------------------------------------------------------
-def status_several(folders: Sequence[Path], options: IndexOptions, as_json: bool) -> bool:
+def status_several(folders: Sequence[FolderArgument], options: IndexOptions, as_json: bool) -> bool:
     """``explorer status A B``: each collection's status, in turn (text) or as one object
     (``--json``); False when the command names one folder only (the caller reports it)."""
     if not _several(folders):
@@ -171,17 +173,18 @@ def status_several(folders: Sequence[Path], options: IndexOptions, as_json: bool
         if number:
             click.echo("")
         click.echo(f"collection  {name}")
-        render_status(one.status)
+        render_status(one.status, writer=one.writer)
     return True
 
 
-def mcp_several(folders: Sequence[Path], options: IndexOptions) -> bool:
+def mcp_several(folders: Sequence[FolderArgument], options: IndexOptions) -> bool:
     """``explorer mcp A B``: serve every folder as a collection; False when the command names
-    one folder only (the caller serves it as before)."""
-    if not _several(folders):
+    one folder only, with no name given (the caller serves it as before)."""
+    named = any(folder.name for folder in folders)
+    if not _several(folders) and not named:
         return False
     opened = open_named(folders, options)
-    if len(opened.folders) == 1:
+    if len(opened.folders) == 1 and not named:
         return False
     from explorer.cli.commands import run_mcp_folders
 
@@ -190,15 +193,11 @@ def mcp_several(folders: Sequence[Path], options: IndexOptions) -> bool:
 
 
 def _status_json(name: str, checked: CheckedStatus) -> StatusAnswer:
-    from explorer.api.answers import Staleness, StatusAnswer
-
-    status = checked.status
-    stale = Staleness.build(checked.changes, status.waiting_for_vectors)
-    return StatusAnswer.build(status, stale=stale).model_copy(update={"collection": name})
+    return status_json(checked).model_copy(update={"collection": name})
 
 
 def index_several(
-    folders: Sequence[Path],
+    folders: Sequence[FolderArgument],
     options: IndexOptions,
     as_json: bool,
     keywords_only: bool,
@@ -233,7 +232,7 @@ def index_several(
 # -- related files ----------------------------------------------------------------------------
 def related_several(
     file: Path,
-    folders: Sequence[Path],
+    folders: Sequence[FolderArgument],
     options: IndexOptions,
     root: Path | None,
     limit: int,
@@ -249,14 +248,15 @@ def related_several(
         return False
     file = Path(existing_path(os.fspath(file)))  # as typed, as an index key, or as shown
     if not file.is_file():
-        raise RootError(f"no such file: {file}" if not file.exists() else f"not a file: {file}")
+        problem = "no such file" if not file.exists() else "not a file"
+        raise RootError(f"{problem}: {echoed(file)}")
     absolute = file.resolve()
     opened = open_named(folders, options)
     if not _holder(opened.folders, absolute):
         if not folders:  # the default set does not hold it: its own folder, as before
             return False
         own = root if root is not None else _find_indexed_root(absolute)
-        opened = open_named([own, *folders], options)
+        opened = open_named([FolderArgument(own), *folders], options)
     if len(opened.folders) == 1:
         return False
     for folder in opened.folders:
@@ -265,7 +265,7 @@ def related_several(
     try:
         holding = shelf.holding(absolute)
         if holding is None:
-            raise RootError(f"{file} is not inside any of the folders given")
+            raise RootError(f"{echoed(file)} is not inside any of the folders given")
         collection, rel_path = holding[0].name, path_key(holding[1])
         found = shelf.related(collection, rel_path, limit)
     finally:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from explorer.core.safe_text import echoed
+
 
 class ExplorerError(Exception):
     """An expected failure with a one-line message for the user."""
@@ -42,5 +44,5 @@ def describe(error: BaseException, name_of: Callable[[str], str] = str) -> str:
     if isinstance(error, ExplorerError):
         return error.naming(name_of)
     if isinstance(error, OSError) and error.filename:
-        return f"{error.strerror or error}: {error.filename}"
+        return f"{error.strerror or error}: {echoed(error.filename)}"
     return f"{type(error).__name__}: {error}"

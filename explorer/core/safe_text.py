@@ -14,7 +14,11 @@ Two rules on top, each decided here once:
   tree) and a raw tab would split or shift it. Tabs in passage text stay.
 - **Labels** (headings, titles, tags, link texts, :func:`safe_label`) are cut to
   :data:`LABEL_MAX` characters with an ellipsis: a 100,000-character heading is shown as its
-  start. The data itself (``--json``, the index) keeps them whole.
+  start. The data itself (``--json``, the index) keeps them whole. A label is one cell of a
+  line as a name is, so a tab in it is escaped too (a title made from a file name with a tab).
+- **Echoed values** (what the user typed, repeated by a note or an error: a tag, a query, a
+  name, a path, :func:`echoed`) are cut to :data:`ECHO_MAX` characters: a 100,000-character
+  ``--tag`` gives a note of one short line.
 
 Pure and dependency-free, so the core, the CLI and the TUI can all use it.
 """
@@ -43,6 +47,8 @@ LABEL_MAX = 200
 """The most characters of a heading, title, tag list or link text shown; longer ones are cut
 with an ellipsis (``…``)."""
 ELLIPSIS = "…"
+ECHO_MAX = 120
+"""The most characters of a value the user gave that a note or an error repeats."""
 SURROGATE_BYTES = range(0xDC80, 0xDD00)
 """Where Python's ``surrogateescape`` puts the bytes of a name that are not UTF-8."""
 
@@ -86,11 +92,23 @@ def clip(text: str, limit: int = LABEL_MAX) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 1)] + ELLIPSIS
 
 
-def safe_label(text: str, limit: int = LABEL_MAX, name: bool = False) -> str:
+def safe_label(text: str, limit: int = LABEL_MAX) -> str:
     """A heading, title, tag list or link text for one line: cut to ``limit`` characters (an
-    ellipsis ends a cut one), then made safe like :func:`safe_text` (like :func:`safe_name`
-    when ``name``: a link's target as written is a name)."""
-    return (safe_name if name else safe_text)(clip(text, limit))
+    ellipsis ends a cut one), then made safe like :func:`safe_name` (a tab escaped too)."""
+    return safe_name(clip(text, limit))
+
+
+def echoed(value: object, limit: int = ECHO_MAX) -> str:
+    """A value the user gave (a tag, a query, a name, a path), as a note or an error repeats
+    it: its text cut to ``limit`` characters, an ellipsis ending a cut one. Not escaped: the
+    line is made safe where it is printed."""
+    return clip(str(value), limit)
+
+
+def quoted(value: object, limit: int = ECHO_MAX) -> str:
+    """A value the user gave as ``repr`` shows it (a string in quotes: ``'backup'``; a list,
+    a number as written), cut as :func:`echoed` cuts it."""
+    return repr(echoed(value, limit)) if isinstance(value, str) else echoed(repr(value), limit)
 
 
 def safe_spans(

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from explorer.core.retrieval.scopes import Scope
+from explorer.core.retrieval.scopes import Scope, check_name
+from explorer.core.safe_text import quoted
 from explorer.core.settings import DEFAULT_MODEL, IndexSettings
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
 from explorer.settings.locations import owned_parents, resolve_index_dir
@@ -16,6 +17,7 @@ from explorer.settings.user_config import (
     CollectionEntry,
     ConfigError,
     FoldersConfig,
+    config_path,
     load_folders_config,
     load_user_config,
 )
@@ -121,37 +123,88 @@ class OpenFolders:
     scopes: tuple[Scope, ...]
 
 
+@dataclass(frozen=True)
+class FolderArgument:
+    """A folder as the command line gives it: ``PATH``, or ``NAME=PATH`` to name its
+    collection (:func:`folder_argument`)."""
+
+    path: Path
+    name: str | None = None
+    """The collection name given with it (None: from the config file, else the folder's)."""
+
+
+def folder_argument(given: str | os.PathLike[str]) -> FolderArgument:
+    """``given`` as a folder argument: ``NAME=PATH`` names the folder's collection.
+
+    A path that exists wins (a folder whose name holds ``=`` is that folder), and so does one
+    whose part before the first ``=`` holds a ``/`` (``/srv/a=b/docs``). Otherwise the part
+    before ``=`` is a name, checked as every collection name is
+    (:func:`~explorer.core.retrieval.scopes.check_name`)."""
+    text = os.fspath(given)
+    name, equals, path = text.partition("=")
+    if not equals or "/" in name or os.sep in name or Path(text).expanduser().exists():
+        return FolderArgument(Path(text))
+    check_name(name)
+    if not path:
+        raise ConfigError(f"{quoted(text)}: give the folder after '=' (NAME=PATH)")
+    return FolderArgument(Path(path), name)
+
+
+def folder_arguments(given: Sequence[str | os.PathLike[str]]) -> list[FolderArgument]:
+    """Each of ``given`` as a :func:`folder_argument`."""
+    return [folder_argument(one) for one in given]
+
+
 def open_folders(
-    folders: Sequence[Path],
+    folders: Sequence[FolderArgument | Path],
     collections: Sequence[str] = (),
     index_dir: str | Path | None = None,
     **overrides: object,
 ) -> OpenFolders:
     """The named folders a command opens, each with its settings (see :meth:`Settings.for_root`).
 
-    ``folders`` given on the command line are each named by the collection of the config file
-    whose folder it is, else after its directory: :func:`distinct_names` makes the names
-    distinct and keeps clear of every name the config file gives. With no folder, the
-    collections ``collections`` names (``--collection``), else the config file's
-    ``default_collections``; none of those either: no folder (the command's own default).
-    ``index_dir`` names the index of one folder only.
+    ``folders`` given on the command line are each named by the name given with it
+    (``NAME=PATH``), else by the collection of the config file whose folder it is, else after
+    its directory: :func:`distinct_names` makes the names distinct and keeps clear of every
+    name the config file gives. With no folder, the collections ``collections`` names
+    (``--collection``), else the config file's ``default_collections``; none of those either:
+    no folder (the command's own default). ``index_dir`` names the index of one folder only.
+
+    This is where every command's set of folders is checked, once: a configured folder that
+    does not exist, two folders of one name, and a folder inside another
+    (:func:`~explorer.core.retrieval.collections.check_apart`) are each a one-line error.
     """
-    from explorer.core.retrieval.collections import distinct_names
+    from explorer.core.retrieval.collections import check_apart, distinct_names
     from explorer.settings.locations import INDEX_DIR_ENV
 
     config = load_folders_config()
-    roots = list(dict.fromkeys(Path(folder).expanduser().resolve() for folder in folders))
-    if roots:
+    given = [f if isinstance(f, FolderArgument) else FolderArgument(Path(f)) for f in folders]
+    chosen: dict[Path, str | None] = {}
+    for argument in given:
+        root = argument.path.expanduser().resolve()
+        if chosen.get(root) is None:
+            chosen[root] = argument.name
+    if chosen:
+        roots = list(chosen)
         entries = [config.naming(root) for root in roots]
-        unnamed = [root for root, entry in zip(roots, entries, strict=True) if entry is None]
-        taken = [entry.name for entry in config.collections]
+        own = {root: name for root, name in chosen.items() if name is not None}
+        for root, entry in zip(roots, entries, strict=True):
+            if root not in own and entry is not None:
+                own[root] = entry.name
+        unnamed = [root for root in roots if root not in own]
+        taken = [entry.name for entry in config.collections] + list(own.values())
         names = iter(distinct_names(unnamed, taken))
-        named = [
-            (entry.name if entry is not None else next(names), root)
-            for root, entry in zip(roots, entries, strict=True)
-        ]
+        named = [(own[root] if root in own else next(names), root) for root in roots]
     else:
         named = [(entry.name, entry.path) for entry in _configured(config, collections)]
+    seen: dict[str, Path] = {}
+    for name, root in named:
+        if name.casefold() in seen:
+            raise ConfigError(
+                f"two folders are named {quoted(name)}: {seen[name.casefold()]} and {root}"
+            )
+        seen[name.casefold()] = root
+    check_apart([(name, root) for name, root in named])
     if len(named) > 1 and index_dir is not None:
         raise ConfigError("--index-dir names the index of one folder; give one folder with it")
     if len(named) > 1 and os.environ.get(INDEX_DIR_ENV):
@@ -168,13 +221,22 @@ def open_folders(
 
 
 def _configured(config: FoldersConfig, wanted: Sequence[str]) -> list[CollectionEntry]:
-    """The configured collections ``wanted`` names, else the default set."""
+    """The configured collections ``wanted`` names, else the default set; each one's folder
+    must exist."""
     chosen = []
     for name in wanted or config.default_collections:
         entry = config.collection(name)
         if entry is None:
             known = ", ".join(c.name for c in config.collections) or "none"
-            raise ConfigError(f"no collection {name!r} in the config file (collections: {known})")
+            raise ConfigError(
+                f"no collection {quoted(name)} in the config file (collections: {known})"
+            )
+        if not entry.path.is_dir():
+            problem = "is not a folder" if entry.path.exists() else "does not exist"
+            raise ConfigError(
+                f"collection {quoted(entry.name)} of {config_path()}: its folder {entry.path}"
+                f" {problem}"
+            )
         if entry not in chosen:
             chosen.append(entry)
     return chosen

@@ -60,6 +60,7 @@ from typing import get_args, get_origin, get_type_hints
 from explorer.core.errors import ExplorerError
 from explorer.core.retrieval.query import PathPatternError
 from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
+from explorer.core.safe_text import quoted
 from explorer.core.settings import Bounds, IndexSettings, knobs
 from explorer.settings.locations import config_dir
 
@@ -154,7 +155,7 @@ def load_user_config(path: Path | None = None) -> UserConfig:
         spec = specs.get(key)
         if spec is None:
             known = ", ".join(sorted({*specs, *FOLDER_KEYS}))
-            raise ConfigError(f"{path}: unknown setting {key!r} (known: {known})")
+            raise ConfigError(f"{path}: unknown setting {quoted(key)} (known: {known})")
         if spec.setting:
             declared[spec.setting] = _checked(path, key, value, spec)
         else:
@@ -190,18 +191,22 @@ def _checked(path: Path, key: str, value: object, spec: _KeySpec) -> object:
         value = float(value)  # `semantic_weight = 1` means 1.0
     expected = str if issubclass(kind, StrEnum) else kind
     if not isinstance(value, expected) or isinstance(value, bool):
-        raise ConfigError(f"{path}: {key} must be a {expected.__name__}, not {value!r}")
+        raise ConfigError(f"{path}: {key} must be a {expected.__name__}, not {quoted(value)}")
     if isinstance(value, list) and not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{path}: {key} must be a list of strings")
     if issubclass(kind, StrEnum):
         choices = [member.value for member in kind]
         if value not in choices:
-            raise ConfigError(f"{path}: {key} must be one of {', '.join(choices)}, not {value!r}")
+            raise ConfigError(
+                f"{path}: {key} must be one of {', '.join(choices)}, not {quoted(value)}"
+            )
         return kind(value)
     if spec.bounds is not None and isinstance(value, (int, float)):
         low, high = spec.bounds.low, spec.bounds.high
         if value < low or (high is not None and value > high):
-            raise ConfigError(f"{path}: {key} must be {spec.bounds.describe()}, not {value!r}")
+            raise ConfigError(
+                f"{path}: {key} must be {spec.bounds.describe()}, not {quoted(value)}"
+            )
     return value
 
 
@@ -260,7 +265,7 @@ def load_folders_config(path: Path | None = None) -> FoldersConfig:
     seen: set[str] = set()
     for entry in collections:
         if entry.name.casefold() in seen:
-            raise ConfigError(f"{path}: two collections are named {entry.name!r}")
+            raise ConfigError(f"{path}: two collections are named {quoted(entry.name)}")
         seen.add(entry.name.casefold())
     folders = [entry.path for entry in collections]
     for entry in collections:
@@ -272,14 +277,30 @@ def load_folders_config(path: Path | None = None) -> FoldersConfig:
         if config.collection(name) is None:
             known = ", ".join(entry.name for entry in collections) or "none"
             raise ConfigError(
-                f"{path}: default_collections names {name!r}, which is no collection"
+                f"{path}: default_collections names {quoted(name)}, which is no collection"
                 f" (collections: {known})"
             )
     scopes = tuple(
         _scope(path, name, table)
         for name, table in _tables(path, "scopes", data.get("scopes", {})).items()
     )
+    if collections:
+        _check_scope_collections(path, config, scopes)
     return FoldersConfig(collections, config.default_collections, scopes)
+
+
+def _check_scope_collections(path: Path, config: FoldersConfig, scopes: tuple[Scope, ...]) -> None:
+    """Refuse a scope that names a collection the file does not (the file names some: a
+    scope's collections are then among them; a file that names none leaves the names to the
+    folders given on the command line, checked when the scope is used)."""
+    for scope in scopes:
+        for name in scope.collections:
+            if config.collection(name) is None:
+                known = ", ".join(entry.name for entry in config.collections)
+                raise ConfigError(
+                    f"{path}: scopes.{scope.name} names collection {quoted(name)}, which is no"
+                    f" collection (collections: {known})"
+                )
 
 
 def _tables(path: Path, key: str, value: object) -> dict[str, dict[str, object]]:
@@ -299,7 +320,9 @@ def _tables(path: Path, key: str, value: object) -> dict[str, dict[str, object]]
 def _check_keys(path: Path, where: str, table: dict[str, object], known: tuple[str, ...]) -> None:
     for key in table:
         if key not in known:
-            raise ConfigError(f"{path}: unknown key {key!r} in {where} (known: {', '.join(known)})")
+            raise ConfigError(
+                f"{path}: unknown key {quoted(key)} in {where} (known: {', '.join(known)})"
+            )
 
 
 def _check_strings(path: Path, where: str, value: object) -> list[str]:
@@ -315,7 +338,7 @@ def _collection(path: Path, name: str, table: dict[str, object]) -> CollectionEn
     if folder is None:
         raise ConfigError(f"{path}: {where} needs a path (the folder)")
     if not isinstance(folder, str) or not folder.strip():
-        raise ConfigError(f"{path}: {where}.path must be a folder, not {folder!r}")
+        raise ConfigError(f"{path}: {where}.path must be a folder, not {quoted(folder)}")
     exclude = table.get("exclude")
     extensions = table.get("extensions")
     return CollectionEntry(
@@ -339,9 +362,14 @@ def _scope(path: Path, name: str, table: dict[str, object]) -> Scope:
     }
     description = table.get("description", "")
     if not isinstance(description, str):
-        raise ConfigError(f"{path}: {where}.description must be a str, not {description!r}")
+        raise ConfigError(f"{path}: {where}.description must be a str, not {quoted(description)}")
     if not any(lists.values()):
         raise ConfigError(f"{path}: {where} needs paths, extensions or collections")
+    for collection in lists["collections"]:
+        try:
+            check_name(collection)
+        except CollectionsError as error:
+            raise ConfigError(f"{path}: {where}.collections: {error}") from None
     try:
         return Scope(name, lists["paths"], lists["extensions"], lists["collections"], description)
     except PathPatternError as error:

@@ -125,11 +125,15 @@ class Workspace:
         return folder
 
     def _refuse_open(self, root: Path, name: str | None = None) -> None:
+        from explorer.core.retrieval.collections import check_apart
+
         for other in self._folders:
             if name is not None and other.name.casefold() == name.casefold():
                 raise ExplorerError(f"a folder named {name!r} is open already")
             if other.settings.root == root:
                 raise ExplorerError(f"{root} is open already, as {other.name}")
+        opened = [(folder.name, folder.settings.root) for folder in self._folders]
+        check_apart([*opened, (name or root.name, root)])
 
     def add_folder(self, folder: NamedFolder) -> Callable[[str], str | None]:
         """Open one more folder (its index attaches when it has opened); returns how the

@@ -315,3 +315,157 @@ def test_the_tui_with_no_folder_opens_the_default_collections(corpus, monkeypatc
     folders, scopes = opened[0]
     assert [f.name for f in folders] == ["garden", "servers"]
     assert [scope.name for scope in scopes] == ["code"]
+
+
+# -- issue 29: nested folders, names, missing folders, scopes, NAME=PATH ----------------------
+def test_a_folder_inside_another_is_refused_by_every_command(corpus, monkeypatch) -> None:
+    """`search Q base base/guides` listed each file of base/guides twice: a folder inside
+    another open folder is refused in one line, by every command that takes folders."""
+    _base, _servers, _garden, union, _done = corpus
+    inner = union / "servers"
+    served = []
+    monkeypatch.setattr("explorer.cli.commands.run_mcp_folders", served.append)
+    monkeypatch.setattr("explorer.cli.entry._is_terminal", lambda _stream: True)
+    monkeypatch.setattr("explorer.tui.app.run_window", lambda *args: served.append(args))
+    for command in (
+        ("search", "proxy", union, inner),
+        ("search", "proxy", inner, union),
+        ("status", union, inner),
+        ("index", union, inner),
+        ("mcp", union, inner),
+        (union, inner),
+        ("related", union / "garden/notes/comet-watch.md", inner),
+    ):
+        one_line_error(invoke(*command), f"{inner} (servers) is inside {union} (union)")
+    assert served == []
+    write_config(
+        f'default_collections = ["all", "srv"]\n[collections.all]\npath = "{union}"\n'
+        f'[collections.srv]\npath = "{inner}"\n'
+    )
+    one_line_error(invoke("search", "proxy"), "is inside", "open one of the two")
+
+
+def test_a_nested_collection_is_refused_when_added(corpus, tmp_path) -> None:
+    """The same rule for the core's collections (the MCP server, the TUI's Add a folder)."""
+    from explorer.core.retrieval.scopes import CollectionsError
+    from explorer.settings.config import NamedFolder
+    from explorer.tui.workspace import Workspace
+
+    _base, _servers, _garden, union, _done = corpus
+    outer = Index.open_existing(Settings.for_root(union, None))
+    shelf = Collections([Collection("union", outer)])
+    ok(invoke("index", union / "servers", "--index-dir", tmp_path / "inner"))
+    inner = Index.open_existing(Settings.for_root(union / "servers", tmp_path / "inner"))
+    try:
+        with pytest.raises(CollectionsError, match="is inside"):
+            shelf.add(Collection("inner", inner))
+    finally:
+        shelf.close()
+        inner.close()
+    window = Workspace([NamedFolder("union", Settings.for_root(union, None))])
+    with pytest.raises(CollectionsError, match="is inside"):
+        window.folder_at(union / "servers")
+
+
+@pytest.mark.parametrize("name", [".", "..", "..."])
+def test_names_of_dots_alone_are_refused_everywhere(corpus, name) -> None:
+    _base, servers, garden, _union, _done = corpus
+    write_config(f'[collections."{name}"]\npath = "{servers}"\n')
+    one_line_error(invoke("search", "proxy", servers, garden), f"'{name}'", "not dots alone")
+    write_config(f'[scopes."{name}"]\nextensions = ["md"]\n')
+    one_line_error(invoke("search", "proxy", servers, garden), f"'{name}'", "not dots alone")
+    write_config(f'[scopes.s]\ncollections = ["{name}"]\n')
+    one_line_error(invoke("search", "proxy", servers, garden), f"'{name}'", "not dots alone")
+    write_config("")
+    one_line_error(invoke("search", "proxy", f"{name}={servers}", garden), "not dots alone")
+    one_line_error(invoke("search", f"proxy collection:{name}", servers, garden), f"'{name}'")
+
+
+def test_a_folder_named_with_dots_alone_gets_a_name(tmp_path) -> None:
+    from explorer.core.retrieval.collections import distinct_names, folder_name
+
+    assert folder_name(tmp_path / "...") == "root"
+    assert distinct_names([tmp_path / "...", tmp_path / "a"]) == ["root", "a"]
+
+
+def test_a_collection_whose_folder_is_gone_says_so(corpus, tmp_path, monkeypatch) -> None:
+    _base, servers, _garden, _union, _done = corpus
+    gone = tmp_path / "gone"
+    write_config(
+        f'default_collections = ["gone", "srv"]\n[collections.gone]\npath = "{gone}"\n'
+        f'[collections.srv]\npath = "{servers}"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("explorer.cli.entry._is_terminal", lambda _stream: True)
+    for command in (
+        ("search", "proxy"),
+        ("search", "proxy", "--collection", "gone"),
+        ("status",),
+        ("index",),
+        ("mcp",),
+        (),
+    ):
+        result = invoke(*command)
+        one_line_error(result, "collection 'gone'", f"its folder {gone} does not exist")
+        assert "explorer index" not in result.stderr
+
+
+def test_a_scope_naming_an_unknown_collection_is_refused(corpus, tmp_path) -> None:
+    _base, servers, garden, _union, _done = corpus
+    write_config(
+        f'[collections.srv]\npath = "{servers}"\n'
+        '[scopes.s]\npaths = ["notes/"]\ncollections = ["srv", "nope"]\n'
+    )
+    for command in (("search", "proxy", servers), ("status", servers, garden), ("index",)):
+        one_line_error(invoke(*command), "scopes.s", "'nope'", "collections: srv")
+    # a file that names no collection leaves a scope's names to the folders given: a scope
+    # that covers none of those searched says so, rather than "no indexed file matches"
+    write_config('[scopes.s]\npaths = ["notes/"]\ncollections = ["nope"]\n')
+    one_line_error(
+        invoke("search", "proxy", servers, garden, "--scope", "s"),
+        "scope 's' covers nope",
+        "servers, garden",
+    )
+    one_line_error(invoke("search", "proxy", servers, "--scope", "s"), "scope 's' covers nope")
+
+
+def test_name_equals_path_names_the_collection(corpus, tmp_path, monkeypatch) -> None:
+    base, servers, garden, _union, _done = corpus
+    found = search_json("comet tail", f"srv={servers}", f"gdn={garden}")
+    assert {r["collection"] for r in found["results"]} == {"srv", "gdn"}
+    only = search_json("comet tail", f"srv={servers}", f"gdn={garden}", "--collection", "gdn")
+    assert only["results"] and {r["collection"] for r in only["results"]} == {"gdn"}
+    assert search_json("comet tail", f"srv={servers}")["results"]
+    status = json.loads(ok(invoke("status", f"a={servers}", f"b={garden}", "--json")).stdout)
+    assert [s["collection"] for s in status["collections"]] == ["a", "b"]
+    assert json.loads(ok(invoke("status", f"a={servers}", "--json")).stdout)["root"] == str(servers)
+    assert "collection  a" in ok(invoke("index", f"a={servers}", f"b={garden}")).stdout
+    related = json.loads(
+        ok(invoke("related", servers / "notes/comet.md", f"g={garden}", "--json")).stdout
+    )
+    assert ("g", "notes/comet-watch.md") in [
+        (r["collection"], r["path"]) for r in related["related"]
+    ]
+    served, opened = [], []
+    monkeypatch.setattr("explorer.cli.commands.run_mcp_folders", served.append)
+    monkeypatch.setattr("explorer.cli.entry._is_terminal", lambda _stream: True)
+    monkeypatch.setattr(
+        "explorer.tui.app.run_window", lambda folders, scopes: opened.append(folders)
+    )
+    ok(invoke("mcp", f"docs={servers}"))
+    assert [(f.name, f.settings.root) for f in served[0].folders] == [("docs", servers)]
+    ok(invoke(f"s={servers}", f"g={garden}"))
+    assert [f.name for f in opened[0]] == ["s", "g"]
+    # names are checked as the config file's are; two folders of one name are refused
+    one_line_error(invoke("search", "x", f"my notes={servers}"), "collection name 'my notes'")
+    one_line_error(invoke("search", "x", f"a={servers}", f"a={garden}"), "two folders are named")
+
+
+def test_a_folder_whose_name_holds_equals_is_that_folder(corpus, tmp_path, monkeypatch) -> None:
+    odd = write_files(tmp_path / "k=v", {"note.md": "# Note\n\nA comet tail of dust.\n"})
+    monkeypatch.chdir(tmp_path)
+    ok(invoke("index", "k=v"))
+    for given in (odd, "k=v"):
+        found = json.loads(ok(invoke("search", "comet", given, "--json")).stdout)
+        assert [r["path"] for r in found["results"]] == ["note.md"]
+        assert "collection" not in found["results"][0]

@@ -72,7 +72,7 @@ def test_labels_are_cut_with_an_ellipsis_and_short_ones_kept():
     assert len(shown) == LABEL_MAX and shown.endswith("…") and shown.startswith("HHH")
     assert safe_label("x" * 50, limit=10) == "x" * 9 + "…"
     assert safe_label("a\x1b" + "b" * 300).startswith(r"a\x1bb")  # cut, then escaped
-    assert safe_label("link\tname", name=True) == r"link\x09name"
+    assert safe_label("link\tname") == r"link\x09name"
 
 
 def test_spans_past_a_cut_are_dropped_or_shortened():

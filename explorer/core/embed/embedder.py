@@ -135,17 +135,13 @@ class SentenceTransformerEmbedder:
         model: str,
         device: str = "cpu",
         *,
-        many_queries: bool = False,
         precision: EmbeddingPrecision = EmbeddingPrecision.AUTO,
     ) -> None:
-        """``many_queries``: this process will embed many queries (a resident reader), so the
-        query encoder may take longer to open for quicker queries. ``precision``: the number
-        format of document vectors (queries are always fp32)."""
+        """``precision``: the number format of document vectors (queries are always fp32)."""
         self.name = model
         self._device = device
         self._precision = precision
         self._bf16: bool | None = None  # resolved on first use
-        self._many_queries = many_queries
         self._model_dir = resolve_model_dir(model)
         self._model: SentenceTransformer | None = None
         self._tokenizer: TokenSpans | None = None
@@ -314,7 +310,7 @@ class SentenceTransformerEmbedder:
         from explorer.core.embed.onnx_encoder import OnnxQueryEncoder
 
         try:
-            return OnnxQueryEncoder(self._export_dir, manifest, prepack=self._many_queries)
+            return OnnxQueryEncoder(self._export_dir, manifest)
         # A damaged or truncated export fails inside onnxruntime in its own ways: the model
         # answers instead.
         except Exception as error:
@@ -428,7 +424,5 @@ def load_embedder(model: str, precision: EmbeddingPrecision = EmbeddingPrecision
         return SentenceTransformerEmbedder(model, precision=precision)
     key = (model, resolve_model_dir(model), precision)
     if key not in _kept_embedders:
-        _kept_embedders[key] = SentenceTransformerEmbedder(
-            model, many_queries=True, precision=precision
-        )
+        _kept_embedders[key] = SentenceTransformerEmbedder(model, precision=precision)
     return _kept_embedders[key]

@@ -31,14 +31,15 @@ def runtime_version() -> str:
 class OnnxQueryEncoder:
     """Embeds texts with an exported model: tokenizer, ONNX graph, nothing else."""
 
-    def __init__(
-        self, export_dir: Path, manifest: ExportManifest, *, prepack: bool = False
-    ) -> None:
+    def __init__(self, export_dir: Path, manifest: ExportManifest) -> None:
         """Open the export in ``export_dir`` described by ``manifest`` (status READY).
 
-        ``prepack`` lets ONNX Runtime repack the weights for its matrix kernels: ~40 ms more to
-        open, about a third less per query. Worth it in a long-lived process, not in a one-shot
-        command that encodes one query.
+        Every process opens it the same way, so the same query gives the same vector, to the
+        last bit, in a one-shot command, the resident reader, the TUI and the MCP server.
+        ONNX Runtime's prepacked weights (~40 ms more to open, about a third less per query)
+        take other matrix kernels, whose sums round otherwise (vectors ~1e-7 apart): one
+        process prepacking and another not printed scores that differed in the 4th decimal.
+        Single-threaded, for the same reason and because a query is a few dozen tokens.
         """
         import onnxruntime
         from tokenizers import Tokenizer
@@ -46,13 +47,11 @@ class OnnxQueryEncoder:
         if manifest.status is not ExportStatus.READY or manifest.tokenizer is None:
             raise ValueError(f"{export_dir} holds no usable export")
         options = onnxruntime.SessionOptions()
-        # A query is a few dozen tokens: a second thread only waits for a busy core.
+        # One thread: a second only waits for a busy core, and the sums keep one order.
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         # The graph was optimized when it was exported; do not redo it on every start.
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-        if not prepack:
-            options.add_session_config_entry("session.disable_prepacking", "1")
         self._session = onnxruntime.InferenceSession(
             str(export_dir / GRAPH_NAME), options, providers=["CPUExecutionProvider"]
         )

@@ -40,8 +40,9 @@ from explorer.core.retrieval.links import FileLinks, file_links
 from explorer.core.retrieval.merged_search import MergedPlan, SearchedCollection
 from explorer.core.retrieval.query import QueryError
 from explorer.core.retrieval.related_across import RelatedAcross, related_across
-from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
+from explorer.core.retrieval.scopes import NAME, CollectionsError, Scope, check_name
 from explorer.core.retrieval.search import FileHit, SearchRequest, SearchResponse, run_search
+from explorer.core.safe_text import quoted
 from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index, Status
 
@@ -70,7 +71,20 @@ def folder_name(folder: Path) -> str:
     """The name a folder gets when nothing names it: its directory's name, with every run of
     characters a name may not hold made one ``-`` (``My Notes`` is ``My-Notes``)."""
     name = re.sub(r"[^\w.-]+", "-", folder.name).strip("-")
-    return name or "root"
+    return name if NAME.fullmatch(name) else "root"
+
+
+def check_apart(folders: Sequence[tuple[str, Path]]) -> None:
+    """Refuse (:class:`CollectionsError`) folders (name, resolved folder) of which one is
+    inside another: its files would be listed twice, once in each collection. One line names
+    both and what to do."""
+    for name, root in folders:
+        for other_name, other in folders:
+            if root != other and root.is_relative_to(other):
+                raise CollectionsError(
+                    f"{root} ({name}) is inside {other} ({other_name}), whose collection holds"
+                    f" its files already: open one of the two"
+                )
 
 
 def distinct_names(folders: Sequence[Path], taken: Iterable[str] = ()) -> list[str]:
@@ -125,7 +139,7 @@ class Collections:
         self._scopes: dict[str, Scope] = {}
         for scope in scopes:
             if scope.name.casefold() in self._scopes:
-                raise CollectionsError(f"two scopes are named {scope.name!r}")
+                raise CollectionsError(f"two scopes are named {quoted(scope.name)}")
             self._scopes[scope.name.casefold()] = scope
         for collection in collections:
             self.add(collection)
@@ -170,7 +184,7 @@ class Collections:
             if collection.name.casefold() == name.casefold():
                 return collection
         known = ", ".join(self.names) or "none"
-        raise QueryError(f"no collection {name!r} is open (open: {known})")
+        raise QueryError(f"no collection {quoted(name)} is open (open: {known})")
 
     def add(self, collection: Collection) -> None:
         """Add an open collection (its index already built: nothing is embedded again).
@@ -185,6 +199,7 @@ class Collections:
                 raise CollectionsError(
                     f"{collection.root} is open already, as collection {other.name!r}"
                 )
+        check_apart([(c.name, c.root) for c in (*self._collections, collection)])
         if self._collections:
             first = self._collections[0]
             mine, theirs = _model_of(collection.index), _model_of(first.index)
@@ -214,7 +229,19 @@ class Collections:
         scope = self._scopes.get(name.casefold())
         if scope is None:
             known = ", ".join(s.name for s in self._scopes.values()) or "none"
-            raise QueryError(f"no scope {name!r} (scopes: {known})")
+            raise QueryError(f"no scope {quoted(name)} (scopes: {known})")
+        return scope
+
+    def _scope_of(self, name: str, searched: Sequence[str]) -> Scope:
+        """The scope ``name``, refused (:class:`QueryError`) when it covers none of the
+        collections ``searched``: it would keep no file, for no reason a result could say."""
+        scope = self.scope(name)
+        if scope.collections and not any(scope.covers(other) for other in searched):
+            covered = ", ".join(scope.collections)
+            raise QueryError(
+                f"scope {quoted(scope.name)} covers {covered}, none of the collections"
+                f" searched ({', '.join(searched)})"
+            )
         return scope
 
     @property
@@ -241,7 +268,7 @@ class Collections:
             if request.collections
             else self.names
         )
-        scopes = [self.scope(name) for name in request.scopes]
+        scopes = [self._scope_of(name, chosen) for name in request.scopes]
         file_filter = request.file_filter
         searched: list[SearchedCollection] = []
         matching = 0
@@ -284,15 +311,13 @@ class Collections:
         return texts
 
     def holding(self, file: Path) -> tuple[Collection, str] | None:
-        """The open collection whose folder holds the real path ``file`` (the innermost one,
-        when folders nest), and ``file`` relative to its folder; None when none holds it."""
-        best: tuple[Collection, str] | None = None
+        """The open collection whose folder holds the real path ``file`` (one at most: open
+        folders never nest, see :func:`check_apart`), and ``file`` relative to its folder;
+        None when none holds it."""
         for collection in self._collections:
-            if not file.is_relative_to(collection.root):
-                continue
-            if best is None or len(collection.root.parts) > len(best[0].root.parts):
-                best = (collection, file.relative_to(collection.root).as_posix())
-        return best
+            if file.is_relative_to(collection.root):
+                return collection, file.relative_to(collection.root).as_posix()
+        return None
 
     # -- status, related files and links -----------------------------------------------------------
     def status(self, disk: bool = True) -> list[CollectionStatus]:

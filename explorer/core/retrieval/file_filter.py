@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from explorer.core.retrieval.query import PathFilter
+from explorer.core.safe_text import echoed
 from explorer.core.store.file_facts import FileField
 from explorer.core.store.keywords import KeywordIndex
 
@@ -72,9 +73,10 @@ class FileFilter:
         if self.paths:
             parts.append(PathFilter(self.paths).describe())
         if self.tags:
-            parts.append(("tag " if len(self.tags) == 1 else "tags ") + " or ".join(self.tags))
+            tags = " or ".join(map(echoed, self.tags))
+            parts.append(("tag " if len(self.tags) == 1 else "tags ") + tags)
         if self.versions:
-            parts.append("version " + " or ".join(self.versions))
+            parts.append("version " + " or ".join(map(echoed, self.versions)))
         excluded = PathFilter(self.exclude).describe() if self.exclude else ""
         if excluded and not parts:
             return f"all files but {excluded}"

@@ -18,6 +18,8 @@ from functools import lru_cache
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.function_words import FUNCTION_WORDS
 from explorer.core.ingest.wildcards import CharClass, Token, TokenKind, Wildcard
+from explorer.core.safe_text import echoed
+from explorer.core.safe_text import quoted as quoted_value
 
 WORD = re.compile(r"\w+", re.UNICODE)
 GLOB_CHARS = set("*?[")
@@ -35,7 +37,7 @@ class PathPatternError(QueryError):
     def __init__(self, pattern: str, problem: str) -> None:
         self.pattern = pattern
         self.problem = problem
-        super().__init__(f"path filter {pattern!r}: {problem}")
+        super().__init__(f"path filter {quoted_value(pattern)}: {problem}")
 
 
 def query_terms(text: str) -> list[str]:
@@ -371,7 +373,7 @@ class PathFilter:
         return sorted(p for p in paths if self.matches(p))
 
     def describe(self) -> str:
-        return " or ".join(self.patterns) if self.patterns else "all files"
+        return " or ".join(map(echoed, self.patterns)) if self.patterns else "all files"
 
 
 # -- snippets ---------------------------------------------------------------------------------

@@ -15,9 +15,11 @@ from pathlib import PurePosixPath
 
 from explorer.core.errors import ExplorerError
 from explorer.core.retrieval.query import PathFilter
+from explorer.core.safe_text import quoted
 
-NAME = re.compile(r"[\w.-]+")
-"""What a collection's or a scope's name may hold: letters, digits, ``_``, ``.`` and ``-``."""
+NAME = re.compile(r"(?!\.+$)[\w.-]+")
+"""What a collection's or a scope's name may hold: letters, digits, ``_``, ``.`` and ``-``, and
+not dots alone (``.`` and ``..`` read as folders, in ``collection:..`` as on a command line)."""
 
 
 class CollectionsError(ExplorerError, ValueError):
@@ -28,7 +30,8 @@ def check_name(name: str, what: str = "collection") -> str:
     """``name`` if a collection (or scope) may be called so; else :class:`CollectionsError`."""
     if not NAME.fullmatch(name):
         raise CollectionsError(
-            f"{what} name {name!r}: use letters, digits, '_', '.' and '-' (no spaces or '/')"
+            f"{what} name {quoted(name)}: use letters, digits, '_', '.' and '-' (no spaces or '/',"
+            " not dots alone)"
         )
     return name
 

@@ -43,6 +43,7 @@ from explorer.core.retrieval.fusion import (
 )
 from explorer.core.retrieval.passage_order import content_first
 from explorer.core.retrieval.query import Query, QueryError, coverage, make_snippet
+from explorer.core.safe_text import quoted
 from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index
 from explorer.core.store.manifest_records import FileSummary, StoredChunk
@@ -271,7 +272,7 @@ def run_search(source: SearchSource, request: SearchRequest) -> SearchResponse:
     raises :class:`QueryError` for a query that cannot be run."""
     if request.mode not in list(SearchMode):
         modes = ", ".join(SearchMode)
-        raise QueryError(f"unknown mode {request.mode!r}; use one of {modes}")
+        raise QueryError(f"unknown mode {quoted(request.mode)}; use one of {modes}")
     if not request.query.strip():
         raise QueryError("empty query: give some words to search for")
     if not request.parsed.terms:

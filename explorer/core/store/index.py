@@ -575,6 +575,33 @@ def _take(lock: WriteLock, settings: IndexSettings, holder: str, live: bool = Fa
         ) from None
 
 
+def live_writer(index_dir: Path) -> str | None:
+    """The live process (a TUI, an MCP server) that holds the write lock of the index in
+    ``index_dir`` and keeps it current while it runs, as it names itself (``explorer mcp
+    (pid 4242)``); None when none does.
+
+    Read from the lock file without locking it (a reader never takes the lock, nor makes its
+    file): its holder removes it when done, and one a killed holder left names a process that
+    no longer runs."""
+    try:
+        text = (index_dir / LOCK_NAME).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not text.endswith(LIVE_MARK):
+        return None
+    holder = text.removesuffix(LIVE_MARK)
+    pid = holder.rpartition("(pid ")[2].removesuffix(")")
+    if not pid.isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # it runs, as another user
+        pass
+    return holder
+
+
 def _load_embedder(settings: IndexSettings) -> Embedder:
     """The model of ``settings``; a sentence-transformers model keeps its query encoder in the
     index (exported once)."""
