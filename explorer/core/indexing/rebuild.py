@@ -32,11 +32,13 @@ from explorer.core.indexing.indexer import Indexer
 from explorer.core.indexing.report import IndexReport, ProgressCallback
 from explorer.core.settings import IndexSettings
 from explorer.core.store.embedding_ledger import VECTORS_EPOCH
-from explorer.core.store.index import CHROMA_DIR_NAME, DATABASE_NAME, Index
-
-REBUILD_DIR_NAME = "rebuilding"
-"""The folder, inside the index directory, where a rebuild builds the new index."""
-OLD_VECTORS_NAME = f"{CHROMA_DIR_NAME}.old"
+from explorer.core.store.index import Index
+from explorer.core.store.index_files import (
+    CHROMA_DIR_NAME,
+    DATABASE_NAME,
+    OLD_VECTORS_NAME,
+    REBUILD_DIR_NAME,
+)
 
 
 class RebuildCancelled(ExplorerError):
