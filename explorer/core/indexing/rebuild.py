@@ -65,6 +65,7 @@ def rebuild(
         shutil.rmtree(aside_dir, ignore_errors=True)  # what an interrupted rebuild left
         aside = Index(replace(settings, index_dir=aside_dir))
         try:
+            aside.record_root()
             for key, value in (meta or {}).items():
                 aside.keywords.set_meta(key, value)
             indexer = Indexer(aside)

@@ -45,6 +45,9 @@ from explorer.core.store.index_files import (
     LOCK_NAME as LOCK_NAME,
 )
 from explorer.core.store.index_files import (
+    ROOT_META as ROOT_META,
+)
+from explorer.core.store.index_files import (
     check_index_dir,
     is_index_entry,
 )
@@ -196,6 +199,8 @@ class Index:
             self.tightened = self._make_private()
         self.keywords = self._open_keywords()
         self._note_tightened()
+        if self._write_lock.held:
+            self.record_root()
 
     @classmethod
     def open_existing(cls, settings: IndexSettings, embedder: Embedder | None = None) -> Index:
@@ -259,6 +264,14 @@ class Index:
             self.keywords.set_meta(
                 TIGHTENED_META, json.dumps({"at": time.time(), "entries": len(self.tightened)})
             )
+
+    def record_root(self) -> None:
+        """Record the folder this index is of (every writer does, the TUI's and the MCP
+        server's live index included: the resident reader and ``--index-dir`` alone read it);
+        an index built before it was recorded gets it on its next write."""
+        root = str(self.settings.root)
+        if self.keywords.get_meta(ROOT_META) != root:
+            self.keywords.set_meta(ROOT_META, root)
 
     @property
     def repair_command(self) -> str:
@@ -432,8 +445,10 @@ class Index:
                     self._vectors.close()  # opened read-only: the writer opens its own
                     self._vectors = None
             self._note_tightened()
+            self.record_root()
             return
         self._note_tightened()
+        self.record_root()
         with self._vectors_lock:
             if self._vectors is not None and not self._vectors.shared:
                 self._vectors.reopen()

@@ -24,6 +24,8 @@ REBUILD_DIR_NAME = "rebuilding"
 """The folder, inside the index directory, where a rebuild builds the new index."""
 OLD_VECTORS_NAME = f"{CHROMA_DIR_NAME}.old"
 """Where a rebuild moves the old vector store while it swaps the new one in."""
+ROOT_META = "root"
+"""Meta key of the keyword index: the folder the index was built for (every writer records it)."""
 READER_ENTRIES = ("reader.sock", "reader.lock")
 """The resident reader's socket and lock (the CLI's ``resident_client`` names them)."""
 
