@@ -559,6 +559,15 @@ class Index:
         present = self.vectors.existing_chunk_ids(recorded)
         return vectors, {cid: path for cid, path in recorded.items() if cid not in present}
 
+    def vectors_lacking(self) -> int:
+        """Chunks recorded as embedded whose vectors the local store does not hold (a store
+        emptied behind explorer's back: ``chroma.sqlite3`` cut to zero bytes, say); 0 on a
+        server, whose count is every checkout's."""
+        if self.shared_vectors:
+            return 0
+        embedded = int(self.keywords.counts()["embedded"])
+        return max(0, embedded - self.vectors.count_chunks()) if embedded else 0
+
     def permissions(self) -> Permissions:
         """Which files and folders of the index other users could read (nothing is changed:
         a writer makes them private when it takes the lock)."""
