@@ -140,3 +140,16 @@ def test_the_resident_readers_files_are_among_the_index_entries():
     from explorer.core.store.index_files import READER_ENTRIES
 
     assert set(READER_ENTRIES) == {SOCKET_NAME, LOCK_NAME}
+
+
+def test_a_data_directory_of_the_users_own_keeps_its_mode(tmp_path, run, monkeypatch):
+    """EXPLORER_DATA_DIR at a folder of the user's: the indexes folder explorer makes there is
+    private, the folder itself and the user's files keep their modes."""
+    data = write_files(tmp_path / "shared", {"notes.txt": "mine\n"})
+    data.chmod(0o755)
+    monkeypatch.setenv("EXPLORER_DATA_DIR", str(data))
+    root = write_files(tmp_path / "root", {"page.md": "# Page\n\nwords\n"})
+    assert run("index", root).exit_code == 0
+    after = modes(data)
+    assert after["."] == "755" and after["notes.txt"] == "644"
+    assert after["indexes"] == "700"
