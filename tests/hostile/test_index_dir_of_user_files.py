@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,15 +22,7 @@ from explorer.core.store.index_files import IndexDirRefused
 from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
-
-
-@pytest.fixture(autouse=True)
-def usual_umask() -> Iterator[None]:
-    saved = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(saved)
+from tests.hostile.test_private_index import usual_umask  # noqa: F401 - an autouse fixture
 
 
 @pytest.fixture

@@ -183,32 +183,24 @@ def test_a_config_file_that_is_a_link_into_dotfiles_is_read(tmp_path):
 
 
 # -- writing: no planted link is followed, no shared folder is used ---------------------------
-def test_a_link_planted_at_the_temporary_name_is_not_followed(tmp_path):
+@pytest.mark.parametrize("planted", ["temporary names", "session"])
+def test_a_planted_link_is_never_followed(tmp_path, planted):
+    """A link at the temporary name an older explorer used (``NAME.tmp``), or at the session
+    itself: the write replaces the link and leaves the file it points at as it was."""
     roots = [tmp_path / "docs"]
     path = session.session_path(roots)
     path.parent.mkdir(parents=True, mode=0o700)
     victim = tmp_path / "victim.txt"
     victim.write_text("the user's own file\n")
-    for name in (path.with_suffix(".tmp"), path.with_name(path.name + ".tmp")):
+    links = [path.with_suffix(".tmp"), path.with_name(path.name + ".tmp")]
+    for name in links if planted == "temporary names" else [path]:
         name.symlink_to(victim)
     session.save_session(roots, session.Session(query="mine"))
     assert victim.read_text() == "the user's own file\n"
     assert not path.is_symlink() and session.load_session(roots)[0].query == "mine"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    leftovers = {p.name for p in path.parent.iterdir()} - {path.name}
-    assert leftovers == {path.with_suffix(".tmp").name, path.name + ".tmp"}, "no temporary left"
-
-
-def test_a_session_planted_as_a_link_is_not_followed_when_written(tmp_path):
-    roots = [tmp_path / "docs"]
-    path = session.session_path(roots)
-    path.parent.mkdir(parents=True, mode=0o700)
-    victim = tmp_path / "victim.txt"
-    victim.write_text("the user's own file\n")
-    path.symlink_to(victim)
-    session.save_session(roots, session.Session(query="mine"))
-    assert victim.read_text() == "the user's own file\n"
-    assert not path.is_symlink()
+    left = {p.name for p in path.parent.iterdir()} - {path.name}
+    assert left == ({n.name for n in links} if planted == "temporary names" else set())
 
 
 @pytest.mark.parametrize("mode", [0o777, 0o770, 0o1777])

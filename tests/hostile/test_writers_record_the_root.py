@@ -13,12 +13,13 @@ import subprocess
 import pytest
 
 from explorer.cli.commands import ROOT_META, stored_root
-from explorer.cli.resident_client import SERVED_NOTE, SOCKET_NAME
+from explorer.cli.resident_client import SERVED_NOTE
 from explorer.core.live.writer import LiveIndex
 from explorer.core.store.index import DATABASE_NAME
 from explorer.settings.config import Settings
-from tests.conftest import EXPLORER_PROCESS, run_explorer, wait_until, write_files
+from tests.conftest import run_explorer, write_files
 from tests.fakes import FakeEmbedder
+from tests.unit.test_resident_reader import start_reader
 
 pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
 
@@ -51,14 +52,8 @@ def reader_env():
 
 
 def served_search(root, index_dir, env) -> subprocess.CompletedProcess:
-    process = subprocess.Popen(
-        [*EXPLORER_PROCESS, "_reader", str(index_dir)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = start_reader(index_dir, env)
     try:
-        assert wait_until(lambda: (index_dir / SOCKET_NAME).exists(), timeout=60)
         args = ("search", "telescope", root, "--mode", "keyword", "--index-dir", index_dir)
         return run_explorer(*args, env=env, timeout=60)
     finally:
