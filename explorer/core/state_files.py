@@ -169,9 +169,25 @@ def folder_problem(folder: Path, top: Path) -> str:
         if info.st_uid not in (me, 0):
             return f"{each} belongs to another user"
         sticky_own = bool(mode & stat.S_ISVTX) and info.st_uid == me
-        if mode & 0o022 and not sticky_own:
+        writers = mode & (0o022 if not _private_group(info.st_gid) else 0o002)
+        if writers and not sticky_own:
             return f"other users can write {each} (mode {mode:04o})"
     return ""
+
+
+def _private_group(gid: int) -> bool:
+    """Whether ``gid`` is the user's own group (named after them, nobody else in it), as a
+    umask of 002 gives folders on systems with a group per user: its write bit lets no one
+    else in (as Debian's ssh also judges)."""
+    import grp
+    import pwd
+
+    try:
+        group = grp.getgrgid(gid)
+        user = pwd.getpwuid(os.geteuid())
+    except KeyError:
+        return False
+    return group.gr_name == user.pw_name and not set(group.gr_mem) - {user.pw_name}
 
 
 def write_state(path: Path, text: str, top: Path) -> None:

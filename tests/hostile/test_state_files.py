@@ -15,8 +15,10 @@ window says so; sessions are then off), as ssh refuses such folders.
 
 from __future__ import annotations
 
+import grp
 import json
 import os
+import pwd
 import stat
 import threading
 from collections.abc import Callable
@@ -208,6 +210,10 @@ def test_a_state_folder_others_can_write_is_refused(tmp_path, monkeypatch, mode)
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(mode)
+    if mode == 0o770:  # writable by a group of other users
+        if os.geteuid() != 0:
+            pytest.skip("giving a folder to another group takes root")
+        os.chown(shared, -1, grp.getgrnam("daemon").gr_gid)
     monkeypatch.setenv("EXPLORER_STATE_DIR", str(shared))
     roots = [tmp_path / "docs"]
     problem = session.sessions_problem()
@@ -222,6 +228,20 @@ def test_a_state_folder_others_can_write_is_refused(tmp_path, monkeypatch, mode)
     )
     session.save_session(roots, session.Session(query="secret"))
     assert list(shared.iterdir()) == [], "nothing written there"
+
+
+def test_a_folder_writable_by_the_users_own_group_is_theirs(tmp_path, monkeypatch):
+    """A umask of 002 gives folders 0775 where each user has a group of their own: that group's
+    write bit lets no one else in."""
+    state = tmp_path / "state"
+    state.mkdir()
+    state.chmod(0o775)
+    user = pwd.getpwuid(os.geteuid())
+    group = grp.getgrgid(state.stat().st_gid)
+    if group.gr_name != user.pw_name or set(group.gr_mem) - {user.pw_name}:
+        pytest.skip("the user has no group of their own here")
+    monkeypatch.setenv("EXPLORER_STATE_DIR", str(state))
+    assert session.sessions_problem() == ""
 
 
 def test_a_sessions_folder_others_can_write_is_refused_too(tmp_path, monkeypatch):
