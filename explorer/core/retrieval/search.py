@@ -348,8 +348,10 @@ def run_search(source: SearchSource, request: SearchRequest) -> SearchResponse:
         and not vector_hits
         and (lacking := plan.vectors_lacking())
     ):
-        response.vector_leg = VectorLeg.EMPTY  # the store lost what the index recorded
-        by = "results are by keyword only" if request.mode == SearchMode.HYBRID else "no vectors"
+        hybrid = request.mode == SearchMode.HYBRID  # the store lost what the index recorded
+        if hybrid:
+            response.vector_leg = VectorLeg.EMPTY
+        by = "results are by keyword only" if hybrid else "no vectors"
         response.notes.append(f"{by}: {lacking}")
     elif request.mode == SearchMode.HYBRID and keyword_hits and not vector_hits:
         response.vector_leg = VectorLeg.EMPTY
