@@ -19,6 +19,7 @@ from explorer.core.errors import ExplorerError, literal
 from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SyncPhase
 from explorer.core.safe_text import echoed, quoted, safe_text
+from explorer.core.store.index_files import ROOT_META
 from explorer.core.store.keywords import KeywordIndex, KeywordIndexDamaged
 from explorer.settings.config import NamedFolder, OpenFolders, Settings
 from explorer.settings.locations import default_index_dir
@@ -51,8 +52,6 @@ class RootMismatch(RootError):
             f"to use {indexed}, or pass another --index-dir for {given}"
         )
 
-
-ROOT_META = "root"
 
 EXIT_FOUND = 0
 EXIT_NOTHING_FOUND = 1
@@ -169,14 +168,12 @@ def index_folder(
         with _ProgressDisplay(enabled=progress and _stderr_is_terminal()) as display:
             report = rebuild_index(
                 settings,
-                meta={ROOT_META: str(settings.root)},
                 progress=display.update,
                 embed=not keywords_only,
             )
         return IndexDone(settings, report, keywords_only, rebuilt=True)
     index = Index.open_for_writing(settings, check_model=True)
     try:
-        index.keywords.set_meta(ROOT_META, str(settings.root))
         with _ProgressDisplay(enabled=progress and _stderr_is_terminal()) as display:
             indexer = Indexer(index)
             if rel_paths is None:
@@ -791,7 +788,6 @@ def run_check_refs(root: Path | None, options: IndexOptions, as_json: bool) -> b
         click.echo(f"note: {safe_text(str(cannot_write))}; checking the index as it is", err=True)
     else:
         try:
-            index.keywords.set_meta(ROOT_META, str(settings.root))
             Indexer(index).sync(embed=False)
         except BaseException:
             index.close()

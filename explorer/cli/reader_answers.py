@@ -96,14 +96,15 @@ def _answer_search(settings: Settings, call: SearchCall, out: io.StringIO, err: 
 
 def _check_own_index(settings: Settings, own_index_dir: Path) -> None:
     """Refuse settings for another index directory, or for a root other than the one the
-    index records."""
+    index records (an index that records none is taken: its next writer records it)."""
     try:
         same_dir = os.path.samefile(settings.index_dir, own_index_dir)
     except OSError:
         same_dir = False
     if not same_dir:
         raise RequestRefused(Refusal.ANOTHER_INDEX, f"this reader serves {own_index_dir}")
-    if stored_root(own_index_dir) != settings.root:
+    stored = stored_root(own_index_dir)  # None: built before every writer recorded it
+    if stored is not None and stored != settings.root:
         raise RequestRefused(Refusal.ANOTHER_INDEX, f"the index is not that of {settings.root}")
 
 

@@ -16,7 +16,7 @@ import contextlib
 import os
 import stat
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,25 +98,45 @@ class OpenEntry:
         return f"{name} {self.mode:04o}"
 
 
-def _entries(directory: Path) -> Iterator[tuple[Path, os.stat_result]]:
-    """``directory`` and everything under it (links are not followed), with their stat."""
+def _entries(
+    directory: Path, own: Callable[[str], bool] | None
+) -> Iterator[tuple[Path, os.stat_result]]:
+    """``directory`` and everything under it (links are not followed), with their stat. With
+    ``own``, only what it owns: the entries directly in ``directory`` whose names ``own``
+    accepts and everything under them, and ``directory`` itself only when it holds nothing else
+    (a folder of the user's own files that also holds an index keeps its mode)."""
     try:
-        yield directory, os.lstat(directory)
+        info = os.lstat(directory)
+        names = os.listdir(directory)
     except OSError:
         return
-    for folder, dirnames, filenames in os.walk(directory):
-        for name in (*dirnames, *filenames):
-            path = Path(folder, name)
-            try:
-                yield path, os.lstat(path)
-            except OSError:  # gone meanwhile
-                continue
+    kept = [name for name in names if own is None or own(name)]
+    if len(kept) == len(names):
+        yield directory, info
+    for name in sorted(kept):
+        path = directory / name
+        try:
+            entry = os.lstat(path)
+        except OSError:  # gone meanwhile
+            continue
+        yield path, entry
+        if not stat.S_ISDIR(entry.st_mode):
+            continue
+        for folder, dirnames, filenames in os.walk(path):
+            for inner in (*dirnames, *filenames):
+                inner_path = Path(folder, inner)
+                try:
+                    yield inner_path, os.lstat(inner_path)
+                except OSError:  # gone meanwhile
+                    continue
 
 
-def open_entries(tree: Path, folders: Iterable[Path] = ()) -> list[OpenEntry]:
+def open_entries(
+    tree: Path, folders: Iterable[Path] = (), own: Callable[[str], bool] | None = None
+) -> list[OpenEntry]:
     """Every file and folder with a group or other bit: ``folders`` themselves (not what
-    they hold), then ``tree`` and everything under it. Symbolic links have no modes of their
-    own and are left out."""
+    they hold), then ``tree`` and everything under it (with ``own``: what it owns, see
+    :func:`_entries`). Symbolic links have no modes of their own and are left out."""
     found = []
     for path in folders:
         try:
@@ -125,17 +145,19 @@ def open_entries(tree: Path, folders: Iterable[Path] = ()) -> list[OpenEntry]:
             continue
         if info.st_mode & OTHERS and not stat.S_ISLNK(info.st_mode):
             found.append(OpenEntry(path, stat.S_IMODE(info.st_mode)))
-    for path, info in _entries(tree):
+    for path, info in _entries(tree, own):
         if not stat.S_ISLNK(info.st_mode) and info.st_mode & OTHERS:
             found.append(OpenEntry(path, stat.S_IMODE(info.st_mode)))
     return found
 
 
-def tighten(tree: Path, folders: Iterable[Path] = ()) -> tuple[list[OpenEntry], list[OpenEntry]]:
+def tighten(
+    tree: Path, folders: Iterable[Path] = (), own: Callable[[str], bool] | None = None
+) -> tuple[list[OpenEntry], list[OpenEntry]]:
     """Take the group and other bits off what :func:`open_entries` finds: (what was
     tightened, what could not be: another user's files)."""
     tightened, refused = [], []
-    for entry in open_entries(tree, folders):
+    for entry in open_entries(tree, folders, own):
         try:
             os.chmod(entry.path, entry.mode & ~OTHERS, follow_symlinks=False)
         except OSError:

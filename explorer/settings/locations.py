@@ -72,11 +72,16 @@ def default_index_dir(root: Path) -> Path:
 def owned_parents(index_dir: Path) -> tuple[Path, ...]:
     """The folders above ``index_dir`` that are explorer's own, outermost first: the data
     directory and its ``indexes`` folder when the index is in its default place (their names
-    list the folders indexed, so they are kept private like the indexes), else none."""
+    list the folders indexed, so they are kept private like the indexes), else none. A data
+    directory that holds anything but ``indexes`` is the user's: its mode is left alone."""
     indexes = data_dir() / "indexes"
     if index_dir.parent != indexes:
         return ()
-    return (indexes.parent, indexes)
+    try:  # a data directory named by EXPLORER_DATA_DIR may hold the user's own files too
+        own = set(os.listdir(indexes.parent)) <= {indexes.name}
+    except OSError:
+        own = True
+    return (indexes.parent, indexes) if own else (indexes,)
 
 
 def resolve_index_dir(root: Path, explicit: str | Path | None = None) -> Path:

@@ -62,9 +62,12 @@ from explorer.core.retrieval.query import PathPatternError
 from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
 from explorer.core.safe_text import quoted
 from explorer.core.settings import Bounds, IndexSettings, knobs
+from explorer.core.state_files import UnreadableFile, read_bounded
 from explorer.settings.locations import config_dir
 
 CONFIG_NAME = "config.toml"
+CONFIG_MAX_BYTES = 1_000_000
+"""A config file larger than this is not read (one line says so)."""
 
 
 @dataclass(frozen=True)
@@ -128,16 +131,17 @@ def config_path() -> Path:
 
 def _read(path: Path) -> dict[str, object] | None:
     """The config file's TOML table; None when there is no file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
+    try:  # never a pipe's wait or a huge file's read (the file is the user's: never renamed)
+        data = read_bounded(path, CONFIG_MAX_BYTES, follow_links=True)
+        if data is None:
+            return None
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnreadableFile, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read it ({error})") from None
-    try:
-        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML ({error})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML (nested too deeply)") from None
 
 
 def load_user_config(path: Path | None = None) -> UserConfig:

@@ -68,7 +68,12 @@ class ExplorerApp(App[None]):
         self.theme_problems = list(loaded.problems)
         for theme in loaded.themes:
             self.register_theme(theme)
-        wanted = themes.load_preferences().get("theme")
+        preferences = themes.read_preferences()
+        if preferences.note:
+            self.theme_problems.append(preferences.note)
+        if problem := themes.preferences_problem():
+            self.theme_problems.append(problem)
+        wanted = (preferences.data or {}).get("theme")
         if isinstance(wanted, str) and wanted in self.available_themes:
             self.theme = wanted
         else:

@@ -9,8 +9,10 @@ search box) and the files opened recently (the recent-files picker).
 
 Remembering is on unless ``EXPLORER_NO_SESSION`` is set (to anything but ``0``) or the TUI's
 preferences file says ``"remember_session": false`` (the command palette's "Stop remembering
-sessions" writes it). A session file that cannot be read is ignored; one that cannot be written
-is not an error: the state is only a convenience.
+sessions" writes it). A session file that cannot be read (nested too deeply, huge, binary, a
+pipe, a folder) is set aside and the window says so once (see :mod:`explorer.core.state_files`);
+one that cannot be written is not an error: the state is only a convenience. A state folder
+that other users can write is refused: sessions are then off, and the window says why.
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from explorer.core.models import SearchMode
-from explorer.settings.locations import state_dir
+from explorer.core.state_files import (
+    StateFolderUnsafe,
+    folder_problem,
+    read_json_object,
+    write_state,
+)
+from explorer.settings.locations import STATE_DIR_ENV, state_dir
 
 NO_SESSION_ENV = "EXPLORER_NO_SESSION"
 """Set (to anything but 0), sessions are neither read nor written."""
@@ -66,24 +74,23 @@ class Session:
         return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
     @classmethod
-    def from_json(cls, text: str) -> Session:
-        """A session read back; anything of the wrong shape is left at its default."""
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            return cls()
+    def from_data(cls, data: dict[str, object]) -> Session:
+        """A session from its JSON object; anything of the wrong shape is left at its default."""
         session = cls()
-        if isinstance(data.get("query"), str):
-            session.query = data["query"]
-        if data.get("mode") in {str(mode) for mode in SearchMode}:
-            session.mode = SearchMode(data["mode"])
-        if isinstance(data.get("filter"), str):
-            session.filter = data["filter"]
-        if isinstance(data.get("path"), str) and data["path"]:
-            session.path = data["path"]
-        if isinstance(data.get("top"), int) and data["top"] >= 1:
-            session.top = data["top"]
-        if isinstance(data.get("line"), int) and data["line"] >= 1:
-            session.line = data["line"]
+        query, mode, filter, path = (data.get(k) for k in ("query", "mode", "filter", "path"))
+        top, line = data.get("top"), data.get("line")
+        if isinstance(query, str):
+            session.query = query
+        if isinstance(mode, str) and mode in {str(each) for each in SearchMode}:
+            session.mode = SearchMode(mode)
+        if isinstance(filter, str):
+            session.filter = filter
+        if isinstance(path, str) and path:
+            session.path = path
+        if isinstance(top, int) and top >= 1:
+            session.top = top
+        if isinstance(line, int) and line >= 1:
+            session.line = line
         for key in ("queries", "recent"):
             value = data.get(key)
             if isinstance(value, list):
@@ -109,24 +116,28 @@ def session_path(roots: Sequence[Path]) -> Path:
     return state_dir() / "sessions" / f"{name}-{digest}.json"
 
 
-def load_session(roots: Sequence[Path]) -> Session:
-    """The session of a window on ``roots``, or a new one (none yet, or unreadable)."""
-    try:
-        return Session.from_json(session_path(roots).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return Session()
+def sessions_problem() -> str:
+    """Why sessions cannot be kept safely (their folder can be written by other users), or
+    ``""``; the window then neither reads nor writes them and says this once."""
+    problem = folder_problem(state_dir() / "sessions", state_dir())
+    if not problem:
+        return ""
+    return f"sessions are off: {problem}; make it private (chmod 700) or set {STATE_DIR_ENV}"
+
+
+def load_session(roots: Sequence[Path]) -> tuple[Session, str]:
+    """The session of a window on ``roots``, or a new one (none yet, or unreadable), and the
+    note that says a session file was set aside (else ``""``)."""
+    read = read_json_object(session_path(roots), "the session file")
+    if read.data is None:
+        return Session(), read.note
+    return Session.from_data(read.data), ""
 
 
 def save_session(roots: Sequence[Path], session: Session) -> None:
     """Write the session of a window on ``roots`` (private to the user: it holds queries and
-    file names); best effort."""
-    path = session_path(roots)
+    file names); best effort, never into a folder other users can write."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temporary = path.with_suffix(".tmp")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(session.to_json())
-        temporary.replace(path)
-    except OSError:
+        write_state(session_path(roots), session.to_json(), state_dir())
+    except (OSError, StateFolderUnsafe):
         pass

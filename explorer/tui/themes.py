@@ -16,7 +16,8 @@ installs it as data files into ``<prefix>/share/explorer/themes`` (``[tool.setup
 data-files]``), where :func:`shipped_themes_dir` finds it when the package does not run from a
 checkout. A file that cannot be read or validated is reported (the app shows a
 notification) and left out; it never stops the app. The chosen theme is kept in
-``<config dir>/tui.json``.
+``<config dir>/tui.json``, a state file of explorer's (:mod:`explorer.core.state_files`): one
+that cannot be read is set aside and the app says so.
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from explorer.core.errors import ExplorerError
+from explorer.core.state_files import (
+    StateFolderUnsafe,
+    StateRead,
+    folder_problem,
+    read_json_object,
+    write_state,
+)
 from explorer.settings.locations import config_dir
 
 DEFAULT_THEME = "textual-dark"
@@ -184,24 +192,28 @@ def preferences_path() -> Path:
     return config_dir() / PREFERENCES_NAME
 
 
+def read_preferences() -> StateRead:
+    """The saved preferences; a file that cannot be read is set aside, and the note says so."""
+    return read_json_object(preferences_path(), "the TUI's preferences file")
+
+
 def load_preferences() -> dict[str, object]:
     """The saved preferences, or an empty dict when there are none (or they are unreadable)."""
-    try:
-        data = json.loads(preferences_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_preferences().data or {}
+
+
+def preferences_problem() -> str:
+    """Why preferences are not saved (other users can write their folder), or ``""``."""
+    problem = folder_problem(config_dir(), config_dir())
+    return f"preferences are not saved: {problem}" if problem else ""
 
 
 def save_preference(key: str, value: object) -> None:
-    """Remember one preference (best effort: a read-only config dir is not an error)."""
+    """Remember one preference (best effort: a read-only config dir is not an error, and a
+    folder other users can write is not written)."""
     data = load_preferences()
     data[key] = value
-    path = preferences_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        temporary.replace(path)
-    except OSError:
+        write_state(preferences_path(), json.dumps(data, indent=2) + "\n", config_dir())
+    except (OSError, StateFolderUnsafe):
         pass

@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from explorer.core.private_files import PRIVATE_DIR_MODE, create_private_file
+from explorer.core.private_files import PRIVATE_DIR_MODE
+from explorer.core.state_files import UnreadableFile, read_bounded, replace_file
 
 EXPORT_DIR_NAME = "query-encoder"
 MANIFEST_NAME = "manifest.json"
@@ -151,21 +152,16 @@ class ModelFiles:
 
 def read_manifest(export_dir: Path) -> ExportManifest | None:
     """The manifest in ``export_dir``, or None when there is none or it cannot be read."""
-    try:
-        return ExportManifest.from_json((export_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError, TypeError, KeyError):
+    try:  # never a pipe's wait or a huge file's read; nested JSON is one more unreadable kind
+        data = read_bounded(export_dir / MANIFEST_NAME)
+        return None if data is None else ExportManifest.from_json(data.decode("utf-8"))
+    except (UnreadableFile, OSError, ValueError, TypeError, KeyError, RecursionError):
         return None
 
 
 def write_manifest(export_dir: Path, manifest: ExportManifest) -> None:
     """Replace the manifest of an export in place (a reader sees the old one or the new one)."""
-    temporary = export_dir / f".{MANIFEST_NAME}-{uuid.uuid4().hex}"
-    try:
-        create_private_file(temporary)
-        temporary.write_text(manifest.to_json(), encoding="utf-8")
-        os.replace(temporary, export_dir / MANIFEST_NAME)
-    finally:
-        temporary.unlink(missing_ok=True)
+    replace_file(export_dir / MANIFEST_NAME, manifest.to_json())
 
 
 def is_writable(export_dir: Path) -> bool:

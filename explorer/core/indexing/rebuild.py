@@ -23,8 +23,11 @@ import os
 import shutil
 import sqlite3
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 from explorer.core.errors import ExplorerError
 from explorer.core.indexing.disk_state import scan_rules
@@ -32,11 +35,14 @@ from explorer.core.indexing.indexer import Indexer
 from explorer.core.indexing.report import IndexReport, ProgressCallback
 from explorer.core.settings import IndexSettings
 from explorer.core.store.embedding_ledger import VECTORS_EPOCH
-from explorer.core.store.index import CHROMA_DIR_NAME, DATABASE_NAME, Index
-
-REBUILD_DIR_NAME = "rebuilding"
-"""The folder, inside the index directory, where a rebuild builds the new index."""
-OLD_VECTORS_NAME = f"{CHROMA_DIR_NAME}.old"
+from explorer.core.store.index import Index
+from explorer.core.store.index_files import (
+    CHROMA_DIR_NAME,
+    DATABASE_NAME,
+    OLD_VECTORS_NAME,
+    REBUILD_DIR_NAME,
+)
+from explorer.core.store.keywords import StoredChunk
 
 
 class RebuildCancelled(ExplorerError):
@@ -63,10 +69,12 @@ def rebuild(
         shutil.rmtree(aside_dir, ignore_errors=True)  # what an interrupted rebuild left
         aside = Index(replace(settings, index_dir=aside_dir))
         try:
+            aside.record_root()
             for key, value in (meta or {}).items():
                 aside.keywords.set_meta(key, value)
             indexer = Indexer(aside)
             indexer.rules = scan_rules(settings)  # never index the live index's own folder
+            indexer.vector_phase.donor = _donor(live)
             report = indexer.sync(progress=progress, cancel=cancel, embed=embed)
             if report.cancelled:
                 raise RebuildCancelled("the rebuild was stopped; the old index is unchanged")
@@ -82,6 +90,41 @@ def rebuild(
         return report
     finally:
         live.close()
+
+
+class LiveVectors:
+    """The live index's vectors, lent to the index a rebuild builds: a chunk of the same id
+    (same path, file content and place) gets its vector unless the live index holds another
+    text for it (the chunker changed). A live keyword index that lost its chunks (cut to zero
+    bytes) lends every vector by id, as ``explorer index`` reuses them."""
+
+    def __init__(self, live: Index) -> None:
+        self.live = live
+
+    def vectors_for(self, chunks: Sequence[StoredChunk]) -> dict[str, np.ndarray]:
+        stored = self.live.vectors.chunk_vectors([chunk.id for chunk in chunks])
+        before = self.live.keywords.chunks_by_id(list(stored))
+        lent = {}
+        for chunk in chunks:
+            old = before.get(chunk.id)
+            if chunk.id in stored and (old is None or _same_text(old, chunk)):
+                lent[chunk.id] = stored[chunk.id]
+        return lent
+
+
+def _same_text(old: StoredChunk, new: StoredChunk) -> bool:
+    """Whether both chunks are embedded from the same text (body, heading and title)."""
+    return (old.text, old.heading, old.title) == (new.text, new.heading, new.title)
+
+
+def _donor(live: Index) -> LiveVectors | None:
+    """The live index's vectors, when they can be lent: a local store of the same model (a
+    server already lends its vectors by id; another model's vectors are no use)."""
+    if live.shared_vectors:
+        return None
+    if live.keywords.get_meta("model") not in (None, live.settings.model):
+        return None
+    return LiveVectors(live)
 
 
 def _swap_in(aside_dir: Path, live_dir: Path) -> None:

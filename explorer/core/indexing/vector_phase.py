@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -29,6 +30,17 @@ from explorer.core.store.vectors import file_vector_id
 
 CONTEXT_TOKENS = 24
 """Most tokens of heading context put before a chunk's text when it is embedded."""
+DONOR_BATCH = 512
+"""Chunks whose vectors are asked of a :class:`VectorDonor` at a time."""
+
+
+class VectorDonor(Protocol):
+    """Another store's vectors, lent to an index being built (a rebuild borrows the live
+    index's): the vectors it holds for chunks of the same id and the same text."""
+
+    def vectors_for(self, chunks: Sequence[StoredChunk]) -> dict[str, np.ndarray]:
+        """The vector of each of ``chunks`` the donor holds for that very chunk."""
+        ...
 
 
 class VectorPhase:
@@ -40,6 +52,8 @@ class VectorPhase:
         first."""
         self.index = index
         self.priority = priority
+        self.donor: VectorDonor | None = None
+        """Where vectors are taken before any is embedded (see :class:`VectorDonor`)."""
         self._stale_vector_ids: list[str] = []
         self._stale_file_vectors: list[str] = []
 
@@ -106,7 +120,7 @@ class VectorPhase:
         keywords.ledger.mark_missing_vectors(lost)
         reusable = sorted(unembedded & in_store)
         keywords.ledger.mark_embedded(reusable)
-        report.chunks_reused = len(reusable)
+        report.chunks_reused = len(reusable) + self._borrow()
         records = keywords.files()
         expected = {
             file_vector_id(path, record.hash): path
@@ -120,6 +134,27 @@ class VectorPhase:
             vectors.delete_files(sorted(stored_ids - expected.keys()))
             present = stored_ids & expected.keys()
         keywords.ledger.mark_unfinished(sorted(expected[i] for i in expected.keys() - present))
+
+    def _borrow(self) -> int:
+        """Store the donor's vectors of the chunks waiting for one; how many it gave."""
+        if self.donor is None:
+            return 0
+        keywords, store = self.index.keywords, self.index.vectors
+        pending = keywords.ledger.pending_chunks()
+        given = 0
+        for start in range(0, len(pending), DONOR_BATCH):
+            batch = pending[start : start + DONOR_BATCH]
+            found = self.donor.vectors_for(batch)
+            chunks = [chunk for chunk in batch if chunk.id in found]
+            if not chunks:
+                continue
+            ids = [chunk.id for chunk in chunks]
+            vectors = np.asarray([found[i] for i in ids], dtype=np.float32)
+            store.upsert_chunks(ids, vectors, [chunk.path for chunk in chunks])
+            keywords.ledger.mark_embedded(ids)
+            keywords.set_meta("dimension", str(vectors.shape[1]))
+            given += len(ids)
+        return given
 
     def embed_pending(
         self,

@@ -46,6 +46,7 @@ from explorer.core.retrieval.search import (
     file_similarities,
     group_files,
     keyword_coverage,
+    lacking_vectors_note,
     leg_hits,
     measured_cosines,
 )
@@ -106,6 +107,11 @@ class MergedPlan:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed(text)
+
+    def vectors_lacking(self) -> str:
+        """What each searched collection's store lacks, in one line."""
+        said = [(one.name, lacking_vectors_note(one.index)) for one in self.searched]
+        return "; ".join(f"{name}: {note}" for name, note in said if note)
 
     # -- gathering ------------------------------------------------------------------------
     def gather(self, request: SearchRequest, k: int, vector: np.ndarray | None) -> Legs:

@@ -209,6 +209,11 @@ class SearchPlan(Protocol):
         """The shown files with their passages (see :func:`group_files`)."""
         ...
 
+    def vectors_lacking(self) -> str:
+        """Why the vector leg found nothing although vectors were recorded (the store lacks
+        them: ``N chunks recorded as embedded have no vector; run …``), else ``""``."""
+        ...
+
 
 class SearchSource(Protocol):
     """What :func:`run_search` searches: one index, or several collections."""
@@ -260,6 +265,9 @@ class _OneIndexPlan:
         self, candidates: list[Candidate], file_scores: dict[str, float], request: SearchRequest
     ) -> list[FileHit]:
         return _group(self.index, candidates, file_scores, request)
+
+    def vectors_lacking(self) -> str:
+        return lacking_vectors_note(self.index)
 
 
 def search(index: Index, request: SearchRequest) -> SearchResponse:
@@ -336,11 +344,32 @@ def run_search(source: SearchSource, request: SearchRequest) -> SearchResponse:
         response.notes.append(f"vectors unavailable: keyword results only; {vectors_lost}")
     elif request.mode == SearchMode.HYBRID and not keyword_hits and vector_hits:
         response.notes.append("no keyword matches: results are by meaning only")
+    elif (
+        request.mode != SearchMode.KEYWORD
+        and not vector_hits
+        and (lacking := plan.vectors_lacking())
+    ):
+        hybrid = request.mode == SearchMode.HYBRID  # the store lost what the index recorded
+        if hybrid:
+            response.vector_leg = VectorLeg.EMPTY
+        by = "results are by keyword only" if hybrid else "no vectors"
+        response.notes.append(f"{by}: {lacking}")
     elif request.mode == SearchMode.HYBRID and keyword_hits and not vector_hits:
         response.vector_leg = VectorLeg.EMPTY
         response.notes.append("no vectors yet: results are by keyword only")
     response.results = plan.group(candidates, file_scores, request)
     return response
+
+
+def lacking_vectors_note(index: Index) -> str:
+    """What :meth:`SearchPlan.vectors_lacking` says of one index."""
+    lacking = index.vectors_lacking()
+    if not lacking:
+        return ""
+    return (
+        f"{lacking} chunks recorded as embedded have no vector in the store; "
+        f"run `{index.settings.repair_command}` to embed them again"
+    )
 
 
 @dataclass

@@ -35,6 +35,22 @@ from explorer.core.settings import IndexSettings
 from explorer.core.store.chroma_server import parse_server_url
 from explorer.core.store.damaged_store import Repair, Store, set_aside
 from explorer.core.store.embedding_ledger import VECTORS_EPOCH
+from explorer.core.store.index_files import (
+    CHROMA_DIR_NAME as CHROMA_DIR_NAME,
+)
+from explorer.core.store.index_files import (
+    DATABASE_NAME as DATABASE_NAME,
+)
+from explorer.core.store.index_files import (
+    LOCK_NAME as LOCK_NAME,
+)
+from explorer.core.store.index_files import (
+    ROOT_META as ROOT_META,
+)
+from explorer.core.store.index_files import (
+    check_index_dir,
+    is_index_entry,
+)
 from explorer.core.store.keywords import (
     KeywordIndex,
     KeywordIndexDamaged,
@@ -50,9 +66,6 @@ from explorer.core.store.vectors import (
 )
 from explorer.core.store.write_lock import LockBusy, WriteLock
 
-DATABASE_NAME = "index.sqlite"
-CHROMA_DIR_NAME = "chroma"
-LOCK_NAME = "write.lock"
 LIVE_MARK = " [live]"
 """Follows a live holder's name in the lock file (see :func:`_take`): a live index keeps the
 index current while it runs, so the advice to another writer is not to wait for it."""
@@ -160,8 +173,12 @@ class Index:
         """Open the keyword index at once (Chroma and the model on first use).
 
         ``read_only`` never writes either store. With a held ``write_lock`` (see
-        :meth:`open_for_writing`) a damaged keyword index is set aside and rebuilt.
+        :meth:`open_for_writing`) a damaged keyword index is set aside and rebuilt. A writer
+        refuses an index directory that is a folder of other files
+        (:class:`~explorer.core.store.index_files.IndexDirRefused`).
         """
+        if not read_only:
+            check_index_dir(settings.root, settings.index_dir)
         self.settings = settings
         self.read_only = read_only
         self.repairs: list[Repair] = []
@@ -182,6 +199,8 @@ class Index:
             self.tightened = self._make_private()
         self.keywords = self._open_keywords()
         self._note_tightened()
+        if self._write_lock.held:
+            self.record_root()
 
     @classmethod
     def open_existing(cls, settings: IndexSettings, embedder: Embedder | None = None) -> Index:
@@ -211,6 +230,7 @@ class Index:
         if check_model:
             embedder = embedder or _load_embedder(settings)
             embedder.token_spans("a model check")
+        check_index_dir(settings.root, settings.index_dir)  # before anything is written there
         lock = WriteLock(settings.index_dir / LOCK_NAME)
         try:
             make_private_dirs(settings.index_dir)
@@ -232,8 +252,10 @@ class Index:
 
     def _make_private(self) -> list[OpenEntry]:
         """Take the group and other bits off an index made by an older explorer (the write
-        lock held); what could not be changed stays for ``status`` to report."""
-        tightened, _refused = tighten(self.settings.index_dir, self.settings.private_parents)
+        lock held): off what explorer made, never off the user's files beside it; what could
+        not be changed stays for ``status`` to report."""
+        settings = self.settings
+        tightened, _refused = tighten(settings.index_dir, settings.private_parents, is_index_entry)
         return tightened
 
     def _note_tightened(self) -> None:
@@ -242,6 +264,14 @@ class Index:
             self.keywords.set_meta(
                 TIGHTENED_META, json.dumps({"at": time.time(), "entries": len(self.tightened)})
             )
+
+    def record_root(self) -> None:
+        """Record the folder this index is of (every writer does, the TUI's and the MCP
+        server's live index included: the resident reader and ``--index-dir`` alone read it);
+        an index built before it was recorded gets it on its next write."""
+        root = str(self.settings.root)
+        if self.keywords.get_meta(ROOT_META) != root:
+            self.keywords.set_meta(ROOT_META, root)
 
     @property
     def repair_command(self) -> str:
@@ -415,8 +445,10 @@ class Index:
                     self._vectors.close()  # opened read-only: the writer opens its own
                     self._vectors = None
             self._note_tightened()
+            self.record_root()
             return
         self._note_tightened()
+        self.record_root()
         with self._vectors_lock:
             if self._vectors is not None and not self._vectors.shared:
                 self._vectors.reopen()
@@ -527,10 +559,19 @@ class Index:
         present = self.vectors.existing_chunk_ids(recorded)
         return vectors, {cid: path for cid, path in recorded.items() if cid not in present}
 
+    def vectors_lacking(self) -> int:
+        """Chunks recorded as embedded whose vectors the local store does not hold (a store
+        emptied behind explorer's back: ``chroma.sqlite3`` cut to zero bytes, say); 0 on a
+        server, whose count is every checkout's."""
+        if self.shared_vectors:
+            return 0
+        embedded = int(self.keywords.counts()["embedded"])
+        return max(0, embedded - self.vectors.count_chunks()) if embedded else 0
+
     def permissions(self) -> Permissions:
         """Which files and folders of the index other users could read (nothing is changed:
         a writer makes them private when it takes the lock)."""
-        found = open_entries(self.settings.index_dir, self.settings.private_parents)
+        found = open_entries(self.settings.index_dir, self.settings.private_parents, is_index_entry)
         base = self.settings.index_dir
         tightened = ""
         try:
@@ -538,7 +579,7 @@ class Index:
             if isinstance(record, dict):
                 when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(record["at"])))
                 tightened = f"{when}: {int(record['entries'])} files and folders made private"
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):
             tightened = ""
         return Permissions(
             open_count=len(found),

@@ -1015,7 +1015,13 @@ class MainScreen(Screen[None]):
         the queries asked before and the recent files."""
         if not self.remember:
             return
-        saved = session.load_session(self.workspace.roots)
+        if problem := session.sessions_problem():  # another user could plant what is read
+            self.remember = False
+            self.notify(problem, title="Session", severity="warning", timeout=10)
+            return
+        saved, note = session.load_session(self.workspace.roots)
+        if note:
+            self.notify(note, title="Session", severity="warning", timeout=10)
         box = self.search_box
         box.history = type(box.history)(saved.queries)
         self.recent = RecentFiles([p for p in saved.recent if self.workspace.is_file(p)])
