@@ -97,7 +97,17 @@ def test_json_shape(index):
     data = RelatedAnswer.build("kitchen/pasta.md", neighbours).to_json()
     assert data["path"] == "kitchen/pasta.md"
     [item] = data["related"]
-    assert set(item) == {"path", "title", "score", "source_passage", "related_passage"}
+    assert set(item) == {
+        "path",
+        "title",
+        "score",
+        "source_passage",
+        "related_passage",
+        "linked",
+        "why",
+        "signals",
+    }
+    assert item["linked"] is False and item["why"] == neighbours[0].reasons.text()
     assert set(item["source_passage"]) == {"heading", "start_line", "end_line", "excerpt"}
     assert item["source_passage"]["excerpt"] == neighbours[0].source_passage.text
     assert "page" not in item["source_passage"]  # a page only in a paged document (PDF)
