@@ -9,8 +9,9 @@ structure says more, as a writer put it there:
   little about any one pair, so each shared citer or target counts ``1 / log2(1 + degree)``;
 - **tags**: the tags both carry, each counted by how rare it is in the folder (its inverse
   document frequency over the files that have tags);
-- **place**: both in the same folder (a Hugo section, a folder of notes), counted by how small
-  the folder is: a folder of five pages says more than one of five hundred.
+- **place**: both in the same folder (a Hugo section, a folder of notes; the root is no
+  section), counted by how small the folder is: a folder of five pages says more than one of
+  five hundred.
 
 Only resolved references of kind link, embed or definition count (an image or a path written
 in backticks is not a citation). The structure is read once per state of the index (the
@@ -126,7 +127,7 @@ class FolderStructure:
             tag: math.log(tagged / self.tag_files[tag]) / math.log(tagged + 1) for tag in shared
         }
         folder = posixpath.dirname(source)
-        same = folder == posixpath.dirname(candidate)
+        same = bool(folder) and folder == posixpath.dirname(candidate)
         return Evidence(
             links_to=candidate in self.outgoing.get(source, frozenset()),
             linked_from=source in self.outgoing.get(candidate, frozenset()),
