@@ -338,6 +338,10 @@ def test_a_passage_copied_into_many_files_counts_less_than_one_of_its_own(indexe
                 ("Regions", UNRELATED_SECTIONS[5]),
             ],
         ),
+        "proxy.md": markdown(
+            "Proxy caching",
+            [next(iter(CACHE_SECTIONS.items())), ("Regions", UNRELATED_SECTIONS[0])],
+        ),
         "bread.md": BREAD,
     }
     for n in range(4):
@@ -362,17 +366,20 @@ def test_passage_weight_falls_as_near_copies_fill_the_neighbours():
 
 
 LINKED_CORPUS = {
-    # source: links to b; c links to the source; d and the source are cited by hub
+    # source: links to b; c links to the source; d2 and the source are cited by hub
     "docs/a.md": "---\ntags: [optics, rare]\n---\n# Lenses\n\n"
     "Telescope lenses gather starlight. See [mirrors](b.md).\n\n## Coatings\n\n"
     "Lens coatings cut glare from starlight.\n",
     "docs/b.md": "# Mirrors\n\nTelescope mirrors gather starlight too.\n",
     "notes/c.md": "# Eyepieces\n\nEyepieces of a telescope magnify starlight. Back to"
     " [lenses](../docs/a.md).\n",
-    "notes/d.md": "# Filters\n\nTelescope filters dim starlight for the moon.\n",
-    "notes/e.md": "---\ntags: [rare]\n---\n# Mounts\n\nTelescope mounts track starlight.\n",
+    "notes/d2.md": "# Filters\n\nFilters and lens coatings cut glare from starlight.\n",
+    "notes/e2.md": "---\ntags: [rare]\n---\n# Mounts\n\nMounts hold telescope lenses steady.\n",
     "notes/f.md": "# Domes\n\nTelescope domes shelter starlight observers.\n",
-    "hub.md": "# Optics\n\n- [Lenses](docs/a.md)\n- [Filters](notes/d.md)\n",
+    # twins of d2 and e2, without the co-citation or the tag (and first by name)
+    "notes/d1.md": "# Filters\n\nFilters and lens coatings cut glare from starlight.\n",
+    "notes/e1.md": "# Mounts\n\nMounts hold telescope lenses steady.\n",
+    "hub.md": "# Optics\n\n- [Lenses](docs/a.md)\n- [Filters](notes/d2.md)\n",
     "kitchen/bread.md": BREAD,
 }
 
@@ -394,20 +401,19 @@ def test_each_file_names_the_signals_that_put_it_there(linked):
     assert found["docs/b.md"].reasons.signals[:2] == (Signal.LINKED, Signal.SAME_SECTION)
     assert found["notes/c.md"].linked is False
     assert Signal.LINKS_HERE in found["notes/c.md"].reasons.signals
-    assert Signal.CITED_TOGETHER in found["notes/d.md"].reasons.signals
-    assert found["notes/e.md"].reasons.tags == ("rare",)
-    assert "tagged #rare" in found["notes/e.md"].reasons.text()
+    assert Signal.CITED_TOGETHER in found["notes/d2.md"].reasons.signals
+    assert found["notes/e2.md"].reasons.tags == ("rare",)
+    assert "tagged #rare" in found["notes/e2.md"].reasons.text()
     assert Signal.SHARED_PASSAGES in found["docs/b.md"].reasons.signals
     assert found["docs/b.md"].reasons.text().startswith("linked · same section · ")
 
 
-def test_links_tags_and_place_lift_a_file_over_one_alike_in_words_alone(linked):
-    # b, c, d and e share their source's words about as much as f does; each has a link, a
-    # co-citation or a rare tag with the source, f nothing: f comes last of the telescope pages
-    related = [r.path for r in related_files(linked, "docs/a.md", limit=10)]
-    telescope = [p for p in related if p not in ("kitchen/bread.md", "hub.md")]
-    assert telescope[-1] == "notes/f.md"
-    assert telescope[0] == "docs/b.md"
+def test_co_citation_and_a_rare_tag_lift_a_file_over_its_twin(linked):
+    # notes/d2.md is cited with the source by hub.md, notes/e2.md shares its rare tag; their
+    # twins say the same words with neither, and come after them
+    paths = [r.path for r in related_files(linked, "docs/a.md", limit=12)]
+    assert paths.index("notes/d2.md") < paths.index("notes/d1.md")
+    assert paths.index("notes/e2.md") < paths.index("notes/e1.md")
 
 
 def test_the_explanation_reads_as_a_line():

@@ -8,7 +8,7 @@ structure says more, as a writer put it there:
   A file that links to hundreds (a site map) or one linked from hundreds (a glossary) says
   little about any one pair, so each shared citer or target counts ``1 / log2(1 + degree)``;
 - **tags**: the tags both carry, each counted by how rare it is in the folder (its inverse
-  document frequency over the files that have tags);
+  document frequency over the indexed files);
 - **place**: both in the same folder (a Hugo section, a folder of notes; the root is no
   section), counted by how small the folder is: a folder of five pages says more than one of
   five hundred.
@@ -122,9 +122,9 @@ class FolderStructure:
         citers = self.incoming.get(source, frozenset()) & self.incoming.get(candidate, frozenset())
         cited = self.outgoing.get(source, frozenset()) & self.outgoing.get(candidate, frozenset())
         shared = self.tags.get(source, frozenset()) & self.tags.get(candidate, frozenset())
-        tagged = max(1, len(self.tags))
+        files = max(1, sum(self.folder_files.values()))
         rarity = {
-            tag: math.log(tagged / self.tag_files[tag]) / math.log(tagged + 1) for tag in shared
+            tag: math.log(files / self.tag_files[tag]) / math.log(files + 1) for tag in shared
         }
         folder = posixpath.dirname(source)
         same = bool(folder) and folder == posixpath.dirname(candidate)
