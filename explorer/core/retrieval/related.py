@@ -189,6 +189,10 @@ class RelatedTuning:
     """A candidate's keyword score sums the BM25 of its best this-many chunks."""
     full_length: int = 600
     """Characters of text from which a file's length no longer lowers its score; 0: no factor."""
+    long_length: int = 0
+    """Characters of text above which a file counts ``(long_length / characters) **
+    long_power`` of its value; 0: no such factor."""
+    long_power: float = 0.5
     near_cosine: float = 0.85
     """A neighbour at least this close is a near copy of the source passage: the files holding
     one are the passage's document frequency. 1.0 or more: no frequency."""
@@ -333,8 +337,8 @@ def not_linked(
 def structure_value(found: Evidence, tuning: RelatedTuning) -> float:
     """What the links, tags and place of a candidate add to its value."""
     return (
-        tuning.linked_weight * found.links_to
-        + tuning.linked_from_weight * found.linked_from
+        found.link_weight
+        * (tuning.linked_weight * found.links_to + tuning.linked_from_weight * found.linked_from)
         + tuning.cited_together_weight * min(1.0, found.cited_together)
         + tuning.links_alike_weight * min(1.0, found.links_alike)
         + tuning.tags_weight * found.tag_weight
@@ -521,9 +525,14 @@ def _shown(value: float, tuning: RelatedTuning) -> float:
 
 
 def _length_factor(characters: int, tuning: RelatedTuning) -> float:
-    if tuning.full_length <= 0:
-        return 1.0
-    return math.sqrt(min(1.0, characters / tuning.full_length))
+    """Below ``full_length`` characters a file counts less (a stub); above ``long_length``
+    too (a page that mentions everything in passing has a passage near any other)."""
+    factor = 1.0
+    if tuning.full_length > 0:
+        factor = math.sqrt(min(1.0, characters / tuning.full_length))
+    if 0 < tuning.long_length < characters:
+        factor *= (tuning.long_length / characters) ** tuning.long_power
+    return factor
 
 
 def _explain(

@@ -3,8 +3,10 @@
 Related files are found by meaning (:mod:`explorer.core.retrieval.related`); the folder's own
 structure says more, as a writer put it there:
 
-- **links**: one file links to the other (either way); a third file links to both (*cited
-  together*, co-citation); both link to the same files (*links alike*, bibliographic coupling).
+- **links**: one file links to the other (either way; a link from a file of many links, a
+  release-notes page or a site map, says less: :func:`hub_damping`); a third file links to both
+  (*cited together*, co-citation); both link to the same files (*links alike*, bibliographic
+  coupling).
   A file that links to hundreds (a site map) or one linked from hundreds (a glossary) says
   little about any one pair, so each shared citer or target counts ``1 / log2(1 + degree)``;
 - **tags**: the tags both carry, each counted by how rare it is in the folder (its inverse
@@ -50,6 +52,10 @@ class Evidence:
     """The source links to the candidate."""
     linked_from: bool = False
     """The candidate links to the source."""
+    link_weight: float = 0.0
+    """How much a link either way says: ``hub_damping`` of the linking file's outgoing links
+    (the source's for ``links_to``, the candidate's for ``linked_from``; the larger of the two
+    when both)."""
     cited_together: float = 0.0
     """Files linking to both, each ``1 / log2(1 + its outgoing links)``."""
     links_alike: float = 0.0
@@ -128,9 +134,17 @@ class FolderStructure:
         }
         folder = posixpath.dirname(source)
         same = bool(folder) and folder == posixpath.dirname(candidate)
+        links_to = candidate in self.outgoing.get(source, frozenset())
+        linked_from = source in self.outgoing.get(candidate, frozenset())
+        weights = [
+            hub_damping(len(self.outgoing[linking]))
+            for present, linking in ((links_to, source), (linked_from, candidate))
+            if present
+        ]
         return Evidence(
-            links_to=candidate in self.outgoing.get(source, frozenset()),
-            linked_from=source in self.outgoing.get(candidate, frozenset()),
+            links_to=links_to,
+            linked_from=linked_from,
+            link_weight=max(weights, default=0.0),
             cited_together=sum(_damped(len(self.outgoing.get(c, ()))) for c in citers),
             links_alike=sum(_damped(len(self.incoming.get(t, ()))) for t in cited),
             tags=tuple(sorted(shared, key=lambda tag: (-rarity[tag], tag))),
@@ -138,6 +152,16 @@ class FolderStructure:
             same_section=_damped(self.folder_files[folder]) if same else 0.0,
             section_page=posixpath.basename(candidate).lower() in SECTION_PAGES,
         )
+
+
+HUB_LINKS = 7
+"""A file with at most this many outgoing links gives each its full weight."""
+
+
+def hub_damping(degree: int) -> float:
+    """How much one of a file's ``degree`` outgoing links says: 1 up to :data:`HUB_LINKS`,
+    then less (a release-notes page linking to 300 pages: a third)."""
+    return min(1.0, math.log2(1 + HUB_LINKS) / math.log2(1 + max(1, degree)))
 
 
 def _damped(degree: int) -> float:
