@@ -17,8 +17,8 @@ structure says more, as a writer put it there:
 
 Only resolved references of kind link, embed or definition count (an image or a path written
 in backticks is not a citation). The structure is read once per state of the index (the
-references and files, :meth:`~explorer.core.store.file_facts.FileFacts.fingerprint`) and kept
-until the index changes. An index whose references were never extracted has no link signals.
+references and files) and kept as long as the resolved links are. An index whose references
+were never extracted has no link signals.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from explorer.core.ingest.references import ReferenceKind
 from explorer.core.retrieval.link_resolution import LinkState
-from explorer.core.retrieval.links import LinksUnavailable, link_graph
+from explorer.core.retrieval.links import LinkGraph, LinksUnavailable, link_graph
 from explorer.core.store.file_facts import FileField
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import KeywordIndex
@@ -169,34 +169,35 @@ def _damped(degree: int) -> float:
     return 1.0 / math.log2(1 + max(1, degree))
 
 
-_kept: weakref.WeakKeyDictionary[KeywordIndex, tuple[tuple[object, ...], FolderStructure]] = (
+_kept: weakref.WeakKeyDictionary[KeywordIndex, tuple[LinkGraph, FolderStructure]] = (
     weakref.WeakKeyDictionary()
 )
 _kept_lock = threading.Lock()
 
 
 def folder_structure(index: Index) -> FolderStructure:
-    """The structure of ``index``'s files, kept until a file or reference changes."""
+    """The structure of ``index``'s files, kept as long as its resolved links are (until a
+    file or reference changes: :func:`~explorer.core.retrieval.links.link_graph`)."""
     keywords = index.keywords
-    fingerprint = (*keywords.facts.fingerprint(), index.settings.link_base)
+    try:
+        graph: LinkGraph | None = link_graph(index)
+    except LinksUnavailable:
+        graph = None  # an index whose links were never read: no link signals, nothing kept
     with _kept_lock:
         kept = _kept.get(keywords)
-    if kept is not None and kept[0] == fingerprint:
+    if graph is not None and kept is not None and kept[0] is graph:
         return kept[1]
-    structure = FolderStructure.build(
-        keywords.paths(), _resolved_links(index), keywords.facts.values_by_path(FileField.TAG)
-    )
-    with _kept_lock:
-        _kept[keywords] = (fingerprint, structure)
+    links = [] if graph is None else _resolved_links(graph)
+    tags = keywords.facts.values_by_path(FileField.TAG)
+    structure = FolderStructure.build(keywords.paths(), links, tags)
+    if graph is not None:
+        with _kept_lock:
+            _kept[keywords] = (graph, structure)
     return structure
 
 
-def _resolved_links(index: Index) -> list[tuple[str, str]]:
-    """(source, target) of every resolved citing reference; none before links are read."""
-    try:
-        graph = link_graph(index)
-    except LinksUnavailable:
-        return []
+def _resolved_links(graph: LinkGraph) -> list[tuple[str, str]]:
+    """(source, target) of every resolved citing reference."""
     return [
         (item.source, item.resolution.target)
         for items in graph.by_source.values()
