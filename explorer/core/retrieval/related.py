@@ -202,8 +202,9 @@ class RelatedTuning:
     """Added when the source links to the candidate."""
     linked_from_weight: float = 0.04
     """Added when the candidate links to the source."""
-    cited_together_weight: float = 0.02
-    """Added times the candidate's co-citation with the source (capped at 1)."""
+    cited_together_weight: float = 0.04
+    """Added times the candidate's co-citation with the source (capped at 1); 0.02 and 0.04
+    measured on the vault, own links hidden: link recall@5 0.591 and 0.599."""
     links_alike_weight: float = 0.02
     """Added times the candidate's bibliographic coupling with the source (capped at 1)."""
     tags_weight: float = 0.03
