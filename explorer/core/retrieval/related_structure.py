@@ -3,10 +3,10 @@
 Related files are found by meaning (:mod:`explorer.core.retrieval.related`); the folder's own
 structure says more, as a writer put it there:
 
-- **links**: one file links to the other (either way; a link from a file of many links, a
-  release-notes page or a site map, says less: :func:`hub_damping`); a third file links to both
-  (*cited together*, co-citation); both link to the same files (*links alike*, bibliographic
-  coupling).
+- **links**: one file links to the other (either way); a third file links to both (*cited
+  together*, co-citation); both link to the same files (*links alike*, bibliographic coupling).
+  A link from a file of many links, or to a file linked from everywhere (release notes, a site
+  map), says less (:func:`hub_damping`).
   A file that links to hundreds (a site map) or one linked from hundreds (a glossary) says
   little about any one pair, so each shared citer or target counts ``1 / log2(1 + degree)``;
 - **tags**: the tags both carry, each counted by how rare it is in the folder (its inverse
@@ -55,11 +55,13 @@ class Evidence:
     link_weight: float = 0.0
     """How much a link either way says: ``hub_damping`` of the linking file's outgoing links
     (the source's for ``links_to``, the candidate's for ``linked_from``; the larger of the two
-    when both)."""
+    when both), times ``hub_damping`` of the candidate's backlinks."""
     cited_together: float = 0.0
-    """Files linking to both, each ``1 / log2(1 + its outgoing links)``."""
+    """Files linking to both, each ``1 / log2(1 + its outgoing links)``; times
+    ``hub_damping`` of the candidate's backlinks."""
     links_alike: float = 0.0
-    """Files both link to, each ``1 / log2(1 + its backlinks)``."""
+    """Files both link to, each ``1 / log2(1 + its backlinks)``; times ``hub_damping`` of the
+    candidate's outgoing links."""
     tags: tuple[str, ...] = ()
     """Tags both carry, rarest first."""
     tag_weight: float = 0.0
@@ -136,17 +138,21 @@ class FolderStructure:
         same = bool(folder) and folder == posixpath.dirname(candidate)
         links_to = candidate in self.outgoing.get(source, frozenset())
         linked_from = source in self.outgoing.get(candidate, frozenset())
+        # a page linked from everywhere (release notes) or linking everywhere says little
+        popular = hub_damping(len(self.incoming.get(candidate, ())))
+        sprawling = hub_damping(len(self.outgoing.get(candidate, ())))
         weights = [
-            hub_damping(len(self.outgoing[linking]))
+            hub_damping(len(self.outgoing[linking])) * popular
             for present, linking in ((links_to, source), (linked_from, candidate))
             if present
         ]
+        coupling = sum(_damped(len(self.incoming.get(t, ()))) for t in cited)
         return Evidence(
             links_to=links_to,
             linked_from=linked_from,
             link_weight=max(weights, default=0.0),
-            cited_together=sum(_damped(len(self.outgoing.get(c, ()))) for c in citers),
-            links_alike=sum(_damped(len(self.incoming.get(t, ()))) for t in cited),
+            cited_together=sum(_damped(len(self.outgoing.get(c, ()))) for c in citers) * popular,
+            links_alike=coupling * sprawling,
             tags=tuple(sorted(shared, key=lambda tag: (-rarity[tag], tag))),
             tag_weight=min(1.0, sum(rarity.values())),
             same_section=_damped(self.folder_files[folder]) if same else 0.0,
