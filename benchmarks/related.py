@@ -226,7 +226,6 @@ VARIANTS: dict[str, dict] = {
         "tags_weight": 0,
         "section_weight": 0,
         "section_page_factor": 1.0,
-        "linked_candidates": 0,
     },
     "no passage frequency": {"near_cosine": 2.0},
     "long pages 30k ^0.5": {"long_length": 30000, "long_power": 0.5},

@@ -22,9 +22,9 @@ Signals, added into one ranking value per candidate file:
   relative to the best candidate's, times ``keyword_weight``: a tie-breaker among the files the
   pairs found (letting in files found by words alone did not help).
 - **Structure** (:mod:`explorer.core.retrieval.related_structure`): the files link to each other,
-  are cited together, link alike, share tags, or sit in one folder, each with its weight. Files
-  linked with the source either way are candidates even when no passage pair found them (their
-  pairs are then computed from their stored vectors). A folder's landing page (``_index.md``)
+  are cited together, link alike, share tags, or sit in one folder, each with its weight; like
+  the words, they re-rank the files the pairs found (letting in linked files no pair found
+  moved no measure, and cost a vector read per file). A folder's landing page (``_index.md``)
   counts ``section_page_factor`` of its value: a list of the section's pages is an index, not a
   neighbour.
 
@@ -214,9 +214,6 @@ class RelatedTuning:
     """Added times the same-folder value (``1 / log2(1 + files in the folder)``)."""
     section_page_factor: float = 0.7
     """A folder's landing page (``_index.md``) counts this share of its value."""
-    linked_candidates: int = 16
-    """Files linked with the source (either way) that no passage pair found, at most this many,
-    are compared by their stored vectors."""
     shared_passage: float = 0.04
     """A pair whose weighted value reaches this counts as a shared passage in the explanation."""
 
@@ -267,10 +264,7 @@ def related_files(
     words = {other: score / top_bm25 for other, (_cid, score) in keyword_best.items()}
 
     structure = structure if structure is not None else folder_structure(index)
-    linked = structure.neighbours(path) - set(pairs.best)
-    if linked:
-        pairs.add_direct(index, ordered, matrix, sorted(linked)[: tuning.linked_candidates])
-    candidates = set(pairs.best)  # words re-rank files with vectors; they add none
+    candidates = set(pairs.best)  # words and structure re-rank files with vectors; add none
     if not candidates:
         return []
     evidence = {other: structure.evidence(path, other) for other in candidates}
@@ -407,32 +401,6 @@ class _Pairs:
         if self.tuning.headroom and background < 1.0:
             value /= 1.0 - background
         return value * self.weight[source_id]
-
-    def add_direct(
-        self,
-        index: Index,
-        sources: list[str],
-        matrix: np.ndarray,
-        paths: list[str],
-        key: Callable[[str], str] = str,
-    ) -> None:
-        """Add the pairs of files no neighbour query found (``paths`` of ``index``), from
-        their stored vectors: each source passage (``sources``, the rows of ``matrix``) with
-        the file's passage closest to it. ``key`` names a path or chunk id of ``index`` as
-        the pairs name them."""
-        by_file = {path: index.keywords.chunk_ids(path) for path in paths}
-        vectors = index.vectors.chunk_vectors([cid for ids in by_file.values() for cid in ids])
-        for path, ids in by_file.items():
-            held = [cid for cid in ids if cid in vectors]
-            if not held:
-                continue
-            other = np.asarray([vectors[cid] for cid in held], dtype=np.float32)
-            norms = np.linalg.norm(other, axis=1, keepdims=True)
-            cosines = matrix @ (other / np.where(norms == 0, 1.0, norms)).T
-            for row, source_id in enumerate(sources):
-                column = int(np.argmax(cosines[row]))
-                value = self.value(source_id, float(cosines[row, column]))
-                self.add(key(path), value, source_id, key(held[column]))
 
     def add(self, path: str, similarity: float, source_id: str, other_id: str) -> None:
         self.found.setdefault(path, []).append((similarity, source_id, other_id))

@@ -85,14 +85,6 @@ def related_across(
     pairs = _pairs_across(by_name, source, me, ordered, matrix, len(source_ids), link_lists, tuning)
     words = _words_across(by_name, source, path, tuning)
     structure = folder_structure(own)
-    linked = sorted(
-        other for other in structure.neighbours(path) if qualified(source, other) not in pairs.best
-    )
-    if linked:
-        keys = [qualified(source, cid) for cid in ordered]
-        pairs.add_direct(
-            own, keys, matrix, linked[: tuning.linked_candidates], lambda v: qualified(source, v)
-        )
     candidates = set(pairs.best)
     if not candidates:
         return []

@@ -121,10 +121,6 @@ class FolderStructure:
         """The files ``source`` links to."""
         return self.outgoing.get(source, frozenset())
 
-    def neighbours(self, source: str) -> set[str]:
-        """The files linked with ``source`` either way."""
-        return set(self.outgoing.get(source, ())) | set(self.incoming.get(source, ()))
-
     def evidence(self, source: str, candidate: str) -> Evidence:
         """What the structure says of ``candidate`` as a neighbour of ``source``."""
         citers = self.incoming.get(source, frozenset()) & self.incoming.get(candidate, frozenset())
