@@ -1,6 +1,9 @@
-"""Related files judged by a documentation corpus's own links: old method and new, in one run.
+"""Related files judged by a corpus's own links and by reading: baseline and new, in one run.
 
-    python benchmarks/related.py --root ../shared/corpora/nginx-docs --index-dir INDEX
+    python benchmarks/related.py --root ../shared/corpora/nginx-docs --index-dir INDEX \
+        --baseline /work/main --judged benchmarks/related_judged.json --corpus nginx
+    python benchmarks/related.py --root ../shared/corpora/vaultofknowledge --index-dir INDEX \
+        --graph index --baseline /work/main --judged benchmarks/related_judged.json --corpus vault
 
 A page's links to other pages of the same corpus (``benchmarks/related_links.py``) stand in for
 "related": a writer who links page B from page A says B is worth opening next to A. For every
@@ -13,17 +16,27 @@ neighbours and reports
 - spread: the mean score gap between a page's 1st and 5th neighbour;
 - latency of one call, in this process (p50 / p95 / max).
 
-The methods only see content: the link graph is used to judge, never to rank. ``old`` is the
-method before issue 10 (nearest file vectors: the normalised mean of a file's chunk vectors);
-``new`` is :func:`explorer.core.retrieval.related.related_files`. ``--variants`` adds settings of
-the new
-method, to choose its defaults by data. The index is opened read-only in spirit (nothing is
-written), but use a copy: SQLite and Chroma open files for writing.
+``--graph index`` judges by the index's own resolved links (wikilinks of an Obsidian vault)
+instead of the Hugo reading of ``related_links.py``. ``--judged`` adds the share of top-5
+neighbours judged related by reading (``related_judged.json``: per corpus, per page, each
+judged neighbour with its verdict and a one-line reason); neighbours nobody judged yet are
+listed (``--unjudged``) and left out of the share.
+
+Since issue 31 the method ranks by links too (a page's links to a neighbour are one of its
+signals), so link recall would reward it for reading the answer. ``new, own links hidden``
+takes the judged page's own links out of the structure it ranks by (backlinks, co-citation,
+tags and place stay): that row, not ``new``, is the fair link figure. ``baseline`` is the
+method of another checkout (``--baseline DIR``: its ``related.py`` loaded beside this one, so
+both run in one process); ``old`` the method before issue 10 (nearest file vectors).
+``--variants`` adds settings of the new method, to choose its defaults by data. The index is
+opened read-only in spirit (nothing is written), but use a copy: SQLite and Chroma open files
+for writing.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import sys
@@ -31,13 +44,17 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from related_links import link_graph
 
 from explorer.core.models import FileState
+from explorer.core.retrieval.link_resolution import LinkState
+from explorer.core.retrieval.links import link_graph as index_link_graph
 from explorer.core.retrieval.related import DEFAULT_TUNING, RelatedTuning, related_files
+from explorer.core.retrieval.related_structure import CITING_KINDS, folder_structure
 from explorer.core.store.index import Index
 from explorer.core.store.vectors import file_vector_id
 from explorer.settings.config import Settings
@@ -70,9 +87,33 @@ def old_method(index: Index, path: str) -> list[tuple[str, float]]:
         k *= 4
 
 
-def new_method(tuning: RelatedTuning) -> Method:
+def baseline_module(checkout: Path) -> ModuleType:
+    """Another checkout's ``related.py``, loaded beside this one (it imports the store of this
+    tree: the store's interface is what both read)."""
+    source = checkout / "explorer" / "core" / "retrieval" / "related.py"
+    spec = importlib.util.spec_from_file_location("baseline_related", source)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"no related.py in {checkout}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["baseline_related"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def baseline_method(module: ModuleType) -> Method:
     def run(index: Index, path: str) -> list[tuple[str, float]]:
-        return [(r.path, r.score) for r in related_files(index, path, TOP, tuning=tuning)]
+        return [(r.path, r.score) for r in module.related_files(index, path, TOP)]
+
+    return run
+
+
+def new_method(tuning: RelatedTuning, hide_own_links: bool = False) -> Method:
+    def run(index: Index, path: str) -> list[tuple[str, float]]:
+        structure = folder_structure(index)
+        if hide_own_links:
+            structure = structure.without_links_of(path)
+        found = related_files(index, path, TOP, tuning=tuning, structure=structure)
+        return [(r.path, r.score) for r in found]
 
     return run
 
@@ -88,6 +129,8 @@ class Outcome:
     spread: list[float] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     errors: int = 0
+    judged: list[bool] = field(default_factory=list)
+    unjudged: list[tuple[str, str]] = field(default_factory=list)
 
     def row(self) -> dict:
         ms = sorted(s * 1000 for s in self.seconds) or [0.0]
@@ -102,14 +145,24 @@ class Outcome:
             "p95_ms": round(ms[min(len(ms) - 1, int(len(ms) * 0.95))], 1),
             "max_ms": round(ms[-1], 1),
             "errors": self.errors,
+            "judged_related": sum(self.judged),
+            "judged": len(self.judged),
+            "unjudged": len(self.unjudged),
         }
 
 
 def evaluate(
-    index: Index, name: str, method: Method, judged: dict[str, set[str]], lengths: dict[str, int]
+    index: Index,
+    name: str,
+    method: Method,
+    linked_pages: dict[str, set[str]],
+    lengths: dict[str, int],
+    verdicts: dict[str, dict[str, bool]],
 ) -> Outcome:
+    """Run ``method`` on every page with links (link figures and latency), then on every page
+    judged by reading (``verdicts``: page -> neighbour -> related)."""
     outcome = Outcome(name)
-    for path, linked in judged.items():
+    for path, linked in linked_pages.items():
         started = time.perf_counter()
         try:
             neighbours = method(index, path)
@@ -126,32 +179,72 @@ def evaluate(
             outcome.stubs.append(sum(lengths.get(p, 0) < STUB_CHARS for p in top) / len(top))
         if len(neighbours) >= TOP:
             outcome.spread.append(neighbours[0][1] - neighbours[TOP - 1][1])
+    for page, judged in verdicts.items():
+        for other, _score in method(index, page)[:TOP]:
+            if other in judged:
+                outcome.judged.append(judged[other])
+            else:
+                outcome.unjudged.append((page, other))
     return outcome
 
 
+def index_links(index: Index, indexed: list[str]) -> dict[str, set[str]]:
+    """Each indexed file's resolved links to other indexed files, as the index reads them."""
+    known = set(indexed)
+    links: dict[str, set[str]] = {}
+    for source, items in index_link_graph(index).by_source.items():
+        for item in items:
+            target = item.resolution.target
+            if (
+                item.resolution.state is LinkState.RESOLVED
+                and item.reference.kind in CITING_KINDS
+                and target in known
+                and target != source
+            ):
+                links.setdefault(source, set()).add(target)
+    return links
+
+
+def read_verdicts(path: Path | None, corpus: str) -> dict[str, dict[str, bool]]:
+    """The judged set of ``corpus``: page -> neighbour -> judged related."""
+    if path is None:
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    pages = data["corpora"][corpus]["pages"]
+    return {
+        page: {other: bool(item["related"]) for other, item in judged.items()}
+        for page, judged in pages.items()
+    }
+
+
 VARIANTS: dict[str, dict] = {
-    # raw cosines (0.3-0.9) would saturate the shown score: shown as they are (score_scale 0)
-    "raw cosines, best pair, no keywords": {
-        "background": 0,
-        "pairs": 1,
-        "keyword_weight": 0,
-        "score_scale": 0,
+    "no structure": {
+        "linked_weight": 0,
+        "linked_from_weight": 0,
+        "cited_together_weight": 0,
+        "links_alike_weight": 0,
+        "tags_weight": 0,
+        "section_weight": 0,
+        "section_page_factor": 1.0,
     },
-    "raw cosines, 3 pairs, no keywords": {
-        "background": 0,
-        "pairs": 3,
-        "keyword_weight": 0,
-        "score_scale": 0,
-    },
-    "no keywords": {"keyword_weight": 0},
-    "keywords only": {"keyword_weight": 1000, "score_scale": 0},
-    "best pair only (pairs=1)": {"pairs": 1},
-    "pairs=3": {"pairs": 3},
-    "background 20": {"background": 20},
-    "headroom": {"headroom": True},
-    "keyword weight 0.15": {"keyword_weight": 0.15},
-    "no length factor": {"full_length": 0},
-    "k=20 per passage": {"neighbours_per_passage": 20},
+    "no passage frequency": {"near_cosine": 2.0},
+    "long pages 30k ^0.5": {"long_length": 30000, "long_power": 0.5},
+    "long pages 60k ^0.5": {"long_length": 60000, "long_power": 0.5},
+    "long pages 30k ^0.25": {"long_length": 30000, "long_power": 0.25},
+    "near cosine 0.8": {"near_cosine": 0.8},
+    "near cosine 0.9": {"near_cosine": 0.9},
+    "link lists count fully": {"link_list_weight": 1.0},
+    "no section-page factor": {"section_page_factor": 1.0},
+    "section weight x2": {"section_weight": DEFAULT_TUNING.section_weight * 2},
+    "no section weight": {"section_weight": 0},
+    "tags weight x2": {"tags_weight": DEFAULT_TUNING.tags_weight * 2},
+    "no tags weight": {"tags_weight": 0},
+    "co-citation x2": {"cited_together_weight": DEFAULT_TUNING.cited_together_weight * 2},
+    "no co-citation": {"cited_together_weight": 0},
+    "coupling x2": {"links_alike_weight": DEFAULT_TUNING.links_alike_weight * 2},
+    "no coupling": {"links_alike_weight": 0},
+    "backlink x2": {"linked_from_weight": DEFAULT_TUNING.linked_from_weight * 2},
+    "no backlink": {"linked_from_weight": 0},
 }
 
 
@@ -159,6 +252,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, required=True, help="The indexed folder.")
     parser.add_argument("--index-dir", type=Path, required=True, help="A copy of its index.")
+    parser.add_argument(
+        "--graph",
+        choices=("hugo", "index"),
+        default="hugo",
+        help="Judge by the Hugo reading of related_links.py, or by the index's own links.",
+    )
+    parser.add_argument("--baseline", type=Path, help="Another checkout to run beside this one.")
+    parser.add_argument("--judged", type=Path, help="The judged set (related_judged.json).")
+    parser.add_argument("--corpus", default="", help="The corpus's name in the judged set.")
+    parser.add_argument("--unjudged", action="store_true", help="List neighbours not judged.")
+    parser.add_argument("--old", action="store_true", help="Also the method before issue 10.")
     parser.add_argument("--sample", type=int, default=0, help="Judge only every n-th page.")
     parser.add_argument("--variants", action="store_true", help="Also try other settings.")
     parser.add_argument(
@@ -170,42 +274,60 @@ def main() -> None:
     index = Index.open_existing(Settings.for_root(args.root, args.index_dir))
     try:
         indexed = index.keywords.paths()
-        graph = link_graph(index.settings.root, indexed)
-        judged = {path: links for path, links in graph.links.items() if links}
+        if args.graph == "hugo":
+            graph = link_graph(index.settings.root, indexed)
+            links = graph.links
+            kinds = (
+                f" Link targets by kind: {dict(graph.kinds)}, unresolved: {dict(graph.unresolved)}"
+            )
+        else:
+            links, kinds = index_links(index, indexed), ""
+        judged = {path: found for path, found in links.items() if found}
         if args.sample > 1:
             judged = dict(list(judged.items())[:: args.sample])
+        verdicts = read_verdicts(args.judged, args.corpus)
         lengths = index.keywords.text_lengths(indexed)
         print(
-            f"{len(indexed)} indexed files, {sum(1 for p in graph.links if p.endswith('.md'))}"
-            f" Markdown pages; {len(judged)} judged (with >= 1 link to another indexed page),"
-            f" {sum(len(v) for v in judged.values())} links. Link targets by kind:"
-            f" {dict(graph.kinds)}, of which unresolved: {dict(graph.unresolved)}",
+            f"{len(indexed)} indexed files; {len(judged)} with >= 1 link to another indexed"
+            f" file, {sum(len(v) for v in judged.values())} links; {len(verdicts)} pages"
+            f" judged by reading.{kinds}",
             flush=True,
         )
-        # one warm-up call each: the first opens Chroma's HNSW segment
-        first = next(iter(judged))
-        old_method(index, first)
-        related_files(index, first, TOP)
-        methods: list[tuple[str, Method]] = [
-            ("old: nearest file vectors", old_method),
-            ("new: passage pairs + more-like-this", new_method(DEFAULT_TUNING)),
+        methods: list[tuple[str, Method]] = []
+        if args.old:
+            methods.append(("old: nearest file vectors", old_method))
+        if args.baseline:
+            methods.append(("baseline", baseline_method(baseline_module(args.baseline))))
+        methods += [
+            ("new", new_method(DEFAULT_TUNING)),
+            ("new, own links hidden", new_method(DEFAULT_TUNING, hide_own_links=True)),
         ]
         if args.variants:
             for name, change in VARIANTS.items():
                 if args.only is None or name in args.only:
-                    methods.append((f"new, {name}", new_method(replace(DEFAULT_TUNING, **change))))
+                    tuning = replace(DEFAULT_TUNING, **change)
+                    methods.append((f"hidden, {name}", new_method(tuning, hide_own_links=True)))
+        # one warm-up call each: the first opens Chroma's HNSW segment and reads the links
+        first = next(iter(judged))
+        for _name, method in methods:
+            method(index, first)
         rows = []
         for name, method in methods:
-            row = evaluate(index, name, method, judged, lengths).row()
+            outcome = evaluate(index, name, method, judged, lengths, verdicts)
+            row = outcome.row()
             rows.append(row)
             if not args.json:
                 print(
-                    f"{row['method']:<44} recall@5 {row['recall@5']:.3f}  hit@5 {row['hit@5']:.3f}"
-                    f"  stubs@5 {row['stubs@5']:.3f}  spread {row['spread']:.3f}"
+                    f"{row['method']:<36} recall@5 {row['recall@5']:.3f}  hit@5 {row['hit@5']:.3f}"
+                    f"  judged {row['judged_related']}/{row['judged']}"
+                    f" (+{row['unjudged']} unjudged)  stubs@5 {row['stubs@5']:.3f}"
                     f"  p50 {row['p50_ms']:.0f} ms  p95 {row['p95_ms']:.0f} ms"
                     f"  max {row['max_ms']:.0f} ms  errors {row['errors']}",
                     flush=True,
                 )
+            if args.unjudged:
+                for page, other in outcome.unjudged:
+                    print(f"    unjudged: {page} -> {other}")
         if args.json:
             print(
                 json.dumps({"pages": len(judged), "tuning": asdict(DEFAULT_TUNING), "rows": rows})

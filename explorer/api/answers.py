@@ -389,6 +389,13 @@ class RelatedFileAnswer(Answer):
     """The source file's passage closest to ``related_passage``."""
     related_passage: RelatedPassage
     """This file's passage that explains the link."""
+    linked: bool
+    """The source file links to this file already."""
+    why: str
+    """The signals that put it here: ``linked · same section · 3 shared passages``."""
+    signals: list[str]
+    """The same signals, one word each (linked, links here, cited together, links alike,
+    shared tags, same section, shared passages)."""
 
 
 class RelatedAnswer(Answer):
@@ -400,6 +407,9 @@ class RelatedAnswer(Answer):
     """The source file."""
     related: list[RelatedFileAnswer]
     """Best first."""
+    unlinked: bool | None = None
+    """True when only the related files the source does not link to yet are listed: each
+    pair of passages is the place a link would go."""
     stale: Staleness | None = None
 
     @classmethod
@@ -412,9 +422,11 @@ class RelatedAnswer(Answer):
         stale_paths: Collection[str] = (),
         collection: str | None = None,
         collections: Sequence[str] | None = None,
+        unlinked: bool = False,
     ) -> RelatedAnswer:
         """``collections``: each neighbour's collection, when several are open (then
-        ``stale_paths`` name files ``COLLECTION/PATH``)."""
+        ``stale_paths`` name files ``COLLECTION/PATH``); ``unlinked``: the neighbours are
+        those the source does not link to yet."""
         names: Sequence[str | None] = collections or [None] * len(neighbours)
         return cls(
             collection=collection,
@@ -428,9 +440,13 @@ class RelatedAnswer(Answer):
                     stale=_stale_mark(_qualified(name, n.path), stale_paths),
                     source_passage=RelatedPassage.build(n.source_passage),
                     related_passage=RelatedPassage.build(n.related_passage),
+                    linked=n.linked,
+                    why=n.reasons.text(),
+                    signals=[str(signal) for signal in n.reasons.signals],
                 )
                 for name, n in zip(names, neighbours, strict=True)
             ],
+            unlinked=True if unlinked else None,
             stale=stale,
         )
 

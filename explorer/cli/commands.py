@@ -556,39 +556,50 @@ def _inside_root(file: Path, absolute: Path, settings: Settings) -> str:
 
 
 def run_related(
-    file: Path, options: IndexOptions, root: Path | None, limit: int, as_json: bool
+    file: Path,
+    options: IndexOptions,
+    root: Path | None,
+    limit: int,
+    as_json: bool,
+    unlinked: bool = False,
 ) -> None:
     settings, rel_path = related_target(file, options, root)
-    print_related(rel_path, related_answer(settings, rel_path, limit), as_json)
+    found = related_answer(settings, rel_path, limit, unlinked=unlinked)
+    print_related(rel_path, found, as_json, unlinked=unlinked)
 
 
 def related_answer(
-    settings: Settings, rel_path: str, limit: int, may_write: bool = True
+    settings: Settings, rel_path: str, limit: int, may_write: bool = True, unlinked: bool = False
 ) -> list[RelatedFile]:
     """The files nearest in meaning to ``rel_path``. ``may_write`` lets a file still waiting for
-    its vectors be embedded and stored on the spot; without it, :class:`ReadOnlyProcess`."""
+    its vectors be embedded and stored on the spot; without it, :class:`ReadOnlyProcess`.
+    ``unlinked``: only those ``rel_path`` does not link to yet."""
     from explorer.core.store.index import Index
 
     require_server(settings)
     index = Index.open_existing(settings)
     try:
-        return _related_answer(index, rel_path, limit, may_write)
+        return _related_answer(index, rel_path, limit, may_write, unlinked)
     finally:
         index.close()
 
 
 def print_related(
-    rel_path: str, neighbours: Sequence[RelatedFile], as_json: bool, out: TextIO | None = None
+    rel_path: str,
+    neighbours: Sequence[RelatedFile],
+    as_json: bool,
+    out: TextIO | None = None,
+    unlinked: bool = False,
 ) -> None:
     """Print ``explorer related``'s answer as text or JSON, to ``out`` (default: stdout)."""
     if as_json:
         from explorer.api.answers import RelatedAnswer
 
-        print_json(RelatedAnswer.build(rel_path, neighbours).to_json(), out)
+        print_json(RelatedAnswer.build(rel_path, neighbours, unlinked=unlinked).to_json(), out)
         return
     from explorer.cli.render import render_related
 
-    render_related(rel_path, neighbours, out)
+    render_related(rel_path, neighbours, out, unlinked=unlinked)
 
 
 class ReadOnlyProcess(ExplorerError, RuntimeError):
@@ -601,7 +612,9 @@ RELATED_CANDIDATES = 2
 without vectors, this many per neighbour asked for (``--limit``)."""
 
 
-def _related_answer(index: Index, rel_path: str, limit: int, may_write: bool) -> list[RelatedFile]:
+def _related_answer(
+    index: Index, rel_path: str, limit: int, may_write: bool, unlinked: bool = False
+) -> list[RelatedFile]:
     """The related files of ``rel_path``; for a file still waiting for its vectors, embedded
     on the spot first (one line on stderr says so).
 
@@ -627,7 +640,7 @@ def _related_answer(index: Index, rel_path: str, limit: int, may_write: bool) ->
         or record.state != FileState.PENDING  # fresh, or a state related_files explains
         or stored_model not in (None, index.settings.model)  # `explorer index` rebuilds first
     ):
-        return related_files(index, rel_path, limit)
+        return related_files(index, rel_path, limit, unlinked=unlinked)
     if not may_write:
         raise ReadOnlyProcess(f"{rel_path} waits for its vectors; this process only reads")
     try:
@@ -641,7 +654,7 @@ def _related_answer(index: Index, rel_path: str, limit: int, may_write: bool) ->
             err=True,
         )
         source = VectorPhase(index).embed_in_memory(rel_path)
-        return related_files(index, rel_path, limit, source)
+        return related_files(index, rel_path, limit, source, unlinked=unlinked)
     try:
         wanted = RELATED_CANDIDATES * limit
         nearest = keyword_neighbours(writer.keywords, rel_path, 4 * wanted)
@@ -660,7 +673,7 @@ def _related_answer(index: Index, rel_path: str, limit: int, may_write: bool) ->
         VectorPhase(writer, priority).embed_pending(
             IndexReport(), lambda _progress: None, only={rel_path, *waiting}
         )
-        return related_files(writer, rel_path, limit)
+        return related_files(writer, rel_path, limit, unlinked=unlinked)
     finally:
         writer.close()
 

@@ -524,6 +524,12 @@ def search(
 @chroma_url_option
 @file_root_option
 @click.option("--limit", type=int, default=10, show_default=True, help="Files to show.")
+@click.option(
+    "--unlinked",
+    is_flag=True,
+    help="Only the related files FILE does not link to yet, each with the passages a link"
+    " would join.",
+)
 @json_option
 @one_shot
 @friendly_errors
@@ -535,6 +541,7 @@ def related(
     chroma_url: str | None,
     root: Path | None,
     limit: int,
+    unlinked: bool,
     as_json: bool,
 ) -> None:
     """Show the files nearest in meaning to FILE, in FILE's folder and in every FOLDER given
@@ -545,9 +552,9 @@ def related(
     from explorer.settings.config import folder_arguments
 
     options = IndexOptions(index_dir, model, chroma_url)
-    if related_several(file, folder_arguments(folders), options, root, limit, as_json):
+    if related_several(file, folder_arguments(folders), options, root, limit, as_json, unlinked):
         return
-    run_related(file, options, root, limit, as_json)
+    run_related(file, options, root, limit, as_json, unlinked)
 
 
 @main.command()

@@ -54,8 +54,10 @@ def answer(request: ReaderRequest, own_index_dir: Path) -> Answer:
         if isinstance(call, SearchCall):
             status = _answer_search(settings, call, out, err)
         elif isinstance(call, RelatedCall):
-            neighbours = related_answer(settings, call.path, call.limit, may_write=False)
-            print_related(call.path, neighbours, call.as_json, out)
+            neighbours = related_answer(
+                settings, call.path, call.limit, may_write=False, unlinked=call.unlinked
+            )
+            print_related(call.path, neighbours, call.as_json, out, call.unlinked)
         elif isinstance(call, LinksCall):
             found = links_answer(settings, call.path)
             if not found.exists and not found.backlinks:

@@ -131,6 +131,8 @@ class RelatedCall:
     path: str = field(metadata=bounded(longest=MAX_PATH))
     limit: int = field(metadata=bounded(1, MAX_RESULTS))
     as_json: bool
+    unlinked: bool = False
+    """Only the related files FILE does not link to yet."""
     kind: Literal["related"] = "related"
 
 

@@ -192,10 +192,12 @@ def render_related(
     neighbours: Sequence[RelatedFile],
     out: TextIO | None = None,
     collections: tuple[str, Sequence[str]] | None = None,
+    unlinked: bool = False,
 ) -> None:
-    """``explorer related``: the neighbours best first, each with the pair of passages that
-    links it to the source. ``collections`` (the source's, and each neighbour's) puts
-    ``[name]`` before each path, when several collections are open."""
+    """``explorer related``: the neighbours best first, each with the signals that put it
+    there and the pair of passages that links it to the source. ``collections`` (the
+    source's, and each neighbour's) puts ``[name]`` before each path, when several collections
+    are open. ``unlinked``: the neighbours are those the source does not link to yet."""
     source_label, labels = (
         (collection_label(collections[0]), [collection_label(n) for n in collections[1]])
         if collections
@@ -203,13 +205,19 @@ def render_related(
     )
     path = source_label + safe_name(path)
     if not neighbours:
-        click.echo(f"no related files for {path}", file=out)
+        none = "no related files that it does not link to yet" if unlinked else "no related files"
+        click.echo(f"{none} for {path}", file=out)
         return
-    click.echo(f"files related to {path}:", file=out)
+    if unlinked:
+        click.echo(f"files related to {path} that it does not link to yet:", file=out)
+    else:
+        click.echo(f"files related to {path}:", file=out)
     for number, (other, label) in enumerate(zip(neighbours, labels, strict=True), start=1):
         title = f" — {safe_label(other.title)}" if other.title else ""
         name = click.style(safe_name(other.path), bold=True)
         click.echo(f"{number:>2}. {label}{name}  {other.score:.2f}{title}", file=out)
+        if other.reasons.signals:
+            click.echo(f"      why   {safe_text(other.reasons.text())}", file=out)
         source, match = other.source_passage, other.related_passage
         click.echo(
             f"      here  {_page(source.page)}L{source.start_line}-{source.end_line} "

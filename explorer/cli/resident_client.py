@@ -209,7 +209,8 @@ def _call(name: str, params: dict[str, Any]) -> tuple[Settings, Call, bool]:
         return settings, search, mode is not SearchMode.KEYWORD
     if name == "related":
         settings, rel_path = related_target(params["file"], options, params["root"])
-        return settings, RelatedCall(rel_path, params["limit"], params["as_json"]), True
+        call = RelatedCall(rel_path, params["limit"], params["as_json"], params["unlinked"])
+        return settings, call, True
     if name == "links":
         settings, rel_path = links_target(params["file"], options, params["root"])
         return settings, LinksCall(rel_path, params["as_json"]), False

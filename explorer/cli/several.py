@@ -237,6 +237,7 @@ def related_several(
     root: Path | None,
     limit: int,
     as_json: bool,
+    unlinked: bool = False,
 ) -> bool:
     """``explorer related FILE A B``: FILE's neighbours in its own folder and every folder
     given (with none: the config's ``default_collections`` when one of them holds FILE).
@@ -267,7 +268,7 @@ def related_several(
         if holding is None:
             raise RootError(f"{echoed(file)} is not inside any of the folders given")
         collection, rel_path = holding[0].name, path_key(holding[1])
-        found = shelf.related(collection, rel_path, limit)
+        found = shelf.related(collection, rel_path, limit, unlinked)
     finally:
         shelf.close()
     if as_json:
@@ -278,13 +279,15 @@ def related_several(
             [neighbour.related for neighbour in found],
             collection=collection,
             collections=[neighbour.collection for neighbour in found],
+            unlinked=unlinked,
         )
         print_json(answer.to_json())
         return True
     from explorer.cli.render import render_related
 
     names = (collection, [neighbour.collection for neighbour in found])
-    render_related(rel_path, [neighbour.related for neighbour in found], collections=names)
+    neighbours = [neighbour.related for neighbour in found]
+    render_related(rel_path, neighbours, collections=names, unlinked=unlinked)
     return True
 
 

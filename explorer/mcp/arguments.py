@@ -114,6 +114,9 @@ class RelatedArguments(ToolArguments):
     path: FilePath
     limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
     """Files to return."""
+    unlinked: bool = False
+    """Only the related files the file does not link to yet, each with the pair of passages
+    a link would join: the links the file is missing."""
 
 
 class ReadArguments(ToolArguments):

@@ -113,9 +113,12 @@ and scores only (cheap triage); `offsets` and `explain` add ids, offsets and ran
 RELATED_DESCRIPTION = """\
 Files most alike in content to one file, best first, each with the pair of passages (one from
 each file) that explains the match. Every passage of the file is compared with the passages of
-other files; a pair counts by how far it stands above that passage's usual neighbours, so
-boilerplate shared by many pages explains nothing. Links between files are not used (see
-`links`). Use it to find other documents on the same subject."""
+other files; a pair counts by how far it stands above that passage's usual neighbours, and a
+passage with near copies in many files (boilerplate) counts less. Links between the files (either
+way, or to and from the same pages), shared tags and the same folder add to it; `why` names the
+signals (`linked · same section · 3 shared passages`) and `linked` says whether the file links
+there already. With `unlinked`, only the files it does not link to yet: the links it is missing,
+each with the passages a link would join. Use it to find other documents on the same subject."""
 
 READ_DESCRIPTION = f"""\
 Read a file of the indexed folder as it is on disk now, whole or a line range (1-based,

@@ -312,7 +312,7 @@ class ExplorerTools:
         if self.folders.several:
             collections = self.folders.collections(self.folders.present())
             try:
-                across = collections.related(folder.name, rel_path, args.limit)
+                across = collections.related(folder.name, rel_path, args.limit, args.unlinked)
             except (FileNotIndexed, NoVectorYet) as error:
                 raise ToolFailure(self._not_ready(rel_path, error, folder)) from None
             shown = self._by_folder((n.collection, n.related.path) for n in across)
@@ -323,9 +323,10 @@ class ExplorerTools:
                 stale_paths=self._changed_across(shown),
                 collection=folder.name,
                 collections=[n.collection for n in across],
+                unlinked=args.unlinked,
             )
         try:
-            neighbours = related_files(index, rel_path, args.limit)
+            neighbours = related_files(index, rel_path, args.limit, unlinked=args.unlinked)
         except (FileNotIndexed, NoVectorYet) as error:
             raise ToolFailure(self._not_ready(rel_path, error, folder)) from None
         paths = [neighbour.path for neighbour in neighbours]
@@ -334,6 +335,7 @@ class ExplorerTools:
             neighbours,
             stale=self._staleness(index),
             stale_paths=self.freshness.changed_files(index.keywords, paths),
+            unlinked=args.unlinked,
         )
 
     def _not_ready(self, rel_path: str, error: ExplorerError, folder: ServedFolder) -> str:

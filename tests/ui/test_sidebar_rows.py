@@ -199,3 +199,34 @@ def test_a_related_row_whose_name_fills_the_line_keeps_its_folder():
     assert balancer[0] == "0.42 content/…/load-balancer/"
     assert short[0] == "0.42 guides/backups.md"  # a path that fits keeps its one line
     assert all(len(lines) == ROW_LINES and max(map(len, lines)) <= 40 for lines in (tcp, short))
+
+
+def test_a_related_row_says_why_and_that_the_file_is_linked_already():
+    """The row's second line names the signals (a file the open one links to starts with
+    ``linked``); the passage keeps the third. Under a long name's folder line, the signals
+    lead the passage's line. Three lines either way, each within the width."""
+    passage = core_related.PassageRef("Rate limiting", 10, 12, "Limit the rate of requests.")
+    reasons = core_related.Reasons(
+        (
+            core_related.Signal.LINKED,
+            core_related.Signal.SAME_SECTION,
+            core_related.Signal.SHARED_PASSAGES,
+        ),
+        shared_passages=3,
+    )
+
+    def row(path: str, width: int = 48) -> list[str]:
+        item = core_related.RelatedFile(path, "", 0.42, passage, passage, True, reasons)
+        return related_prompt(item, width).plain.split("\n")
+
+    short = row("guides/backups.md")
+    assert short == [
+        "0.42 guides/backups.md",
+        "  linked · same section · 3 shared passages",
+        "  Rate limiting · Limit the rate of requests.",
+    ]
+    long = row("content/nginx/admin-guide/security-controls/controlling-access-proxied-tcp.md", 40)
+    assert long[1] == "  controlling-access-proxied-tcp.md"
+    assert long[2].startswith("  linked · same section · 3 shared")
+    assert len(long) == len(short) == ROW_LINES
+    assert max(map(len, short)) <= 48 and max(map(len, long)) <= 40

@@ -588,3 +588,42 @@ def test_piped_marks_stay_out_of_link_targets(runner, tmp_path):
     assert "[**backup** guide](https://example.com/backup/guide.md)" in out
     assert "<https://example.com/backup>" in out
     assert "any **backup**." in out
+
+
+LINKING = {
+    "docs/lenses.md": "# Lenses\n\nTelescope lenses gather starlight. See [mirrors](mirrors.md).\n",
+    "docs/mirrors.md": "# Mirrors\n\nTelescope mirrors gather starlight too.\n",
+    "notes/eyepieces.md": "# Eyepieces\n\nEyepieces of a telescope magnify the starlight.\n",
+    "kitchen/bread.md": "# Bread\n\nKnead the dough and let it rise.\n",
+}
+
+
+def test_related_names_why_and_unlinked_lists_the_links_a_file_is_missing(runner, tmp_path):
+    root, index_dir = write_files(tmp_path / "linking", LINKING), tmp_path / "linking-index"
+    ok(invoke(runner, "index", root, "--index-dir", index_dir))
+    source = root / "docs/lenses.md"
+    every = json.loads(
+        ok(invoke(runner, "related", source, "--index-dir", index_dir, "--json")).stdout
+    )
+    by_path = {item["path"]: item for item in every["related"]}
+    assert by_path["docs/mirrors.md"]["linked"] is True
+    assert by_path["docs/mirrors.md"]["why"].startswith("linked · same section")
+    assert by_path["docs/mirrors.md"]["signals"][:2] == ["linked", "same section"]
+    assert by_path["notes/eyepieces.md"]["linked"] is False
+    assert "unlinked" not in every
+
+    text = ok(invoke(runner, "related", source, "--index-dir", index_dir)).stdout
+    assert "      why   linked · same section" in text
+
+    answer = ok(invoke(runner, "related", source, "--index-dir", index_dir, "--unlinked", "--json"))
+    unlinked = json.loads(answer.stdout)
+    assert unlinked["unlinked"] is True
+    paths = [item["path"] for item in unlinked["related"]]
+    assert "docs/mirrors.md" not in paths and paths[0] == "notes/eyepieces.md"
+    first = unlinked["related"][0]
+    assert "starlight" in first["source_passage"]["excerpt"]
+    assert "starlight" in first["related_passage"]["excerpt"]
+
+    text = ok(invoke(runner, "related", source, "--index-dir", index_dir, "--unlinked")).stdout
+    assert text.startswith("files related to docs/lenses.md that it does not link to yet:\n")
+    assert "docs/mirrors.md" not in text and "notes/eyepieces.md" in text

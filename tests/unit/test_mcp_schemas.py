@@ -103,7 +103,8 @@ def test_the_related_description_says_what_related_does(session_answers):
     tools, _ = session_answers
     description = tools["related"].description
     assert "whole-file vector" not in description
-    assert "passage" in description and "Links between files are not used" in description
+    assert "passage" in description and "boilerplate" in description
+    assert "unlinked" in description and "why" in description
 
 
 def test_the_server_says_its_version(corpus):

@@ -79,7 +79,7 @@ def test_the_client_lists_the_tools_with_descriptions(corpus):
         "end_line",
         "start_char",
     }
-    assert set(tools["related"].input_schema["properties"]) == {"path", "limit"}
+    assert set(tools["related"].input_schema["properties"]) == {"path", "limit", "unlinked"}
     assert all(tool.annotations.read_only_hint for tool in tools.values())
 
 
@@ -394,3 +394,25 @@ def test_a_document_paged_through_is_extracted_once_until_it_changes(tmp_path, m
     changed = reading.load_file(settings, "manual.pdf")
     assert "Pulsar setup." in changed.text and "Nebula" not in changed.text
     assert extracted == ["manual.pdf", "manual.pdf"]
+
+
+def test_related_says_why_and_which_files_are_linked_and_lists_the_unlinked(corpus):
+    # notes/sky.md links to stars.md (and to a comet that is not there)
+    async def body(session):
+        return (
+            await call(session, "related", path="notes/sky.md", limit=5),
+            await call(session, "related", path="notes/sky.md", limit=5, unlinked=True),
+        )
+
+    every, unlinked = with_session(server_params(*corpus), body)
+    error, data = every
+    assert not error
+    by_path = {item["path"]: item for item in data["related"]}
+    assert by_path["notes/stars.md"]["linked"] is True
+    assert by_path["notes/stars.md"]["why"].startswith("linked · same section")
+    assert all(item["linked"] is False for p, item in by_path.items() if p != "notes/stars.md")
+    error, data = unlinked
+    assert not error and data["unlinked"] is True
+    paths = [item["path"] for item in data["related"]]
+    assert paths and "notes/stars.md" not in paths
+    assert all(item["linked"] is False for item in data["related"])

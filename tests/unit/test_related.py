@@ -97,7 +97,17 @@ def test_json_shape(index):
     data = RelatedAnswer.build("kitchen/pasta.md", neighbours).to_json()
     assert data["path"] == "kitchen/pasta.md"
     [item] = data["related"]
-    assert set(item) == {"path", "title", "score", "source_passage", "related_passage"}
+    assert set(item) == {
+        "path",
+        "title",
+        "score",
+        "source_passage",
+        "related_passage",
+        "linked",
+        "why",
+        "signals",
+    }
+    assert item["linked"] is False and item["why"] == neighbours[0].reasons.text()
     assert set(item["source_passage"]) == {"heading", "start_line", "end_line", "excerpt"}
     assert item["source_passage"]["excerpt"] == neighbours[0].source_passage.text
     assert "page" not in item["source_passage"]  # a page only in a paged document (PDF)
@@ -304,3 +314,141 @@ def test_the_keyword_signal_uses_the_files_distinctive_terms(indexed):
     hits = index.keywords.more_like_this(terms, 10, exclude_path="a.md")
     assert hits and hits[0][1] == "b.md"
     assert "a.md" not in {path for _cid, path, _score in hits}
+
+
+# -- issue 31: boilerplate counts less, structure counts, each file says why ---------------------
+PUBLISH = (
+    "Publish",
+    "Publish the function: zip the handler, upload the archive to the bucket, create a"
+    " version, point the alias at it and test the invocation from the console.",
+)
+
+
+def test_a_passage_copied_into_many_files_counts_less_than_one_of_its_own(indexed):
+    # The source ends with a "Publish" section copied, word for word, into four pages about
+    # other things; expiry.md shares one paraphrased section and nothing copied. Before, the
+    # four copies outranked it on their identical section; a passage with near copies in
+    # four files is boilerplate, and explains little.
+    files = {
+        "caching.md": markdown("Caching", [*CACHE_SECTIONS.items(), PUBLISH]),
+        "expiry.md": markdown(
+            "Expiry",
+            [
+                ("Max age", "Responses expire after max age and then revalidate."),
+                ("Regions", UNRELATED_SECTIONS[5]),
+            ],
+        ),
+        "proxy.md": markdown(
+            "Proxy caching",
+            [next(iter(CACHE_SECTIONS.items())), ("Regions", UNRELATED_SECTIONS[0])],
+        ),
+        "bread.md": BREAD,
+    }
+    for n in range(4):
+        files[f"lambda{n}.md"] = markdown(
+            f"Lambda {n}", [PUBLISH, ("Topic", UNRELATED_SECTIONS[n + 1])]
+        )
+    index = indexed(files)
+    related = related_files(index, "caching.md", limit=6)
+    paths = [r.path for r in related]
+    copies = [p for p in paths if p.startswith("lambda")]
+    assert len(copies) == 4
+    assert paths.index("expiry.md") < min(paths.index(p) for p in copies)
+
+
+def test_passage_weight_falls_as_near_copies_fill_the_neighbours():
+    from explorer.core.retrieval.related import passage_weight
+
+    assert passage_weight(0, 40) == passage_weight(1, 40) == 1.0
+    weights = [passage_weight(n, 40) for n in (2, 4, 10, 40)]
+    assert weights == sorted(weights, reverse=True)
+    assert 0.7 < weights[0] < 1.0 and weights[-1] < 0.05
+
+
+LINKED_CORPUS = {
+    # source: links to b; c links to the source; d2 and the source are cited by hub
+    "docs/a.md": "---\ntags: [optics, rare]\n---\n# Lenses\n\n"
+    "Telescope lenses gather starlight. See [mirrors](b.md).\n\n## Coatings\n\n"
+    "Lens coatings cut glare from starlight.\n",
+    "docs/b.md": "# Mirrors\n\nTelescope mirrors gather starlight too.\n",
+    "notes/c.md": "# Eyepieces\n\nEyepieces of a telescope magnify starlight. Back to"
+    " [lenses](../docs/a.md).\n",
+    "notes/d2.md": "# Filters\n\nFilters and lens coatings cut glare from starlight.\n",
+    "notes/e2.md": "---\ntags: [rare]\n---\n# Mounts\n\nMounts hold telescope lenses steady.\n",
+    "notes/f.md": "# Domes\n\nTelescope domes shelter starlight observers.\n",
+    # twins of d2 and e2, without the co-citation or the tag (and first by name)
+    "notes/d1.md": "# Filters\n\nFilters and lens coatings cut glare from starlight.\n",
+    "notes/e1.md": "# Mounts\n\nMounts hold telescope lenses steady.\n",
+    "hub.md": "# Optics\n\n- [Lenses](docs/a.md)\n- [Filters](notes/d2.md)\n",
+    "kitchen/bread.md": BREAD,
+}
+
+
+@pytest.fixture
+def linked(indexed):
+    return indexed(LINKED_CORPUS)
+
+
+def by_path(related):
+    return {r.path: r for r in related}
+
+
+def test_each_file_names_the_signals_that_put_it_there(linked):
+    from explorer.core.retrieval.related import Signal
+
+    found = by_path(related_files(linked, "docs/a.md", limit=10))
+    assert found["docs/b.md"].linked is True
+    assert found["docs/b.md"].reasons.signals[:2] == (Signal.LINKED, Signal.SAME_SECTION)
+    assert found["notes/c.md"].linked is False
+    assert Signal.LINKS_HERE in found["notes/c.md"].reasons.signals
+    assert Signal.CITED_TOGETHER in found["notes/d2.md"].reasons.signals
+    assert found["notes/e2.md"].reasons.tags == ("rare",)
+    assert "tagged #rare" in found["notes/e2.md"].reasons.text()
+    assert Signal.SHARED_PASSAGES in found["docs/b.md"].reasons.signals
+    assert found["docs/b.md"].reasons.text().startswith("linked · same section · ")
+
+
+def test_co_citation_and_a_rare_tag_lift_a_file_over_its_twin(linked):
+    # notes/d2.md is cited with the source by hub.md, notes/e2.md shares its rare tag; their
+    # twins say the same words with neither, and come after them
+    paths = [r.path for r in related_files(linked, "docs/a.md", limit=12)]
+    assert paths.index("notes/d2.md") < paths.index("notes/d1.md")
+    assert paths.index("notes/e2.md") < paths.index("notes/e1.md")
+
+
+def test_the_explanation_reads_as_a_line():
+    from explorer.core.retrieval.related import Reasons, Signal
+
+    reasons = Reasons(
+        (Signal.LINKED, Signal.SAME_SECTION, Signal.SHARED_PASSAGES), shared_passages=3
+    )
+    assert reasons.text() == "linked · same section · 3 shared passages"
+    one = Reasons((Signal.SHARED_TAGS, Signal.SHARED_PASSAGES), 1, ("nginx", "ssl", "tls"))
+    assert one.text() == "tagged #nginx, #ssl… · 1 shared passage"
+    assert Reasons().text() == ""
+
+
+def test_unlinked_lists_only_the_files_the_source_does_not_link_to(linked):
+    every = by_path(related_files(linked, "docs/a.md", limit=10))
+    unlinked = related_files(linked, "docs/a.md", limit=10, unlinked=True)
+    assert "docs/b.md" in every and "docs/b.md" not in by_path(unlinked)
+    assert all(not r.linked for r in unlinked)
+    assert "notes/c.md" in by_path(unlinked)  # it links here; the source does not link back
+    # each with the pair of passages a link would join
+    pair = by_path(unlinked)["notes/c.md"]
+    assert "starlight" in pair.source_passage.text and "starlight" in pair.related_passage.text
+
+
+def test_a_section_landing_page_counts_less_than_its_pages(indexed):
+    page = "# Caching\n\n" + " ".join(CACHE_SECTIONS.values()) + "\n"
+    index = indexed(
+        {
+            "guide/caching.md": markdown("Caching", list(CACHE_SECTIONS.items())),
+            "guide/_index.md": page,
+            "other/cache.md": page,
+            "kitchen/bread.md": BREAD,
+        }
+    )
+    paths = [r.path for r in related_files(index, "guide/caching.md", limit=3)]
+    # the same text: as a page of another section it ranks above the section's landing page
+    assert paths.index("other/cache.md") < paths.index("guide/_index.md")

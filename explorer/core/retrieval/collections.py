@@ -330,11 +330,14 @@ class Collections:
             for collection in self._collections
         ]
 
-    def related(self, collection: str, path: str, limit: int = 10) -> list[RelatedAcross]:
-        """The files of every collection most related to ``path`` of ``collection``."""
+    def related(
+        self, collection: str, path: str, limit: int = 10, unlinked: bool = False
+    ) -> list[RelatedAcross]:
+        """The files of every collection most related to ``path`` of ``collection``
+        (``unlinked``: those it does not link to yet)."""
         own = self.get(collection)
         indexes = [(c.name, c.index) for c in self._collections]
-        return related_across(indexes, own.name, path, limit)
+        return related_across(indexes, own.name, path, limit, unlinked=unlinked)
 
     def links(self, collection: str, path: str) -> FileLinks:
         """The links and backlinks of ``path`` within its collection (see the module

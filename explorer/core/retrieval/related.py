@@ -1,6 +1,6 @@
 """Related files: the other files most alike in content, each with the passage pair explaining it.
 
-Two signals, added into one ranking value per candidate file:
+Signals, added into one ranking value per candidate file:
 
 - **Passage pairs** (meaning). Each embedded passage of the source file (at most 64, spread over
   the file) asks the vector store for its nearest passages, in one batched query. A pair counts
@@ -10,16 +10,30 @@ Two signals, added into one ranking value per candidate file:
   passage whose one close match stands out explains that match. A candidate's pairs are
   matched one to one, strongest first, and the ``pairs`` strongest averaged, a missing pair
   counting 0: two strong matches beat one, and a one-passage stub cannot win on one line.
+- **Passages many files share count less** (a passage-level document frequency, as a word in
+  every document counts little in BM25). A source passage whose near copies (cosine at least
+  ``near_cosine``) lie in ``df`` other files weighs ``(log((k + 1) / df) / log(k + 1))``, ``k``
+  the neighbours asked: a section repeated on three Lambda pages, a shared footer or console
+  transcript explains little. A passage mostly made of links (a "Learn more" list) weighs
+  ``link_list_weight``. The frequency comes from the neighbours the query fetched anyway, so it
+  costs nothing.
 - **More like this** (words). The source file's most distinctive index terms (tf-idf over the
   keyword index) are OR-ed into one BM25 query; a candidate scores the BM25 of its best chunks
   relative to the best candidate's, times ``keyword_weight``: a tie-breaker among the files the
   pairs found (letting in files found by words alone did not help).
+- **Structure** (:mod:`explorer.core.retrieval.related_structure`): the files link to each other,
+  are cited together, link alike, share tags, or sit in one folder, each with its weight; like
+  the words, they re-rank the files the pairs found (letting in linked files no pair found
+  moved no measure, and cost a vector read per file). A folder's landing page (``_index.md``)
+  counts ``section_page_factor`` of its value: a list of the section's pages is an index, not a
+  neighbour.
 
 The value is multiplied by a length factor ``min(1, characters / full_length) ** 0.5`` (a
 near-empty page cannot crowd out real ones) and shown as ``1 - exp(-value / 0.1)``: 0 when no
 passage stands above its background, about 0.6 for a typical best neighbour, toward 1 for
-passages nearly alike. The link graph is not used: neighbours are by content. The defaults were
-chosen on the nginx docs, judged by each page's own links (``benchmarks/related.py``).
+passages nearly alike. Each neighbour says which signals put it there (:class:`Reasons`:
+``linked · same section · 3 shared passages``) and whether the source links to it already.
+The weights were chosen on the nginx docs and an Obsidian vault (``benchmarks/related.py``).
 
 Passages not embedded yet take no part: a source file with some vectors answers from those, and a
 file none of whose passages is embedded is not listed until it is. A source with no vectors at all
@@ -30,13 +44,16 @@ strongest passage pair.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
 from explorer.core.errors import ExplorerError
 from explorer.core.models import FileState
+from explorer.core.retrieval.passage_order import is_link_list
+from explorer.core.retrieval.related_structure import Evidence, FolderStructure, folder_structure
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import StoredChunk
 
@@ -75,6 +92,54 @@ class PassageRef:
     """1-based page in a paged document (PDF); None elsewhere."""
 
 
+class Signal(StrEnum):
+    """A reason a file is related to the source, as the explanation names it."""
+
+    LINKED = "linked"
+    """The source links to it."""
+    LINKS_HERE = "links here"
+    """It links to the source."""
+    CITED_TOGETHER = "cited together"
+    """Other files link to both."""
+    LINKS_ALIKE = "links alike"
+    """Both link to the same files."""
+    SHARED_TAGS = "shared tags"
+    SAME_SECTION = "same section"
+    """Both in one folder."""
+    SHARED_PASSAGES = "shared passages"
+    """Passages of the two stand out as alike."""
+
+
+@dataclass(frozen=True)
+class Reasons:
+    """The signals that put a file among the source's related files."""
+
+    signals: tuple[Signal, ...] = ()
+    shared_passages: int = 0
+    """Passages of the source with a match in the file standing out of their background."""
+    tags: tuple[str, ...] = ()
+    """The tags both files carry, rarest first."""
+
+    def text(self) -> str:
+        """``linked · same section · 3 shared passages``: the signals, strongest kind first."""
+        parts = []
+        for signal in self.signals:
+            if signal is Signal.SHARED_PASSAGES:
+                count = self.shared_passages
+                parts.append(f"{count} shared passage{'s' if count != 1 else ''}")
+            elif signal is Signal.SHARED_TAGS:
+                shown = ", ".join(f"#{tag}" for tag in self.tags[:TAGS_SHOWN])
+                more = "…" if len(self.tags) > TAGS_SHOWN else ""
+                parts.append(f"tagged {shown}{more}")
+            else:
+                parts.append(str(signal))
+        return " · ".join(parts)
+
+
+TAGS_SHOWN = 2
+"""Shared tags named in an explanation."""
+
+
 @dataclass
 class RelatedFile:
     """A neighbour of the source file."""
@@ -86,11 +151,16 @@ class RelatedFile:
     source_passage: PassageRef
     """The passage of the source file closest to ``related_passage``."""
     related_passage: PassageRef
+    linked: bool = False
+    """The source file links to this one already."""
+    reasons: Reasons = field(default_factory=Reasons)
+    """The signals that put it among the related files."""
 
 
 @dataclass(frozen=True)
 class RelatedTuning:
-    """The knobs of the method; defaults chosen on the nginx docs (benchmarks/related.py)."""
+    """The knobs of the method; defaults chosen on the nginx docs and an Obsidian vault
+    (benchmarks/related.py)."""
 
     neighbours_per_passage: int = 40
     """Nearest passages asked of the vector store for each source passage."""
@@ -119,11 +189,40 @@ class RelatedTuning:
     """A candidate's keyword score sums the BM25 of its best this-many chunks."""
     full_length: int = 600
     """Characters of text from which a file's length no longer lowers its score; 0: no factor."""
+    long_length: int = 0
+    """Characters of text above which a file counts ``(long_length / characters) **
+    long_power`` of its value; 0: no such factor."""
+    long_power: float = 0.5
+    near_cosine: float = 0.85
+    """A neighbour at least this close is a near copy of the source passage: the files holding
+    one are the passage's document frequency. 1.0 or more: no frequency."""
+    link_list_weight: float = 0.5
+    """The weight of a source passage mostly made of links (a "Learn more" list)."""
+    linked_weight: float = 0.06
+    """Added when the source links to the candidate."""
+    linked_from_weight: float = 0.08
+    """Added when the candidate links to the source; 0.04 and 0.08 measured, own links hidden:
+    nginx link recall@5 0.429 and 0.453, the vault 0.591 and 0.585."""
+    cited_together_weight: float = 0.04
+    """Added times the candidate's co-citation with the source (capped at 1); 0.02 and 0.04
+    measured on the vault, own links hidden: link recall@5 0.591 and 0.599."""
+    links_alike_weight: float = 0.02
+    """Added times the candidate's bibliographic coupling with the source (capped at 1)."""
+    tags_weight: float = 0.03
+    """Added times the shared tags' rarity (0-1)."""
+    section_weight: float = 0.03
+    """Added times the same-folder value (``1 / log2(1 + files in the folder)``)."""
+    section_page_factor: float = 0.7
+    """A folder's landing page (``_index.md``) counts this share of its value."""
+    shared_passage: float = 0.04
+    """A pair whose weighted value reaches this counts as a shared passage in the explanation."""
 
 
 DEFAULT_TUNING = RelatedTuning()
 PASSAGE_CHARS = 300
 """A passage that explains a neighbour is cut (at a word) after this many characters."""
+NAMED_STRUCTURE = 0.2
+"""Co-citation or coupling below this (a citer of hundreds of files) is not named."""
 
 
 def related_files(
@@ -132,11 +231,15 @@ def related_files(
     limit: int = 10,
     source_vectors: dict[str, np.ndarray] | None = None,
     tuning: RelatedTuning = DEFAULT_TUNING,
+    structure: FolderStructure | None = None,
+    unlinked: bool = False,
 ) -> list[RelatedFile]:
     """The ``limit`` other files most related to ``path`` (relative to the root), best first.
 
     ``source_vectors`` ({chunk id: vector}) stand in for the stored vectors of ``path``: a
-    reader computes them in memory for a file whose vectors are still pending.
+    reader computes them in memory for a file whose vectors are still pending. ``structure``
+    stands in for the index's links, tags and folders (a benchmark hides a page's own links).
+    ``unlinked``: only the files ``path`` does not link to yet (the links it is missing).
     """
     if limit < 1:
         raise RelatedError("{0} must be at least 1", fields=("limit",))
@@ -149,81 +252,191 @@ def related_files(
         source_vectors = index.vectors.chunk_vectors(source_ids) if source_ids else {}
     if not source_vectors:
         raise NoVectorYet(path, record.state, record.reason, index.settings.repair_command)
-    ordered = [cid for cid in source_ids if cid in source_vectors]
-    if len(ordered) > tuning.max_source_passages:
-        step = len(ordered) / tuning.max_source_passages
-        ordered = [ordered[int(i * step)] for i in range(tuning.max_source_passages)]
-    matrix = np.asarray([source_vectors[cid] for cid in ordered], dtype=np.float32)
+    ordered, matrix = source_passages(source_ids, source_vectors, tuning)
+    link_lists = link_list_passages(index, ordered)
 
-    pairs = _passage_pairs(index, path, ordered, matrix, len(source_ids), tuning)
+    pairs = _passage_pairs(index, path, ordered, matrix, len(source_ids), link_lists, tuning)
     use_words = tuning.terms > 0 and tuning.keyword_weight > 0
     terms = keywords.distinctive_terms(path, tuning.terms) if use_words else []
     keyword_hits = keywords.more_like_this(terms, tuning.keyword_chunks, path) if terms else []
     keyword_best = _best_chunk_per_file(keyword_hits, tuning.keyword_file_chunks)
+    top_bm25 = max((score for _cid, score in keyword_best.values()), default=0.0) or 1.0
+    words = {other: score / top_bm25 for other, (_cid, score) in keyword_best.items()}
 
-    candidates = set(pairs.best)  # words re-rank files with vectors; they add none
+    structure = structure if structure is not None else folder_structure(index)
+    candidates = set(pairs.best)  # words and structure re-rank files with vectors; add none
     if not candidates:
         return []
+    evidence = {other: structure.evidence(path, other) for other in candidates}
     lengths = keywords.text_lengths(sorted(candidates))
-    top_bm25 = max((score for _cid, score in keyword_best.values()), default=0.0) or 1.0
-    needed = min(tuning.pairs, len(ordered))
+    chosen = rank(
+        candidates, pairs, words, lengths, evidence, min(tuning.pairs, len(ordered)), tuning
+    )
+    if unlinked:
+        chosen = not_linked(chosen, evidence)
+    return _explain(index, chosen[:limit], pairs, evidence)
+
+
+def source_passages(
+    source_ids: list[str], vectors: Mapping[str, np.ndarray], tuning: RelatedTuning
+) -> tuple[list[str], np.ndarray]:
+    """The source passages asked about (at most ``max_source_passages``, spread over the
+    file) and their vectors, one row each."""
+    ordered = [cid for cid in source_ids if cid in vectors]
+    if len(ordered) > tuning.max_source_passages:
+        step = len(ordered) / tuning.max_source_passages
+        ordered = [ordered[int(i * step)] for i in range(tuning.max_source_passages)]
+    return ordered, np.asarray([vectors[cid] for cid in ordered], dtype=np.float32)
+
+
+def link_list_passages(index: Index, ordered: list[str]) -> set[str]:
+    """The passages of ``ordered`` mostly made of links."""
+    chunks = index.keywords.chunks_by_id(ordered)
+    return {cid for cid, chunk in chunks.items() if is_link_list(chunk.text)}
+
+
+def rank(
+    candidates: Iterable[str],
+    pairs: _Pairs,
+    words: Mapping[str, float],
+    lengths: Mapping[str, int],
+    evidence: Mapping[str, Evidence],
+    needed: int,
+    tuning: RelatedTuning,
+) -> list[tuple[float, str]]:
+    """(score shown, file) of every candidate, best first: the signals of the module
+    docstring added, times the length factor (and the landing-page factor)."""
     scored = []
     for other in candidates:
-        words = keyword_best[other][1] / top_bm25 if other in keyword_best else 0.0
-        fused = pairs.score(other, needed) + tuning.keyword_weight * words
-        scored.append((fused * _length_factor(lengths.get(other, 0), tuning), other))
+        value = pairs.score(other, needed) + tuning.keyword_weight * words.get(other, 0.0)
+        found = evidence.get(other)
+        if found is not None:
+            value += structure_value(found, tuning)
+            if found.section_page:
+                value *= tuning.section_page_factor
+        scored.append((value * _length_factor(lengths.get(other, 0), tuning), other))
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
-    chosen = [(_shown(value, tuning), other) for value, other in scored[:limit]]
-    return _explain(index, chosen, pairs)
+    return [(_shown(value, tuning), other) for value, other in scored]
+
+
+def not_linked(
+    chosen: list[tuple[float, str]], evidence: Mapping[str, Evidence]
+) -> list[tuple[float, str]]:
+    """The ranked files the source does not link to."""
+    return [
+        (score, other)
+        for score, other in chosen
+        if (found := evidence.get(other)) is None or not found.links_to
+    ]
+
+
+def structure_value(found: Evidence, tuning: RelatedTuning) -> float:
+    """What the links, tags and place of a candidate add to its value."""
+    return (
+        found.link_weight
+        * (tuning.linked_weight * found.links_to + tuning.linked_from_weight * found.linked_from)
+        + tuning.cited_together_weight * min(1.0, found.cited_together)
+        + tuning.links_alike_weight * min(1.0, found.links_alike)
+        + tuning.tags_weight * found.tag_weight
+        + tuning.section_weight * found.same_section
+    )
+
+
+def reasons(found: Evidence | None, shared_passages: int) -> Reasons:
+    """The signals to name for a neighbour: its links, tags and place, and its passages."""
+    signals: list[Signal] = []
+    tags: tuple[str, ...] = ()
+    if found is not None:
+        named = (
+            (found.links_to, Signal.LINKED),
+            (found.linked_from, Signal.LINKS_HERE),
+            (found.cited_together >= NAMED_STRUCTURE, Signal.CITED_TOGETHER),
+            (found.links_alike >= NAMED_STRUCTURE, Signal.LINKS_ALIKE),
+            (bool(found.tags), Signal.SHARED_TAGS),
+            (found.same_section > 0, Signal.SAME_SECTION),
+        )
+        signals = [signal for present, signal in named if present]
+        tags = found.tags
+    if shared_passages:
+        signals.append(Signal.SHARED_PASSAGES)
+    return Reasons(tuple(signals), shared_passages, tags)
 
 
 class _Pairs:
     """Passage pairs (value, source passage, candidate passage) found per candidate file; the
-    value is the pair's cosine above its source passage's background."""
+    value is the pair's cosine above its source passage's background, times the passage's
+    weight (its document frequency, and whether it is a list of links)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tuning: RelatedTuning) -> None:
+        self.tuning = tuning
         self.found: dict[str, list[tuple[float, str, str]]] = {}
         self.best: dict[str, tuple[float, str, str]] = {}
+        self.background: dict[str, float] = {}
+        self.weight: dict[str, float] = {}
 
     def add_above_background(
-        self, others: list[tuple[str, str, float]], tuning: RelatedTuning, source_id: str
+        self, others: list[tuple[str, str, float]], source_id: str, link_list: bool
     ) -> None:
         """Add the pairs of the source passage ``source_id`` with its nearest ``others``
         ((file, passage id, cosine), nearest first), each by how far its cosine stands above
         the passage's background (the mean of its ``tuning.background`` nearest; fewer than
-        that in a small folder: the missing ones count as unrelated, 0)."""
+        that in a small folder: the missing ones count as unrelated, 0), times the passage's
+        weight (see the module docstring)."""
+        tuning = self.tuning
         background = 0.0
         if tuning.background > 0:
             nearest = [similarity for _p, _o, similarity in others[: tuning.background]]
             background = max(0.0, sum(nearest) / tuning.background)
+        copies = {other for other, _o, similarity in others if similarity >= tuning.near_cosine}
+        weight = passage_weight(len(copies), tuning.neighbours_per_passage)
+        if link_list:
+            weight *= tuning.link_list_weight
+        self.background[source_id], self.weight[source_id] = background, weight
         for other, other_id, similarity in others:
-            value = max(0.0, similarity - background)
-            if tuning.headroom and background < 1.0:
-                value /= 1.0 - background
-            self.add(other, value, source_id, other_id)
+            self.add(other, self.value(source_id, similarity), source_id, other_id)
+
+    def value(self, source_id: str, similarity: float) -> float:
+        background = self.background[source_id]
+        value = max(0.0, similarity - background)
+        if self.tuning.headroom and background < 1.0:
+            value /= 1.0 - background
+        return value * self.weight[source_id]
 
     def add(self, path: str, similarity: float, source_id: str, other_id: str) -> None:
         self.found.setdefault(path, []).append((similarity, source_id, other_id))
         if path not in self.best or similarity > self.best[path][0]:
             self.best[path] = (similarity, source_id, other_id)
 
-    def score(self, path: str, needed: int) -> float:
-        """The mean of the ``needed`` strongest one-to-one pairs, a missing pair counting 0."""
-        if needed < 1:
-            return 0.0
+    def one_to_one(self, path: str) -> list[float]:
+        """The values of the file's one-to-one pairs, strongest first."""
         used_source: set[str] = set()
         used_other: set[str] = set()
-        total, taken = 0.0, 0
+        values = []
         for similarity, source_id, other_id in sorted(self.found.get(path, ()), reverse=True):
             if source_id in used_source or other_id in used_other:
                 continue
             used_source.add(source_id)
             used_other.add(other_id)
-            total += max(0.0, min(1.0, similarity))
-            taken += 1
-            if taken == needed:
-                break
-        return total / needed
+            values.append(max(0.0, min(1.0, similarity)))
+        return values
+
+    def score(self, path: str, needed: int) -> float:
+        """The mean of the ``needed`` strongest one-to-one pairs, a missing pair counting 0."""
+        if needed < 1:
+            return 0.0
+        return sum(self.one_to_one(path)[:needed]) / needed
+
+    def shared(self, path: str) -> int:
+        """The file's one-to-one pairs that reach ``tuning.shared_passage``."""
+        return sum(value >= self.tuning.shared_passage for value in self.one_to_one(path))
+
+
+def passage_weight(copies: int, neighbours: int) -> float:
+    """The weight of a passage whose near copies lie in ``copies`` other files, of the
+    ``neighbours`` asked: 1 for a passage with at most one, toward 0 as copies fill them."""
+    if copies <= 1 or neighbours < 1:
+        return 1.0
+    return max(0.0, math.log((neighbours + 1) / copies) / math.log(neighbours + 1))
 
 
 def _passage_pairs(
@@ -232,6 +445,7 @@ def _passage_pairs(
     ordered: list[str],
     matrix: np.ndarray,
     own_count: int,
+    link_lists: set[str],
     tuning: RelatedTuning,
 ) -> _Pairs:
     """Ask the vector store for each source passage's nearest passages of other files.
@@ -247,14 +461,14 @@ def _passage_pairs(
     places = index.keywords.chunk_places(
         list(dict.fromkeys(cid for answer in answers for cid, _sim in answer))
     )
-    pairs = _Pairs()
+    pairs = _Pairs(tuning)
     for source_id, answer in zip(ordered, answers, strict=True):
         others = [
             (place[0], other_id, similarity)
             for other_id, similarity in answer
             if (place := places.get(other_id)) is not None and place[0] != path
         ][: tuning.neighbours_per_passage]
-        pairs.add_above_background(others, tuning, source_id)
+        pairs.add_above_background(others, source_id, source_id in link_lists)
     return pairs
 
 
@@ -281,17 +495,40 @@ def _shown(value: float, tuning: RelatedTuning) -> float:
 
 
 def _length_factor(characters: int, tuning: RelatedTuning) -> float:
-    if tuning.full_length <= 0:
-        return 1.0
-    return math.sqrt(min(1.0, characters / tuning.full_length))
+    """Below ``full_length`` characters a file counts less (a stub); above ``long_length``
+    too (a page that mentions everything in passing has a passage near any other)."""
+    factor = 1.0
+    if tuning.full_length > 0:
+        factor = math.sqrt(min(1.0, characters / tuning.full_length))
+    if 0 < tuning.long_length < characters:
+        factor *= (tuning.long_length / characters) ** tuning.long_power
+    return factor
 
 
-def _explain(index: Index, chosen: list[tuple[float, str]], pairs: _Pairs) -> list[RelatedFile]:
-    """Give each chosen neighbour its explaining passage pair (its strongest) and build them."""
+def _explain(
+    index: Index,
+    chosen: list[tuple[float, str]],
+    pairs: _Pairs,
+    evidence: Mapping[str, Evidence],
+) -> list[RelatedFile]:
+    """Give each chosen neighbour its explaining passage pair (its strongest), its reasons,
+    and build them."""
     explained = {other: pairs.best[other][1:] for _score, other in chosen}
     chunks = index.keywords.chunks_by_id([cid for pair in explained.values() for cid in pair])
     titles = index.keywords.titles([other for _s, other in chosen])
-    return _explained_files(chosen, explained, chunks, titles)
+    return _explained_files(chosen, explained, chunks, titles, _reasons_of(pairs, evidence))
+
+
+def _reasons_of(
+    pairs: _Pairs, evidence: Mapping[str, Evidence]
+) -> Callable[[str], tuple[bool, Reasons]]:
+    """Whether the source links to a neighbour, and the reasons it is related."""
+
+    def of(other: str) -> tuple[bool, Reasons]:
+        found = evidence.get(other)
+        return (found is not None and found.links_to), reasons(found, pairs.shared(other))
+
+    return of
 
 
 def _explained_files(
@@ -299,15 +536,17 @@ def _explained_files(
     explained: Mapping[str, tuple[str, str]],
     chunks: Mapping[str, StoredChunk],
     titles: Mapping[str, str],
+    reasons_of: Callable[[str], tuple[bool, Reasons]],
 ) -> list[RelatedFile]:
     """Each chosen neighbour (named as ``chosen`` names it) with its explaining pair
-    (``explained``: its source and related passage ids), skipped when a passage of the pair
-    changed between the reads."""
+    (``explained``: its source and related passage ids) and its reasons, skipped when a
+    passage of the pair changed between the reads."""
     results = []
     for score, other in chosen:
         pair = explained.get(other)
         if pair is None or pair[0] not in chunks or pair[1] not in chunks:
             continue  # changed between the reads
+        linked, why = reasons_of(other)
         results.append(
             RelatedFile(
                 path=other,
@@ -315,6 +554,8 @@ def _explained_files(
                 score=round(max(0.0, min(1.0, score)), 4),
                 source_passage=_reference(chunks[pair[0]]),
                 related_passage=_reference(chunks[pair[1]]),
+                linked=linked,
+                reasons=why,
             )
         )
     return results

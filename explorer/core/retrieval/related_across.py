@@ -11,6 +11,10 @@ The words tie-breaker ("more like this": the source's most distinctive terms as 
 query) asks each collection and weighs a candidate's BM25 against the best candidate's *of its
 own collection*: it breaks ties (weight 0.05), and each collection's best words count the same.
 
+The folder's structure (links, tags, place: :mod:`~explorer.core.retrieval.related_structure`)
+is the source collection's own: links between folders are not resolved, so a file of another
+collection is related by content alone.
+
 With one collection the answer is exactly :func:`~explorer.core.retrieval.related.related_files`'s
 (a test holds the two together).
 """
@@ -32,10 +36,14 @@ from explorer.core.retrieval.related import (
     RelatedTuning,
     _best_chunk_per_file,
     _explained_files,
-    _length_factor,
     _Pairs,
-    _shown,
+    _reasons_of,
+    link_list_passages,
+    not_linked,
+    rank,
+    source_passages,
 )
+from explorer.core.retrieval.related_structure import Evidence, folder_structure
 from explorer.core.store.index import Index
 from explorer.core.store.manifest_records import StoredChunk
 
@@ -54,9 +62,11 @@ def related_across(
     path: str,
     limit: int = 10,
     tuning: RelatedTuning = DEFAULT_TUNING,
+    unlinked: bool = False,
 ) -> list[RelatedAcross]:
     """The ``limit`` files of any of ``indexes`` (name, index) most related to ``path`` of
-    collection ``source``, best first; the file itself is never among them."""
+    collection ``source``, best first; the file itself is never among them. ``unlinked``:
+    only the files ``path`` does not link to yet."""
     if limit < 1:
         raise RelatedError("{0} must be at least 1", fields=("limit",))
     by_name = dict(indexes)
@@ -68,30 +78,30 @@ def related_across(
     vectors = own.vectors.chunk_vectors(source_ids) if source_ids else {}
     if not vectors:
         raise NoVectorYet(path, record.state, record.reason, own.settings.repair_command)
-    ordered = [cid for cid in source_ids if cid in vectors]
-    if len(ordered) > tuning.max_source_passages:
-        step = len(ordered) / tuning.max_source_passages
-        ordered = [ordered[int(i * step)] for i in range(tuning.max_source_passages)]
-    matrix = np.asarray([vectors[cid] for cid in ordered], dtype=np.float32)
+    ordered, matrix = source_passages(source_ids, vectors, tuning)
+    link_lists = {qualified(source, cid) for cid in link_list_passages(own, ordered)}
 
     me = qualified(source, path)
-    pairs = _pairs_across(by_name, source, me, ordered, matrix, len(source_ids), tuning)
+    pairs = _pairs_across(by_name, source, me, ordered, matrix, len(source_ids), link_lists, tuning)
     words = _words_across(by_name, source, path, tuning)
+    structure = folder_structure(own)
     candidates = set(pairs.best)
     if not candidates:
         return []
     lengths: dict[str, int] = {}
+    evidence: dict[str, Evidence] = {}
     for name, paths in _by_collection(candidates).items():
         found = by_name[name].keywords.text_lengths(paths)
         lengths.update((qualified(name, other), n) for other, n in found.items())
+        if name == source:
+            evidence.update(
+                (qualified(name, other), structure.evidence(path, other)) for other in paths
+            )
     needed = min(tuning.pairs, len(ordered))
-    scored = []
-    for other in candidates:
-        fused = pairs.score(other, needed) + tuning.keyword_weight * words.get(other, 0.0)
-        scored.append((fused * _length_factor(lengths.get(other, 0), tuning), other))
-    scored.sort(key=lambda pair: (-pair[0], pair[1]))
-    chosen = [(_shown(value, tuning), other) for value, other in scored[:limit]]
-    return _explain(by_name, chosen, pairs)
+    chosen = rank(candidates, pairs, words, lengths, evidence, needed, tuning)
+    if unlinked:
+        chosen = not_linked(chosen, evidence)
+    return _explain(by_name, chosen[:limit], pairs, evidence)
 
 
 def _pairs_across(
@@ -101,6 +111,7 @@ def _pairs_across(
     ordered: list[str],
     matrix: np.ndarray,
     own_count: int,
+    link_lists: set[str],
     tuning: RelatedTuning,
 ) -> _Pairs:
     """Each source passage's nearest passages of other files in every collection, merged
@@ -118,12 +129,13 @@ def _pairs_across(
                 for other_id, similarity in answer
                 if (place := places.get(other_id)) is not None
             )
-    pairs = _Pairs()
+    pairs = _Pairs(tuning)
     for source_id, neighbours in zip(ordered, merged, strict=True):
         others = sorted((hit for hit in neighbours if hit[0] != me), key=lambda hit: -hit[2])[
             : tuning.neighbours_per_passage
         ]
-        pairs.add_above_background(others, tuning, qualified(source, source_id))
+        key = qualified(source, source_id)
+        pairs.add_above_background(others, key, key in link_lists)
     return pairs
 
 
@@ -158,8 +170,9 @@ def _explain(
     by_name: dict[str, Index],
     chosen: list[tuple[float, str]],
     pairs: _Pairs,
+    evidence: dict[str, Evidence],
 ) -> list[RelatedAcross]:
-    """Each chosen neighbour with its explaining passage pair (its strongest)."""
+    """Each chosen neighbour with its explaining passage pair (its strongest) and reasons."""
     explained = {other: pairs.best[other][1:] for _score, other in chosen}
     wanted = [cid for pair in explained.values() for cid in pair]
     chunks: dict[str, StoredChunk] = {}
@@ -171,7 +184,8 @@ def _explain(
         found_titles = by_name[name].keywords.titles(paths)
         titles.update((qualified(name, p), title) for p, title in found_titles.items())
     results = []
-    for neighbour in _explained_files(chosen, explained, chunks, titles):
+    reasons_of = _reasons_of(pairs, evidence)
+    for neighbour in _explained_files(chosen, explained, chunks, titles, reasons_of):
         name, own_path = unqualified(neighbour.path)
         results.append(RelatedAcross(name, replace(neighbour, path=own_path)))
     return results

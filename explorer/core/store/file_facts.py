@@ -194,6 +194,17 @@ class FileFacts:
             ).fetchall()
         return {row[0] for row in rows}
 
+    def values_by_path(self, field: FileField) -> dict[str, set[str]]:
+        """Every file's values of ``field`` (lowercased), for the files that have any."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, value FROM file_fields WHERE field = ?", (str(field),)
+            ).fetchall()
+        found: dict[str, set[str]] = {}
+        for path, value in rows:
+            found.setdefault(path, set()).add(value)
+        return found
+
     def links_complete(self) -> bool:
         """Whether every indexed file's references have been extracted by this version."""
         with self._lock:

@@ -46,7 +46,9 @@ def related_prompt(
 ) -> Content:
     """The row of one :class:`~explorer.core.retrieval.related.RelatedFile`, laid out for ``width``
     cells and compact (three lines): the score and the path, shortened in the middle on one
-    line; then the explaining passage's heading and text as plain words, on two lines.
+    line; then why it is there (``linked · same section · 3 shared passages``: a file the
+    open one links to already starts with ``linked``); then the explaining passage's heading
+    and text as plain words.
 
     When the shortened path would keep none of the file's folders (a long name: two versions of
     one page, ``nic/…`` and ``nic/lts/…``, would read alike), the folder takes the first line and
@@ -68,9 +70,18 @@ def related_prompt(
     ]
     lines.extend(Content.styled(line, "bold $text-primary") for line in names[1:])
     most = PASSAGE_LINES + 1 - len(names)
+    why = safe_text(item.reasons.text())
+    if why and most >= 2:
+        lines.append(Content.styled(INDENT + fit_name(why, width - len(INDENT)), "$text-muted"))
+        most -= 1
+        why = ""
+    start = len(INDENT)
+    if why:  # no room for a line of its own: before the passage
+        words = f"{why} · {words}"
+        start += len(why) + 3
     body = snippet_lines(words, [], max(8, width - len(INDENT)), most=most)
     if heading and body:
-        body[0] = body[0].stylize("$text-secondary", len(INDENT), len(INDENT) + len(heading))
+        body[0] = body[0].stylize("$text-secondary", start, start + len(heading))
     lines.extend(body)
     return Content("\n").join(lines)
 
