@@ -103,6 +103,12 @@ class IndexSettings:
     """Tokens shared by consecutive windows of a long section."""
     embed_batch: int = 128
     """Chunks handed to the model per call (sorted by length inside the call)."""
+    embed_threads: int = knob(
+        0, "Threads the document model embeds with; 0: one per core.", bounds=Bounds(0, 256)
+    )
+    """Threads the document model computes with (0: torch's choice, one per core). Embedding
+    runs at a low priority anyway (:mod:`explorer.core.indexing.cpu_share`); 1 leaves a core
+    free, at about half the speed."""
     embedding_precision: EmbeddingPrecision = knob(
         EmbeddingPrecision.AUTO, "The number format documents are embedded in."
     )

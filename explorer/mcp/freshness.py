@@ -75,6 +75,11 @@ class Freshness:
                 exc_info=True,
             )
             return
+        if watcher.polling_note is not None:
+            # A polled tree is seen seconds late: answers stay exact by walking it instead.
+            watcher.stop()
+            log.warning("%s; every answer compares the folder anew", watcher.polling_note)
+            return
         self._watcher = watcher
 
     def stop(self) -> None:

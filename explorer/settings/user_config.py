@@ -10,6 +10,7 @@ it. Known keys (all optional)::
     max_file_bytes = 2000000                      # larger files are skipped
     allow_links_outside = ["~/notes"]             # roots whose links may lead out of them
     embedding_precision = "auto"                  # documents in "bf16" (where native) or "fp32"
+    embed_threads = 0                             # threads the model embeds with (0: per core)
     link_base = "/docs/"                          # the URL path a static site serves the root at
     # or per root: link_base = { "~/src/site/content/en/docs" = "/docs/" }
 

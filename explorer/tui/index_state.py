@@ -88,9 +88,10 @@ class IndexState:
             return f"indexing {progress.files_done}/{progress.files_total} files"
         if phase is SyncPhase.EMBED:
             percent = 100 * progress.chunks_done // max(1, progress.chunks_total)
+            left = time_left(progress.seconds_left)
             return (
                 f"{self.files} files · embedding {progress.chunks_done}/{progress.chunks_total} "
-                f"chunks ({percent}%)"
+                f"chunks ({percent}%{', ' + left if left else ''})"
             )
         return self._counts_text()
 
@@ -105,6 +106,18 @@ class IndexState:
             if counts.get(state)
         ]
         return text + (f" ({', '.join(extra)})" if extra else "")
+
+
+def time_left(seconds: float | None) -> str:
+    """``about 12 min left`` (empty while unknown): rounded as a person would say it."""
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return "under a minute left"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"about {minutes} min left"
+    return f"about {seconds / 3600:.1f} h left"
 
 
 FOLDER_FIELDS = (

@@ -282,3 +282,23 @@ def test_an_explorer_index_folder_is_never_scanned(tmp_path: Path) -> None:
     rules = ScanRules(tmp_path)
     assert rules.prunes_dir("idx") and not rules.accepts("idx/query-encoder/tokenizer.json")
     assert scan_path(rules, "idx/query-encoder/tokenizer.json", CAP) is None
+
+
+def test_a_sphinx_builds_source_copies_are_left_out_and_its_pages_kept(tmp_path: Path) -> None:
+    """A Sphinx build holds each page twice (``x.html`` and ``_sources/x.rst.txt``): the page
+    is indexed once, and the build's scripts and search index not at all; a ``_sources``
+    folder that is no build's keeps its files."""
+    make(
+        tmp_path,
+        {
+            "html/searchindex.js": "Search.setIndex({})",
+            "html/_static/doctools.js": "var Documentation = {};",
+            "html/admin/guide.html": "<html><body><h1>Guide</h1><p>Boot it.</p></body></html>",
+            "html/_sources/admin/guide.rst.txt": "Guide\n=====\n\nBoot it.\n",
+            "notes/_sources/reading.txt": "Books I read.\n",
+        },
+    )
+    assert found(tmp_path) == ["html/admin/guide.html", "notes/_sources/reading.txt"]
+    rules = ScanRules(tmp_path)
+    assert not rules.accepts("html/_sources/admin/guide.rst.txt")  # the live index agrees
+    assert rules.accepts("notes/_sources/reading.txt")

@@ -21,6 +21,7 @@ extensions = [".MD", "txt"]
 max_file_bytes = 1000
 allow_links_outside = []
 embedding_precision = "fp32"
+embed_threads = 1
 link_base = "/docs/"
 fusion = "convex"
 semantic_weight = 0.7
@@ -69,6 +70,7 @@ def test_every_key_reaches_the_settings(isolated_locations, tmp_path) -> None:
     assert settings.extensions == frozenset({"md", "txt"})
     assert settings.max_file_bytes == 1000 and settings.allow_outside_links is False
     assert settings.embedding_precision is EmbeddingPrecision.FP32
+    assert settings.embed_threads == 1
     assert settings.link_base == "/docs/"
     assert settings.fusion is FusionKind.CONVEX
     assert (settings.semantic_weight, settings.lookup_weight) == (0.7, 0.1)

@@ -16,6 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
+from explorer.core.indexing.cpu_share import limit_model_threads, lower_this_thread
 from explorer.core.indexing.embed_priority import (
     EmbeddingPriority,
     EmbeddingQueue,
@@ -184,6 +185,7 @@ class VectorPhase:
                 finished(fresh)
 
         if pending:
+            lower_this_thread()  # before the model starts its threads: they inherit it
             embedder = self.index.embedder
             load = getattr(embedder, "load_document_model", None)
             if load is not None:
@@ -191,6 +193,7 @@ class VectorPhase:
                 load()
                 report.model_seconds = time.perf_counter() - started
                 started = time.perf_counter()
+            limit_model_threads(self.index.settings.embed_threads)
             self.index.keywords.set_meta("dimension", str(embedder.dimension))
             # Sorted by the chunk's own length (its heading context adds a few tokens to each);
             # the text to embed is built per batch, so the first batch starts at once.
@@ -217,7 +220,14 @@ class VectorPhase:
                 fresh_vectors.update(zip(ids, vectors, strict=True))
                 report.chunks_embedded += len(batch)
                 done += len(batch)
-                notify(Progress(SyncPhase.EMBED, chunks_done=done, chunks_total=total))
+                notify(
+                    Progress(
+                        SyncPhase.EMBED,
+                        chunks_done=done,
+                        chunks_total=total,
+                        seconds_left=_seconds_left(done, total, time.perf_counter() - started),
+                    )
+                )
                 finish()
         finish()
         report.embed_seconds = time.perf_counter() - started
@@ -274,3 +284,16 @@ class VectorPhase:
         if len(spans) > CONTEXT_TOKENS:
             context = context[: spans[CONTEXT_TOKENS - 1][1]]
         return f"{context}\n{chunk.text}"
+
+
+MIN_CHUNKS_FOR_ESTIMATE = 256
+"""Chunks embedded before the time left is estimated: the first batches, longest chunks first,
+say little about the rate."""
+
+
+def _seconds_left(done: int, total: int, elapsed: float) -> float | None:
+    """The time left to embed ``total`` chunks at the rate of the ``done`` first, or None while
+    too few are done to tell."""
+    if done < MIN_CHUNKS_FOR_ESTIMATE or done >= total or elapsed <= 0:
+        return None
+    return (total - done) * elapsed / done

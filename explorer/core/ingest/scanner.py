@@ -84,6 +84,15 @@ INDEX_MARKS = ("index.sqlite", "chroma")
 """What an explorer index folder holds: its database (a file) and its vector store (a folder).
 A folder under a root holding both is an index (ours or another's) and is never scanned."""
 
+SPHINX_MARK = "searchindex.js"
+SPHINX_MADE = frozenset({"_sources", "_static"})
+"""A Sphinx HTML build keeps each page twice: the page, and its reStructuredText source copied
+into ``_sources/`` beside the build's ``searchindex.js`` (the kernel's documentation: 3,606
+pages and 3,604 such copies). The copy of a build is left out, the page indexed: the page is
+what the site shows and what its links lead to, and the copy would double every result. The
+build's ``_static/`` (the theme's scripts and styles) and its search index are no documents
+either."""
+
 _ALLOWED_HIDDEN_DIRS = frozenset({".github"})
 GITIGNORE_MAX_BYTES = 1_000_000
 """A ``.gitignore`` larger than this is not read (its folder is then scanned without it)."""
@@ -97,6 +106,14 @@ def is_index_folder(path: str) -> bool:
     database, vectors = INDEX_MARKS
     return os.path.isfile(os.path.join(path, database)) and os.path.isdir(
         os.path.join(path, vectors)
+    )
+
+
+def _in_sphinx_build(path: str) -> bool:
+    """True if ``path`` sits at the top of a Sphinx HTML build (see :data:`SPHINX_MADE`)."""
+    top = os.path.dirname(path)
+    return os.path.isfile(os.path.join(top, SPHINX_MARK)) and os.path.isdir(
+        os.path.join(top, "_static")
     )
 
 
@@ -189,11 +206,14 @@ class ScanRules:
             return True
         if rel_dir in self._extra_dirs or self._ignored(rel_dir, is_dir=True):
             return True
-        return is_index_folder(os.path.join(self._root_str, disk_path(rel_dir)))
+        folder = os.path.join(self._root_str, disk_path(rel_dir))
+        return is_index_folder(folder) or (name in SPHINX_MADE and _in_sphinx_build(folder))
 
     def _file_wanted(self, rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
         if name.startswith("."):
+            return False
+        if name == SPHINX_MARK and _in_sphinx_build(os.path.join(self._root_str, disk_path(rel))):
             return False
         stem, dot, ext = name.rpartition(".")
         if dot and stem:

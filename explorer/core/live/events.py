@@ -68,6 +68,8 @@ class ProgressEvent(LiveEvent):
     files_total: int = 0
     chunks_done: int = 0
     chunks_total: int = 0
+    seconds_left: float | None = None
+    """While embedding: the time left at the rate so far (None until it can be told)."""
 
 
 @dataclass(frozen=True)

@@ -21,22 +21,31 @@ UTF-8 arrives escaped, never as a string that cannot be encoded.
 The root's own deletion is no path of the batch: it calls ``on_root_gone`` at once (the watch
 is dead from then on; a folder of the same name made next is not watched).
 
+When the system's inotify limits are reached (``fs.inotify.max_user_watches`` on a big tree, or
+``fs.inotify.max_user_instances``), the watcher polls the tree instead (:data:`POLL_SECONDS`,
+skipping ``.git`` and the ignored folders) and says why in :attr:`IndexWatcher.polling_note`: the
+index stays current, a little later, and is never silently stale.
+
 The watcher knows nothing about the index: deciding which paths matter is the consumer's job.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import logging
 import os
+import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from watchdog import events as wd_events
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserverVFS
 
 from explorer.core.ingest.root_paths import disk_path, path_key
 from explorer.core.ingest.scanner import is_index_folder
@@ -61,6 +70,59 @@ _WANTED_TYPES = [
     if hasattr(wd_events, name)
 ]
 """Event classes asked of the observer; opens, closes and folder modifications are left out."""
+
+POLL_SECONDS = 5.0
+"""How often a tree too big for the system's inotify limits is polled for changes."""
+
+_INOTIFY_LIMITS = {
+    errno.ENOSPC: "fs.inotify.max_user_watches",
+    errno.EMFILE: "fs.inotify.max_user_instances",
+}
+"""The errors inotify gives when a limit is reached, and the setting that raises that limit."""
+
+
+def _limit_setting(error: BaseException) -> str | None:
+    """The sysctl setting whose limit ``error`` reports, or None for any other failure."""
+    if isinstance(error, OSError) and error.errno is not None:
+        return _INOTIFY_LIMITS.get(error.errno)
+    return None
+
+
+def _inotify_limit_reached(folder: Path) -> str | None:
+    """The inotify limit setting that is exhausted now, probed with one watch of our own.
+
+    watchdog gives up quietly on the folders it cannot watch below a root (only the root's own
+    failure is raised), so a tree bigger than the limit would be half watched and silently
+    stale. One watch more, on a fresh inotify instance, tells whether the limit was reached.
+    None on other systems, or when the probe itself cannot run.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.inotify_init1(os.O_CLOEXEC)
+        if fd < 0:
+            return _INOTIFY_LIMITS.get(ctypes.get_errno())
+        try:
+            if libc.inotify_add_watch(fd, os.fsencode(folder), _IN_ATTRIB) < 0:
+                return _INOTIFY_LIMITS.get(ctypes.get_errno())
+        finally:
+            os.close(fd)
+    except (OSError, AttributeError):  # no libc symbol, or a closed descriptor
+        return None
+    return None
+
+
+_IN_ATTRIB = 0x4
+"""The inotify event mask the probe's watch asks for (any mask will do)."""
+
+
+def _setting_value(setting: str) -> str:
+    """The current value of a sysctl ``setting`` (``"?"`` where it cannot be read)."""
+    try:
+        return Path("/proc/sys", *setting.split(".")).read_text().strip()
+    except OSError:
+        return "?"
 
 
 class _Handler(FileSystemEventHandler):
@@ -108,6 +170,9 @@ class IndexWatcher:
         self._thread: threading.Thread | None = None
         self._state = "new"  # new -> running -> stopped
         self._state_lock = threading.Lock()
+        self.polling_note: str | None = None
+        """Set by :meth:`start` when the tree is polled rather than watched: one line saying why
+        (the inotify limit reached, naming the setting) and how often it is polled."""
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -124,16 +189,60 @@ class IndexWatcher:
             target=self._debounce_loop, name="explorer-watch-debounce", daemon=True
         )
         self._thread.start()
-        observer = Observer(timeout=0.2)
-        observer.schedule(
-            _Handler(self), str(self.root), recursive=True, event_filter=_WANTED_TYPES
-        )
-        self._observer = observer
         try:
-            observer.start()
+            self._observer = self._observe(Observer(timeout=0.2))
+        except OSError as error:
+            setting = _limit_setting(error)
+            if setting is None:
+                self.stop()
+                raise
+            self._start_polling_or_stop(setting)
+            return
         except BaseException:
             self.stop()
             raise
+        setting = _inotify_limit_reached(self.root)
+        if setting is not None:
+            _stop_quietly(self._observer)  # half a tree's watches, given back to the system
+            self._start_polling_or_stop(setting)
+
+    def _observe(self, observer: BaseObserver) -> BaseObserver:
+        """Schedule the root on ``observer`` and start it; a failed observer is stopped."""
+        observer.schedule(
+            _Handler(self), str(self.root), recursive=True, event_filter=_WANTED_TYPES
+        )
+        try:
+            observer.start()
+        except BaseException:
+            _stop_quietly(observer)
+            raise
+        return observer
+
+    def _start_polling_or_stop(self, setting: str) -> None:
+        try:
+            self._start_polling(setting)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start_polling(self, setting: str) -> None:
+        """Watch the tree by polling it, since inotify's ``setting`` limit is reached."""
+        observer = PollingObserverVFS(os.stat, self._listdir, polling_interval=POLL_SECONDS)
+        self._observer = self._observe(observer)
+        self.polling_note = (
+            f"the system's inotify limit is reached ({setting} = {_setting_value(setting)}): "
+            f"{self.root} is kept current by polling every {POLL_SECONDS:g} s; raise the limit "
+            f"(sysctl {setting}=...) for instant updates"
+        )
+        log.warning("%s", self.polling_note)
+
+    def _listdir(self, folder: str | None) -> Iterator[os.DirEntry[str]]:
+        """The entries of ``folder`` that polling looks at: not ``.git`` nor ignored folders."""
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False) and self._relative(entry.path) is None:
+                    continue
+                yield entry
 
     def stop(self) -> None:
         """Stop watching and join both threads; pending paths are dropped. Idempotent."""
@@ -146,13 +255,7 @@ class IndexWatcher:
             self._cond.notify_all()
         observer, self._observer = self._observer, None
         if observer is not None:
-            try:
-                observer.stop()
-                if observer.is_alive():
-                    observer.join()
-            # watchdog's emitters fail in platform ways while stopping; stopping must not raise.
-            except Exception:
-                log.exception("stopping the file observer failed")
+            _stop_quietly(observer)
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
 
@@ -258,3 +361,14 @@ class IndexWatcher:
                     if rel not in ("", "."):
                         found.add(rel)
         return sorted(found)
+
+
+def _stop_quietly(observer: BaseObserver) -> None:
+    """Stop ``observer`` and join its thread; watchdog's emitters fail in platform ways while
+    stopping, and stopping must not raise."""
+    try:
+        observer.stop()
+        if observer.is_alive():
+            observer.join()
+    except Exception:
+        log.exception("stopping the file observer failed")

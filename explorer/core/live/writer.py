@@ -295,6 +295,8 @@ class LiveIndex:
         except Exception as error:  # noqa: BLE001 - see above
             self._emit(ErrorEvent(f"cannot watch {self.settings.root}: {one_line(error)}"))
             return None
+        if watcher.polling_note is not None:
+            self._emit(ErrorEvent(watcher.polling_note))
         return watcher
 
     def _stop_watcher(self) -> None:
