@@ -55,3 +55,81 @@ async def test_a_pdf_result_shows_its_page_and_opens_at_its_passage(tmp_path):
         assert lines[passage.start_line - 1] == "Quasar mode"
         assert screen.preview.passage == (passage.start_line, passage.end_line)
         await wait_for(pilot, screen.preview.passage_visible, 5, "the passage in view")
+
+
+BOOK = make_pdf(
+    [
+        [f"Chapter {page} line {n} of the long manual" for n in range(1, 46)]
+        for page in range(1, 13)
+    ],
+    outline=[(0, "Chapter 1 line 1", 0), (0, "Chapter 7 line 1", 6), (1, "Chapter 9 line 1", 8)],
+)
+
+
+async def _open_book(pilot, screen) -> TextView:
+    screen.open_file("book.pdf")
+    await wait_for(pilot, lambda: screen.preview.path == "book.pdf" and screen.preview.loaded)
+    screen.preview.focus_content()
+    await pilot.pause()
+    return screen.preview.query_one(TextView)
+
+
+@pytest.mark.anyio
+async def test_a_pdf_border_names_its_pages_and_a_key_goes_to_a_page(tmp_path):
+    """Issue 30: the border says ``p. N of M`` for the lines in view (not only ``L7113–7121``),
+    follows the reader down the pages, and ``:`` then a number goes to that page."""
+    root = tmp_path / "docs"
+    write(root / "book.pdf", BOOK)
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        view = await _open_book(pilot, screen)
+        assert str(screen.preview.border_subtitle).startswith("p. 1 of 12")
+        await pilot.press(":")
+        assert screen.focused is screen.preview.query_one("#go-to")
+        await pilot.press("7", "enter")
+        await pilot.pause()
+        assert view.line_text(view.top_line) == "─── page 7 ───"
+        assert str(screen.preview.border_subtitle).startswith("p. 7 of 12")
+        assert screen.focused is view  # back to reading
+        await pilot.press(*["space"] * 6)
+        await pilot.pause()
+        top = view.line_text(view.top_line)  # "Chapter 8 line 20 of the long manual"
+        assert top.startswith("Chapter 8 ")
+        assert str(screen.preview.border_subtitle).startswith("p. 8 of 12")  # it followed
+        await pilot.press(":", "4", "0", "enter")
+        await pilot.pause()
+        assert "p. 7 of" not in str(screen.preview.border_subtitle)  # no page 40: stayed
+        await pilot.press(":", "escape")
+        assert screen.focused is view
+
+
+@pytest.mark.anyio
+async def test_the_outline_of_a_pdf_lists_its_bookmarks_with_their_pages(tmp_path):
+    """Issue 30: ``t`` on a PDF said "no headings in this file"; it lists the bookmarks, and
+    Enter on one shows its page."""
+    from textual.widgets import OptionList
+
+    from explorer.tui.widgets.outline import OutlineScreen
+
+    root = tmp_path / "docs"
+    write(root / "book.pdf", BOOK)
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        view = await _open_book(pilot, screen)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutlineScreen), 5, "the outline")
+        options = app.screen.query_one("#outline-list", OptionList)
+        shown = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert [line.split("  p. ")[0].strip() for line in shown] == [
+            "Chapter 1 line 1",
+            "Chapter 7 line 1",
+            "Chapter 9 line 1",
+        ]
+        assert shown[1].endswith("p. 7")
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: app.screen is screen, 5, "the outline to close")
+        await pilot.pause()
+        assert "Chapter 7 line 1" in view.line_text(view.top_line)
+        assert str(screen.preview.border_subtitle).startswith("p. 7 of 12")

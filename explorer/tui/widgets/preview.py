@@ -9,7 +9,9 @@ Reading keys are the pager's: ``j``/``k`` a line, space/``b`` a page, ``g``/``G`
 ``/`` finds in the page. ``n`` and ``N`` go to the next and previous place *down or up from
 where the reader is* (the mark when it is on screen, else the top of the view), as in less and
 vim: the words found in the page when a find is active, else the passages of the search hit.
-``t`` lists the file's headings, ``w`` wraps long lines or lets them scroll sideways.
+``t`` lists the file's headings (a PDF's bookmarks), ``w`` wraps long lines or lets them scroll
+sideways, ``:`` goes to a page of a PDF (a line of any other file). A PDF's border names the
+pages in view.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
+from explorer.core.ingest.formats.preview import PreviewDocument
 from explorer.core.safe_text import safe_name, safe_text
 from explorer.tui.messages import FollowLink
 from explorer.tui.widgets.preview_loading import (
@@ -67,6 +70,8 @@ class Heading:
     title: str
     line: int
     """1-based line of the file."""
+    page: int | None = None
+    """The 1-based page it is on (a PDF), else None."""
 
 
 def markdown_headings(text: str, line_offset: int = 0) -> list[Heading]:
@@ -108,6 +113,17 @@ class FindBar(Input):
             preview.close_find()
 
 
+class GoToBar(Input):
+    """The go-to field at the bottom of the preview (``:``): a page of a PDF, else a line."""
+
+    BINDINGS = [Binding("escape", "close", "Close", tooltip="Close the go-to field")]
+
+    def action_close(self) -> None:
+        preview = self.parent
+        if isinstance(preview, Preview):
+            preview.close_go_to()
+
+
 class Preview(Vertical):
     """The open file. ``open_file`` loads it on a worker and scrolls to the passage."""
 
@@ -127,6 +143,14 @@ class Preview(Vertical):
         Binding("N", "previous_passage", "Prev", tooltip="Previous passage or match, up from here"),
         Binding("t", "outline", "Outline", tooltip="The file's headings; Enter goes to one"),
         Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap long lines, or scroll sideways"),
+        Binding(
+            "colon",
+            "go_to",
+            "Go to",
+            key_display=":",
+            show=False,
+            tooltip="Go to a page (a PDF) or a line",
+        ),
         Binding("escape", "screen.focus_search", "Search", show=False, tooltip="Back to search"),
     ]
     on_worker_state_changed = report_worker_failure
@@ -179,6 +203,8 @@ class Preview(Vertical):
         self._arrive_at: int | None = None
         """Show this line at the top once loaded (history), instead of the passage."""
         self._note = ""
+        self._document: PreviewDocument | None = None
+        """The open document's pages and outline (an extracted document), else None."""
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -187,10 +213,13 @@ class Preview(Vertical):
         yield VerticalScroll(id="preview-markdown")
         yield TextView(id="preview-text")
         yield FindBar(placeholder="find in page (Enter: keep, Esc: close)", id="find")
+        yield GoToBar(id="go-to", restrict=r"[0-9]*", max_length=9)
 
     def on_mount(self) -> None:
         self._show("message")
         self.query_one(FindBar).display = False
+        self.query_one(GoToBar).display = False
+        self.watch(self.query_one(TextView), "scroll_y", self._scrolled, init=False)
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -311,10 +340,32 @@ class Preview(Vertical):
         return list(markdown.query(".-passage")) if markdown is not None else []
 
     def headings(self) -> list[Heading]:
-        """The open file's headings (Markdown; none for code and text)."""
-        if not self.loaded or self.kind != "markdown":
+        """The open file's headings: a Markdown file's, an extracted document's outline (a
+        PDF's bookmarks); none for code and text."""
+        if not self.loaded:
             return []
-        return markdown_headings("\n".join(self._source))
+        if self.kind == "markdown":
+            return markdown_headings("\n".join(self._source))
+        if self._document is not None:
+            document = self._document
+            return [
+                Heading(entry.level, entry.title, entry.line, document.page_at(entry.line))
+                for entry in document.outline
+            ]
+        return []
+
+    @property
+    def page_count(self) -> int:
+        """The open document's pages (0: not a paged document)."""
+        return self._document.page_count if self._document is not None else 0
+
+    def pages_in_view(self) -> tuple[int, int] | None:
+        """The first and last 1-based page of a PDF on screen, or None (no pages)."""
+        if self._document is None or not self.page_count or self.kind not in ("code", "text"):
+            return None
+        view = self.query_one(TextView)
+        first = self._document.page_at(view.top_line) or 1
+        return first, self._document.page_at(view.bottom_line) or first
 
     def go_to_line(self, line: int) -> None:
         """Show 1-based ``line`` at the top of the view (the outline, coming back)."""
@@ -398,6 +449,63 @@ class Preview(Vertical):
         self.set_class(not self.wrap, "-nowrap")
         self.query_one(TextView).set_wrap(self.wrap)
         self.notify("long lines wrap" if self.wrap else "long lines scroll sideways (h / l)")
+
+    def action_go_to(self) -> None:
+        """Open the go-to field (``:``): a page number for a PDF, a line for other files."""
+        if not self.loaded or self.kind not in ("markdown", "code", "text"):
+            return
+        bar = self.query_one(GoToBar)
+        count = self.page_count
+        bar.placeholder = (
+            f"go to page (1–{count}; Enter: go, Esc: close)"
+            if count
+            else "go to line (Enter: go, Esc: close)"
+        )
+        bar.value = ""
+        bar.display = True
+        self.screen.set_focus(bar)
+
+    def close_go_to(self) -> None:
+        """Leave the go-to field without going anywhere."""
+        bar = self.query_one(GoToBar)
+        bar.display = False
+        bar.value = ""
+        self.focus_content()
+
+    def go_to_page(self, page: int) -> bool:
+        """Show the start of 1-based ``page`` of a PDF at the top; False (and a word in the
+        status bar) when there is no such page."""
+        start = self._document.page_start(page) if self._document is not None else None
+        if start is None:
+            count = self.page_count
+            self.notify(
+                f"no page {page}: this document has {count} page{'s' if count != 1 else ''}",
+                severity="warning",
+                timeout=3,
+            )
+            return False
+        self.go_to_line(start)
+        self._subtitle("")
+        return True
+
+    @on(Input.Submitted, "#go-to")
+    def _go_to_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        value = event.value.strip()
+        self.close_go_to()
+        if not value.isdigit():
+            return
+        number = int(value)
+        if self.page_count:
+            self.go_to_page(number)
+        else:
+            self.go_to_line(max(1, min(number, len(self._source))))
+            self._subtitle("")
+
+    def _scrolled(self) -> None:
+        """The text view scrolled: a PDF's border follows the pages in view."""
+        if self.loaded and self.page_count:
+            self._subtitle("")
 
     def action_outline(self) -> None:
         if self.path is not None:
@@ -568,6 +676,7 @@ class Preview(Vertical):
             self.query_one(TextView).replace_lines(loaded.lines)
             return
         self.kind = loaded.kind
+        self._document = loaded.document if loaded.kind in ("code", "text") else None
         if loaded.kind == "message":
             self._source = []
             self.query_one("#preview-message", Static).update(Content(safe_text(loaded.note)))
@@ -667,6 +776,11 @@ class Preview(Vertical):
 
     def _subtitle(self, wrapped: str) -> None:
         parts = []
+        pages = self.pages_in_view()
+        if pages is not None:
+            first, last = pages
+            shown = f"p. {first}" if first == last else f"pp. {first}–{last}"
+            parts.append(f"{shown} of {self.page_count}")
         if self.finding:
             if self.found and self.found_index is not None:
                 line = self.found[self.found_index]

@@ -18,7 +18,11 @@ from textual.worker import NoActiveWorker, Worker, get_current_worker
 from explorer.core.ingest.formats import PreviewKind
 from explorer.core.ingest.formats.contract import PLAIN_SUFFIXES
 from explorer.core.ingest.formats.markdown import MarkdownFormat
-from explorer.core.ingest.formats.preview import MAX_PREVIEW_BYTES, preview_document
+from explorer.core.ingest.formats.preview import (
+    MAX_PREVIEW_BYTES,
+    PreviewDocument,
+    preview_document,
+)
 from explorer.tui.widgets.syntax_highlight import highlight_lines
 
 MARKDOWN_WIDGET_LIMIT = 60_000
@@ -42,6 +46,9 @@ class LoadedFile:
     """Lines of the file before ``text`` (Markdown front matter left out of the render)."""
     width: int = 0
     note: str = ""
+    document: PreviewDocument | None = None
+    """The core's document: its pages and outline (its text is in :attr:`text` or
+    :attr:`lines`)."""
 
 
 class _WorkerCancelled:
@@ -86,4 +93,4 @@ def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
     if lines and not lines[-1].plain and text.endswith("\n"):
         lines.pop()
     width = max((line.cell_length for line in lines), default=0)
-    return LoadedFile(path, kind, lines=lines, width=width, note=note)
+    return LoadedFile(path, kind, lines=lines, width=width, note=note, document=document)

@@ -13,6 +13,7 @@ kept.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,11 +29,23 @@ from explorer.core.ingest.formats.contract import Document, DocumentFormat, Prev
 from explorer.core.ingest.formats.reading import SourceFile, source_of
 from explorer.core.ingest.formats.registry import format_for, sniffed_format
 from explorer.core.ingest.formats.sandbox import CancelFlag, ExtractionCancelled, ExtractionPool
+from explorer.core.ingest.formats.text_builder import PAGE_BREAK_LINES
 from explorer.core.ingest.front_matter import front_matter_end
 from explorer.core.safe_text import safe_text
 
 MAX_PREVIEW_BYTES = 8_000_000
 """Read at most this much of a text file (an extracted format: its own size cap)."""
+
+
+@dataclass(frozen=True)
+class OutlineEntry:
+    """One entry of a document's outline (a PDF's bookmark, a DOCX or HTML heading)."""
+
+    level: int
+    """Smaller is higher (1 at the top)."""
+    title: str
+    line: int
+    """The 1-based line of the text where it stands."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,28 @@ class PreviewDocument:
     """Said beside the text (cut, pages left out), or instead of it."""
     format: str = ""
     """The name of the file's format (``markdown``, ``pdf``)."""
+    outline: tuple[OutlineEntry, ...] = ()
+    """An extracted document's headings (a PDF's bookmarks), in text order; empty for a text
+    format (its headings are in its text) and for a document without any."""
+
+    @property
+    def page_count(self) -> int:
+        """Pages whose text the preview shows (0: not a paged document)."""
+        return len(self.page_lines)
+
+    def page_at(self, line: int) -> int | None:
+        """The 1-based page 1-based ``line`` belongs to, its page-break line included (the
+        first page for the property lines before it); None without pages."""
+        if not self.page_lines:
+            return None
+        return max(1, bisect_right(self.page_lines, line + PAGE_BREAK_LINES))
+
+    def page_start(self, page: int) -> int | None:
+        """The page-break line that opens 1-based ``page``, or None when the document has no
+        such page."""
+        if not 1 <= page <= len(self.page_lines):
+            return None
+        return max(1, self.page_lines[page - 1] - PAGE_BREAK_LINES)
 
 
 def preview_document(
@@ -148,6 +183,7 @@ def _extracted(
         page_lines=_page_lines(document),
         note="; ".join(document.notes),
         format=fmt.name,
+        outline=_outline(document),
     )
 
 
@@ -160,3 +196,17 @@ def _page_lines(document: Document) -> tuple[int, ...]:
         counted = page.start
         lines.append(line)
     return tuple(lines)
+
+
+def _outline(document: Document) -> tuple[OutlineEntry, ...]:
+    """The extraction's headings as outline entries, with their lines."""
+    text = document.text
+    entries: list[OutlineEntry] = []
+    line, counted = 1, 0
+    for heading in document.headings or ():
+        if heading.start < counted:  # out of order: counted from the start again
+            line, counted = 1, 0
+        line += text.count("\n", counted, heading.start)
+        counted = heading.start
+        entries.append(OutlineEntry(heading.level, safe_text(heading.title), line))
+    return tuple(entries)
