@@ -133,3 +133,81 @@ async def test_the_outline_of_a_pdf_lists_its_bookmarks_with_their_pages(tmp_pat
         await pilot.pause()
         assert "Chapter 7 line 1" in view.line_text(view.top_line)
         assert str(screen.preview.border_subtitle).startswith("p. 7 of 12")
+
+
+def screen_lines(app) -> list[str]:
+    """The screen's text, row by row (Textual's compositor: private, so this fails loudly if
+    it changes)."""
+    strips = app.screen._compositor.render_strips()
+    return ["".join(segment.text for segment in strip) for strip in strips]
+
+
+HUGO_PAGE = """---
+title: Install
+---
+# Install
+
+{{< call-out class="note" title="Before you begin" >}}
+You need a licence.
+{{< /call-out >}}
+
+{{< tabs name="install" >}}
+{{% tab name="Properties" %}}
+Set the properties file.
+{{% /tab %}}
+{{< /tabs >}}
+
+{{% include "env-var-note.md" %}}
+
+> [!note] Vertical bars in tables
+> If you want a bar, escape it.
+
+![Architecture](arch.png)
+
+```shell
+kubectl apply --set controller.service.name=cart --set controller.kind=daemonset --wait
+```
+"""
+
+
+@pytest.mark.anyio
+async def test_shortcodes_callouts_and_images_read_as_their_content(tmp_path):
+    """Issue 30: no raw ``{{< >}}``; a note, a tab and an include say what they are; a callout's
+    title stands on its own line; an image is a line naming it; a code line is never cut inside
+    a word at 80 columns (it scrolls sideways)."""
+    root = tmp_path / "docs"
+    write(root / "install.md", HUGO_PAGE)
+    write(root / "arch.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + b"\0" * 2000)
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        screen.open_file("install.md")
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        screen.preview.focus_content()
+        await pilot.press("z")
+        await pilot.pause()
+        shown = "\n".join(screen_lines(app))
+        for _ in range(3):
+            await pilot.press("space")
+            await pilot.pause()
+            shown += "\n" + "\n".join(screen_lines(app))
+        assert "{{" not in shown and "[!note]" not in shown
+        assert "Note: Before you begin" in shown
+        assert "▸ Properties" in shown
+        assert "included here: env-var-note.md" in shown
+        rows = [row.strip(" ▌▎│┃") for row in shown.split("\n")]
+        assert "Note: Vertical bars in tables" in rows  # the title alone on its row
+        assert any(row.startswith("If you want a bar") for row in rows)
+        assert "🖼 Architecture (arch.png)" in shown
+        assert "kubectl apply --set controller.service" in shown
+        assert not any(row.startswith(("ice.name=cart", "vice.name", "name=cart")) for row in rows)
+        assert "controller.kind=daemonset" not in shown  # past the edge: scrolled, not wrapped
+        # Following the image's link opens it: a line naming it and how to see it.
+        from textual.widgets import Static
+
+        from explorer.tui.messages import FollowLink
+
+        screen.post_message(FollowLink("install.md", "arch.png"))
+        await wait_for(pilot, lambda: screen.preview.path == "arch.png" and screen.preview.loaded)
+        message = str(screen.preview.query_one("#preview-message", Static).render())
+        assert "Image arch.png (PNG, 2 KB): o opens it" in message

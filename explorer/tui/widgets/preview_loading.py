@@ -23,6 +23,7 @@ from explorer.core.ingest.formats.preview import (
     PreviewDocument,
     preview_document,
 )
+from explorer.core.ingest.formats.preview_markup import display_markdown
 from explorer.tui.widgets.syntax_highlight import highlight_lines
 
 MARKDOWN_WIDGET_LIMIT = 60_000
@@ -82,7 +83,8 @@ def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
     if document.kind == PreviewKind.MARKDOWN and len(text) <= MARKDOWN_WIDGET_LIMIT:
         end = document.body_start
         offset = text.count("\n", 0, end)
-        return LoadedFile(path, "markdown", text=text[end:], line_offset=offset, note=note)
+        shown = display_markdown(text[end:])
+        return LoadedFile(path, "markdown", text=shown, line_offset=offset, note=note)
     language = "markdown" if document.kind == PreviewKind.MARKDOWN else document.language
     if language is None or not highlight:
         lines = [Content(line.expandtabs(4)) for line in text.split("\n")]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from explorer.core.ingest.file_reading import (
     BINARY_PROBE_BYTES,
@@ -26,6 +26,7 @@ from explorer.core.ingest.file_reading import (
     read_head,
 )
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind
+from explorer.core.ingest.formats.preview_markup import is_image
 from explorer.core.ingest.formats.reading import SourceFile, source_of
 from explorer.core.ingest.formats.registry import format_for, sniffed_format
 from explorer.core.ingest.formats.sandbox import CancelFlag, ExtractionCancelled, ExtractionPool
@@ -124,7 +125,8 @@ def preview_document(
         return _extracted(rel_path, data, sniffed or fmt, pool, cancel)
     data = data[:cap]
     if bom_encoding(data) is None and b"\0" in data[:BINARY_PROBE_BYTES]:
-        note = "Binary file: nothing to preview."
+        note = image_note(rel_path, absolute) if is_image(rel_path) else ""
+        note = note or "Binary file: nothing to preview."
         return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note)
     text = safe_text(decode_leniently(data).replace("\r\n", "\n"), keep_lines=True)
     note = "truncated: the file is larger than the preview shows" if truncated else ""
@@ -134,6 +136,18 @@ def preview_document(
         kind = PreviewKind.CODE if language else PreviewKind.TEXT
     body = front_matter_end(text) if kind == PreviewKind.MARKDOWN else 0
     return PreviewDocument(rel_path, kind, text, language, body, note=note, format=fmt.name)
+
+
+def image_note(rel_path: str, absolute: Path) -> str:
+    """What the preview says of an image: its name, type and size, and how to see it."""
+    try:
+        size = absolute.stat().st_size
+    except OSError:
+        return ""
+    suffix = PurePosixPath(rel_path).suffix.lstrip(".").upper()
+    name = PurePosixPath(rel_path).name
+    shown = f"{size / 1_000_000:.1f} MB" if size >= 1_000_000 else f"{max(1, size // 1000)} KB"
+    return f"Image {name} ({suffix}, {shown}): o opens it in the system's image viewer."
 
 
 def _sniffed(data: bytes) -> DocumentFormat | None:
