@@ -211,3 +211,52 @@ async def test_shortcodes_callouts_and_images_read_as_their_content(tmp_path):
         await wait_for(pilot, lambda: screen.preview.path == "arch.png" and screen.preview.loaded)
         message = str(screen.preview.query_one("#preview-message", Static).render())
         assert "Image arch.png (PNG, 2 KB): o opens it" in message
+
+
+@pytest.mark.anyio
+async def test_a_long_page_is_drawn_by_the_text_view_and_files_read_are_kept(tmp_path, monkeypatch):
+    """Issue 30 (speed): a long Markdown page goes to the text view, which draws only the rows
+    on screen (Textual's Markdown widget made a widget per block: seconds per zoom), its
+    shortcodes still rewritten; back and forward show a file read before without reading it
+    again."""
+    from explorer.tui.widgets import preview as preview_module
+
+    NOTE_OPEN, NOTE_CLOSE = '{{< call-out class="note" >}}', "{{< /call-out >}}"
+    sections = "".join(
+        f"## Step {n}\n\n{NOTE_OPEN}\nMind step {n}.\n{NOTE_CLOSE}\n\n" for n in range(1, 120)
+    )
+    root = tmp_path / "docs"
+    write(root / "long.md", "# Long guide\n\n" + sections)
+    write(root / "short.md", "# Short\n\nA short page.\n")
+    reads: list[str] = []
+    real_load = preview_module.load_file
+
+    def counted(path, absolute, highlight=True):
+        reads.append(path)
+        return real_load(path, absolute, highlight)
+
+    monkeypatch.setattr(preview_module, "load_file", counted)
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        screen.open_file("long.md")
+        await wait_for(pilot, lambda: preview.path == "long.md" and preview.loaded)
+        assert preview.kind == "code"
+        view = preview.query_one(TextView)
+        text = "\n".join(view.line_text(n) for n in range(1, view.line_count + 1))
+        assert "{{" not in text and "## Step 7\n\n> **Note:**\n> Mind step 7.\n" in text
+        screen.open_file("short.md")
+        await wait_for(pilot, lambda: preview.path == "short.md" and preview.loaded)
+        assert preview.kind == "markdown"
+        assert reads == ["long.md", "short.md"]
+        await pilot.press("escape")
+        screen.action_back()
+        await wait_for(pilot, lambda: preview.path == "long.md" and preview.loaded)
+        screen.action_forward()
+        await wait_for(pilot, lambda: preview.path == "short.md" and preview.loaded)
+        assert reads == ["long.md", "short.md"]  # neither read again
+        (root / "short.md").write_text("# Short\n\nChanged.\n")
+        screen.open_file("short.md")
+        await wait_for(pilot, lambda: preview.path == "short.md" and preview.loaded)
+        assert reads[-1] == "short.md" and len(reads) == 3  # changed on disk: read again

@@ -41,6 +41,7 @@ from explorer.tui.widgets.preview_loading import (
     MAX_PREVIEW_BYTES,
     PLAIN_SUFFIXES,
     LoadedFile,
+    LoadedFiles,
     load_file,
 )
 from explorer.tui.widgets.syntax_highlight import MAX_HIGHLIGHT_CHARS, highlight_lines
@@ -205,6 +206,7 @@ class Preview(Vertical):
         self._note = ""
         self._document: PreviewDocument | None = None
         """The open document's pages and outline (an extracted document), else None."""
+        self._kept = LoadedFiles()
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -643,10 +645,12 @@ class Preview(Vertical):
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def _load(self, token: int, path: str, absolute: Path) -> None:
         worker = get_current_worker()
-        try:
-            large = absolute.stat().st_size > HIGHLIGHT_LATER_BYTES
-        except OSError:
-            large = False
+        key = self._kept.key(absolute)
+        kept = self._kept.get(key)
+        if kept is not None and kept.path == path:
+            self.post_message(self.FileLoaded(token, kept))
+            return
+        large = key is not None and key[2] > HIGHLIGHT_LATER_BYTES
         loaded = load_file(path, absolute, highlight=not large)
         if worker.is_cancelled:
             return
@@ -656,6 +660,9 @@ class Preview(Vertical):
             coloured = load_file(path, absolute)
             if not worker.is_cancelled and len(coloured.lines) == len(loaded.lines):
                 self.post_message(self.FileLoaded(token, coloured, recolour=True))
+                self._kept.put(key, coloured)
+        elif not worker.is_cancelled:
+            self._kept.put(key, loaded)
 
     def show_failure(self, worker: Worker[Any], text: str) -> None:
         """The loading worker failed: say so in place of the file."""
@@ -702,6 +709,11 @@ class Preview(Vertical):
             view = self.query_one(TextView)
             view.set_lines(loaded.lines, loaded.width)
             self._show("text")
+            markdown = self._markdown()
+            if markdown is not None and markdown.children:
+                # The last Markdown page's blocks, hidden, would still be styled and laid out
+                # again at every zoom and resize: let them go.
+                await markdown.update("")
         self.call_after_refresh(self._arrive, token, loaded.note)
 
     def _arrive(self, token: int, note: str, tries: int = 0) -> None:

@@ -9,6 +9,8 @@ notebooks in the extraction worker process.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,8 +28,14 @@ from explorer.core.ingest.formats.preview import (
 from explorer.core.ingest.formats.preview_markup import display_markdown
 from explorer.tui.widgets.syntax_highlight import highlight_lines
 
-MARKDOWN_WIDGET_LIMIT = 60_000
-"""Longest Markdown (characters) rendered as a document; longer files are shown as source."""
+MARKDOWN_WIDGET_LIMIT = 20_000
+"""Longest Markdown (characters) rendered as a document by Textual's widget (a widget per
+block: on a long page every zoom and resize re-lays thousands of them, seconds); longer files
+are shown as their source, highlighted, in the text view, which draws only the rows on screen."""
+MARKDOWN_WIDGET_LINES = 400
+"""Most lines of Markdown rendered by the widget (see :data:`MARKDOWN_WIDGET_LIMIT`)."""
+KEPT_FILES = 8
+"""Files read for the preview kept in memory (back and forward show them again at once)."""
 HIGHLIGHT_LATER_BYTES = 48_000
 """Larger files show plain first and are coloured by the worker afterwards."""
 MARKDOWN_SUFFIXES = frozenset(f".{ext}" for ext in MarkdownFormat.extensions)
@@ -80,12 +88,18 @@ def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
     if document.kind == PreviewKind.MESSAGE:
         return LoadedFile(path, "message", note=note)
     text = document.text
-    if document.kind == PreviewKind.MARKDOWN and len(text) <= MARKDOWN_WIDGET_LIMIT:
+    if (
+        document.kind == PreviewKind.MARKDOWN
+        and len(text) <= MARKDOWN_WIDGET_LIMIT
+        and text.count("\n") < MARKDOWN_WIDGET_LINES
+    ):
         end = document.body_start
         offset = text.count("\n", 0, end)
         shown = display_markdown(text[end:])
         return LoadedFile(path, "markdown", text=shown, line_offset=offset, note=note)
     language = "markdown" if document.kind == PreviewKind.MARKDOWN else document.language
+    if document.kind == PreviewKind.MARKDOWN:
+        text = display_markdown(text, rendered=False)
     if language is None or not highlight:
         lines = [Content(line.expandtabs(4)) for line in text.split("\n")]
         kind = "text" if language is None else "code"
@@ -96,3 +110,42 @@ def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
         lines.pop()
     width = max((line.cell_length for line in lines), default=0)
     return LoadedFile(path, kind, lines=lines, width=width, note=note, document=document)
+
+
+class LoadedFiles:
+    """The last :data:`KEPT_FILES` files read, by path, modification time and size: a file
+    opened again unchanged (back, forward, a result of the same file) is not read, extracted
+    or highlighted again. Safe to use from the loading threads."""
+
+    def __init__(self, size: int = KEPT_FILES) -> None:
+        self._size = size
+        self._files: OrderedDict[tuple[str, int, int], LoadedFile] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(absolute: Path) -> tuple[str, int, int] | None:
+        """What identifies the file's content: its path, mtime and size (None: unreadable)."""
+        try:
+            stat = absolute.stat()
+        except OSError:
+            return None
+        return str(absolute), stat.st_mtime_ns, stat.st_size
+
+    def get(self, key: tuple[str, int, int] | None) -> LoadedFile | None:
+        if key is None:
+            return None
+        with self._lock:
+            found = self._files.get(key)
+            if found is not None:
+                self._files.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, int, int] | None, loaded: LoadedFile) -> None:
+        """Keep ``loaded`` (a message, such as a read failure, is not kept)."""
+        if key is None or loaded.kind == "message":
+            return
+        with self._lock:
+            self._files[key] = loaded
+            self._files.move_to_end(key)
+            while len(self._files) > self._size:
+                self._files.popitem(last=False)

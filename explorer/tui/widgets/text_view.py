@@ -45,6 +45,9 @@ class TextView(ScrollView, can_focus=True):
         """With wrapping: (line index, piece of that line) per row; None: one row per line."""
         self._pieces: dict[int, list[Content]] = {}
         self._rows_width = 0
+        self._layouts: dict[int, tuple[list[tuple[int, int]], dict[int, list[Content]]]] = {}
+        """Rows and pieces already worked out, by text width (zooming out and back in, or a
+        resize there and back, wraps nothing again); emptied when the lines change."""
         self._find: re.Pattern[str] | None = None
 
     @property
@@ -124,17 +127,22 @@ class TextView(ScrollView, can_focus=True):
         self._rows_width = width
         self._cache.clear()
         self._pieces = {}
+        if force:
+            self._layouts.clear()
         if self.wrap and width and self._width > width:
-            rows: list[tuple[int, int]] = []
-            for index, line in enumerate(self._lines):
-                if line.cell_length <= width:
-                    rows.append((index, 0))
-                    continue
-                pieces = line.wrap(width)
-                self._pieces[index] = pieces
-                rows.extend((index, piece) for piece in range(len(pieces)))
-            self._rows = rows
-            self.virtual_size = Size(width + self._gutter, len(rows))
+            known = self._layouts.get(width)
+            if known is None:
+                rows: list[tuple[int, int]] = []
+                for index, line in enumerate(self._lines):
+                    if line.cell_length <= width:
+                        rows.append((index, 0))
+                        continue
+                    pieces = line.wrap(width)
+                    self._pieces[index] = pieces
+                    rows.extend((index, piece) for piece in range(len(pieces)))
+                known = self._layouts[width] = (rows, self._pieces)
+            self._rows, self._pieces = known
+            self.virtual_size = Size(width + self._gutter, len(self._rows))
         else:
             self._rows = None
             self.virtual_size = Size(self._width + self._gutter + 1, len(self._lines))

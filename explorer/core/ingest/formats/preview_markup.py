@@ -181,9 +181,11 @@ class _Rewriter:
         return "", False  # a wrapper (tabs, table, nb, …): its content reads on its own
 
 
-def display_markdown(text: str) -> str:
+def display_markdown(text: str, rendered: bool = True) -> str:
     """``text`` (Markdown) with shortcodes, callouts and images rewritten for reading (see the
-    module's docstring); exactly as many lines as ``text``."""
+    module's docstring); exactly as many lines as ``text``. ``rendered``: the text goes to a
+    Markdown renderer, so a title line ends in a hard break (``\\``); else it is shown as
+    source, line for line, and needs none."""
     if "{{" not in text and "[!" not in text and "![" not in text:
         return text
     rewriter = _Rewriter()
@@ -206,14 +208,14 @@ def display_markdown(text: str) -> str:
         callout = _CALLOUT.match(line)
         if callout is not None:
             following = lines[number + 1] if number + 1 < len(lines) else ""
-            line = _callout_title(callout, following)
+            line = _callout_title(callout, following if rendered else "")
         if "![" in line:
             line = _images(line)
         out.append(line)
-    return "\n".join(_break_labels(out))
+    return "\n".join(_break_labels(out, rendered))
 
 
-def _break_labels(lines: list[str]) -> list[str]:
+def _break_labels(lines: list[str], rendered: bool) -> list[str]:
     """A label line followed by more of its paragraph ends in a hard break (``\\``), so it
     stands on its own line."""
     out = []
@@ -223,7 +225,7 @@ def _break_labels(lines: list[str]) -> list[str]:
             following = (
                 lines[number + 1].strip().lstrip(">").strip() if number + 1 < len(lines) else ""
             )
-            if following and not _FENCE.match(following):
+            if rendered and following and not _FENCE.match(following):
                 line += "\\"
         out.append(line.replace(_LABEL_END, " "))
     return out
