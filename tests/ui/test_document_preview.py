@@ -245,7 +245,8 @@ async def test_a_long_page_is_drawn_by_the_text_view_and_files_read_are_kept(tmp
         assert preview.kind == "code"
         view = preview.query_one(TextView)
         text = "\n".join(view.line_text(n) for n in range(1, view.line_count + 1))
-        assert "{{" not in text and "## Step 7\n\n> **Note:**\n> Mind step 7.\n" in text
+        assert "{{" not in text and "**" not in text and "##" not in text
+        assert "\nStep 7\n\n▌ Note:\n▌ Mind step 7.\n" in text  # rendered, line for line
         screen.open_file("short.md")
         await wait_for(pilot, lambda: preview.path == "short.md" and preview.loaded)
         assert preview.kind == "markdown"
@@ -260,3 +261,22 @@ async def test_a_long_page_is_drawn_by_the_text_view_and_files_read_are_kept(tmp
         screen.open_file("short.md")
         await wait_for(pilot, lambda: preview.path == "short.md" and preview.loaded)
         assert reads[-1] == "short.md" and len(reads) == 3  # changed on disk: read again
+
+
+def test_markdown_rendered_line_for_line_reads_as_a_page():
+    """The text view's Markdown: one line per source line, marks gone, code as written."""
+    from explorer.tui.widgets.markdown_lines import markdown_lines
+
+    source = (
+        "# Guide\n\nSome **bold** and a [link](x.md) and `code`.\n\n- one\n- two\n\n"
+        "> quoted *text*\n\n```shell\nkubectl --set controller.service.name=cart\n```\n\n"
+        "| a | b |\n|---|---|\n| [[Note\\|label]] | 2 |\n"
+    )
+    lines = [line.plain for line in markdown_lines(source)]
+    assert len(lines) == len(source.split("\n"))
+    assert lines[0] == "Guide"
+    assert lines[2] == "Some bold and a link and code."
+    assert lines[4:6] == ["• one", "• two"]
+    assert lines[7] == "▌ quoted text"
+    assert lines[9:12] == ["```shell", "kubectl --set controller.service.name=cart", "```"]
+    assert lines[15] == "│ label │ 2 │"

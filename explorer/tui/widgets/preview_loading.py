@@ -97,9 +97,11 @@ def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
         offset = text.count("\n", 0, end)
         shown = display_markdown(text[end:])
         return LoadedFile(path, "markdown", text=shown, line_offset=offset, note=note)
-    language = "markdown" if document.kind == PreviewKind.MARKDOWN else document.language
     if document.kind == PreviewKind.MARKDOWN:
-        text = display_markdown(text, rendered=False)
+        lines = _markdown_lines(text.expandtabs(4), document.body_start)
+        width = max((line.cell_length for line in lines), default=0)
+        return LoadedFile(path, "code", lines=lines, width=width, note=note, document=document)
+    language = document.language
     if language is None or not highlight:
         lines = [Content(line.expandtabs(4)) for line in text.split("\n")]
         kind = "text" if language is None else "code"
@@ -110,6 +112,19 @@ def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
         lines.pop()
     width = max((line.cell_length for line in lines), default=0)
     return LoadedFile(path, kind, lines=lines, width=width, note=note, document=document)
+
+
+def _markdown_lines(text: str, body_start: int) -> list[Content]:
+    """A long Markdown page rendered line for line (its front matter dimmed), for the text
+    view: see :mod:`explorer.tui.widgets.markdown_lines`."""
+    from explorer.tui.widgets.markdown_lines import markdown_lines
+
+    front = [Content.styled(line, "dim") for line in text[:body_start].split("\n")[:-1]]
+    body = display_markdown(text[body_start:], rendered=False)
+    lines = front + markdown_lines(body)
+    if lines and not lines[-1].plain and text.endswith("\n"):
+        lines.pop()
+    return lines
 
 
 class LoadedFiles:
