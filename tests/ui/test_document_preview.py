@@ -66,6 +66,12 @@ BOOK = make_pdf(
 )
 
 
+def _book_app(tmp_path):
+    root = tmp_path / "docs"
+    write(root / "book.pdf", BOOK)
+    return make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+
+
 async def _open_book(pilot, screen) -> TextView:
     screen.open_file("book.pdf")
     await wait_for(pilot, lambda: screen.preview.path == "book.pdf" and screen.preview.loaded)
@@ -78,9 +84,7 @@ async def _open_book(pilot, screen) -> TextView:
 async def test_a_pdf_border_names_its_pages_and_a_key_goes_to_a_page(tmp_path):
     """Issue 30: the border says ``p. N of M`` for the lines in view (not only ``L7113–7121``),
     follows the reader down the pages, and ``:`` then a number goes to that page."""
-    root = tmp_path / "docs"
-    write(root / "book.pdf", BOOK)
-    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    app = _book_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.screen
         view = await _open_book(pilot, screen)
@@ -99,7 +103,7 @@ async def test_a_pdf_border_names_its_pages_and_a_key_goes_to_a_page(tmp_path):
         assert str(screen.preview.border_subtitle).startswith("p. 8 of 12")  # it followed
         await pilot.press(":", "4", "0", "enter")
         await pilot.pause()
-        assert "p. 7 of" not in str(screen.preview.border_subtitle)  # no page 40: stayed
+        assert str(screen.preview.border_subtitle).startswith("p. 8 of 12")  # no page 40
         await pilot.press(":", "escape")
         assert screen.focused is view
 
@@ -112,9 +116,7 @@ async def test_the_outline_of_a_pdf_lists_its_bookmarks_with_their_pages(tmp_pat
 
     from explorer.tui.widgets.outline import OutlineScreen
 
-    root = tmp_path / "docs"
-    write(root / "book.pdf", BOOK)
-    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    app = _book_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.screen
         view = await _open_book(pilot, screen)
