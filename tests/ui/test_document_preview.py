@@ -249,6 +249,13 @@ async def test_a_long_page_is_drawn_by_the_text_view_and_files_read_are_kept(tmp
         text = "\n".join(view.line_text(n) for n in range(1, view.line_count + 1))
         assert "{{" not in text and "**" not in text and "##" not in text
         assert "\nStep 7\n\n▌ Note:\n▌ Mind step 7.\n" in text  # rendered, line for line
+        headings = preview.headings()  # the outline (t) still lists the page's headings
+        assert [(h.title, h.line) for h in headings[:3]] == [
+            ("Long guide", 1),
+            ("Step 1", 3),
+            ("Step 2", 9),
+        ]
+        assert view.line_text(9) == "Step 2"
         screen.open_file("short.md")
         await wait_for(pilot, lambda: preview.path == "short.md" and preview.loaded)
         assert preview.kind == "markdown"

@@ -207,6 +207,8 @@ class Preview(Vertical):
         self._document: PreviewDocument | None = None
         """The open document's pages and outline (an extracted document), else None."""
         self._kept = LoadedFiles()
+        self._markdown_source = ""
+        """The Markdown source of a long page shown line for line (for its headings)."""
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -348,6 +350,8 @@ class Preview(Vertical):
             return []
         if self.kind == "markdown":
             return markdown_headings("\n".join(self._source))
+        if self._markdown_source:  # a long page, rendered line for line
+            return markdown_headings(self._markdown_source)
         if self._document is not None:
             document = self._document
             return [
@@ -684,6 +688,7 @@ class Preview(Vertical):
             return
         self.kind = loaded.kind
         self._document = loaded.document if loaded.kind in ("code", "text") else None
+        self._markdown_source = loaded.text if loaded.kind in ("code", "text") else ""
         if loaded.kind == "message":
             self._source = []
             self.query_one("#preview-message", Static).update(Content(safe_text(loaded.note)))

@@ -50,6 +50,7 @@ class LoadedFile:
     kind: str
     """``markdown`` (the widget), ``code``, ``text``, or ``message`` (nothing to show)."""
     text: str = ""
+    """Markdown: its source (rendered by the widget, or line for line in :attr:`lines`)."""
     lines: list[Content] = field(default_factory=list)
     line_offset: int = 0
     """Lines of the file before ``text`` (Markdown front matter left out of the render)."""
@@ -100,7 +101,9 @@ def load_file(path: str, absolute: Path, highlight: bool = True) -> LoadedFile:
     if document.kind == PreviewKind.MARKDOWN:
         lines = _markdown_lines(text.expandtabs(4), document.body_start)
         width = max((line.cell_length for line in lines), default=0)
-        return LoadedFile(path, "code", lines=lines, width=width, note=note, document=document)
+        return LoadedFile(
+            path, "code", text=text, lines=lines, width=width, note=note, document=document
+        )
     language = document.language
     if language is None or not highlight:
         lines = [Content(line.expandtabs(4)) for line in text.split("\n")]
