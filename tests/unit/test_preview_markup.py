@@ -47,6 +47,8 @@ def test_an_obsidian_callout_has_its_title_on_its_own_line():
     assert shown[0] == "> **Note: Vertical bars in tables**\\"
     assert shown[1] == "> If you want a bar, escape it."
     assert shown[3] == "> **Tip**"  # nothing under it: no hard break to show as a backslash
+    heading_under = display_markdown("> [!NOTE]\n> ## Idea\n> text\n").split("\n")
+    assert heading_under[0] == "> **Note**"  # a heading follows: a break would show as "\"
 
 
 def test_embedded_images_become_links_naming_them():

@@ -66,6 +66,8 @@ _CALLOUT = re.compile(r"^(\s*>\s*)\[!([\w-]+)\]([+-]?)\s*(.*)$")
 _QUOTE = re.compile(r"^\s*>")
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_BLOCK_START = re.compile(r"(#{1,6}(\s|$)|[-*+](\s|$)|\d{1,9}[.)](\s|$)|`{3}|~{3}|\||<|>)")
+"""The start of a block (a heading, a list item, a fence, a table, HTML, a quote)."""
 _LABEL_END = "\u2060"
 """Marks a label line while rewriting (a word joiner, invisible); see :func:`_break_labels`."""
 
@@ -222,10 +224,8 @@ def _break_labels(lines: list[str], rendered: bool) -> list[str]:
     for number, line in enumerate(lines):
         if line.rstrip().endswith(_LABEL_END):
             line = line.replace(_LABEL_END, " ").rstrip()
-            following = (
-                lines[number + 1].strip().lstrip(">").strip() if number + 1 < len(lines) else ""
-            )
-            if rendered and following and not _FENCE.match(following):
+            following = lines[number + 1] if number + 1 < len(lines) else ""
+            if rendered and _continues_paragraph(following):
                 line += "\\"
         out.append(line.replace(_LABEL_END, " "))
     return out
@@ -244,8 +244,16 @@ def _callout_title(callout: re.Match[str], following: str) -> str:
     prefix, kind, _fold, title = callout.groups()
     heading = _title(kind)
     shown = f"**{heading}: {title.strip()}**" if title.strip() else f"**{heading}**"
-    body_follows = bool(_QUOTE.match(following)) and following.strip().strip(">").strip() != ""
+    body_follows = bool(_QUOTE.match(following)) and _continues_paragraph(following)
     return prefix + shown + ("\\" if body_follows else "")
+
+
+def _continues_paragraph(line: str) -> bool:
+    """Whether ``line`` (quote marks aside) would continue a paragraph rather than be blank or
+    open a block of its own (a heading, a list, a fence, a table): only then does a hard break
+    before it show as a break (else CommonMark shows the backslash)."""
+    text = line.strip().lstrip(">").strip()
+    return bool(text) and not _BLOCK_START.match(text)
 
 
 def _images(line: str) -> str:
