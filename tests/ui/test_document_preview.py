@@ -289,3 +289,44 @@ def test_markdown_rendered_line_for_line_reads_as_a_page():
     assert lines[7] == "▌ quoted text"
     assert lines[9:12] == ["```shell", "kubectl --set controller.service.name=cart", "```"]
     assert lines[15] == "│ label │ 2 │"
+
+
+@pytest.mark.anyio
+async def test_lines_shown_again_are_not_wrapped_again(monkeypatch):
+    """Issue 30 (speed): back and forward show a file's very lines again; the text view keeps
+    their wrapped rows (a 345-page PDF took a second to wrap anew at each move)."""
+    from textual.app import App
+    from textual.content import Content
+
+    class OneView(App):
+        def compose(self):
+            yield TextView()
+
+    first = [Content("word " * 40) for _ in range(50)]
+    second = [Content("other " * 40) for _ in range(50)]
+    wraps: list[str] = []
+    real_wrap = Content.wrap
+    shown = {id(line) for line in first + second}
+
+    def counted(self, width, **kwargs):
+        if id(self) in shown:  # a line of the file wrapped (not a row being drawn)
+            wraps.append(self.plain[:5])
+        return real_wrap(self, width, **kwargs)
+
+    monkeypatch.setattr(Content, "wrap", counted)
+    app = OneView()
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = app.query_one(TextView)
+        view.set_lines(first, first[0].cell_length)
+        await pilot.pause()
+        assert view.top_line == 1  # laid out at the width left by the scrollbar
+        assert wraps and set(wraps) == {"word "}
+        view.set_lines(second, second[0].cell_length)
+        await pilot.pause()
+        assert view.top_line == 1
+        wraps.clear()
+        view.set_lines(first, first[0].cell_length)  # back
+        view.set_lines(second, second[0].cell_length)  # forward
+        await pilot.pause()
+        assert wraps == []
+        assert view.virtual_size.height > 50  # still wrapped
