@@ -22,6 +22,13 @@ Measures, with the real model:
   shows keyword results, time until embedding progress shows in the status bar, and (with
   --wait-embedding) until the semantic index is complete.
 
+- **long documents** (``--long-docs FILE...``; target: every key p95 <= 100 ms, quit <= 0.3 s),
+  in process with Pilot at 120x40, the fake embedder: each file copied into a scratch folder,
+  opened (cold), then zoom (``z``, in and out), page down and up, and back and forward between
+  the files, each timed from the press until the screen has refreshed; quitting (``ctrl+q``)
+  with the last file open, until the app has exited. ``--baseline DIR`` runs the same in a
+  second process on another checkout (today's main), so the two sit side by side in one run.
+
 The index is built in a temp folder with ``explorer index`` unless --index-dir names a built one.
 ``--fake-embedder`` builds and searches with the tests' deterministic fake embedder (384
 dimensions, no model) for a quick run on a slow machine: the hybrid numbers then leave out the
@@ -45,7 +52,9 @@ import uuid
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # benchmarks.speed and tests.fakes, when run as a script
+CODE = Path(os.environ.get("EXPLORER_BENCH_CODE", REPO))
+"""The checkout whose explorer is measured (the long-documents baseline runs another)."""
+sys.path.insert(0, str(CODE))  # benchmarks.speed and tests.fakes, when run as a script
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "nginx-docs"
 QUERIES = [
     "proxy cache",
@@ -322,6 +331,134 @@ def resident_mb() -> float | None:
     return round(int(found.group(1)) / 1024, 1) if found else None
 
 
+# -- long documents, in process -------------------------------------------------------------
+LONG_KEYS = {"zoom": "z", "page down": "space", "page up": "b"}
+
+
+async def long_documents(files: list[Path], scratch: Path, repeats: int) -> dict:
+    """Open each of ``files`` and time the reading keys, back/forward and quitting (see the
+    module's docstring). Runs the explorer of :data:`CODE`."""
+    from explorer.tui.app import make_app
+
+    root = scratch / "docs"
+    root.mkdir(parents=True)
+    names = []
+    for file in files:
+        shutil.copy2(file, root / file.name)
+        names.append(file.name)
+    app = make_app(root, index_dir=scratch / "index", embedder=fake_embedder(), watch=False)
+    out: dict = {"code": str(CODE), "files": {}}
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        preview = screen.preview
+
+        async def refreshed() -> None:
+            await pilot._wait_for_screen()
+            await app.screen.wait_for_refresh()
+
+        async def shown(name: str, timeout: float = 120.0) -> None:
+            begin = time.perf_counter()
+            while not (preview.path == name and preview.loaded):
+                if time.perf_counter() - begin > timeout:
+                    raise RuntimeError(f"{name} was not shown in {timeout} s")
+                await asyncio.sleep(0.001)
+            await refreshed()
+
+        while screen.index is None or any(live.busy for live in screen.lives.values() if live):
+            await pilot.pause(0.1)
+        for name in names:
+            begin = time.perf_counter()
+            screen.open_file(name)
+            await shown(name)
+            opened = time.perf_counter() - begin
+            preview.focus_content()
+            await pilot.pause(0.2)
+            timings: dict[str, list[float]] = {key: [] for key in LONG_KEYS}
+            for _ in range(repeats):
+                for label, key in LONG_KEYS.items():
+                    begin = time.perf_counter()
+                    await pilot.press(key)
+                    await refreshed()
+                    timings[label].append(time.perf_counter() - begin)
+            out["files"][name] = {
+                "lines": len(preview._source),
+                "kind": preview.kind,
+                "open_s": round(opened, 3),
+                **{label: summary(values) for label, values in timings.items()},
+            }
+        moves: list[float] = []
+        for _ in range(repeats):
+            for action, target in (
+                ("left_square_bracket", names[-2]),
+                ("right_square_bracket", names[-1]),
+            ):
+                begin = time.perf_counter()
+                await pilot.press(action)
+                await shown(target)
+                moves.append(time.perf_counter() - begin)
+        out["back/forward"] = summary(moves)
+        begin = time.perf_counter()
+        await pilot.press("ctrl+q")
+    out["quit_s"] = round(time.perf_counter() - begin, 3)
+    return out
+
+
+def long_documents_side_by_side(
+    files: list[Path], repeats: int, baseline: Path | None, env: dict
+) -> dict:
+    """The long-documents run on this checkout and, with ``baseline``, on that one, each in
+    its own process (one after the other, in one run)."""
+    report: dict = {}
+    trees = [("this", REPO)] + ([("baseline", baseline.resolve())] if baseline else [])
+    for label, tree in trees:
+        child_env = {
+            **os.environ,
+            **env,
+            "EXPLORER_BENCH_CODE": str(tree),
+            "PYTHONPATH": str(tree),
+        }
+        args = [sys.executable, __file__, "--long-docs-child", str(repeats), *map(str, files)]
+        done = subprocess.run(args, env=child_env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"long documents on {tree} failed:\n{done.stderr[-3000:]}")
+        report[label] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
+def print_long_documents(report: dict) -> None:
+    this, baseline = report.get("this", {}), report.get("baseline")
+    print(f"long documents: {this.get('code')}" + (f" vs {baseline['code']}" if baseline else ""))
+    rows: list[tuple[str, str, str, str]] = []
+
+    def row(name: str, new: dict, old: dict | None, field: str) -> None:
+        now, before = new.get(field), (old or {}).get(field)
+        ratio = f"{before / now:.1f}x" if now and before else ""
+        rows.append((name, f"{now}", f"{before}" if old is not None else "", ratio))
+
+    for name, figures in this.get("files", {}).items():
+        old = baseline["files"].get(name) if baseline else None
+        kinds = f"{figures['kind']}" + (f" / {old['kind']}" if old else "")
+        print(f"  {name}: {figures['lines']} lines, shown as {kinds}")
+        rows.append(
+            (f"{name} open (cold), s", str(figures["open_s"]), str(old and old["open_s"]), "")
+        )
+        for label in LONG_KEYS:
+            for field in ("p50_ms", "p95_ms"):
+                row(f"{name} {label} {field}", figures[label], old and old[label], field)
+    for field in ("p50_ms", "p95_ms"):
+        row(
+            f"back/forward {field}",
+            this["back/forward"],
+            baseline and baseline["back/forward"],
+            field,
+        )
+    row("quit, s", this, baseline, "quit_s")
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measure':<{width}}  {'this':>10}  {'baseline':>10}  speed-up")
+    for name, now, before, ratio in rows:
+        print(f"{name:<{width}}  {now:>10}  {before:>10}  {ratio}")
+
+
 # -- the index --------------------------------------------------------------------------------
 FAKE_BUILD = """
 import sys
@@ -434,8 +571,37 @@ def main() -> int:
         help="a second folder: keystrokes are measured again on a window holding both",
     )
     parser.add_argument("--also-index-dir", type=Path, help="a built index of --also to reuse")
+    parser.add_argument(
+        "--long-docs",
+        type=Path,
+        nargs="+",
+        help="measure only the reading keys, back/forward and quit on these long documents",
+    )
+    parser.add_argument("--baseline", type=Path, help="with --long-docs: also run this checkout")
+    parser.add_argument("--repeats", type=int, default=10, help="with --long-docs: presses a key")
+    parser.add_argument("--long-docs-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
+    if "--long-docs-child" in sys.argv:  # one checkout's run, for long_documents_side_by_side
+        repeats = int(sys.argv[sys.argv.index("--long-docs-child") + 1])
+        files = [Path(f) for f in sys.argv[sys.argv.index("--long-docs-child") + 2 :]]
+        with tempfile.TemporaryDirectory(prefix="explorer-long-docs-") as scratch:
+            print(json.dumps(asyncio.run(long_documents(files, Path(scratch), repeats))))
+        return 0
     args = parser.parse_args()
+    if args.long_docs:
+        with tempfile.TemporaryDirectory(prefix="explorer-tui-bench-") as scratch:
+            env = {
+                "EXPLORER_DATA_DIR": str(Path(scratch) / "data"),
+                "EXPLORER_CONFIG_DIR": str(Path(scratch) / "config"),
+                "EXPLORER_STATE_DIR": str(Path(scratch) / "state"),
+            }
+            files = [file.resolve() for file in args.long_docs]
+            report = long_documents_side_by_side(files, args.repeats, args.baseline, env)
+        if args.json:
+            print(json.dumps(report, indent=2))
+        else:
+            print_long_documents(report)
+        return 0
     if shutil.which("tmux") is None:
         parser.error("tmux is needed for the terminal measurements (apt-get install tmux)")
     corpus = args.corpus.resolve()

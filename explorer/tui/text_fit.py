@@ -11,6 +11,7 @@ import re
 from rich.cells import cell_len
 
 from explorer.core.ingest.formats import format_for
+from explorer.core.ingest.formats.preview_markup import wikilink_labels
 
 ELLIPSIS = "…"
 _SHORTCODE = re.compile(r"\{\{[<%].*?[%>]\}\}", re.DOTALL)
@@ -120,6 +121,7 @@ def plain_passage(text: str, path: str) -> str:
     fence markers are taken out (a passage may hold half a fence). Code is kept as it is.
     """
     if format_for(path).markdown_text:
+        text = wikilink_labels(text)
         text = _SHORTCODE.sub(" ", text)
         text = _FENCE.sub(" ", text)
         text = _markdown_text(text)

@@ -55,3 +55,278 @@ async def test_a_pdf_result_shows_its_page_and_opens_at_its_passage(tmp_path):
         assert lines[passage.start_line - 1] == "Quasar mode"
         assert screen.preview.passage == (passage.start_line, passage.end_line)
         await wait_for(pilot, screen.preview.passage_visible, 5, "the passage in view")
+
+
+BOOK = make_pdf(
+    [
+        [f"Chapter {page} line {n} of the long manual" for n in range(1, 46)]
+        for page in range(1, 13)
+    ],
+    outline=[(0, "Chapter 1 line 1", 0), (0, "Chapter 7 line 1", 6), (1, "Chapter 9 line 1", 8)],
+)
+
+
+def _book_app(tmp_path):
+    root = tmp_path / "docs"
+    write(root / "book.pdf", BOOK)
+    return make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+
+
+async def _open_book(pilot, screen) -> TextView:
+    screen.open_file("book.pdf")
+    await wait_for(pilot, lambda: screen.preview.path == "book.pdf" and screen.preview.loaded)
+    screen.preview.focus_content()
+    await pilot.pause()
+    return screen.preview.query_one(TextView)
+
+
+@pytest.mark.anyio
+async def test_a_pdf_border_names_its_pages_and_a_key_goes_to_a_page(tmp_path):
+    """Issue 30: the border says ``p. N of M`` for the lines in view (not only ``L7113–7121``),
+    follows the reader down the pages, and ``:`` then a number goes to that page."""
+    app = _book_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        view = await _open_book(pilot, screen)
+        assert str(screen.preview.border_subtitle).startswith("p. 1 of 12")
+        await pilot.press(":")
+        assert screen.focused is screen.preview.query_one("#go-to")
+        await pilot.press("7", "enter")
+        await pilot.pause()
+        assert view.line_text(view.top_line) == "─── page 7 ───"
+        assert str(screen.preview.border_subtitle).startswith("p. 7 of 12")
+        assert screen.focused is view  # back to reading
+        await pilot.press(*["space"] * 6)
+        await pilot.pause()
+        top = view.line_text(view.top_line)  # "Chapter 8 line 20 of the long manual"
+        assert top.startswith("Chapter 8 ")
+        assert str(screen.preview.border_subtitle).startswith("p. 8 of 12")  # it followed
+        await pilot.press(":", "4", "0", "enter")
+        await pilot.pause()
+        assert str(screen.preview.border_subtitle).startswith("p. 8 of 12")  # no page 40
+        await pilot.press(":", "escape")
+        assert screen.focused is view
+
+
+@pytest.mark.anyio
+async def test_the_outline_of_a_pdf_lists_its_bookmarks_with_their_pages(tmp_path):
+    """Issue 30: ``t`` on a PDF said "no headings in this file"; it lists the bookmarks, and
+    Enter on one shows its page."""
+    from textual.widgets import OptionList
+
+    from explorer.tui.widgets.outline import OutlineScreen
+
+    app = _book_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        view = await _open_book(pilot, screen)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutlineScreen), 5, "the outline")
+        options = app.screen.query_one("#outline-list", OptionList)
+        shown = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert [line.split("  p. ")[0].strip() for line in shown] == [
+            "Chapter 1 line 1",
+            "Chapter 7 line 1",
+            "Chapter 9 line 1",
+        ]
+        assert shown[1].endswith("p. 7")
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: app.screen is screen, 5, "the outline to close")
+        await pilot.pause()
+        assert "Chapter 7 line 1" in view.line_text(view.top_line)
+        assert str(screen.preview.border_subtitle).startswith("p. 7 of 12")
+
+
+def screen_lines(app) -> list[str]:
+    """The screen's text, row by row (Textual's compositor: private, so this fails loudly if
+    it changes)."""
+    strips = app.screen._compositor.render_strips()
+    return ["".join(segment.text for segment in strip) for strip in strips]
+
+
+HUGO_PAGE = """---
+title: Install
+---
+# Install
+
+{{< call-out class="note" title="Before you begin" >}}
+You need a licence.
+{{< /call-out >}}
+
+{{< tabs name="install" >}}
+{{% tab name="Properties" %}}
+Set the properties file.
+{{% /tab %}}
+{{< /tabs >}}
+
+{{% include "env-var-note.md" %}}
+
+> [!note] Vertical bars in tables
+> If you want a bar, escape it.
+
+![Architecture](arch.png)
+
+```shell
+kubectl apply --set controller.service.name=cart --set controller.kind=daemonset --wait
+```
+"""
+
+
+@pytest.mark.anyio
+async def test_shortcodes_callouts_and_images_read_as_their_content(tmp_path):
+    """Issue 30: no raw ``{{< >}}``; a note, a tab and an include say what they are; a callout's
+    title stands on its own line; an image is a line naming it; a code line is never cut inside
+    a word at 80 columns (it scrolls sideways)."""
+    root = tmp_path / "docs"
+    write(root / "install.md", HUGO_PAGE)
+    write(root / "arch.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + b"\0" * 2000)
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        screen.open_file("install.md")
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        screen.preview.focus_content()
+        await pilot.press("z")
+        await pilot.pause()
+        shown = "\n".join(screen_lines(app))
+        for _ in range(3):
+            await pilot.press("space")
+            await pilot.pause()
+            shown += "\n" + "\n".join(screen_lines(app))
+        assert "{{" not in shown and "[!note]" not in shown
+        assert "Note: Before you begin" in shown
+        assert "▸ Properties" in shown
+        assert "included here: env-var-note.md" in shown
+        rows = [row.strip(" ▌▎│┃") for row in shown.split("\n")]
+        assert "Note: Vertical bars in tables" in rows  # the title alone on its row
+        assert any(row.startswith("If you want a bar") for row in rows)
+        assert "🖼 Architecture (arch.png)" in shown
+        assert "kubectl apply --set controller.service" in shown
+        assert not any(row.startswith(("ice.name=cart", "vice.name", "name=cart")) for row in rows)
+        assert "controller.kind=daemonset" not in shown  # past the edge: scrolled, not wrapped
+        # Following the image's link opens it: a line naming it and how to see it.
+        from textual.widgets import Static
+
+        from explorer.tui.messages import FollowLink
+
+        screen.post_message(FollowLink("install.md", "arch.png"))
+        await wait_for(pilot, lambda: screen.preview.path == "arch.png" and screen.preview.loaded)
+        message = str(screen.preview.query_one("#preview-message", Static).render())
+        assert "Image arch.png (PNG, 2 KB): o opens it" in message
+
+
+@pytest.mark.anyio
+async def test_a_long_page_is_drawn_by_the_text_view_and_files_read_are_kept(tmp_path, monkeypatch):
+    """Issue 30 (speed): a long Markdown page goes to the text view, which draws only the rows
+    on screen (Textual's Markdown widget made a widget per block: seconds per zoom), its
+    shortcodes still rewritten; back and forward show a file read before without reading it
+    again."""
+    from explorer.tui.widgets import preview as preview_module
+
+    NOTE_OPEN, NOTE_CLOSE = '{{< call-out class="note" >}}', "{{< /call-out >}}"
+    sections = "".join(
+        f"## Step {n}\n\n{NOTE_OPEN}\nMind step {n}.\n{NOTE_CLOSE}\n\n" for n in range(1, 120)
+    )
+    root = tmp_path / "docs"
+    write(root / "long.md", "# Long guide\n\n" + sections)
+    write(root / "short.md", "# Short\n\nA short page.\n")
+    reads: list[str] = []
+    real_load = preview_module.load_file
+
+    def counted(path, absolute, highlight=True):
+        reads.append(path)
+        return real_load(path, absolute, highlight)
+
+    monkeypatch.setattr(preview_module, "load_file", counted)
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        screen.open_file("long.md")
+        await wait_for(pilot, lambda: preview.path == "long.md" and preview.loaded)
+        assert preview.kind == "code"
+        view = preview.query_one(TextView)
+        text = "\n".join(view.line_text(n) for n in range(1, view.line_count + 1))
+        assert "{{" not in text and "**" not in text and "##" not in text
+        assert "\nStep 7\n\n▌ Note:\n▌ Mind step 7.\n" in text  # rendered, line for line
+        headings = preview.headings()  # the outline (t) still lists the page's headings
+        assert [(h.title, h.line) for h in headings[:3]] == [
+            ("Long guide", 1),
+            ("Step 1", 3),
+            ("Step 2", 9),
+        ]
+        assert view.line_text(9) == "Step 2"
+        screen.open_file("short.md")
+        await wait_for(pilot, lambda: preview.path == "short.md" and preview.loaded)
+        assert preview.kind == "markdown"
+        assert reads == ["long.md", "short.md"]
+        await pilot.press("escape")
+        screen.action_back()
+        await wait_for(pilot, lambda: preview.path == "long.md" and preview.loaded)
+        screen.action_forward()
+        await wait_for(pilot, lambda: preview.path == "short.md" and preview.loaded)
+        assert reads == ["long.md", "short.md"]  # neither read again
+        (root / "short.md").write_text("# Short\n\nChanged.\n")
+        screen.open_file("short.md")
+        await wait_for(pilot, lambda: preview.path == "short.md" and preview.loaded)
+        assert reads[-1] == "short.md" and len(reads) == 3  # changed on disk: read again
+
+
+def test_markdown_rendered_line_for_line_reads_as_a_page():
+    """The text view's Markdown: one line per source line, marks gone, code as written."""
+    from explorer.tui.widgets.markdown_lines import markdown_lines
+
+    source = (
+        "# Guide\n\nSome **bold** and a [link](x.md) and `code`.\n\n- one\n- two\n\n"
+        "> quoted *text*\n\n```shell\nkubectl --set controller.service.name=cart\n```\n\n"
+        "| a | b |\n|---|---|\n| [[Note\\|label]] | 2 |\n"
+    )
+    lines = [line.plain for line in markdown_lines(source)]
+    assert len(lines) == len(source.split("\n"))
+    assert lines[0] == "Guide"
+    assert lines[2] == "Some bold and a link and code."
+    assert lines[4:6] == ["• one", "• two"]
+    assert lines[7] == "▌ quoted text"
+    assert lines[9:12] == ["```shell", "kubectl --set controller.service.name=cart", "```"]
+    assert lines[15] == "│ label │ 2 │"
+
+
+@pytest.mark.anyio
+async def test_lines_shown_again_are_not_wrapped_again(monkeypatch):
+    """Issue 30 (speed): back and forward show a file's very lines again; the text view keeps
+    their wrapped rows (a 345-page PDF took a second to wrap anew at each move)."""
+    from textual.app import App
+    from textual.content import Content
+
+    class OneView(App):
+        def compose(self):
+            yield TextView()
+
+    first = [Content("word " * 40) for _ in range(50)]
+    second = [Content("other " * 40) for _ in range(50)]
+    wraps: list[str] = []
+    real_wrap = Content.wrap
+    shown = {id(line) for line in first + second}
+
+    def counted(self, width, **kwargs):
+        if id(self) in shown:  # a line of the file wrapped (not a row being drawn)
+            wraps.append(self.plain[:5])
+        return real_wrap(self, width, **kwargs)
+
+    monkeypatch.setattr(Content, "wrap", counted)
+    app = OneView()
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = app.query_one(TextView)
+        view.set_lines(first, first[0].cell_length)
+        await pilot.pause()
+        assert view.top_line == 1  # laid out at the width left by the scrollbar
+        assert wraps and set(wraps) == {"word "}
+        view.set_lines(second, second[0].cell_length)
+        await pilot.pause()
+        assert view.top_line == 1
+        wraps.clear()
+        view.set_lines(first, first[0].cell_length)  # back
+        view.set_lines(second, second[0].cell_length)  # forward
+        await pilot.pause()
+        assert wraps == []
+        assert view.virtual_size.height > 50  # still wrapped

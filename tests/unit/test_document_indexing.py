@@ -188,6 +188,36 @@ def test_the_preview_shows_a_pdf_as_the_index_read_it(index, folder):
     assert lines[passage.start_line - 1] == "Quasar mode"
 
 
+def test_the_preview_of_a_pdf_gives_its_outline_and_the_page_of_each_line(folder):
+    """Issue 30: the preview's data name the page of any line (its page-break line included)
+    and where each page starts, and carry the PDF's bookmarks with their lines."""
+    document = preview_document("manual.pdf", folder / "manual.pdf")
+    lines = document.text.split("\n")
+    assert document.page_count == 3
+    assert [(entry.level, entry.title) for entry in document.outline] == [
+        (0, "Introduction"),
+        (0, "Install"),
+        (1, "Quasar mode"),
+    ]
+    assert [lines[entry.line - 1] for entry in document.outline] == [
+        "Introduction",
+        "Install",
+        "Quasar mode",
+    ]
+    for page in (1, 2, 3):
+        start = document.page_start(page)
+        assert start is not None and lines[start - 1] == f"─── page {page} ───"
+        assert document.page_at(start) == page
+        assert document.page_at(document.page_lines[page - 1]) == page
+    assert document.page_at(1) == 1  # the property lines before page 1
+    assert document.page_at(len(lines)) == 3
+    assert document.page_start(4) is None and document.page_start(0) is None
+    write(folder / "notes.md", "# Notes\n\nText.\n")
+    notes = preview_document("notes.md", folder / "notes.md")
+    assert notes.kind == PreviewKind.MARKDOWN
+    assert notes.outline == () and notes.page_count == 0 and notes.page_at(3) is None
+
+
 def test_the_preview_of_an_unreadable_pdf_says_why(folder):
     write(folder / "locked.pdf", encrypt_pdf(MANUAL))
     document = preview_document("locked.pdf", folder / "locked.pdf")

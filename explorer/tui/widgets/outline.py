@@ -24,7 +24,10 @@ def heading_prompt(heading: Heading, top_level: int) -> Content:
     return Content.assemble(
         (INDENT * depth, ""),
         (heading.title or "(untitled)", "bold $text-primary" if depth == 0 else ""),
-        (f"  L{heading.line}", "$text-muted"),
+        (
+            f"  p. {heading.page}" if heading.page is not None else f"  L{heading.line}",
+            "$text-muted",
+        ),
     )
 
 

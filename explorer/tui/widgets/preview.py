@@ -9,7 +9,9 @@ Reading keys are the pager's: ``j``/``k`` a line, space/``b`` a page, ``g``/``G`
 ``/`` finds in the page. ``n`` and ``N`` go to the next and previous place *down or up from
 where the reader is* (the mark when it is on screen, else the top of the view), as in less and
 vim: the words found in the page when a find is active, else the passages of the search hit.
-``t`` lists the file's headings, ``w`` wraps long lines or lets them scroll sideways.
+``t`` lists the file's headings (a PDF's bookmarks), ``w`` wraps long lines or lets them scroll
+sideways, ``:`` goes to a page of a PDF (a line of any other file). A PDF's border names the
+pages in view.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
+from explorer.core.ingest.formats.preview import PreviewDocument
 from explorer.core.safe_text import safe_name, safe_text
 from explorer.tui.messages import FollowLink
 from explorer.tui.widgets.preview_loading import (
@@ -38,6 +41,7 @@ from explorer.tui.widgets.preview_loading import (
     MAX_PREVIEW_BYTES,
     PLAIN_SUFFIXES,
     LoadedFile,
+    LoadedFiles,
     load_file,
 )
 from explorer.tui.widgets.syntax_highlight import MAX_HIGHLIGHT_CHARS, highlight_lines
@@ -67,6 +71,8 @@ class Heading:
     title: str
     line: int
     """1-based line of the file."""
+    page: int | None = None
+    """The 1-based page it is on (a PDF), else None."""
 
 
 def markdown_headings(text: str, line_offset: int = 0) -> list[Heading]:
@@ -121,6 +127,18 @@ class FindBar(Input):
             preview.close_find()
 
 
+class GoToBar(Input):
+    """The go-to field at the bottom of the preview (``:``): a page of a PDF, else a line."""
+
+    # Priority, as the find field's: the field closes when the key comes.
+    BINDINGS = [Binding("escape", "close", "Close", priority=True, tooltip="Close the go-to field")]
+
+    def action_close(self) -> None:
+        preview = self.parent
+        if isinstance(preview, Preview):
+            preview.close_go_to()
+
+
 class Preview(Vertical):
     """The open file. ``open_file`` loads it on a worker and scrolls to the passage."""
 
@@ -147,6 +165,14 @@ class Preview(Vertical):
             "screen.pick_link",
             "Links",
             tooltip="The page's links, to follow one (type narrows)",
+        ),
+        Binding(
+            "colon",
+            "go_to",
+            "Go to",
+            key_display=":",
+            show=False,
+            tooltip="Go to a page (a PDF) or a line",
         ),
     ]
     on_worker_state_changed = report_worker_failure
@@ -199,6 +225,11 @@ class Preview(Vertical):
         self._arrive_at: int | None = None
         """Show this line at the top once loaded (history), instead of the passage."""
         self._note = ""
+        self._document: PreviewDocument | None = None
+        """The open document's pages and outline (an extracted document), else None."""
+        self._kept = LoadedFiles()
+        self._markdown_source = ""
+        """The Markdown source of a long page shown line for line (for its headings)."""
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -207,10 +238,12 @@ class Preview(Vertical):
         yield VerticalScroll(id="preview-markdown")
         yield TextView(id="preview-text")
         yield FindBar(placeholder="find in page (Enter: keep, Esc: close)", id="find")
+        yield GoToBar(id="go-to", restrict=r"[0-9]*", max_length=9)
 
     def on_mount(self) -> None:
         self._show("message")
         self.query_one(FindBar).display = False
+        self.query_one(GoToBar).display = False
         # The border tells the lines in view: it follows every scroll (keys, the mouse, an
         # outline jump, a zoom).
         for scroller in (self.query_one("#preview-markdown"), self.query_one(TextView)):
@@ -351,10 +384,34 @@ class Preview(Vertical):
         return list(markdown.query(".-passage")) if markdown is not None else []
 
     def headings(self) -> list[Heading]:
-        """The open file's headings (Markdown; none for code and text)."""
-        if not self.loaded or self.kind != "markdown":
+        """The open file's headings: a Markdown file's, an extracted document's outline (a
+        PDF's bookmarks); none for code and text."""
+        if not self.loaded:
             return []
-        return markdown_headings("\n".join(self._source))
+        if self.kind == "markdown":
+            return markdown_headings("\n".join(self._source))
+        if self._markdown_source:  # a long page, rendered line for line
+            return markdown_headings(self._markdown_source)
+        if self._document is not None:
+            document = self._document
+            return [
+                Heading(entry.level, entry.title, entry.line, document.page_at(entry.line))
+                for entry in document.outline
+            ]
+        return []
+
+    @property
+    def page_count(self) -> int:
+        """The open document's pages (0: not a paged document)."""
+        return self._document.page_count if self._document is not None else 0
+
+    def pages_in_view(self) -> tuple[int, int] | None:
+        """The first and last 1-based page of a PDF on screen, or None (no pages)."""
+        if self._document is None or not self.page_count or self.kind not in ("code", "text"):
+            return None
+        view = self.query_one(TextView)
+        first = self._document.page_at(view.top_line) or 1
+        return first, self._document.page_at(view.bottom_line) or first
 
     def go_to_line(self, line: int) -> None:
         """Show 1-based ``line`` at the top of the view (the outline, coming back)."""
@@ -438,6 +495,58 @@ class Preview(Vertical):
         self.set_class(not self.wrap, "-nowrap")
         self.query_one(TextView).set_wrap(self.wrap)
         self.notify("long lines wrap" if self.wrap else "long lines scroll sideways (h / l)")
+
+    def action_go_to(self) -> None:
+        """Open the go-to field (``:``): a page number for a PDF, a line for other files."""
+        if not self.loaded or self.kind not in ("markdown", "code", "text"):
+            return
+        bar = self.query_one(GoToBar)
+        count = self.page_count
+        bar.placeholder = (
+            f"go to page (1–{count}; Enter: go, Esc: close)"
+            if count
+            else "go to line (Enter: go, Esc: close)"
+        )
+        bar.value = ""
+        bar.display = True
+        self.screen.set_focus(bar)
+
+    def close_go_to(self) -> None:
+        """Leave the go-to field without going anywhere."""
+        bar = self.query_one(GoToBar)
+        bar.display = False
+        bar.value = ""
+        self.focus_content()
+
+    def go_to_page(self, page: int) -> bool:
+        """Show the start of 1-based ``page`` of a PDF at the top; False (and a word in the
+        status bar) when there is no such page."""
+        start = self._document.page_start(page) if self._document is not None else None
+        if start is None:
+            count = self.page_count
+            self.notify(
+                f"no page {page}: this document has {count} page{'s' if count != 1 else ''}",
+                severity="warning",
+                timeout=3,
+            )
+            return False
+        self.go_to_line(start)
+        self._subtitle("")
+        return True
+
+    @on(Input.Submitted, "#go-to")
+    def _go_to_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        value = event.value.strip()
+        self.close_go_to()
+        if not value.isdigit():
+            return
+        number = int(value)
+        if self.page_count:
+            self.go_to_page(number)
+        else:
+            self.go_to_line(max(1, min(number, len(self._source))))
+            self._subtitle("")
 
     def action_outline(self) -> None:
         if self.path is not None:
@@ -570,10 +679,12 @@ class Preview(Vertical):
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def _load(self, token: int, path: str, absolute: Path) -> None:
         worker = get_current_worker()
-        try:
-            large = absolute.stat().st_size > HIGHLIGHT_LATER_BYTES
-        except OSError:
-            large = False
+        key = self._kept.key(absolute)
+        kept = self._kept.get(key)
+        if kept is not None and kept.path == path:
+            self.post_message(self.FileLoaded(token, kept))
+            return
+        large = key is not None and key[2] > HIGHLIGHT_LATER_BYTES
         loaded = load_file(path, absolute, highlight=not large)
         if worker.is_cancelled:
             return
@@ -583,6 +694,9 @@ class Preview(Vertical):
             coloured = load_file(path, absolute)
             if not worker.is_cancelled and len(coloured.lines) == len(loaded.lines):
                 self.post_message(self.FileLoaded(token, coloured, recolour=True))
+                self._kept.put(key, coloured)
+        elif not worker.is_cancelled:
+            self._kept.put(key, loaded)
 
     def show_failure(self, worker: Worker[Any], text: str) -> None:
         """The loading worker failed: say so in place of the file."""
@@ -603,6 +717,8 @@ class Preview(Vertical):
             self.query_one(TextView).replace_lines(loaded.lines)
             return
         self.kind = loaded.kind
+        self._document = loaded.document if loaded.kind in ("code", "text") else None
+        self._markdown_source = loaded.text if loaded.kind in ("code", "text") else ""
         if loaded.kind == "message":
             self._source = []
             self.query_one("#preview-message", Static).update(Content(safe_text(loaded.note)))
@@ -628,6 +744,11 @@ class Preview(Vertical):
             view = self.query_one(TextView)
             view.set_lines(loaded.lines, loaded.width)
             self._show("text")
+            markdown = self._markdown()
+            if markdown is not None and markdown.children:
+                # The last Markdown page's blocks, hidden, would still be styled and laid out
+                # again at every zoom and resize: let them go.
+                await markdown.update("")
         self.call_after_refresh(self._arrive, token, loaded.note)
 
     def _arrive(self, token: int, note: str, tries: int = 0) -> None:
@@ -702,6 +823,11 @@ class Preview(Vertical):
 
     def _subtitle(self, wrapped: str) -> None:
         parts = []
+        pages = self.pages_in_view()
+        if pages is not None:
+            first, last = pages
+            shown = f"p. {first}" if first == last else f"pp. {first}–{last}"
+            parts.append(f"{shown} of {self.page_count}")
         if self.finding:
             if self.found and self.found_index is not None:
                 line = self.found[self.found_index]

@@ -20,6 +20,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.visual import Visual
 
+_Layout = tuple[list[tuple[int, int]], dict[int, list[Content]]]
+"""Rows as (line index, piece), and the pieces of the wrapped lines."""
+KEPT_LAYOUTS = 8
+"""Sets of lines whose layouts are kept (as many as the preview keeps files read)."""
+
 
 class TextView(ScrollView, can_focus=True):
     """Lines of text with line numbers; draws only what is on screen; marks a line range."""
@@ -45,6 +50,12 @@ class TextView(ScrollView, can_focus=True):
         """With wrapping: (line index, piece of that line) per row; None: one row per line."""
         self._pieces: dict[int, list[Content]] = {}
         self._rows_width = 0
+        self._layouts: dict[int, _Layout] = {}
+        """Rows and pieces already worked out for these lines, by text width (zooming out and
+        back in, or a resize there and back, wraps nothing again)."""
+        self._kept_layouts: list[tuple[list[Content], dict[int, _Layout]]] = []
+        """The layouts of the last few sets of lines shown (back and forward show a file again
+        with the same lines: it is not wrapped again)."""
         self._find: re.Pattern[str] | None = None
 
     @property
@@ -57,14 +68,16 @@ class TextView(ScrollView, can_focus=True):
         self._passage = None
         self._width = width
         self._gutter = len(str(max(1, len(lines)))) + 1
-        self._layout(force=True)
+        self._layouts = self._layouts_of(lines)
+        self._layout(force=True, keep=True)
         self.scroll_to(0, 0, animate=False, immediate=True)
 
     def replace_lines(self, lines: list[Content]) -> None:
         """Swap in the same lines, restyled (keeps the scroll position and the mark)."""
         if len(lines) == len(self._lines):
             self._lines = lines
-            self._layout(force=True)
+            self._layouts = self._layouts_of(lines)
+            self._layout(force=True, keep=True)
 
     def set_wrap(self, wrap: bool) -> None:
         """Wrap long lines, or cut them and scroll sideways; the top line stays in view."""
@@ -72,7 +85,7 @@ class TextView(ScrollView, can_focus=True):
             return
         top = self.top_line
         self.wrap = wrap
-        self._layout(force=True)
+        self._layout(force=True, keep=True)
         self.scroll_to(x=0, animate=False, immediate=True)
         self.scroll_to_line(top, margin=0)
 
@@ -116,25 +129,40 @@ class TextView(ScrollView, can_focus=True):
         region = self.scrollable_content_region.width
         return max(1, region - self._gutter) if region else 0
 
-    def _layout(self, force: bool = False) -> None:
-        """Map rows to lines for the view's width (with wrapping), and size the view."""
+    def _layouts_of(self, lines: list[Content]) -> dict[int, _Layout]:
+        """The layouts worked out for this very list of lines before, or a new empty set."""
+        for kept, known in self._kept_layouts:
+            if kept is lines:
+                return known
+        layouts: dict[int, _Layout] = {}
+        self._kept_layouts = [(lines, layouts), *self._kept_layouts[: KEPT_LAYOUTS - 1]]
+        return layouts
+
+    def _layout(self, force: bool = False, keep: bool = False) -> None:
+        """Map rows to lines for the view's width (with wrapping), and size the view.
+        ``force``: even at the same width; ``keep``: the layouts known stay valid."""
         width = self._text_width()
         if not force and (not self.wrap or width == self._rows_width):
             return
         self._rows_width = width
         self._cache.clear()
         self._pieces = {}
+        if force and not keep:
+            self._layouts.clear()
         if self.wrap and width and self._width > width:
-            rows: list[tuple[int, int]] = []
-            for index, line in enumerate(self._lines):
-                if line.cell_length <= width:
-                    rows.append((index, 0))
-                    continue
-                pieces = line.wrap(width)
-                self._pieces[index] = pieces
-                rows.extend((index, piece) for piece in range(len(pieces)))
-            self._rows = rows
-            self.virtual_size = Size(width + self._gutter, len(rows))
+            known = self._layouts.get(width)
+            if known is None:
+                rows: list[tuple[int, int]] = []
+                for index, line in enumerate(self._lines):
+                    if line.cell_length <= width:
+                        rows.append((index, 0))
+                        continue
+                    pieces = line.wrap(width)
+                    self._pieces[index] = pieces
+                    rows.extend((index, piece) for piece in range(len(pieces)))
+                known = self._layouts[width] = (rows, self._pieces)
+            self._rows, self._pieces = known
+            self.virtual_size = Size(width + self._gutter, len(self._rows))
         else:
             self._rows = None
             self.virtual_size = Size(self._width + self._gutter + 1, len(self._lines))

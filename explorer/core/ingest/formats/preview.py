@@ -13,8 +13,9 @@ kept.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from explorer.core.ingest.file_reading import (
     BINARY_PROBE_BYTES,
@@ -25,14 +26,27 @@ from explorer.core.ingest.file_reading import (
     read_head,
 )
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind
+from explorer.core.ingest.formats.preview_markup import is_image
 from explorer.core.ingest.formats.reading import SourceFile, source_of
 from explorer.core.ingest.formats.registry import format_for, sniffed_format
 from explorer.core.ingest.formats.sandbox import CancelFlag, ExtractionCancelled, ExtractionPool
+from explorer.core.ingest.formats.text_builder import PAGE_BREAK_LINES
 from explorer.core.ingest.front_matter import front_matter_end
 from explorer.core.safe_text import safe_text
 
 MAX_PREVIEW_BYTES = 8_000_000
 """Read at most this much of a text file (an extracted format: its own size cap)."""
+
+
+@dataclass(frozen=True)
+class OutlineEntry:
+    """One entry of a document's outline (a PDF's bookmark, a DOCX or HTML heading)."""
+
+    level: int
+    """Smaller is higher (1 at the top)."""
+    title: str
+    line: int
+    """The 1-based line of the text where it stands."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,28 @@ class PreviewDocument:
     """Said beside the text (cut, pages left out), or instead of it."""
     format: str = ""
     """The name of the file's format (``markdown``, ``pdf``)."""
+    outline: tuple[OutlineEntry, ...] = ()
+    """An extracted document's headings (a PDF's bookmarks), in text order; empty for a text
+    format (its headings are in its text) and for a document without any."""
+
+    @property
+    def page_count(self) -> int:
+        """Pages whose text the preview shows (0: not a paged document)."""
+        return len(self.page_lines)
+
+    def page_at(self, line: int) -> int | None:
+        """The 1-based page 1-based ``line`` belongs to, its page-break line included (the
+        first page for the property lines before it); None without pages."""
+        if not self.page_lines:
+            return None
+        return max(1, bisect_right(self.page_lines, line + PAGE_BREAK_LINES))
+
+    def page_start(self, page: int) -> int | None:
+        """The page-break line that opens 1-based ``page``, or None when the document has no
+        such page."""
+        if not 1 <= page <= len(self.page_lines):
+            return None
+        return max(1, self.page_lines[page - 1] - PAGE_BREAK_LINES)
 
 
 def preview_document(
@@ -89,7 +125,8 @@ def preview_document(
         return _extracted(rel_path, data, sniffed or fmt, pool, cancel)
     data = data[:cap]
     if bom_encoding(data) is None and b"\0" in data[:BINARY_PROBE_BYTES]:
-        note = "Binary file: nothing to preview."
+        note = image_note(rel_path, absolute) if is_image(rel_path) else ""
+        note = note or "Binary file: nothing to preview."
         return PreviewDocument(rel_path, PreviewKind.MESSAGE, note=note)
     text = safe_text(decode_leniently(data).replace("\r\n", "\n"), keep_lines=True)
     note = "truncated: the file is larger than the preview shows" if truncated else ""
@@ -99,6 +136,18 @@ def preview_document(
         kind = PreviewKind.CODE if language else PreviewKind.TEXT
     body = front_matter_end(text) if kind == PreviewKind.MARKDOWN else 0
     return PreviewDocument(rel_path, kind, text, language, body, note=note, format=fmt.name)
+
+
+def image_note(rel_path: str, absolute: Path) -> str:
+    """What the preview says of an image: its name, type and size, and how to see it."""
+    try:
+        size = absolute.stat().st_size
+    except OSError:
+        return ""
+    suffix = PurePosixPath(rel_path).suffix.lstrip(".").upper()
+    name = PurePosixPath(rel_path).name
+    shown = f"{size / 1_000_000:.1f} MB" if size >= 1_000_000 else f"{max(1, size // 1000)} KB"
+    return f"Image {name} ({suffix}, {shown}): ctrl+o opens it in the system's image viewer."
 
 
 def _sniffed(data: bytes) -> DocumentFormat | None:
@@ -148,6 +197,7 @@ def _extracted(
         page_lines=_page_lines(document),
         note="; ".join(document.notes),
         format=fmt.name,
+        outline=_outline(document),
     )
 
 
@@ -160,3 +210,17 @@ def _page_lines(document: Document) -> tuple[int, ...]:
         counted = page.start
         lines.append(line)
     return tuple(lines)
+
+
+def _outline(document: Document) -> tuple[OutlineEntry, ...]:
+    """The extraction's headings as outline entries, with their lines."""
+    text = document.text
+    entries: list[OutlineEntry] = []
+    line, counted = 1, 0
+    for heading in document.headings or ():
+        if heading.start < counted:  # out of order: counted from the start again
+            line, counted = 1, 0
+        line += text.count("\n", counted, heading.start)
+        counted = heading.start
+        entries.append(OutlineEntry(heading.level, safe_text(heading.title), line))
+    return tuple(entries)

@@ -68,6 +68,15 @@ def wrap(text: str, width: int) -> list[tuple[int, int]]:
     return lines
 
 
+PAGE_BREAK_LINES = 2
+"""Lines a page break takes before its page's text: the page-break line and a blank line."""
+
+
+def page_break_line(number: int) -> str:
+    """The line that opens page ``number`` (1-based) in an extracted document's text."""
+    return f"─── page {number} ───"
+
+
 class TextBuilder:
     """Accumulates an extracted document's text and where its headings, pages and links are."""
 
@@ -172,7 +181,7 @@ class TextBuilder:
         """Open page ``number`` (1-based) with its page-break line."""
         self.end_page()
         self._separate()
-        self._write(f"─── page {number} ───\n\n")
+        self._write(f"{page_break_line(number)}\n\n")
         self._page_start = self._length
 
     def end_page(self) -> None:
