@@ -212,7 +212,7 @@ async def test_shortcodes_callouts_and_images_read_as_their_content(tmp_path):
         screen.post_message(FollowLink("install.md", "arch.png"))
         await wait_for(pilot, lambda: screen.preview.path == "arch.png" and screen.preview.loaded)
         message = str(screen.preview.query_one("#preview-message", Static).render())
-        assert "Image arch.png (PNG, 2 KB): o opens it" in message
+        assert "Image arch.png (PNG, 2 KB): ctrl+o opens it" in message
 
 
 @pytest.mark.anyio
