@@ -122,6 +122,23 @@ def test_a_word_being_typed_is_searched_as_it_stands(index):
     assert [hit.path for hit in keyword_search(index, "benchm", prefix_last=True)] == ["running.md"]
 
 
+def test_a_word_broken_across_a_line_is_found_and_marked(tmp_path):
+    """Hard-wrapped Chinese text breaks lines inside words; the word is found all the same."""
+    root = write_files(
+        tmp_path / "root",
+        {"wrapped.txt": "每天晚上对数据库做一次快照，然后把备份复制到另一台服\n    务器。\n"},
+    )
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    index = Index(settings, embedder=FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        results = keyword_search(index, "服务器")
+        assert [hit.path for hit in results] == ["wrapped.txt"]
+        assert marked(results[0].passages[0]) == ["服 务器"]
+    finally:
+        index.close()
+
+
 def test_a_long_run_is_searched_by_its_bigrams(index):
     """A question written without spaces holds several words: the passage holding most of its
     bigrams comes first, rather than nothing for want of the whole sentence."""

@@ -8,12 +8,13 @@ bigrams, as Lucene's CJK analyzer makes them, then its last character alone::
 
     重跑gen-itgc后检查  ->  重跑 跑 gen-itgc 后检 检查 查
 
-so a word of two or more characters is the phrase of its bigrams (``检查`` one token, ``数据库``
-the phrase ``数据 据库``) and a word of one character is a prefix (``后*``: the one token each of
-its places in a run starts with). An identifier glued to CJK text is a word of its own. Text
-that is not CJK is left as it is (the index's porter stemmer and its accent folding see it as
-before); compatibility forms (full-width ``ＡＢＣ``, half-width ｶﾀｶﾅ, ligatures) are folded
-to their usual letters on both sides (NFKC).
+(a run goes on across a line break: hard-wrapped text breaks lines inside words), so a word of
+two or more characters is the phrase of its bigrams (``检查`` one token, ``数据库`` the
+phrase ``数据 据库``) and a word of one character is a prefix (``后*``: the one token each
+of its places in a run starts with). An identifier glued to CJK text is a word of its own.
+Text that is not CJK is left as it is (the index's porter stemmer and its accent folding see
+it as before); compatibility forms (full-width ``ＡＢＣ``, half-width ｶﾀｶﾅ, ligatures) are
+folded to their usual letters on both sides (NFKC).
 
 Highlights match a folded copy of a text that keeps its length (:func:`match_fold`): case, the
 accents of Latin letters and compatibility forms folded one character for one, so a snippet marks
@@ -43,6 +44,11 @@ CJK_RANGES = (
 )
 """The characters written without spaces between words that this module splits into bigrams."""
 CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
+LINE_BREAK = r"[ \t]*\r?\n[ \t]*"
+"""A line break with the indentation around it: hard-wrapped CJK text (a Markdown source, a
+rendered manual page) breaks lines inside words, and a reader reads on across it."""
+_WRAPPED_RUN = re.compile(f"[{CJK_RANGES}]+(?:{LINE_BREAK}[{CJK_RANGES}]+)*")
+_SPACE = re.compile(r"\s+")
 WORD_CHAR_OUTSIDE_CJK = f"[^\\W{CJK_RANGES}]"
 """A regular-expression class: a letter, digit or underscore that is not CJK. A word of a
 Latin script ends where one of these stops, CJK text included (``gen`` in ``重跑gen``)."""
@@ -66,7 +72,12 @@ def keyword_text(text: str) -> str:
     if text.isascii():
         return text
     text = unicodedata.normalize("NFKC", text)
-    return CJK_RUN.sub(lambda run: " " + " ".join(run_tokens(run.group())) + " ", text)
+    return _WRAPPED_RUN.sub(_run_text, text)
+
+
+def _run_text(run: re.Match[str]) -> str:
+    """One run of CJK characters (on one line or across line breaks) as its index tokens."""
+    return " " + " ".join(run_tokens(_SPACE.sub("", run.group()))) + " "
 
 
 def query_words(text: str) -> list[str]:
@@ -134,3 +145,32 @@ def match_fold(text: str) -> str:
     if text.isascii():
         return text.lower()
     return "".join(_fold_char(char) for char in text)
+
+
+@lru_cache(maxsize=1)
+def _accented() -> dict[str, str]:
+    """Each ASCII letter and the Latin letters written as it with accents (``e``: ``éèêë…``),
+    case kept."""
+    variants: dict[str, list[str]] = {}
+    for point in (*range(0xC0, 0x250), *range(0x1E00, 0x1F00)):
+        char = chr(point)
+        parts = unicodedata.normalize("NFD", char)
+        marks = parts[1:]
+        if marks and _LATIN_BASE.match(parts[0]) and all(map(unicodedata.combining, marks)):
+            variants.setdefault(parts[0], []).append(char)
+    return {base: "".join(chars) for base, chars in variants.items()}
+
+
+def accent_pattern(text: str) -> str:
+    """A regular expression for ``text`` as typed, accents aside: each Latin letter matches
+    itself with any accent (``cafe`` finds ``café``, ``café`` finds ``cafe``)."""
+    accented = _accented()
+    pattern = []
+    for char in text:
+        parts = unicodedata.normalize("NFD", char)
+        base = parts[0] if _LATIN_BASE.match(parts[0]) else char
+        if base in accented:
+            pattern.append(f"[{base}{accented[base]}]")
+        else:
+            pattern.append(re.escape(char))
+    return "".join(pattern)

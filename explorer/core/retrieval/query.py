@@ -21,6 +21,7 @@ from functools import lru_cache
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.function_words import FUNCTION_WORDS
 from explorer.core.ingest.keyword_text import (
+    LINE_BREAK,
     WORD_CHAR_OUTSIDE_CJK,
     bigrams,
     is_cjk,
@@ -272,8 +273,8 @@ def _stem_pattern(word: str) -> str:
     """A word and its inflections, crudely: short words exactly, longer ones by a shared start
     (close to what the porter stemmer of the keyword leg matches); a CJK word exactly."""
     word = match_fold(word)
-    if is_cjk(word):
-        return re.escape(word)
+    if is_cjk(word):  # read on across a line break, as the keyword index does
+        return f"(?:{LINE_BREAK})?".join(map(re.escape, word))
     if len(word) <= 4:
         return _WORD_START + re.escape(word) + _WORD_END
     return _WORD_START + re.escape(word[: max(4, len(word) - 2)]) + _WORD_REST
