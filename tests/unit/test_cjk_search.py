@@ -241,3 +241,11 @@ def test_explorer_index_says_it_upgraded_an_older_index_once(tmp_path, monkeypat
     assert "0 added, 0 updated, 0 removed, 5 unchanged" in upgraded.output
     as_json = runner.invoke(main, [*args, "--json"])
     assert '"notes": []' in as_json.output
+
+
+def test_the_words_a_cjk_file_is_about_are_its_bigrams(index):
+    """Related files ask the index for the terms that tell a file apart: a CJK file's are its
+    bigrams (a term of two characters, which an English word of two letters is not)."""
+    terms = index.keywords.distinctive_terms("設定.md", 8)
+    assert {"設定", "サン", "再起"} & set(terms)
+    assert all(len(term) > 1 for term in terms)
