@@ -1,6 +1,6 @@
 """End to end: a sentence-transformers model given as a folder (``--model FOLDER``) indexes and
-searches a folder of Chinese, Japanese, Korean and English notes, by keyword, by meaning and
-both, through the real CLI.
+searches the folder of Chinese, Japanese, Korean and English notes of the unit tests, by keyword,
+by meaning and both, through the real CLI.
 
 No multilingual model is installable here (none ships inside a package; a hub download is not
 allowed), so the folder is a copy of the bundled English model: what is tested is the path a user
@@ -11,22 +11,16 @@ model.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 
 import pytest
 
 from explorer.core.embed.embedder import resolve_model_dir
 from tests.conftest import run_explorer, write_files
+from tests.e2e.conftest import build_env
+from tests.unit.test_cjk_search import FILES
 
 pytestmark = pytest.mark.e2e
-
-FILES = {
-    "备份.md": "# 备份策略\n\n每天晚上对数据库做一次快照，然后把备份复制到另一台服务器。\n",
-    "設定.md": "# 設定の手順\n\nサンドボックスを再起動してから、設定を確認してください。\n",
-    "백업.md": "# 백업 안내\n\n데이터베이스를 매일 백업합니다.\n",
-    "garden.md": "# Garden\n\nTomatoes, beans and a compost heap for the vegetable patch.\n",
-}
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +29,7 @@ def indexed(tmp_path_factory):
     model = base / "my-model"
     shutil.copytree(resolve_model_dir("all-MiniLM-L6-v2"), model)
     root = write_files(base / "notes", FILES)
-    env = {
-        **os.environ,
-        "EXPLORER_INDEX_DIR": str(base / "index"),
-        "EXPLORER_DATA_DIR": str(base / "data"),
-        "HF_HUB_OFFLINE": "1",
-    }
-    env.pop("EXPLORER_MODEL", None)
-    env.pop("EXPLORER_CHROMA_URL", None)
+    env = build_env(base)
     done = run_explorer("index", root, "--model", model, "--json", env=env, check=True)
     report = json.loads(done.stdout)
     assert report["added"] == len(FILES) and report["chunks_embedded"] > 0
@@ -61,7 +48,12 @@ def search(indexed, query: str, mode: str) -> dict:
 
 @pytest.mark.parametrize(
     ("query", "path"),
-    [("数据库", "备份.md"), ("サンドボックス", "設定.md"), ("데이터베이스", "백업.md")],
+    [
+        ("数据库", "备份.md"),
+        ("サンドボックス", "設定.md"),
+        ("데이터베이스", "백업.md"),
+        ("itgc", "备份.md"),
+    ],
 )
 def test_a_model_folder_serves_hybrid_search_of_cjk_words(indexed, query, path):
     for mode in ("keyword", "hybrid"):
@@ -71,9 +63,9 @@ def test_a_model_folder_serves_hybrid_search_of_cjk_words(indexed, query, path):
 
 
 def test_a_model_folder_answers_by_meaning(indexed):
-    answer = search(indexed, "growing vegetables", "semantic")
+    answer = search(indexed, "growing vegetables in a garden", "semantic")
     assert answer["mode"] == "semantic"
-    assert answer["results"][0]["path"] == "garden.md"
+    assert answer["results"][0]["path"] == "other.md"
 
 
 def test_status_names_the_model_folder(indexed):

@@ -92,25 +92,37 @@ def marked(results) -> list[str]:
     return found
 
 
+async def keyword_search(pilot, query: str) -> list[str]:
+    """Type ``query`` in keyword mode (once the index settled); the paths of the results."""
+    screen = pilot.app.screen
+    await wait_settled(pilot)
+    screen.search_box.set_mode("keyword")
+    await type_query(pilot, query)
+    return [hit.path for hit in screen.results.hits]
+
+
+async def go_to_file(pilot, keys: str) -> str:
+    """Go to the file ``keys`` find first (ctrl+p); its path, once the preview shows it."""
+    app, screen = pilot.app, pilot.app.screen
+    await pilot.press("ctrl+p")
+    await wait_for(pilot, lambda: isinstance(app.screen, FuzzyJump), what="go to file")
+    await pilot.press(*keys)
+    first: str = app.screen.matches[0].path
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.screen is screen, what="the dialog to close")
+    await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+    assert screen.preview.path == first
+    return first
+
+
 async def test_wide_names_and_text_keep_every_pane_aligned(wide_copy, app_for):
     app = app_for(wide_copy)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_settled(pilot)
-        screen.search_box.set_mode("keyword")
-        await type_query(pilot, "数据库")
-        paths = [hit.path for hit in screen.results.hits]
+        paths = await keyword_search(pilot, "数据库")
         assert paths == ["文档/长文.md", "文档/备份策略说明.md"]
         assert "数据库" in marked(screen.results)
-
-        await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: isinstance(app.screen, FuzzyJump), what="go to file")
-        await pilot.press(*"再起動")
-        assert app.screen.matches[0].path == "文档/設定/サンドボックスの再起動手順.md"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen is screen, what="the dialog to close")
-        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
-        assert screen.preview.path == "文档/設定/サンドボックスの再起動手順.md"
+        assert await go_to_file(pilot, "再起動") == "文档/設定/サンドボックスの再起動手順.md"
         await pilot.pause(0.3)
         panes = [screen.file_tree, screen.results, screen.preview, screen.links, screen.related]
         assert all(pane.display and pane.region.area for pane in panes)
@@ -131,18 +143,8 @@ async def test_accents_are_folded_in_search_find_and_go_to_file(wide_copy, app_f
     app = app_for(wide_copy)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_settled(pilot)
-        screen.search_box.set_mode("keyword")
-        await type_query(pilot, "zurich cafe")
-        assert [hit.path for hit in screen.results.hits] == ["notes/Zürich café.md"]
+        assert await keyword_search(pilot, "zurich cafe") == ["notes/Zürich café.md"]
         assert {"Zürich", "café"} <= set(marked(screen.results))
-
-        await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: isinstance(app.screen, FuzzyJump), what="go to file")
-        await pilot.press(*"zurich")
-        assert app.screen.matches[0].path == "notes/Zürich café.md"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen is screen, what="the dialog to close")
-        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        assert await go_to_file(pilot, "zurich") == "notes/Zürich café.md"
         screen.preview.find("cafe")
         assert screen.preview.found == [1, 3]
