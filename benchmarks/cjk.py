@@ -8,12 +8,13 @@ roff nor ``.gz``), a few one-character words and a few identifiers glued to CJK 
 word, the relevant files are those whose passages, headings or title hold it (``instr`` over the
 index's own chunks, the same for both checkouts); a keyword search (limit 10) is scored by
 whether it found one of them (found), the share of them in its top 10 (recall@10, over at most
-10) and the share of its results that hold the word (precision). Each checkout builds its own
-keyword-only index of each corpus (no model loaded), timed; the index's size is the SQLite
-file's. ``--migrate`` also times
+10), the share of its results that hold the word (precision) and whether the files holding it
+come first (first: the results before the first one that does not hold it, over at most 10).
+Each checkout builds its own keyword-only index of each corpus (no model loaded), timed; the
+index's size is the SQLite file's. ``--migrate`` also times
 opening the baseline's index with this checkout (the keyword tables rebuilt, nothing else).
 
-English: the keyword leg on SciFact (test queries, nDCG@10 and recall@100, as
+English: the keyword leg on SciFact (train claims, nDCG@10 and recall@100, as
 ``benchmarks/beir.py``) and on the nginx development set (MRR@10 and nDCG@10 per question type,
 as ``benchmarks/ranking.py``), each checkout indexing keyword-only.
 
@@ -78,17 +79,19 @@ def _index(root: Path, index_dir: Path) -> dict:
     finally:
         index.close()
     seconds = time.perf_counter() - started
+    return _facts(index_dir) | {
+        "seconds": round(seconds, 2),
+        "keyword_seconds": round(report.keyword_seconds, 2),
+    }
+
+
+def _facts(index_dir: Path) -> dict:
+    """Files and chunks of a built index, and its database's size."""
     database = index_dir / "index.sqlite"
     with sqlite3.connect(database) as db:
         chunks = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         files = db.execute("SELECT COUNT(*) FROM files WHERE chunk_count > 0").fetchone()[0]
-    return {
-        "files": files,
-        "chunks": chunks,
-        "seconds": round(seconds, 2),
-        "keyword_seconds": round(report.keyword_seconds, 2),
-        "bytes": database.stat().st_size,
-    }
+    return {"files": files, "chunks": chunks, "bytes": database.stat().st_size}
 
 
 def _words(root: Path, index_dir: Path, words: list[str]) -> dict:
@@ -113,12 +116,14 @@ def _words(root: Path, index_dir: Path, words: list[str]) -> dict:
             request = SearchRequest(word, mode="keyword", limit=10, per_file=1)
             found = [hit.path for hit in search(index, request).results]
             right = [path for path in found if path in holding]
+            leading = next((n for n, path in enumerate(found) if path not in holding), len(found))
             rows[word] = {
                 "holding": len(holding),
                 "returned": len(found),
                 "found": bool(right),
                 "recall@10": round(len(right) / min(10, len(holding)), 4) if holding else None,
                 "precision": round(len(right) / len(found), 4) if found else None,
+                "first": round(leading / min(10, len(holding)), 4) if holding else None,
             }
     finally:
         db.close()
@@ -160,7 +165,7 @@ def _english(work: Path, tag: str) -> dict:
     write_corpus(read_jsonl(scifact / "corpus.jsonl"), docs)
     built = {"scifact": _index(docs, work / f"scifact-{tag}")}
     queries = {q["_id"]: q["text"] for q in read_jsonl(scifact / "queries.jsonl")}
-    qrels = read_qrels(scifact / "qrels" / "test.tsv")
+    qrels = read_qrels(scifact / "qrels" / "train.tsv")
     index = Index.open_existing(Settings.for_root(docs, work / f"scifact-{tag}"))
     try:
         import beir
@@ -183,7 +188,7 @@ def _english(work: Path, tag: str) -> dict:
         index.close()
     return {
         "built": built,
-        "scifact_test_keyword": scifact_scores,
+        "scifact_train_keyword": scifact_scores,
         "nginx_keyword": summarise(qset.questions, rankings),
     }
 
@@ -196,7 +201,11 @@ def worker(spec: dict) -> dict:
     index_dir = work / f"{name}-{tag}"
     if spec["job"] == "migrate":
         return _migrate(root, Path(spec["old_index"]), work / f"{name}-{tag}-migrated")
-    return {"build": _index(root, index_dir), "words": _words(root, index_dir, WORDS[name])}
+    if spec["reuse"]:  # times as measured when it was built (see --out of that run)
+        built = _facts(index_dir) | {"seconds": None, "keyword_seconds": None}
+    else:
+        built = _index(root, index_dir)
+    return {"build": built, "words": _words(root, index_dir, WORDS[name])}
 
 
 # -- the comparison ---------------------------------------------------------------------------
@@ -226,6 +235,7 @@ def summary(words: dict) -> dict:
         "found": sum(row["found"] for row in judged),
         "recall@10": round(sum(row["recall@10"] for row in judged) / len(judged), 4),
         "precision": round(sum(precise) / len(precise), 4) if precise else None,
+        "first": round(sum(row["first"] for row in judged) / len(judged), 4),
     }
 
 
@@ -234,9 +244,11 @@ def main() -> int:
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--baseline", type=Path, default=Path("/work/main"))
     parser.add_argument("--work", type=Path, default=CACHE / "cjk" / "bench")
-    parser.add_argument("--corpus", action="append", choices=sorted(CORPORA))
+    parser.add_argument("--corpus", action="append", choices=[*sorted(CORPORA), "none"])
     parser.add_argument("--migrate", action="store_true", help="Time the baseline's upgrade.")
     parser.add_argument("--english", action="store_true", help="SciFact and nginx keyword.")
+    parser.add_argument("--reuse", action="store_true", help="Search the indexes built before.")
+    parser.add_argument("--out", type=Path, help="Write the JSON report here, corpus by corpus.")
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
@@ -244,10 +256,16 @@ def main() -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     trees = {"baseline": args.baseline.resolve(), "this": REPO}
     report: dict = {"uptime_before": os.getloadavg()}
-    for name in args.corpus or sorted(CORPORA):
+    for name in [] if args.corpus == ["none"] else args.corpus or sorted(CORPORA):
         entry: dict = {}
         for tag, tree in trees.items():
-            spec = {"job": "corpus", "work": str(args.work), "tag": tag, "name": name}
+            spec = {
+                "job": "corpus",
+                "work": str(args.work),
+                "tag": tag,
+                "name": name,
+                "reuse": args.reuse,
+            }
             result = run_in(tree, spec | {"root": str(CORPORA[name])})
             entry[tag] = {"build": result["build"], "summary": summary(result["words"])}
             entry[tag]["words"] = result["words"]
@@ -262,6 +280,8 @@ def main() -> int:
             }
             entry["migrate"] = run_in(REPO, spec)
         report[name] = entry
+        if args.out:
+            args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1))
         base, this = entry["baseline"], entry["this"]
         print(
             f"{name}: {this['build']['files']} files, {this['build']['chunks']} chunks;"
@@ -269,6 +289,7 @@ def main() -> int:
             f" of {this['summary']['words_in_text']} words;"
             f" recall@10 {base['summary']['recall@10']} -> {this['summary']['recall@10']};"
             f" precision {base['summary']['precision']} -> {this['summary']['precision']};"
+            f" first {base['summary']['first']} -> {this['summary']['first']};"
             f" index {base['build']['bytes'] / 1e6:.1f} -> {this['build']['bytes'] / 1e6:.1f} MB;"
             f" keyword seconds {base['build']['keyword_seconds']}"
             f" -> {this['build']['keyword_seconds']}"
@@ -282,12 +303,14 @@ def main() -> int:
         }
         for tag, result in report["english"].items():
             print(
-                f"english {tag}: scifact keyword {result['scifact_test_keyword']};"
+                f"english {tag}: scifact keyword {result['scifact_train_keyword']};"
                 f" nginx keyword {result['nginx_keyword']['all']};"
                 f" built {result['built']}",
                 file=sys.stderr,
             )
     report["uptime_after"] = os.getloadavg()
+    if args.out:
+        args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1))
     print(json.dumps(report, ensure_ascii=False, indent=1))
     return 0
 

@@ -146,11 +146,37 @@ def test_a_long_run_is_searched_by_its_bigrams(index):
     assert results[0].path == "备份.md"
 
 
+def test_a_long_word_comes_first_before_passages_holding_its_pieces(tmp_path):
+    """ページング (paging) is a run of five characters: the page that holds it comes before
+    short pages that hold ページ (page), エンジン and ロング, and so every bigram of it."""
+    files = {f"page{n}.md": "ページのエンジンとロングページ。" * 3 for n in range(4)}
+    files["paging.md"] = (
+        "スワップとページングを行うデバイスの設定について説明します。"
+        + "カーネルはメモリを管理します。" * 8
+    )
+    root = write_files(tmp_path / "root", files)
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    index = Index(settings, embedder=FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        assert keyword_search(index, "ページング")[0].path == "paging.md"
+    finally:
+        index.close()
+
+
 def test_query_phrases_are_the_index_bigrams():
     assert Query.parse("数据库").phrases == ('"数据 据库"',)
     assert Query.parse("晚").phrases == ('"晚" *',)
     assert Query.parse("重跑gen-itgc后").phrases == ('"重跑 跑 gen itgc 后" *',)
     assert Query.parse("running café").phrases == ('"running"', '"café"')
+    assert Query.parse("如何备份数据").phrases == (
+        '"如何 何备 备份 份数 数据"',
+        '"如何"',
+        '"何备"',
+        '"备份"',
+        '"份数"',
+        '"数据"',
+    )
 
 
 def test_a_snippet_of_text_without_spaces_is_centred_on_the_word():

@@ -36,8 +36,9 @@ MIN_PREFIX = 3
 """A word being typed is matched as a prefix only from this many characters on."""
 LONGEST_CJK_WORD = 4
 """A run of CJK characters typed alone is matched as one word up to this many characters; a
-longer one (several words, as a question is written) as its bigrams, each a piece of its own,
-so BM25 ranks passages by how many of them they hold."""
+longer one (a long word, or several, as a question is written) as that word and each of its
+bigrams, each a piece of its own, so BM25 ranks the passages that hold the whole run first, then
+those holding most of its bigrams."""
 
 
 class QueryError(ExplorerError, ValueError):
@@ -96,14 +97,15 @@ def keyword_pieces(text: str) -> list[KeywordPiece]:
 
     Text in double quotes is one phrase; elsewhere each white-space separated piece is one
     word, or (an identifier with inner punctuation such as ``TERN-E1042``, or a word glued to
-    CJK text) a phrase of its words; a run of CJK characters longer than a word gives one piece
-    per bigram (see :data:`LONGEST_CJK_WORD`).
+    CJK text) a phrase of its words; a run of CJK characters longer than a word gives a piece
+    of its own and one per bigram (see :data:`LONGEST_CJK_WORD`).
     """
     pieces: dict[tuple[str, ...], KeywordPiece] = {}
 
     def add(raw: str, quoted: bool) -> None:
         words = tuple(query_words(raw))
         if not quoted and len(words) == 1 and is_cjk(words[0]) and len(words[0]) > LONGEST_CJK_WORD:
+            pieces.setdefault(words, KeywordPiece(words, False))
             for pair in bigrams(words[0]):
                 pieces.setdefault((pair,), KeywordPiece((pair,), False))
             return
