@@ -50,8 +50,8 @@ rendered manual page) breaks lines inside words, and a reader reads on across it
 _WRAPPED_RUN = re.compile(f"[{CJK_RANGES}]+(?:{LINE_BREAK}[{CJK_RANGES}]+)*")
 _SPACE = re.compile(r"\s+")
 WORD_CHAR_OUTSIDE_CJK = f"[^\\W{CJK_RANGES}]"
-"""A regular-expression class: a letter, digit or underscore that is not CJK. A word of a
-Latin script ends where one of these stops, CJK text included (``gen`` in ``重跑gen``)."""
+"""A regular-expression class: a letter, digit or underscore that is not CJK (to split a query
+into words; a class this large takes milliseconds to compile, so it is compiled once)."""
 _WORD = re.compile(f"[{CJK_RANGES}]+|{WORD_CHAR_OUTSIDE_CJK}+")
 _LATIN_BASE = re.compile(r"[A-Za-z]")
 

@@ -22,7 +22,6 @@ from explorer.core.errors import ExplorerError
 from explorer.core.ingest.function_words import FUNCTION_WORDS
 from explorer.core.ingest.keyword_text import (
     LINE_BREAK,
-    WORD_CHAR_OUTSIDE_CJK,
     bigrams,
     is_cjk,
     match_fold,
@@ -264,22 +263,28 @@ def _last_token(word: str) -> str:
     return tokens[-1] if tokens else word
 
 
-_WORD_START = f"(?<!{WORD_CHAR_OUTSIDE_CJK})"
-"""Where a word of a Latin script starts: not after a letter or digit of its own kind (CJK text
-right before it is no obstacle, as in ``重跑gen``)."""
-_WORD_END = f"(?!{WORD_CHAR_OUTSIDE_CJK})"
-_WORD_REST = f"{WORD_CHAR_OUTSIDE_CJK}*"
+_LATIN_LETTER = "[0-9A-Za-z_\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]"
+"""A letter or digit of a Latin script: where a word typed in Latin letters starts and ends, so
+that CJK text right before or after it is no obstacle (``gen`` in ``重跑gen``). A small class:
+one of every CJK block made each highlight pattern take milliseconds to compile."""
+_LATIN_EDGES = (f"(?<!{_LATIN_LETTER})", f"(?!{_LATIN_LETTER})", f"{_LATIN_LETTER}*")
+_WORD_EDGES = (r"\b", r"\b", r"\w*")
+"""The same for a word of another alphabet (Greek, Cyrillic…)."""
 
 
-def _stem_pattern(word: str) -> str:
+def _stem_pattern(word: str, prefix: bool = False) -> str:
     """A word and its inflections, crudely: short words exactly, longer ones by a shared start
-    (close to what the porter stemmer of the keyword leg matches); a CJK word exactly."""
+    (close to what the porter stemmer of the keyword leg matches), the whole word as a prefix
+    with ``prefix``; a CJK word exactly."""
     word = match_fold(word)
     if is_cjk(word):  # read on across a line break, as the keyword index does
         return f"(?:{LINE_BREAK})?".join(map(re.escape, word))
+    start, end, rest = _LATIN_EDGES if word.isascii() else _WORD_EDGES
+    if prefix:
+        return start + re.escape(word) + rest
     if len(word) <= 4:
-        return _WORD_START + re.escape(word) + _WORD_END
-    return _WORD_START + re.escape(word[: max(4, len(word) - 2)]) + _WORD_REST
+        return start + re.escape(word) + end
+    return start + re.escape(word[: max(4, len(word) - 2)]) + rest
 
 
 def _phrase_pattern(words: Sequence[str], patterns: Sequence[str]) -> str:
@@ -297,10 +302,10 @@ def coverage_matchers(
     """One pattern per piece, for :func:`coverage`; ``prefix_last``: the last piece is a word
     being typed, matched as a prefix."""
     patterns = [[_stem_pattern(word) for word in piece.words] for piece in pieces]
-    if prefix_last and patterns and not is_cjk(pieces[-1].words[-1]):
-        patterns[-1][-1] = _WORD_START + re.escape(match_fold(pieces[-1].words[-1])) + _WORD_REST
+    if prefix_last and patterns:
+        patterns[-1][-1] = _stem_pattern(pieces[-1].words[-1], prefix=True)
     return [
-        re.compile(_phrase_pattern(piece.words, words), re.IGNORECASE)
+        re.compile(_phrase_pattern(piece.words, words))
         for piece, words in zip(pieces, patterns, strict=True)
     ]
 
@@ -439,7 +444,7 @@ def _word_matcher(terms: Sequence[str]) -> re.Pattern[str] | None:
     parts = [_stem_pattern(term) for term in terms if term and term not in HIGHLIGHT_STOPWORDS]
     if not parts:
         return None
-    return re.compile("|".join(parts), re.IGNORECASE)
+    return re.compile("|".join(parts))
 
 
 def make_snippet(
