@@ -27,7 +27,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 CJK_RANGES = (
     "\u1100-\u11ff"  # Hangul Jamo
@@ -43,22 +43,32 @@ CJK_RANGES = (
     "\U00020000-\U0002fa1f\U00030000-\U000323af"  # CJK extensions B to H
 )
 """The characters written without spaces between words that this module splits into bigrams."""
-CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled on first use: a class of every CJK block takes milliseconds to
+    compile, which a program that never meets such text should not spend as it starts."""
+    return re.compile(pattern)
+
+
+CJK_RUN = f"[{CJK_RANGES}]+"
+"""A run of CJK characters (a regular expression)."""
 LINE_BREAK = r"[ \t]*\r?\n[ \t]*"
 """A line break with the indentation around it: hard-wrapped CJK text (a Markdown source, a
 rendered manual page) breaks lines inside words, and a reader reads on across it."""
-_WRAPPED_RUN = re.compile(f"[{CJK_RANGES}]+(?:{LINE_BREAK}[{CJK_RANGES}]+)*")
+_WRAPPED_RUN = f"[{CJK_RANGES}]+(?:{LINE_BREAK}[{CJK_RANGES}]+)*"
 _SPACE = re.compile(r"\s+")
 WORD_CHAR_OUTSIDE_CJK = f"[^\\W{CJK_RANGES}]"
 """A regular-expression class: a letter, digit or underscore that is not CJK (to split a query
 into words; a class this large takes milliseconds to compile, so it is compiled once)."""
-_WORD = re.compile(f"[{CJK_RANGES}]+|{WORD_CHAR_OUTSIDE_CJK}+")
+_WORD = f"[{CJK_RANGES}]+|{WORD_CHAR_OUTSIDE_CJK}+"
 _LATIN_BASE = re.compile(r"[A-Za-z]")
 
 
 def is_cjk(text: str) -> bool:
     """Whether ``text`` is one run of CJK characters (see :data:`CJK_RANGES`)."""
-    return CJK_RUN.fullmatch(text) is not None
+    return _compiled(CJK_RUN).fullmatch(text) is not None
 
 
 def run_tokens(run: str) -> list[str]:
@@ -72,7 +82,7 @@ def keyword_text(text: str) -> str:
     if text.isascii():
         return text
     text = unicodedata.normalize("NFKC", text)
-    return _WRAPPED_RUN.sub(_run_text, text)
+    return _compiled(_WRAPPED_RUN).sub(_run_text, text)
 
 
 def _run_text(run: re.Match[str]) -> str:
@@ -83,7 +93,7 @@ def _run_text(run: re.Match[str]) -> str:
 def query_words(text: str) -> list[str]:
     """The lowercase words of query text, in order: runs of CJK characters and runs of other
     letters and digits apart (``重跑gen-itgc后``: ``重跑``, ``gen``, ``itgc``, ``后``)."""
-    return _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+    return _compiled(_WORD).findall(unicodedata.normalize("NFKC", text).lower())
 
 
 @dataclass(frozen=True)
