@@ -795,6 +795,9 @@ class IndexAnswer(Answer):
     private (``index.sqlite 0644``)."""
     repairs: list[RepairAnswer]
     """Damaged stores set aside and built anew."""
+    notes: list[str]
+    """What else the run changed as it opened the index, one line each (the keyword tables of
+    an index made by an older explorer rebuilt, vectors kept)."""
     cancelled: bool
     vectors_unavailable: str | None = None
     """Why the vector store could not be reached after a keyword-only run."""
@@ -812,6 +815,7 @@ class IndexAnswer(Answer):
         *,
         rebuilt: bool = False,
         repairs: Sequence[Repair] = (),
+        notes: Sequence[str] = (),
     ) -> IndexAnswer:
         return cls(
             root=root,
@@ -831,6 +835,7 @@ class IndexAnswer(Answer):
             vectors_lost=report.vectors_lost,
             permissions_tightened=list(report.tightened),
             repairs=[RepairAnswer.build(repair) for repair in repairs],
+            notes=list(notes),
             cancelled=report.cancelled,
             vectors_unavailable=report.vectors_unavailable or None,
             keyword_seconds=round(report.keyword_seconds, 3),

@@ -145,6 +145,8 @@ class IndexDone:
     keywords_only: bool
     rebuilt: bool = False
     repairs: Sequence[Repair] = ()
+    notes: Sequence[str] = ()
+    """One line each: what opening the index changed (an older index's keyword tables)."""
 
 
 def index_folder(
@@ -196,7 +198,7 @@ def index_folder(
     finally:
         index.close()
     report.tightened = [entry.describe(settings.index_dir) for entry in index.tightened]
-    return IndexDone(settings, report, keywords_only, repairs=index.repairs)
+    return IndexDone(settings, report, keywords_only, repairs=index.repairs, notes=index.notes)
 
 
 def _paths_inside(root: Path, paths: tuple[Path, ...]) -> list[str]:
@@ -222,7 +224,11 @@ def index_answer(done: IndexDone) -> IndexAnswer:
     from explorer.api.answers import IndexAnswer
 
     return IndexAnswer.build(
-        str(done.settings.root), done.report, rebuilt=done.rebuilt, repairs=done.repairs
+        str(done.settings.root),
+        done.report,
+        rebuilt=done.rebuilt,
+        repairs=done.repairs,
+        notes=done.notes,
     )
 
 
@@ -234,8 +240,8 @@ def print_index_report(done: IndexDone, as_json: bool) -> None:
     settings, report, keywords_only = done.settings, done.report, done.keywords_only
     rebuilt, repairs = done.rebuilt, done.repairs
     lead = "rebuilt from scratch: " if rebuilt else ""
-    for repair in repairs:
-        click.echo(safe_text(repair.describe()))
+    for line in [repair.describe() for repair in repairs] + list(done.notes):
+        click.echo(safe_text(line))
     if report.tightened:
         shown = ", ".join(report.tightened[:3]) + (", ..." if len(report.tightened) > 3 else "")
         click.echo(

@@ -8,7 +8,10 @@ file's title counts too (``only database`` finds the ADR titled "SQLite as the o
 the typed words found in the title, or a close fuzzy match of them. Words typed apart match in
 any order, each in the path or the title (``getting started python`` finds
 ``languages/python/getting-started.md``), as fzf and VS Code do. Each match carries the
-positions of the matched characters (in the path and in the title) so a UI can mark them.
+positions of the matched characters (in the path and in the title) so a UI can mark them. Case,
+accents and compatibility forms are folded one character for one (``zurich`` finds
+``Zürich.md``; see :func:`~explorer.core.ingest.keyword_text.match_fold`), so the positions
+stay those of the path as written.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
+
+from explorer.core.ingest.keyword_text import match_fold
 
 TYPO_CUTOFF = 72.0
 """Least rapidfuzz score for a path whose characters do not contain the query in order."""
@@ -55,7 +60,7 @@ def match_paths(query: str, paths: Sequence[str], limit: int = 50) -> list[PathM
 
     White space in the query is ignored. An empty query gives the first paths in sorted order.
     """
-    keys = "".join(query.lower().split())
+    keys = "".join(match_fold(query).split())
     if not keys:
         return [PathMatch(path, 0.0) for path in sorted(paths)[:limit]]
     matches = []
@@ -70,10 +75,10 @@ def match_paths(query: str, paths: Sequence[str], limit: int = 50) -> list[PathM
 def match_files(query: str, titles: Mapping[str, str], limit: int = 50) -> list[PathMatch]:
     """The ``limit`` best matches of ``query`` among files ``{path: title}``, best first; a
     file matches by its path (as :func:`match_paths`) or by its title, whichever is better."""
-    keys = "".join(query.lower().split())
+    keys = "".join(match_fold(query).split())
     if not keys:
         return [PathMatch(path, 0.0, title=titles[path]) for path in sorted(titles)[:limit]]
-    words = list(dict.fromkeys(query.lower().split()))
+    words = list(dict.fromkeys(match_fold(query).split()))
     matches = []
     for path, title in titles.items():
         by_path = _score(keys, path)
@@ -99,7 +104,7 @@ def _words_score(words: Sequence[str], path: str, title: str) -> PathMatch | Non
     """Each of ``words`` matched on its own, in any order, in the path or the title; None
     when one of them matches nowhere. The score is the words' mean (a word whole in the file
     name counts most), on the path scores' scale."""
-    lowered, lowered_title = path.lower(), title.lower()
+    lowered, lowered_title = match_fold(path), match_fold(title)
     name_start = lowered.rfind("/") + 1
     total = 0.0
     positions: set[int] = set()
@@ -137,8 +142,8 @@ def _starts_word(text: str, start: int) -> bool:
 
 def _title_score(query: str, title: str) -> tuple[float, tuple[int, ...]] | None:
     """How well ``query`` matches ``title`` (on the path scores' scale) and where, or None."""
-    words = query.lower().split()
-    lowered = title.lower()
+    words = match_fold(query).split()
+    lowered = match_fold(title)
     if not title or not words:
         return None
     found = [lowered.find(word) for word in words]
@@ -159,7 +164,7 @@ def _title_score(query: str, title: str) -> tuple[float, tuple[int, ...]] | None
 
 
 def _score(keys: str, path: str) -> PathMatch | None:
-    lowered = path.lower()
+    lowered = match_fold(path)
     name_start = lowered.rfind("/") + 1
     name = lowered[name_start:]
     stem = name.rsplit(".", 1)[0] if "." in name[1:] else name

@@ -4,6 +4,9 @@ Anything a user types becomes a safe FTS5 expression: words are pulled out with 
 pattern, each is quoted, and they are OR-ed so BM25 ranks documents by how many and how rare the
 words they hold are. Identifiers and quoted text stay whole phrases; function words of a question
 in plain words are left out. Operators and punctuation in the input are never passed through.
+Words of Chinese, Japanese and Korean become the keyword index's bigrams
+(:mod:`explorer.core.ingest.keyword_text`); highlights and coverage match text folded for case
+and accents, so ``zurich`` marks ``Zürich``.
 """
 
 from __future__ import annotations
@@ -17,14 +20,26 @@ from functools import lru_cache
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.function_words import FUNCTION_WORDS
+from explorer.core.ingest.keyword_text import (
+    LINE_BREAK,
+    bigrams,
+    is_cjk,
+    match_fold,
+    phrase_tokens,
+    query_words,
+)
 from explorer.core.ingest.wildcards import CharClass, Token, TokenKind, Wildcard
 from explorer.core.safe_text import echoed
 from explorer.core.safe_text import quoted as quoted_value
 
-WORD = re.compile(r"\w+", re.UNICODE)
 GLOB_CHARS = set("*?[")
 MIN_PREFIX = 3
 """A word being typed is matched as a prefix only from this many characters on."""
+LONGEST_CJK_WORD = 4
+"""A run of CJK characters typed alone is matched as one word up to this many characters; a
+longer one (a long word, or several, as a question is written) as that word and each of its
+bigrams, each a piece of its own, so BM25 ranks the passages that hold the whole run first, then
+those holding most of its bigrams."""
 
 
 class QueryError(ExplorerError, ValueError):
@@ -41,10 +56,14 @@ class PathPatternError(QueryError):
 
 
 def query_terms(text: str) -> list[str]:
-    """The distinct lowercase words of a query, in order."""
+    """The distinct lowercase words of a query, in order (:func:`query_words`); a run of CJK
+    characters longer than a word is followed by its bigrams."""
     seen: dict[str, None] = {}
-    for word in WORD.findall(text.lower()):
+    for word in query_words(text):
         seen.setdefault(word, None)
+        if is_cjk(word) and len(word) > LONGEST_CJK_WORD:
+            for pair in bigrams(word):
+                seen.setdefault(pair, None)
     return list(seen)
 
 
@@ -78,12 +97,19 @@ def keyword_pieces(text: str) -> list[KeywordPiece]:
     """The distinct pieces of a query for the keyword leg, in order, function words included.
 
     Text in double quotes is one phrase; elsewhere each white-space separated piece is one
-    word, or (an identifier with inner punctuation such as ``TERN-E1042``) a phrase of its words.
+    word, or (an identifier with inner punctuation such as ``TERN-E1042``, or a word glued to
+    CJK text) a phrase of its words; a run of CJK characters longer than a word gives a piece
+    of its own and one per bigram (see :data:`LONGEST_CJK_WORD`).
     """
     pieces: dict[tuple[str, ...], KeywordPiece] = {}
 
     def add(raw: str, quoted: bool) -> None:
-        words = tuple(WORD.findall(raw.lower()))
+        words = tuple(query_words(raw))
+        if not quoted and len(words) == 1 and is_cjk(words[0]) and len(words[0]) > LONGEST_CJK_WORD:
+            pieces.setdefault(words, KeywordPiece(words, False))
+            for pair in bigrams(words[0]):
+                pieces.setdefault((pair,), KeywordPiece((pair,), False))
+            return
         if words and words not in pieces:
             identifier = not quoted and IDENTIFIER.search(raw) is not None
             pieces[words] = KeywordPiece(words, quoted or len(words) > 1, identifier)
@@ -187,7 +213,11 @@ def _phrases(
         return ()
     typing = prefix_last and not text[-1:].isspace() and not text.rstrip().endswith('"')
     last = every[-1]
-    quoted = ['"' + " ".join(piece.words) + '"' for piece in pieces]
+    quoted = [phrase_tokens(piece.words).fts() for piece in pieces]
+    if is_cjk(last.words[-1]):
+        # A CJK word comes whole from an input method, and one or two characters are a word
+        # (one of one character is a prefix already): no prefix, nothing dropped.
+        typing = False
     if typing and pieces[-1] is last:
         if len(" ".join(last.words)) >= MIN_PREFIX:
             # The keyword table stems what it is asked, prefixes too: "died" * is "di" *, every
@@ -235,12 +265,37 @@ def _last_token(word: str) -> str:
     return tokens[-1] if tokens else word
 
 
-def _stem_pattern(word: str) -> str:
+_LATIN_LETTER = "[0-9A-Za-z_\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]"
+"""A letter or digit of a Latin script: where a word typed in Latin letters starts and ends, so
+that CJK text right before or after it is no obstacle (``gen`` in ``重跑gen``). A small class:
+one of every CJK block made each highlight pattern take milliseconds to compile."""
+_LATIN_EDGES = (f"(?<!{_LATIN_LETTER})", f"(?!{_LATIN_LETTER})", f"{_LATIN_LETTER}*")
+_WORD_EDGES = (r"\b", r"\b", r"\w*")
+"""The same for a word of another alphabet (Greek, Cyrillic…)."""
+
+
+def _stem_pattern(word: str, prefix: bool = False) -> str:
     """A word and its inflections, crudely: short words exactly, longer ones by a shared start
-    (close to what the porter stemmer of the keyword leg matches)."""
+    (close to what the porter stemmer of the keyword leg matches), the whole word as a prefix
+    with ``prefix``; a CJK word exactly."""
+    word = match_fold(word)
+    if is_cjk(word):  # read on across a line break, as the keyword index does
+        return f"(?:{LINE_BREAK})?".join(map(re.escape, word))
+    start, end, rest = _LATIN_EDGES if word.isascii() else _WORD_EDGES
+    if prefix:
+        return start + re.escape(word) + rest
     if len(word) <= 4:
-        return re.escape(word) + r"\b"
-    return re.escape(word[: max(4, len(word) - 2)]) + r"\w*"
+        return start + re.escape(word) + end
+    return start + re.escape(word[: max(4, len(word) - 2)]) + rest
+
+
+def _phrase_pattern(words: Sequence[str], patterns: Sequence[str]) -> str:
+    """The ``patterns`` of ``words`` in order: apart, or (next to CJK text) maybe glued."""
+    joined = patterns[0]
+    for place in range(1, len(words)):
+        glue = r"\W*" if is_cjk(words[place - 1]) or is_cjk(words[place]) else r"\W+"
+        joined += glue + patterns[place]
+    return joined
 
 
 def coverage_matchers(
@@ -250,15 +305,20 @@ def coverage_matchers(
     being typed, matched as a prefix."""
     patterns = [[_stem_pattern(word) for word in piece.words] for piece in pieces]
     if prefix_last and patterns:
-        patterns[-1][-1] = re.escape(pieces[-1].words[-1]) + r"\w*"
-    return [re.compile(r"\b" + r"\W+".join(words), re.IGNORECASE) for words in patterns]
+        patterns[-1][-1] = _stem_pattern(pieces[-1].words[-1], prefix=True)
+    return [
+        re.compile(_phrase_pattern(piece.words, words))
+        for piece, words in zip(pieces, patterns, strict=True)
+    ]
 
 
 def coverage(text: str, matchers: Sequence[re.Pattern[str]]) -> float:
-    """The share of a query's pieces (patterns from :func:`coverage_matchers`) found in ``text``."""
+    """The share of a query's pieces (patterns from :func:`coverage_matchers`) found in ``text``
+    (folded for case and accents, see :func:`~explorer.core.ingest.keyword_text.match_fold`)."""
     if not matchers:
         return 0.0
-    return sum(1 for matcher in matchers if matcher.search(text)) / len(matchers)
+    folded = match_fold(text)
+    return sum(1 for matcher in matchers if matcher.search(folded)) / len(matchers)
 
 
 # -- path filters -----------------------------------------------------------------------------
@@ -380,18 +440,13 @@ class PathFilter:
 
 
 def _word_matcher(terms: Sequence[str]) -> re.Pattern[str] | None:
-    """A pattern for the words a snippet marks: short terms exactly, longer ones by stem."""
-    parts = []
-    for term in terms:
-        if not term or term in HIGHLIGHT_STOPWORDS:
-            continue
-        if len(term) <= 4:
-            parts.append(re.escape(term) + r"\b")
-        else:
-            parts.append(re.escape(term[: max(4, len(term) - 2)]) + r"\w*")
+    """A pattern for the words a snippet marks in text folded by
+    :func:`~explorer.core.ingest.keyword_text.match_fold`: short terms exactly, longer ones by
+    stem, CJK words as they are."""
+    parts = [_stem_pattern(term) for term in terms if term and term not in HIGHLIGHT_STOPWORDS]
     if not parts:
         return None
-    return re.compile(r"\b(?:" + "|".join(parts) + ")", re.IGNORECASE)
+    return re.compile("|".join(parts))
 
 
 def make_snippet(
@@ -400,10 +455,12 @@ def make_snippet(
     """A window of ``text`` around the densest run of query words, and where they stand in it.
 
     Words match by a crude stem (a shared prefix), which is close to what the porter stemmer of
-    the keyword leg matches. Returns (snippet, [(start, end), ...] spans within the snippet).
+    the keyword leg matches, case and accents aside. Returns (snippet, [(start, end), ...] spans
+    within the snippet).
     """
     matcher = _word_matcher(terms)
-    hits = [(m.start(), m.end()) for m in matcher.finditer(text)] if matcher else []
+    folded = match_fold(text) if matcher else ""
+    hits = [(m.start(), m.end()) for m in matcher.finditer(folded)] if matcher else []
     flat = " ".join(text.split())
     if not hits:
         return _shorten(flat, width), []

@@ -52,6 +52,7 @@ from explorer.core.store.index_files import (
     is_index_entry,
 )
 from explorer.core.store.keywords import (
+    UPGRADE_NOTE,
     KeywordIndex,
     KeywordIndexDamaged,
 )
@@ -183,6 +184,9 @@ class Index:
         self.read_only = read_only
         self.repairs: list[Repair] = []
         """Damaged stores this writer set aside and replaced, oldest first."""
+        self.notes: list[str] = []
+        """What else this writer changed as it opened the index, one line each (the keyword
+        tables of an older index rebuilt)."""
         self.tightened: list[OpenEntry] = []
         """Files and folders that other users could read until this writer took the lock."""
         self._write_lock = write_lock or WriteLock(settings.index_dir / LOCK_NAME)
@@ -198,6 +202,8 @@ class Index:
         if self._write_lock.held:
             self.tightened = self._make_private()
         self.keywords = self._open_keywords()
+        if self.keywords.upgraded:
+            self.notes.append(UPGRADE_NOTE)
         self._note_tightened()
         if self._write_lock.held:
             self.record_root()

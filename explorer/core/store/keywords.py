@@ -2,11 +2,13 @@
 
 The manifest (``files``) is the source of truth for what the index holds: each file's size,
 mtime, content hash and state. ``chunks`` holds every passage with its position, and
-``chunks_fts`` is an FTS5 table over the same rows (BM25, porter stemming), with the file's
-title beside each chunk's heading and text, and its front-matter description and tags beside its
-first chunk. ``files_fts`` holds each file whole (one row, keyed by its first chunk's rowid), for
-the BM25 of the page as a whole. All change in one transaction per file, so the keyword leg is
-never out of step with the manifest.
+``chunks_fts`` is an FTS5 table over the same rows (BM25, porter stemming, accents folded), with
+the file's title beside each chunk's heading and text, and its front-matter description and tags
+beside its first chunk. ``files_fts`` holds each file whole (one row, keyed by its first chunk's
+rowid), for the BM25 of the page as a whole. All change in one transaction per file, so the
+keyword leg is never out of step with the manifest. The FTS5 tables hold each text as it is
+matched (:func:`~explorer.core.ingest.keyword_text.keyword_text`: runs of Chinese, Japanese
+and Korean as bigrams); snippets are made from the chunks' own text.
 
 A damaged database (a truncated file, garbage, overwritten pages) is reported as
 :class:`KeywordIndexDamaged` wherever SQLite notices it: on opening, in :meth:`KeywordIndex.check`
@@ -33,6 +35,7 @@ from urllib.parse import quote
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.documents import Chunk
 from explorer.core.ingest.front_matter import FileMetadata
+from explorer.core.ingest.keyword_text import is_cjk, keyword_text
 from explorer.core.ingest.references import FileReference
 from explorer.core.models import FileState
 from explorer.core.private_files import create_private_file, make_private_dirs
@@ -58,8 +61,16 @@ __all__ = [
     "StoredChunk",
 ]
 
-SCHEMA_VERSION = "3"
-"""2: ``chunks_fts`` gained the description and tags columns; 3: ``files_fts``."""
+SCHEMA_VERSION = "4"
+"""2: ``chunks_fts`` gained the description and tags columns; 3: ``files_fts``; 4: the keyword
+tables hold :func:`keyword_text` (words of Chinese, Japanese and Korean as bigrams)."""
+KEYWORD_TEXT_SQL = "keyword_text"
+"""The SQL function every connection has for :func:`keyword_text`."""
+UPGRADE_NOTE = (
+    "upgraded: the keyword index was rebuilt from its passages so that words of Chinese,"
+    " Japanese and Korean text are found (no file read again, vectors kept)"
+)
+"""What a writer that rebuilt an older index's keyword tables tells the user, in one line."""
 DERIVED_KEPT = 32
 """Values :meth:`KeywordIndex.derived` keeps (least recently used dropped first)."""
 
@@ -114,30 +125,33 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
     title, heading, body, description, tags, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO chunks_fts(rowid, title, heading, body, description, tags)
-    SELECT c.rowid, f.title || COALESCE((SELECT char(10) || group_concat(value, char(10))
-            FROM json_each(f.metadata, '$.aliases') WHERE instr(value, '/') = 0), ''),
-        c.heading, c.text,
-        CASE c.ord WHEN 0 THEN COALESCE(json_extract(f.metadata, '$.description'), '') ELSE '' END,
-        CASE c.ord WHEN 0 THEN COALESCE((SELECT group_concat(value, ', ')
-            FROM json_each(f.metadata, '$.tags')), '') ELSE '' END
+    SELECT c.rowid, keyword_text(f.title || COALESCE((SELECT char(10) || group_concat(value,
+            char(10)) FROM json_each(f.metadata, '$.aliases') WHERE instr(value, '/') = 0), '')),
+        keyword_text(c.heading), keyword_text(c.text),
+        CASE c.ord WHEN 0 THEN keyword_text(COALESCE(json_extract(f.metadata, '$.description'),
+            '')) ELSE '' END,
+        CASE c.ord WHEN 0 THEN keyword_text(COALESCE((SELECT group_concat(value, ', ')
+            FROM json_each(f.metadata, '$.tags')), '')) ELSE '' END
     FROM chunks c JOIN files f ON f.path = c.path;
 DROP TABLE IF EXISTS files_fts;
 CREATE VIRTUAL TABLE files_fts USING fts5(
     title, heading, body, description, tags, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO files_fts(rowid, title, heading, body, description, tags)
-    SELECT MIN(c.rowid), f.title || COALESCE((SELECT char(10) || group_concat(value, char(10))
-            FROM json_each(f.metadata, '$.aliases') WHERE instr(value, '/') = 0), ''),
-        group_concat(c.heading, char(10)), group_concat(c.text, char(10)),
-        COALESCE(json_extract(f.metadata, '$.description'), ''),
-        COALESCE((SELECT group_concat(value, ', ') FROM json_each(f.metadata, '$.tags')), '')
+    SELECT MIN(c.rowid), keyword_text(f.title || COALESCE((SELECT char(10) || group_concat(value,
+            char(10)) FROM json_each(f.metadata, '$.aliases') WHERE instr(value, '/') = 0), '')),
+        keyword_text(group_concat(c.heading, char(10))), keyword_text(group_concat(c.text,
+            char(10))),
+        keyword_text(COALESCE(json_extract(f.metadata, '$.description'), '')),
+        keyword_text(COALESCE((SELECT group_concat(value, ', ')
+            FROM json_each(f.metadata, '$.tags')), ''))
     FROM (SELECT * FROM chunks ORDER BY path, ord) c JOIN files f ON f.path = c.path
     GROUP BY c.path;
 """
 """Rebuild the keyword tables from the chunks and the manifest (an index made before the
-description and tags columns, or before ``files_fts``): no file is read again and no vector
-changes. The title column holds the title and the page's other names (front-matter aliases
-that are not URLs; see :func:`~explorer.core.store.file_facts.search_title`).
+description and tags columns, before ``files_fts``, or before CJK bigrams): no file is read
+again and no vector changes. The title column holds the title and the page's other names
+(front-matter aliases that are not URLs; see :func:`~explorer.core.store.file_facts.search_title`).
 
 A file's description and tags go with its first chunk only: FTS5's BM25 normalises by the length
 of the whole row, so repeating them in every chunk would rank every passage of a described file
@@ -168,6 +182,13 @@ class KeywordIndexDamaged(ExplorerError):
             f"the keyword index {path} is damaged ({self.reason}); "
             f"run `{repair_command}` to repair it"
         )
+
+
+def _keyword_text_or_null(
+    text: str | bytes | int | float | None,
+) -> str | bytes | int | float | None:
+    """:func:`keyword_text` as an SQL function (NULL and numbers as they are)."""
+    return keyword_text(text) if isinstance(text, str) else text
 
 
 def _damage_reason(error: sqlite3.DatabaseError) -> str | None:
@@ -234,6 +255,14 @@ class _CheckedConnection(sqlite3.Connection):
             raise KeywordIndexDamaged(path, reason, command) from error
 
 
+def _telling_term(term: str) -> bool:
+    """Whether an index term may tell a file apart: a word of three characters or more with a
+    letter in it, or a CJK bigram (a CJK character alone is a piece of many words)."""
+    if len(term) == 2 and is_cjk(term):
+        return True
+    return len(term) > 2 and any(char.isalpha() for char in term)
+
+
 class KeywordIndex:
     """The SQLite database of one index directory; safe to share between threads."""
 
@@ -259,6 +288,9 @@ class KeywordIndex:
         self.found_empty = False
         """The database file was there but empty (zero bytes) when this writer opened it:
         whatever it held is lost, and it now holds a fresh index."""
+        self.upgraded = False
+        """This writer rebuilt the keyword tables of an index made by an older explorer (from
+        the chunks: no file read again, no vector changed)."""
         if read_only:
             self._db = self._connect_read_only()
             try:
@@ -306,6 +338,7 @@ class KeywordIndex:
             target, check_same_thread=False, timeout=30.0, uri=uri, factory=_CheckedConnection
         )
         db.damage = (self.path, self._repair_command)
+        db.create_function(KEYWORD_TEXT_SQL, 1, _keyword_text_or_null, deterministic=True)
         return db
 
     def _connect_read_only(self) -> sqlite3.Connection:
@@ -384,8 +417,8 @@ class KeywordIndex:
 
     def _upgrade_keyword_table(self) -> None:
         """Give an older index the keyword tables of this schema: the description and tags
-        columns, the whole-file table (a few seconds for 18k chunks; once, by whichever process
-        gets there first)."""
+        columns, the whole-file table, CJK bigrams (a few seconds for 18k chunks; once, by
+        whichever process gets there first)."""
         if not self._keyword_table_is_old():
             return
         self._db.execute("BEGIN IMMEDIATE")
@@ -397,6 +430,7 @@ class KeywordIndex:
                 self._db.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
                 )
+                self.upgraded = True
             self._db.commit()
         except BaseException:
             self._db.rollback()
@@ -559,8 +593,12 @@ class KeywordIndex:
         """Swap a file's chunks, fields and references for new ones (state pending); returns
         the old chunk ids."""
         now = time.time()
-        description, tags = metadata.get("description", ""), ", ".join(metadata.get("tags", []))
-        searched_title = search_title(title, metadata)  # the title and the page's aliases
+        description = keyword_text(metadata.get("description", ""))
+        tags = keyword_text(", ".join(metadata.get("tags", [])))
+        # the title and the page's aliases
+        searched_title = keyword_text(search_title(title, metadata))
+        headings = [keyword_text(chunk.heading_path) for _id, chunk in chunks]
+        texts = [keyword_text(chunk.text) for _id, chunk in chunks]
         with self._lock, self._db:
             old_ids = self._delete_chunks_of(path)
             first_rowid: int | None = None
@@ -587,8 +625,8 @@ class KeywordIndex:
                     (
                         cursor.lastrowid,
                         searched_title,
-                        chunk.heading_path,
-                        chunk.text,
+                        headings[ordinal],
+                        texts[ordinal],
                         "" if ordinal else description,
                         "" if ordinal else tags,
                     ),
@@ -602,8 +640,8 @@ class KeywordIndex:
                     (
                         first_rowid,
                         searched_title,
-                        "\n".join(chunk.heading_path for _id, chunk in chunks),
-                        "\n".join(chunk.text for _id, chunk in chunks),
+                        "\n".join(headings),
+                        "\n".join(texts),
                         description,
                         tags,
                     ),
@@ -645,8 +683,8 @@ class KeywordIndex:
                 "UPDATE files SET metadata = ? WHERE path = ?", (json.dumps(metadata), path)
             )
             self.facts.replace(path, metadata, references)
-            searched_title = search_title(row[0], metadata)
-            tags = ", ".join(metadata.get("tags", []))
+            searched_title = keyword_text(search_title(row[0], metadata))
+            tags = keyword_text(", ".join(metadata.get("tags", [])))
             rowids = [
                 rowid
                 for (rowid,) in self._db.execute(
@@ -826,15 +864,16 @@ class KeywordIndex:
             db = self._db
             db.execute("DELETE FROM temp.file_terms")
             db.execute(
-                "INSERT INTO temp.file_terms(title, heading, body) SELECT f.title, c.heading,"
-                " c.text FROM chunks c JOIN files f ON f.path = c.path WHERE c.path = ?",
+                "INSERT INTO temp.file_terms(title, heading, body) SELECT keyword_text(f.title),"
+                " keyword_text(c.heading), keyword_text(c.text) FROM chunks c"
+                " JOIN files f ON f.path = c.path WHERE c.path = ?",
                 (path,),
             )
             counted = sorted(
                 (
                     (term, count)
                     for term, count in db.execute("SELECT term, cnt FROM temp.file_terms_vocab")
-                    if len(term) > 2 and any(char.isalpha() for char in term)
+                    if _telling_term(term)
                 ),
                 key=lambda pair: (-pair[1], -len(pair[0]), pair[0]),
             )[:candidates]

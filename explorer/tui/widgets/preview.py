@@ -32,6 +32,7 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
 from explorer.core.ingest.formats.preview import PreviewDocument
+from explorer.core.ingest.keyword_text import accent_pattern
 from explorer.core.safe_text import safe_name, safe_text
 from explorer.tui.messages import FollowLink
 from explorer.tui.widgets.preview_loading import (
@@ -91,12 +92,12 @@ def markdown_headings(text: str, line_offset: int = 0) -> list[Heading]:
 
 
 def find_pattern(text: str) -> re.Pattern[str] | None:
-    """What ``/`` finds for ``text``: the literal words, ignoring case unless ``text`` has a
-    capital (vim's smartcase); None for nothing."""
+    """What ``/`` finds for ``text``: the literal words, accents aside (``cafe`` finds ``café``),
+    ignoring case unless ``text`` has a capital (vim's smartcase); None for nothing."""
     if not text:
         return None
     flags = 0 if any(c.isupper() for c in text) else re.IGNORECASE
-    return re.compile(re.escape(text), flags)
+    return re.compile(accent_pattern(text), flags)
 
 
 class FindBar(Input):

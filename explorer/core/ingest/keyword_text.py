@@ -1,0 +1,186 @@
+"""The text the keyword index matches, for languages written with or without spaces.
+
+SQLite's ``unicode61`` tokenizer splits text at whatever is not a letter or a digit, so a sentence
+of Chinese or Japanese (written without spaces) is one token and no word inside it can match.
+Before text goes into the keyword index, and before a query's words become FTS5 phrases, each run
+of CJK characters (Han, Hiragana, Katakana, Hangul, Bopomofo) is written as its overlapping
+bigrams, as Lucene's CJK analyzer makes them, then its last character alone::
+
+    重跑gen-itgc后检查  ->  重跑 跑 gen-itgc 后检 检查 查
+
+(a run goes on across a line break: hard-wrapped text breaks lines inside words), so a word of
+two or more characters is the phrase of its bigrams (``检查`` one token, ``数据库`` the
+phrase ``数据 据库``) and a word of one character is a prefix (``后*``: the one token each
+of its places in a run starts with). An identifier glued to CJK text is a word of its own.
+Text that is not CJK is left as it is (the index's porter stemmer and its accent folding see
+it as before); compatibility forms (full-width ``ＡＢＣ``, half-width ｶﾀｶﾅ, ligatures) are
+folded to their usual letters on both sides (NFKC).
+
+Highlights match a folded copy of a text that keeps its length (:func:`match_fold`): case, the
+accents of Latin letters and compatibility forms folded one character for one, so a snippet marks
+``Zürich`` for ``zurich`` and shows it as written.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+CJK_RANGES = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303c"  # 々〆〇, numerals, kana repeats
+    "\u3041-\u3096\u309d-\u309f"  # Hiragana
+    "\u30a1-\u30fa\u30fc-\u30ff"  # Katakana (the middle dot ・ separates)
+    "\u3105-\u312f\u3131-\u318e\u31a0-\u31bf\u31f0-\u31ff"  # Bopomofo, Hangul jamo, kana
+    "\u3400-\u4dbf\u4e00-\u9fff"  # CJK unified ideographs and extension A
+    "\ua960-\ua97f\uac00-\ud7a3\ud7b0-\ud7ff"  # Hangul syllables and jamo
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f\uffa0-\uffdc"  # half-width Katakana and Hangul
+    "\U0001b000-\U0001b16f"  # kana supplement
+    "\U00020000-\U0002fa1f\U00030000-\U000323af"  # CJK extensions B to H
+)
+"""The characters written without spaces between words that this module splits into bigrams."""
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled on first use: a class of every CJK block takes milliseconds to
+    compile, which a program that never meets such text should not spend as it starts."""
+    return re.compile(pattern)
+
+
+CJK_RUN = f"[{CJK_RANGES}]+"
+"""A run of CJK characters (a regular expression)."""
+LINE_BREAK = r"[ \t]*\r?\n[ \t]*"
+"""A line break with the indentation around it: hard-wrapped CJK text (a Markdown source, a
+rendered manual page) breaks lines inside words, and a reader reads on across it."""
+_WRAPPED_RUN = f"[{CJK_RANGES}]+(?:{LINE_BREAK}[{CJK_RANGES}]+)*"
+_SPACE = re.compile(r"\s+")
+WORD_CHAR_OUTSIDE_CJK = f"[^\\W{CJK_RANGES}]"
+"""A regular-expression class: a letter, digit or underscore that is not CJK (to split a query
+into words; a class this large takes milliseconds to compile, so it is compiled once)."""
+_WORD = f"[{CJK_RANGES}]+|{WORD_CHAR_OUTSIDE_CJK}+"
+_LATIN_BASE = re.compile(r"[A-Za-z]")
+
+
+def is_cjk(text: str) -> bool:
+    """Whether ``text`` is one run of CJK characters (see :data:`CJK_RANGES`)."""
+    return _compiled(CJK_RUN).fullmatch(text) is not None
+
+
+def run_tokens(run: str) -> list[str]:
+    """The index tokens of one CJK run: its overlapping bigrams, then its last character."""
+    return [run[place : place + 2] for place in range(len(run) - 1)] + [run[-1:]]
+
+
+def keyword_text(text: str) -> str:
+    """``text`` as the keyword index holds it for matching (see the module docstring); text of
+    plain ASCII is returned as it is."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKC", text)
+    return _compiled(_WRAPPED_RUN).sub(_run_text, text)
+
+
+def _run_text(run: re.Match[str]) -> str:
+    """One run of CJK characters (on one line or across line breaks) as its index tokens."""
+    return " " + " ".join(run_tokens(_SPACE.sub("", run.group()))) + " "
+
+
+def query_words(text: str) -> list[str]:
+    """The lowercase words of query text, in order: runs of CJK characters and runs of other
+    letters and digits apart (``重跑gen-itgc后``: ``重跑``, ``gen``, ``itgc``, ``后``)."""
+    return _compiled(_WORD).findall(unicodedata.normalize("NFKC", text).lower())
+
+
+@dataclass(frozen=True)
+class PhraseTokens:
+    """A query phrase as the keyword index's tokens."""
+
+    tokens: tuple[str, ...]
+    prefix: bool
+    """The last token is a prefix: a CJK word of one character that ends the phrase."""
+
+    def fts(self) -> str:
+        """The phrase as an FTS5 string (with `` *`` for a prefix)."""
+        return '"' + " ".join(self.tokens).replace('"', '""') + '"' + (" *" if self.prefix else "")
+
+
+def phrase_tokens(words: Sequence[str]) -> PhraseTokens:
+    """The index tokens of a phrase of ``words`` (from :func:`query_words`), matched in order.
+
+    A CJK word followed by another word ends its run in the text as in the query, so it brings
+    its last character too (as :func:`run_tokens` does); the CJK word that ends the phrase may
+    go on in the text, so it brings its bigrams only, or, of one character, that character as
+    a prefix of the token its place in the text starts.
+    """
+    tokens: list[str] = []
+    for place, word in enumerate(words):
+        if not is_cjk(word):
+            tokens.append(word)
+        elif place < len(words) - 1:
+            tokens.extend(run_tokens(word))
+        else:
+            tokens.extend(run_tokens(word)[:-1] or [word])
+    return PhraseTokens(tuple(tokens), is_cjk(words[-1]) and len(words[-1]) == 1)
+
+
+def bigrams(word: str) -> list[str]:
+    """The overlapping bigrams of a CJK word (the word itself when it has one character)."""
+    return run_tokens(word)[:-1] or [word]
+
+
+@lru_cache(maxsize=4096)
+def _fold_char(char: str) -> str:
+    """One character folded for matching, always one character: compatibility form, case and
+    the accents of a Latin letter (``Ü`` -> ``u``, ``Ａ`` -> ``a``); unchanged where a fold
+    would give more or fewer characters (``ß``, ``ﬁ``)."""
+    folded = unicodedata.normalize("NFKC", char)
+    folded = folded if len(folded) == 1 else char
+    lower = folded.lower()
+    folded = lower if len(lower) == 1 else folded
+    parts = unicodedata.normalize("NFD", folded)
+    marks = parts[1:]
+    if marks and _LATIN_BASE.match(parts[0]) and all(map(unicodedata.combining, marks)):
+        return parts[0]
+    return folded
+
+
+def match_fold(text: str) -> str:
+    """``text`` folded for highlights, one character for one, so that a match in the folded
+    text is at the same place in ``text`` (see :func:`_fold_char`)."""
+    if text.isascii():
+        return text.lower()
+    return "".join(_fold_char(char) for char in text)
+
+
+@lru_cache(maxsize=1)
+def _accented() -> dict[str, str]:
+    """Each ASCII letter and the Latin letters written as it with accents (``e``: ``éèêë…``),
+    case kept."""
+    variants: dict[str, list[str]] = {}
+    for point in (*range(0xC0, 0x250), *range(0x1E00, 0x1F00)):
+        char = chr(point)
+        parts = unicodedata.normalize("NFD", char)
+        marks = parts[1:]
+        if marks and _LATIN_BASE.match(parts[0]) and all(map(unicodedata.combining, marks)):
+            variants.setdefault(parts[0], []).append(char)
+    return {base: "".join(chars) for base, chars in variants.items()}
+
+
+def accent_pattern(text: str) -> str:
+    """A regular expression for ``text`` as typed, accents aside: each Latin letter matches
+    itself with any accent (``cafe`` finds ``café``, ``café`` finds ``cafe``)."""
+    accented = _accented()
+    pattern = []
+    for char in text:
+        parts = unicodedata.normalize("NFD", char)
+        base = parts[0] if _LATIN_BASE.match(parts[0]) else char
+        if base in accented:
+            pattern.append(f"[{base}{accented[base]}]")
+        else:
+            pattern.append(re.escape(char))
+    return "".join(pattern)
