@@ -77,7 +77,9 @@ def test_excerpts_show_a_wikilinks_label():
 def test_an_image_opened_names_itself_and_how_to_see_it(tmp_path):
     (tmp_path / "shot.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + b"\0" * 3000)
     document = preview_document("shot.png", tmp_path / "shot.png")
-    assert document.note == "Image shot.png (PNG, 3 KB): ctrl+o opens it in the system's image viewer."
+    assert document.note == (
+        "Image shot.png (PNG, 3 KB): ctrl+o opens it in the system's image viewer."
+    )
     (tmp_path / "blob.bin").write_bytes(b"\0\1\2" * 100)
     assert preview_document("blob.bin", tmp_path / "blob.bin").note == (
         "Binary file: nothing to preview."
