@@ -35,13 +35,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 import explorer
-from explorer.cli.commands import (
-    IndexOptions,
-    links_target,
-    output_format,
-    related_target,
-    settings_for,
-)
 from explorer.cli.reader_protocol import (
     Answer,
     Call,
@@ -54,6 +47,13 @@ from explorer.cli.reader_protocol import (
     code_fingerprint,
     decode_reply,
     encode_request,
+)
+from explorer.cli.targets import (
+    IndexOptions,
+    links_target,
+    output_format,
+    related_target,
+    settings_for,
 )
 from explorer.core.errors import ExplorerError
 from explorer.core.models import SearchMode
@@ -166,7 +166,7 @@ def resolve(argv: list[str], cli: click.Group) -> ResolvedCall | None:
 def _several_folders(name: str, params: dict[str, Any]) -> bool:
     """Whether the command opens named collections (:mod:`explorer.cli.several`) rather than
     one index."""
-    from explorer.cli.several import uses_collections
+    from explorer.cli.targets import uses_collections
     from explorer.settings.config import folder_arguments
     from explorer.settings.user_config import load_folders_config
 
@@ -186,7 +186,7 @@ def _call(name: str, params: dict[str, Any]) -> tuple[Settings, Call, bool]:
     options = IndexOptions(params["index_dir"], params["model"], params["chroma_url"])
     if name == "search":
         output = output_format(params["as_json"], params["output_format"])
-        settings = settings_for(_first_folder(params["folders"]), options)
+        settings = settings_for(_first_folder(params["folders"]), options, check_recorded=False)
         mode = SearchMode(params["mode"])
         search = SearchCall(
             query=params["query"],
@@ -208,12 +208,16 @@ def _call(name: str, params: dict[str, Any]) -> tuple[Settings, Call, bool]:
         )
         return settings, search, mode is not SearchMode.KEYWORD
     if name == "related":
-        settings, rel_path = related_target(params["file"], options, params["root"])
+        settings, rel_path = related_target(
+            params["file"], options, params["root"], check_recorded=False
+        )
         return settings, RelatedCall(rel_path, params["limit"], params["as_json"]), True
     if name == "links":
-        settings, rel_path = links_target(params["file"], options, params["root"])
+        settings, rel_path = links_target(
+            params["file"], options, params["root"], check_recorded=False
+        )
         return settings, LinksCall(rel_path, params["as_json"]), False
-    settings = settings_for(_first_folder(params["folders"]), options)
+    settings = settings_for(_first_folder(params["folders"]), options, check_recorded=False)
     return settings, StatusCall(params["as_json"]), True
 
 
