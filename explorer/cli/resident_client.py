@@ -8,7 +8,9 @@ command would, resolves everything that depends on its own environment, working 
 config file (the index, the root, FILE relative to the root, the settings, the output format),
 and sends the reader one typed read request (:mod:`explorer.cli.reader_protocol`); it writes the
 text the reader answers. It imports nothing heavy (no chromadb, torch, numpy or
-sentence_transformers, nor pydantic).
+sentence_transformers, nor pydantic; nor the CLI's commands, the keyword store, SQLite or YAML:
+it resolves with :mod:`explorer.cli.targets`), so a served search is mostly Python's start
+(``tests/unit/test_core_imports.py`` keeps it so).
 
 Whenever the reader cannot answer exactly as this process would, the client answers ``None``
 and the command runs in this process as usual: no socket yet (one is started for the next call),

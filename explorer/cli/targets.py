@@ -4,7 +4,8 @@ that folder's root, and the output format.
 
 The client of the resident reader (:mod:`explorer.cli.resident_client`) resolves a command line
 with these very functions before it asks the reader, so this module imports nothing heavy: the
-keyword store is imported only to read the root an index records, and only when no ROOT says it.
+keyword store (SQLite, and YAML through the documents) only where the root an index records is
+read, which the client does only when no ROOT is given (the reader checks a given one).
 """
 
 from __future__ import annotations
