@@ -7,7 +7,6 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -15,14 +14,18 @@ import click
 
 from explorer.api.requests import SearchOptions
 from explorer.cli.render import print_json
+from explorer.cli.targets import (
+    IndexOptions,
+    OutputFormat,
+    RootError,
+    links_target,
+    related_target,
+    settings_for,
+)
 from explorer.core.errors import ExplorerError, literal
-from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SyncPhase
 from explorer.core.safe_text import echoed, quoted, safe_text
-from explorer.core.store.index_files import ROOT_META
-from explorer.core.store.keywords import KeywordIndex, KeywordIndexDamaged
 from explorer.settings.config import NamedFolder, OpenFolders, Settings
-from explorer.settings.locations import default_index_dir
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -39,64 +42,9 @@ if TYPE_CHECKING:
     from explorer.core.store.manifest_records import DiskChanges
 
 
-class RootError(ExplorerError, ValueError):
-    """A folder or file argument that cannot be used."""
-
-
-class RootMismatch(RootError):
-    """ROOT is not the folder the index directory was built for."""
-
-    def __init__(self, index_dir: Path, indexed: Path, given: Path) -> None:
-        super().__init__(
-            f"the index at {index_dir} belongs to {indexed}, not to {given}: leave ROOT out "
-            f"to use {indexed}, or pass another --index-dir for {given}"
-        )
-
-
 EXIT_FOUND = 0
 EXIT_NOTHING_FOUND = 1
 """``search`` found no file (grep's convention: 0 found, 1 nothing found, 2 an error)."""
-
-
-def check_root(root: Path) -> Path:
-    """The absolute folder ``root``, or a one-line error if it is not a folder."""
-    if not root.exists():
-        raise RootError(f"no such folder: {echoed(root)}")
-    if not root.is_dir():
-        raise RootError(f"not a folder: {echoed(root)}")
-    return root.resolve()
-
-
-@dataclass(frozen=True)
-class IndexOptions:
-    """The options every subcommand takes: which index, which model, which vector store."""
-
-    index_dir: Path | None = None
-    model: str | None = None
-    chroma_url: str | None = None
-
-
-def settings_for(root: Path | None, options: IndexOptions) -> Settings:
-    """Settings for a command: ROOT if given, else the root stored in --index-dir, else cwd.
-
-    Raises :class:`RootMismatch` when the index directory belongs to another folder that
-    still exists (a folder that was moved may take its old index along).
-    """
-    if root is None and options.index_dir is not None:
-        root = stored_root(options.index_dir)
-    settings = Settings.for_root(
-        check_root(root or Path(".")),
-        options.index_dir,
-        model=options.model,
-        chroma_url=options.chroma_url,
-    )
-    try:
-        indexed = stored_root(settings.index_dir)
-    except KeywordIndexDamaged:
-        return settings  # `index` repairs it; a reader's open says what to do
-    if indexed is not None and indexed != settings.root and indexed.is_dir():
-        raise RootMismatch(settings.index_dir, indexed, settings.root)
-    return settings
 
 
 def require_server(settings: Settings) -> None:
@@ -105,20 +53,6 @@ def require_server(settings: Settings) -> None:
         from explorer.core.store.chroma_server import check_server, parse_server_url
 
         check_server(parse_server_url(settings.chroma_url))
-
-
-def stored_root(index_dir: Path) -> Path | None:
-    """The folder the index in ``index_dir`` was built for, if it records one."""
-    database = index_dir / "index.sqlite"
-    if not database.exists():
-        return None
-    command = f"explorer index <the folder it indexes> --index-dir {index_dir}"
-    keywords = KeywordIndex(database, read_only=True, repair_command=command)
-    try:
-        stored = keywords.get_meta(ROOT_META)
-    finally:
-        keywords.close()
-    return Path(stored) if stored else None
 
 
 def run_index(
@@ -401,24 +335,6 @@ def _open_vectors(index: Index) -> None:
         pass
 
 
-class OutputFormat(StrEnum):
-    """How ``explorer search`` prints its answer."""
-
-    TEXT = "text"
-    JSON = "json"
-    PATHS = "paths"
-    """One ``path<TAB>score`` line per file."""
-
-
-def output_format(as_json: bool, chosen: str | None) -> OutputFormat:
-    """The format ``--json`` and ``--format`` ask for together (they must agree)."""
-    from explorer.core.retrieval.query import QueryError
-
-    if as_json and chosen not in (None, "json"):
-        raise QueryError(f"--json and --format {echoed(chosen)} exclude each other")
-    return OutputFormat.JSON if as_json else OutputFormat(chosen or "text")
-
-
 @dataclass(frozen=True)
 class SearchOutput:
     """How ``explorer search`` prints its answer: the format, and the details asked for."""
@@ -528,37 +444,6 @@ def print_search(
             named = bool(outcome.roots)
             render_search(outcome.answer, output.explain, outcome.first, out, named)
     return EXIT_FOUND if outcome.found else EXIT_NOTHING_FOUND
-
-
-def related_settings(file: Path, options: IndexOptions, root: Path | None) -> Settings:
-    """The settings ``explorer related FILE`` uses: of ROOT if given, else of the root stored
-    in --index-dir, else of the nearest folder above FILE that has an index."""
-    if not file.exists():
-        raise RootError(f"no such file: {echoed(file)}")
-    if not file.is_file():
-        raise RootError(f"not a file: {echoed(file)}")
-    if root is None and options.index_dir is not None:
-        root = stored_root(options.index_dir)
-    if root is None:
-        root = _find_indexed_root(file.resolve())
-    return settings_for(root, options)
-
-
-def related_target(file: Path, options: IndexOptions, root: Path | None) -> tuple[Settings, str]:
-    """The settings ``explorer related FILE`` uses, and FILE relative to their root."""
-    file = Path(existing_path(os.fspath(file)))  # as typed, as an index key, or as shown
-    settings = related_settings(file, options, root)
-    return settings, _inside_root(file, file.resolve(), settings)
-
-
-def _inside_root(file: Path, absolute: Path, settings: Settings) -> str:
-    """``absolute`` (FILE as typed, resolved) relative to the root, ``/``-separated."""
-    try:
-        return path_key(absolute.relative_to(settings.root).as_posix())
-    except ValueError:
-        raise RootError(
-            f"{echoed(file)} is not inside the indexed folder {settings.root}"
-        ) from None
 
 
 def run_related(
@@ -684,13 +569,6 @@ def _related_answer(
         writer.close()
 
 
-def _find_indexed_root(file: Path) -> Path:
-    for parent in file.parents:
-        if (default_index_dir(parent) / "index.sqlite").exists():
-            return parent
-    raise RootError(f"no index holds {file}; run `explorer index FOLDER` or pass --root")
-
-
 def run_status(root: Path | None, options: IndexOptions, as_json: bool) -> None:
     print_status(status_answer(settings_for(root, options)), as_json)
 
@@ -736,21 +614,6 @@ def status_json(checked: CheckedStatus) -> StatusAnswer:
     status = checked.status
     stale = Staleness.build(checked.changes, status.waiting_for_vectors)
     return StatusAnswer.build(status, stale=stale).model_copy(update={"writer": checked.writer})
-
-
-def links_target(file: Path, options: IndexOptions, root: Path | None) -> tuple[Settings, str]:
-    """The settings ``explorer links FILE`` uses, and FILE relative to their root (FILE may be
-    gone: its backlinks are then the links to fix)."""
-    file = Path(existing_path(os.fspath(file)))  # as typed, as an index key, or as shown
-    if file.is_dir():
-        raise RootError(f"not a file: {echoed(file)}")
-    absolute = file.absolute().resolve()
-    if root is None and options.index_dir is not None:
-        root = stored_root(options.index_dir)
-    if root is None:
-        root = _find_indexed_root(absolute)
-    settings = settings_for(root, options)
-    return settings, _inside_root(file, absolute, settings)
 
 
 def run_links(file: Path, options: IndexOptions, root: Path | None, as_json: bool) -> None:

@@ -254,8 +254,9 @@ def open_command(
     """Open the explorer TUI on ROOT (default: the current folder), or on several folders
     (ROOT MORE...) searched as one, each a collection; with no folder and `default_collections`
     in the config file, on those."""
-    from explorer.cli.commands import IndexOptions, check_root, require_server, settings_for
+    from explorer.cli.commands import require_server
     from explorer.cli.several import open_named
+    from explorer.cli.targets import IndexOptions, check_root, settings_for
     from explorer.settings.config import folder_arguments
     from explorer.settings.user_config import load_folders_config
 
@@ -325,8 +326,9 @@ def index(
 
     `explorer index ROOT --only PATH...` updates just those paths of ROOT.
     """
-    from explorer.cli.commands import IndexOptions, run_index
+    from explorer.cli.commands import run_index
     from explorer.cli.several import index_several
+    from explorer.cli.targets import IndexOptions
     from explorer.settings.config import folder_argument, folder_arguments
 
     root, paths = (folder_argument(folders[0]).path, folders[1:]) if folders else (None, ())
@@ -487,9 +489,10 @@ def search(
     was, 2 on an error.
     """
     from explorer.api.requests import SearchOptions
-    from explorer.cli.commands import IndexOptions, SearchOutput, run_search
-    from explorer.cli.commands import output_format as chosen_format
-    from explorer.cli.several import search_several, uses_collections
+    from explorer.cli.commands import SearchOutput, run_search
+    from explorer.cli.several import search_several
+    from explorer.cli.targets import IndexOptions, uses_collections
+    from explorer.cli.targets import output_format as chosen_format
     from explorer.core.retrieval.agent_context import ContextOptions
     from explorer.settings.config import folder_arguments
 
@@ -547,8 +550,9 @@ def related(
     """Show the files nearest in meaning to FILE, in FILE's folder and in every FOLDER given
     (default: FILE's folder, and the config's default_collections when one of them holds
     FILE)."""
-    from explorer.cli.commands import IndexOptions, run_related
+    from explorer.cli.commands import run_related
     from explorer.cli.several import related_several
+    from explorer.cli.targets import IndexOptions
     from explorer.settings.config import folder_arguments
 
     options = IndexOptions(index_dir, model, chroma_url)
@@ -574,8 +578,9 @@ def status(
 ) -> None:
     """Show what the index of each FOLDER holds and whether it needs a rebuild (default: the
     config's default_collections, else the current folder)."""
-    from explorer.cli.commands import IndexOptions, run_status
+    from explorer.cli.commands import run_status
     from explorer.cli.several import status_several
+    from explorer.cli.targets import IndexOptions
     from explorer.settings.config import folder_arguments
 
     options = IndexOptions(index_dir, model, chroma_url)
@@ -606,7 +611,8 @@ def links(
 
     FILE may be a file that no longer exists: its backlinks are then the links to fix.
     """
-    from explorer.cli.commands import IndexOptions, run_links
+    from explorer.cli.commands import run_links
+    from explorer.cli.targets import IndexOptions
 
     run_links(file, IndexOptions(index_dir, model, chroma_url), root, as_json)
 
@@ -630,7 +636,8 @@ def check_refs(
     The keyword index of ROOT is brought up to date first (no model is loaded), so this works
     in a git hook or CI without a prior `explorer index`.
     """
-    from explorer.cli.commands import IndexOptions, run_check_refs
+    from explorer.cli.commands import run_check_refs
+    from explorer.cli.targets import IndexOptions
 
     if run_check_refs(root, IndexOptions(index_dir, model, chroma_url), as_json):
         sys.exit(EXIT_MISSING_REFERENCES)
@@ -657,8 +664,9 @@ def mcp_command(
     are served as collections: results name theirs, and a collections tool lists them and the
     config's scopes.
     """
-    from explorer.cli.commands import IndexOptions, run_mcp
+    from explorer.cli.commands import run_mcp
     from explorer.cli.several import mcp_several
+    from explorer.cli.targets import IndexOptions
     from explorer.settings.config import folder_arguments
 
     options = IndexOptions(index_dir, model, chroma_url)

@@ -26,7 +26,6 @@ from explorer.cli.commands import (
     related_answer,
     search_answer,
     status_answer,
-    stored_root,
 )
 from explorer.cli.reader_protocol import (
     Answer,
@@ -37,6 +36,7 @@ from explorer.cli.reader_protocol import (
     RequestRefused,
     SearchCall,
 )
+from explorer.cli.targets import stored_root
 from explorer.core.models import SearchMode
 from explorer.settings.config import Settings
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import explorer
-from explorer.cli.commands import OutputFormat
+from explorer.cli.targets import OutputFormat
 from explorer.core.models import SearchMode
 from explorer.settings.config import Settings
 

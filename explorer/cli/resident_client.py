@@ -8,7 +8,9 @@ command would, resolves everything that depends on its own environment, working 
 config file (the index, the root, FILE relative to the root, the settings, the output format),
 and sends the reader one typed read request (:mod:`explorer.cli.reader_protocol`); it writes the
 text the reader answers. It imports nothing heavy (no chromadb, torch, numpy or
-sentence_transformers, nor pydantic).
+sentence_transformers, nor pydantic; nor the CLI's commands, the keyword store, SQLite or YAML:
+it resolves with :mod:`explorer.cli.targets`), so a served search is mostly Python's start
+(``tests/unit/test_core_imports.py`` keeps it so).
 
 Whenever the reader cannot answer exactly as this process would, the client answers ``None``
 and the command runs in this process as usual: no socket yet (one is started for the next call),
@@ -35,13 +37,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 import explorer
-from explorer.cli.commands import (
-    IndexOptions,
-    links_target,
-    output_format,
-    related_target,
-    settings_for,
-)
 from explorer.cli.reader_protocol import (
     Answer,
     Call,
@@ -54,6 +49,13 @@ from explorer.cli.reader_protocol import (
     code_fingerprint,
     decode_reply,
     encode_request,
+)
+from explorer.cli.targets import (
+    IndexOptions,
+    links_target,
+    output_format,
+    related_target,
+    settings_for,
 )
 from explorer.core.errors import ExplorerError
 from explorer.core.models import SearchMode
@@ -166,7 +168,7 @@ def resolve(argv: list[str], cli: click.Group) -> ResolvedCall | None:
 def _several_folders(name: str, params: dict[str, Any]) -> bool:
     """Whether the command opens named collections (:mod:`explorer.cli.several`) rather than
     one index."""
-    from explorer.cli.several import uses_collections
+    from explorer.cli.targets import uses_collections
     from explorer.settings.config import folder_arguments
     from explorer.settings.user_config import load_folders_config
 
@@ -186,7 +188,7 @@ def _call(name: str, params: dict[str, Any]) -> tuple[Settings, Call, bool]:
     options = IndexOptions(params["index_dir"], params["model"], params["chroma_url"])
     if name == "search":
         output = output_format(params["as_json"], params["output_format"])
-        settings = settings_for(_first_folder(params["folders"]), options)
+        settings = settings_for(_first_folder(params["folders"]), options, check_recorded=False)
         mode = SearchMode(params["mode"])
         search = SearchCall(
             query=params["query"],
@@ -208,13 +210,17 @@ def _call(name: str, params: dict[str, Any]) -> tuple[Settings, Call, bool]:
         )
         return settings, search, mode is not SearchMode.KEYWORD
     if name == "related":
-        settings, rel_path = related_target(params["file"], options, params["root"])
+        settings, rel_path = related_target(
+            params["file"], options, params["root"], check_recorded=False
+        )
         call = RelatedCall(rel_path, params["limit"], params["as_json"], params["unlinked"])
         return settings, call, True
     if name == "links":
-        settings, rel_path = links_target(params["file"], options, params["root"])
+        settings, rel_path = links_target(
+            params["file"], options, params["root"], check_recorded=False
+        )
         return settings, LinksCall(rel_path, params["as_json"]), False
-    settings = settings_for(_first_folder(params["folders"]), options)
+    settings = settings_for(_first_folder(params["folders"]), options, check_recorded=False)
     return settings, StatusCall(params["as_json"]), True
 
 

@@ -21,22 +21,19 @@ import click
 
 from explorer.cli.commands import (
     CheckedStatus,
-    IndexOptions,
-    RootError,
     SearchOutcome,
     SearchOutput,
     check_patterns,
-    check_root,
     index_answer,
     index_folder,
     print_index_report,
     print_search,
     require_server,
-    settings_for,
     status_answer,
     status_json,
 )
 from explorer.cli.render import print_json
+from explorer.cli.targets import IndexOptions, RootError, check_root, settings_for
 from explorer.core.ingest.root_paths import existing_path, path_key
 from explorer.core.models import SearchMode
 from explorer.core.safe_text import echoed
@@ -49,22 +46,6 @@ if TYPE_CHECKING:
     from explorer.core.retrieval.agent_context import ContextOptions
     from explorer.core.retrieval.collections import Collections
     from explorer.core.retrieval.search import SearchRequest
-
-
-def uses_collections(
-    folders: Sequence[FolderArgument], query: str, collections: Sequence[str], scopes: Sequence[str]
-) -> bool:
-    """Whether ``explorer search QUERY FOLDERS`` searches named collections rather than one
-    folder's index as before: several folders, a collection or scope asked for (as an option
-    or a word of the query), or no folder while the config file names a default set."""
-    from explorer.core.retrieval.file_filter import parse_filter_words
-
-    if len(folders) > 1 or collections or scopes:
-        return True
-    parsed = parse_filter_words(query)
-    if parsed.collections or parsed.scopes:
-        return True
-    return not folders and bool(load_folders_config().default_collections)
 
 
 def open_named(
@@ -243,7 +224,7 @@ def related_several(
     given (with none: the config's ``default_collections`` when one of them holds FILE).
     FILE is a real path on disk: the open folder that holds it is its collection. False when
     only FILE's own folder is searched (the caller answers as before)."""
-    from explorer.cli.commands import _find_indexed_root
+    from explorer.cli.targets import find_indexed_root
 
     if not folders and not load_folders_config().default_collections:
         return False
@@ -256,7 +237,7 @@ def related_several(
     if not _holder(opened.folders, absolute):
         if not folders:  # the default set does not hold it: its own folder, as before
             return False
-        own = root if root is not None else _find_indexed_root(absolute)
+        own = root if root is not None else find_indexed_root(absolute)
         opened = open_named([FolderArgument(own), *folders], options)
     if len(opened.folders) == 1:
         return False

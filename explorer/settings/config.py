@@ -7,8 +7,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from explorer.core.retrieval.scopes import Scope, check_name
 from explorer.core.safe_text import quoted
 from explorer.core.settings import DEFAULT_MODEL, IndexSettings
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
@@ -21,6 +21,9 @@ from explorer.settings.user_config import (
     load_folders_config,
     load_user_config,
 )
+
+if TYPE_CHECKING:
+    from explorer.core.retrieval.scopes import Scope
 
 MODEL_ENV = "EXPLORER_MODEL"
 
@@ -144,6 +147,8 @@ def folder_argument(given: str | os.PathLike[str]) -> FolderArgument:
     name, equals, path = text.partition("=")
     if not equals or "/" in name or os.sep in name or Path(text).expanduser().exists():
         return FolderArgument(Path(text))
+    from explorer.core.retrieval.scopes import check_name
+
     check_name(name)
     if not path:
         raise ConfigError(f"{quoted(text)}: give the folder after '=' (NAME=PATH)")

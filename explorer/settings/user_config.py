@@ -56,15 +56,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
-from typing import get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, get_args, get_origin, get_type_hints
 
 from explorer.core.errors import ExplorerError
-from explorer.core.retrieval.query import PathPatternError
-from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
 from explorer.core.safe_text import quoted
 from explorer.core.settings import Bounds, IndexSettings, knobs
 from explorer.core.state_files import UnreadableFile, read_bounded
 from explorer.settings.locations import config_dir
+
+if TYPE_CHECKING:
+    from explorer.core.retrieval.scopes import Scope
 
 CONFIG_NAME = "config.toml"
 CONFIG_MAX_BYTES = 1_000_000
@@ -310,6 +311,8 @@ def _check_scope_collections(path: Path, config: FoldersConfig, scopes: tuple[Sc
 
 def _tables(path: Path, key: str, value: object) -> dict[str, dict[str, object]]:
     """``[key.NAME]`` tables, by name, checked to be tables with valid names."""
+    from explorer.core.retrieval.scopes import CollectionsError, check_name
+
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: {key} must be a table of [{key}.NAME] tables")
     for name, table in value.items():
@@ -359,6 +362,9 @@ def _collection(path: Path, name: str, table: dict[str, object]) -> CollectionEn
 
 
 def _scope(path: Path, name: str, table: dict[str, object]) -> Scope:
+    from explorer.core.retrieval.query import PathPatternError
+    from explorer.core.retrieval.scopes import CollectionsError, Scope, check_name
+
     where = f"scopes.{name}"
     _check_keys(path, where, table, _SCOPE_KEYS)
     lists = {

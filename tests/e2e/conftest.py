@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.cli.commands import ROOT_META
+from explorer.core.store.index_files import ROOT_META
 from explorer.core.store.keywords import KeywordIndex
 from explorer.settings.locations import DATA_DIR_ENV, default_index_dir
 from tests.conftest import run_explorer

@@ -12,10 +12,11 @@ import subprocess
 
 import pytest
 
-from explorer.cli.commands import ROOT_META, stored_root
 from explorer.cli.resident_client import SERVED_NOTE
+from explorer.cli.targets import stored_root
 from explorer.core.live.writer import LiveIndex
 from explorer.core.store.index import DATABASE_NAME
+from explorer.core.store.index_files import ROOT_META
 from explorer.settings.config import Settings
 from tests.conftest import run_explorer, write_files
 from tests.fakes import FakeEmbedder

@@ -98,3 +98,54 @@ def test_help_answers_fast():
     print(f"python -m explorer --help: {elapsed:.3f} s")
     # 1 s is the target; 2 s keeps a loaded CI machine from failing the build.
     assert elapsed < 2.0, f"--help took {elapsed:.2f} s"
+
+
+CLIENT_NEVER_LOADS = frozenset(
+    {
+        *HEAVY,
+        "numpy",
+        "pydantic",
+        "sqlite3",
+        "yaml",
+        "explorer.cli.commands",
+        "explorer.cli.several",
+        "explorer.core.store.keywords",
+        "explorer.core.ingest.documents",
+        "explorer.core.ingest.front_matter",
+        "explorer.core.retrieval.query",
+        "explorer.core.retrieval.scopes",
+    }
+)
+"""What the resident reader's client must not import: it answers in a fifth of a second."""
+
+
+def test_the_resident_readers_client_loads_only_what_it_needs(tmp_path):
+    """`explorer search` resolves its command line and asks the reader (entry.run, then
+    try_resident) without the keyword store, YAML, SQLite, the retrieval modules or the model
+    stack: those are the reader's, and each costs the one-shot search its import time."""
+    root, index_dir = tmp_path / "docs", tmp_path / "index"
+    root.mkdir()
+    index_dir.mkdir(mode=0o700)
+    (index_dir / "index.sqlite").touch()  # a reader's index, but no reader: answered here
+    argv = ["search", "telescope", str(root), "--mode", "keyword", "--index-dir", str(index_dir)]
+    code = (
+        "import json, sys\n"
+        "from explorer.cli import main\n"
+        "from explorer.cli.resident_client import resolve, try_resident\n"
+        f"assert resolve({argv!r}, main) is not None\n"
+        f"assert try_resident({argv!r}, main) is None\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "EXPLORER_NO_DAEMON"}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONPATH": str(REPO)},
+        cwd=REPO,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = set(json.loads(result.stdout))
+    assert "explorer.cli.resident_client" in loaded
+    assert sorted(loaded & CLIENT_NEVER_LOADS) == []

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from explorer.cli.commands import OutputFormat
 from explorer.cli.reader_protocol import (
     NESTING_LIMIT,
     PROTOCOL,
@@ -29,6 +28,7 @@ from explorer.cli.reader_protocol import (
     encode_request,
     parse_request,
 )
+from explorer.cli.targets import OutputFormat
 from explorer.core.models import SearchMode
 from explorer.settings.config import Settings
 

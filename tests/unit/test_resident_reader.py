@@ -127,6 +127,23 @@ def test_the_reader_gives_the_notes_and_exit_status_of_the_process(
         assert '"chunk_id"' in served.stdout
 
 
+def test_a_root_the_index_does_not_record_gets_the_processs_error(
+    indexed, reader, reader_env, tmp_path
+):
+    """The client leaves the index's recorded root to the reader, which refuses another: the
+    command then fails in-process, with its own message, as it always did."""
+    _root, index_dir = indexed
+    other = write_files(tmp_path / "other", {"a.md": "# A\n\ntelescope\n"})
+    args = search_args(other, index_dir)
+    served = run_explorer(*args, env=reader_env, timeout=60)
+    alone = run_explorer(*args, env={**reader_env, "EXPLORER_NO_DAEMON": "1"}, timeout=60)
+    assert served.returncode == alone.returncode == 2
+    assert served.stdout == alone.stdout == ""
+    assert served.stderr == alone.stderr
+    assert "belongs to" in served.stderr and SERVED_NOTE not in served.stderr
+    assert reader.poll() is None  # refused, still serving its own index
+
+
 def test_relative_paths_are_those_of_the_callers_folder(indexed, reader, reader_env):
     root, index_dir = indexed
     args = ("search", "stars", ".", "--mode", "keyword", "--index-dir", index_dir)

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from explorer.core.retrieval.query import PathFilter
 from explorer.core.safe_text import echoed
-from explorer.core.store.file_facts import FileField
-from explorer.core.store.keywords import KeywordIndex
+
+if TYPE_CHECKING:
+    from explorer.core.store.keywords import KeywordIndex
 
 _FILTER_WORD = re.compile(
     r'(?:^|(?<=\s))(path|tag|version|exclude|collection|scope):(?:"([^"]*)"?|(\S*))'
@@ -57,6 +58,9 @@ class FileFilter:
         return list(keywords.derived(("file filter", self), lambda: self._select(keywords)))
 
     def _select(self, keywords: KeywordIndex) -> list[str]:
+        from explorer.core.retrieval.query import PathFilter
+        from explorer.core.store.file_facts import FileField
+
         allowed = set(keywords.paths())
         if self.tags:
             allowed &= keywords.facts.paths_with(FileField.TAG, self.tags)
@@ -69,6 +73,8 @@ class FileFilter:
 
     def describe(self) -> str:
         """The filter in words (``guides/ and tag backup or restore``)."""
+        from explorer.core.retrieval.query import PathFilter
+
         parts = []
         if self.paths:
             parts.append(PathFilter(self.paths).describe())
