@@ -269,6 +269,36 @@ def test_explorer_index_says_it_upgraded_an_older_index_once(tmp_path, monkeypat
     assert '"notes": []' in as_json.output
 
 
+def test_a_live_index_says_it_upgraded_an_older_index_once(tmp_path):
+    """The TUI and the MCP server open an index through a live index: an older one is
+    upgraded there too, and its window says so once."""
+    from explorer.core.live.events import ErrorEvent
+    from explorer.core.live.writer import LiveIndex
+
+    root = write_files(tmp_path / "root", FILES)
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    index = Index.open_for_writing(settings, FakeEmbedder())
+    try:
+        Indexer(index).sync()
+    finally:
+        index.close()
+    _as_schema_3(settings.index_dir / "index.sqlite")
+    said: list[str] = []
+
+    def on_event(event) -> None:
+        if isinstance(event, ErrorEvent):
+            said.append(event.message)
+
+    live = LiveIndex(settings, on_event, embedder=FakeEmbedder(), watch=False)
+    live.start()
+    try:
+        assert live.wait_idle(30)
+        assert said.count(UPGRADE_NOTE) == 1, said
+        assert keyword_search(live.index, "快照")[0].path == WORDS["快照"]
+    finally:
+        live.stop()
+
+
 def test_the_words_a_cjk_file_is_about_are_its_bigrams(index):
     """Related files ask the index for the terms that tell a file apart: a CJK file's are its
     bigrams (a term of two characters, which an English word of two letters is not)."""

@@ -232,6 +232,8 @@ class LiveIndex:
             self._before = {p: _signature(r) for p, r in self.index.keywords.files().items()}
             if not self._take_write_lock():
                 return
+            for note in self.index.notes:  # an older index upgraded as it opened: said once
+                self._emit(ErrorEvent(note))
             indexer = Indexer(self.index, self.priority)
             self._watched_root = root_identity(self.settings.root)
             if self._watch and self._watched_root is not None:

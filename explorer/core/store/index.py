@@ -446,6 +446,8 @@ class Index:
             self.keywords = KeywordIndex(
                 self.settings.index_dir / DATABASE_NAME, repair_command=self.repair_command
             )
+            if self.keywords.upgraded:
+                self.notes.append(UPGRADE_NOTE)
             with self._vectors_lock:
                 if self._vectors is not None and not self._vectors.shared:
                     self._vectors.close()  # opened read-only: the writer opens its own
