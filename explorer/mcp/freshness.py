@@ -167,4 +167,18 @@ class Freshness:
                 continue
             if (record.size, record.mtime_ns) != (found.size, found.mtime_ns):
                 changed.add(path)
+        self._forget_if_unaware(changed)
         return changed
+
+    def _forget_if_unaware(self, changed: set[str]) -> None:
+        """Drop the kept comparison when it does not know of a change just seen by a stat (the
+        watcher's event may come a moment later): an answer's ``stale`` then counts what its
+        hits say (ask :meth:`changed_files` before :meth:`staleness`)."""
+        kept = self._kept
+        if kept is None or not changed:
+            return
+        known = kept[1][0]
+        if not changed <= {*known.edited, *known.new, *known.deleted}:
+            with self._lock:
+                if self._kept is kept:
+                    self._kept = None

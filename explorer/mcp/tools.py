@@ -172,8 +172,9 @@ class ExplorerTools:
             answer,
             explain=args.explain,
             offsets=args.offsets,
-            stale=self._staleness(index),
+            # Changed files first: a change a stat sees makes the answer's count see it too.
             stale_paths=self.freshness.changed_files(index.keywords, shown),
+            stale=self._staleness(index),
             next_cursor=make_cursor(request_print, offset + len(shown)) if more and shown else None,
         )
 
@@ -249,8 +250,8 @@ class ExplorerTools:
             answer,
             explain=args.explain,
             offsets=args.offsets,
-            stale=self._all_staleness(),
             stale_paths=self._changed_across(shown),
+            stale=self._all_staleness(),
             next_cursor=make_cursor(request_print, offset + len(answer.response.results))
             if more and answer.response.results
             else None,
@@ -319,8 +320,8 @@ class ExplorerTools:
             return RelatedAnswer.build(
                 rel_path,
                 [n.related for n in across],
-                stale=self._all_staleness(),
                 stale_paths=self._changed_across(shown),
+                stale=self._all_staleness(),
                 collection=folder.name,
                 collections=[n.collection for n in across],
                 unlinked=args.unlinked,
@@ -333,8 +334,8 @@ class ExplorerTools:
         return RelatedAnswer.build(
             rel_path,
             neighbours,
-            stale=self._staleness(index),
             stale_paths=self.freshness.changed_files(index.keywords, paths),
+            stale=self._staleness(index),
             unlinked=args.unlinked,
         )
 

@@ -73,7 +73,9 @@ def test_a_semantic_search_says_the_vectors_are_missing(indexed, run):
     text = run(*args, "--mode", "semantic", status=1)
     assert f"note: no vectors: {said}\n" in text.stderr
     answer = json.loads(run(*args, "--mode", "semantic", "--json", status=1).stdout)
-    assert answer["results"] == [] and answer["notes"] == [f"no vectors: {said}"]
+    assert answer["results"] == [] and answer["notes"][0] == f"no vectors: {said}"
+    # --json says what the text says, note for note (the missing vectors first)
+    assert [f"note: {note}" for note in answer["notes"]] == text.stderr.splitlines()
     hybrid = run(*args)
     assert f"note: results are by keyword only: {said}\n" in hybrid.stderr
 
