@@ -56,14 +56,16 @@ class KeyRouter:
 
     async def _handle(self, event: events.Key) -> bool:
         screen = self.app.screen
-        if _escape_and_character(event) and event.key not in screen.active_bindings:
-            # Esc and a letter in one read reach the app as alt+letter: they are two keys.
-            self._waiting.appendleft(events.Key(event.key.removeprefix("alt+"), event.character))
+        focused = screen.focused
+        character = _escaped_character(event, reading=not isinstance(focused, Input))
+        if character is not None and event.key not in screen.active_bindings:
+            # Esc and a letter in one read reach the app as alt+letter (or, for b and f, as
+            # ctrl+left and ctrl+right): they are two keys.
+            self._waiting.appendleft(events.Key(character, character))
             if not await self._handle(events.Key("escape", "\x1b")):
                 await self.usual(events.Key("escape", "\x1b"))
             self._hold()
             return True
-        focused = screen.focused
         if isinstance(focused, Input) and event.is_printable and event.character:
             # A character in a text field is typed, whatever an outer pane binds to it
             # (Textual lets ``/``, ``?`` and ``[`` through to the panes around a field).
@@ -103,16 +105,25 @@ class KeyRouter:
                 await self.usual(event)
 
 
-def _escape_and_character(event: events.Key) -> bool:
-    """Whether ``event`` is what a terminal makes of Esc followed at once by a character
-    (``alt+w``: the two bytes came in one read)."""
+ESCAPED_WORD_KEYS = {"ctrl+left": "b", "ctrl+right": "f"}
+"""Textual reads Esc then ``b`` (or ``f``) in one read as ctrl+left (ctrl+right), the word
+moves some terminals send; outside a text field, where no pane binds them, they are the Esc and
+the letter typed (seen in tmux: Esc then "backup" copied the path with the ``c`` of it)."""
+
+
+def _escaped_character(event: events.Key, reading: bool) -> str | None:
+    """The character typed right after Esc when ``event`` is what a terminal makes of the two
+    in one read (``alt+w``; ``ctrl+left`` for ``b`` and ``ctrl+right`` for ``f`` while
+    ``reading``, not typing in a field), else None."""
     character = event.character
-    return (
+    if (
         event.key.startswith("alt+")
         and character is not None
         and len(character) == 1
         and character.isprintable()
-    )
+    ):
+        return character
+    return ESCAPED_WORD_KEYS.get(event.key) if reading else None
 
 
 def _opening(screen: Screen[Any]) -> bool:

@@ -506,6 +506,27 @@ async def test_esc_and_a_word_in_one_read_of_a_real_terminal(sample_copy, app_fo
         assert screen.preview.wrap and screen.preview.position() == top
 
 
+@pytest.mark.parametrize(("read_as", "word"), [("ctrl+left", "backup"), ("ctrl+right", "find")])
+async def test_esc_and_a_b_or_f_in_one_read_are_not_a_word_move(
+    sample_copy, app_for, read_as, word
+):
+    """Textual reads Esc then b (f) in one read as ctrl+left (ctrl+right), the word moves of
+    some terminals: out of a text field they are Esc, then the letter (seen under tmux: Esc
+    then "backup" in the results copied a path with its c)."""
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await read(pilot, "guides/backups.md")
+        top = screen.preview.position()
+        app.post_message(events.Key(read_as, None))
+        await send_at_once(pilot, word[1:])
+        assert screen.search_box.text == word
+        assert screen.preview.position() == top
+        # In the search box ctrl+left stays the word move it is there.
+        await pilot.press("ctrl+left")
+        assert screen.search_box.text == word
+
+
 async def test_keys_typed_while_a_jumped_to_file_loads_are_the_previews(sample_copy, app_for):
     """ctrl+p, a name, Enter and at once a reading key: the key is the preview's, not the
     search box's (the focus waited for the file to load, so the letters became a query)."""
