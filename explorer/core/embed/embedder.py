@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from explorer.core.embed.allocator import keep_large_buffers_mapped
 from explorer.core.embed.export_cache import (
     ExportManifest,
     ExportStatus,
@@ -354,6 +355,7 @@ class SentenceTransformerEmbedder:
                 try:
                     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+                    keep_large_buffers_mapped()  # before torch's first allocations
                     from sentence_transformers import SentenceTransformer
 
                     source = str(self._model_dir) if self._model_dir else self.name

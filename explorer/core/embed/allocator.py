@@ -1,0 +1,49 @@
+"""The C allocator's settings for a process that runs the document model.
+
+A transformer's activations are large buffers whose sizes change with every batch (a batch of
+long chunks needs tens of megabytes per layer, one of short chunks a few hundred kilobytes).
+glibc's ``malloc`` serves a request above its mmap threshold with a mapping of its own, given
+back to the system when freed; but it raises that threshold to the size of each mapped buffer
+freed (up to 32 MB on 64-bit), so after the first long batch every later activation comes from
+the heap, where the mixed sizes fragment it and freed memory is not returned. The process then
+grows with the number of chunks embedded, not with the size of a batch.
+
+:func:`keep_large_buffers_mapped` fixes the threshold (which also stops its raising) so large
+buffers keep coming and going as mappings. Measured on 1,500 chunks with the bare model
+(``benchmarks/RESULTS.md``, "Where a cold index's memory goes"). Only glibc has these knobs;
+elsewhere nothing changes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import sys
+
+log = logging.getLogger(__name__)
+
+MMAP_THRESHOLD = 1 << 20
+"""Buffers of at least this many bytes are mapped apart from the heap (1 MiB)."""
+_M_MMAP_THRESHOLD = -3
+"""``mallopt``'s parameter number for the mmap threshold (glibc's malloc.h)."""
+
+_done = False
+
+
+def keep_large_buffers_mapped() -> None:
+    """Fix glibc's mmap threshold at :data:`MMAP_THRESHOLD` for this process (once; before the
+    model's first allocations is best). Where there is no glibc, nothing happens."""
+    global _done
+    if _done or not sys.platform.startswith("linux"):
+        return
+    _done = True
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # another C library (musl has no mallopt)
+        log.debug("no mallopt here: the allocator keeps its own settings")
+        return
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    if mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) != 1:
+        log.debug("mallopt refused the mmap threshold")
