@@ -28,7 +28,7 @@ from explorer.core.indexing.vector_phase import VectorPhase
 from explorer.core.live.writer import FilesEmbeddedEvent, LiveIndex, VectorsReadyEvent
 from explorer.core.models import FileState
 from explorer.core.store.index import Index
-from explorer.core.store.manifest_records import FileRecord, StoredChunk
+from explorer.core.store.manifest_records import FileRecord, PendingChunk
 from explorer.settings.config import Settings
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
@@ -36,10 +36,10 @@ from tests.fakes import FakeEmbedder
 BATCH = 2
 
 
-def chunks_of(files: dict[str, int]) -> list[StoredChunk]:
-    """``{path: number of chunks}`` as stored chunks (chunk i of a file is i+1 words long)."""
+def chunks_of(files: dict[str, int]) -> list[PendingChunk]:
+    """``{path: number of chunks}`` as pending chunks (chunk i of a file is i+1 words long)."""
     return [
-        StoredChunk(f"{path}#{i}", path, i, "", 1, 1, 0, 1, "word " * (i + 1))
+        PendingChunk(f"{path}#{i}", path, len("word " * (i + 1)))
         for path, count in files.items()
         for i in range(count)
     ]
@@ -51,7 +51,7 @@ def records_of(mtimes: dict[str, int]) -> dict[str, FileRecord]:
     }
 
 
-def drain(queue: EmbeddingQueue, after_batch=None) -> list[list[StoredChunk]]:
+def drain(queue: EmbeddingQueue, after_batch=None) -> list[list[PendingChunk]]:
     batches = []
     while queue.remaining:
         batch = queue.next_batch()
@@ -62,7 +62,7 @@ def drain(queue: EmbeddingQueue, after_batch=None) -> list[list[StoredChunk]]:
     return batches
 
 
-def completion_order(batches: list[list[StoredChunk]], files: dict[str, int]) -> list[str]:
+def completion_order(batches: list[list[PendingChunk]], files: dict[str, int]) -> list[str]:
     """The files in the order their last chunk was handed out."""
     left = dict(files)
     done = []
@@ -75,10 +75,8 @@ def completion_order(batches: list[list[StoredChunk]], files: dict[str, int]) ->
 
 
 def make_queue(files, mtimes=None, priority=None, neighbours=None) -> EmbeddingQueue:
-    chunks = chunks_of(files)
-    lengths = {c.id: len(c.text) for c in chunks}
     mtimes = mtimes or dict.fromkeys(files, 0)
-    return EmbeddingQueue(chunks, lengths, records_of(mtimes), BATCH, priority, neighbours)
+    return EmbeddingQueue(chunks_of(files), records_of(mtimes), BATCH, priority, neighbours)
 
 
 # -- the queue ------------------------------------------------------------------------------------

@@ -113,22 +113,26 @@ def test_porter_stemming_matches_word_forms(keywords):
 def test_embedding_bookkeeping(keywords):
     add(keywords, "a.md", ["one", "two"])
     add(keywords, "b.md", ["three"])
-    assert [c.id for c in keywords.ledger.pending_chunks()] == ["a.md#0", "a.md#1", "b.md#0"]
+    assert [(c.id, c.length) for c in keywords.ledger.pending()] == [
+        ("a.md#0", len("one")),
+        ("a.md#1", len("two")),
+        ("b.md#0", len("three")),
+    ]
     keywords.ledger.mark_embedded(["a.md#0", "b.md#0"])
     assert keywords.ledger.files_ready_to_finish() == ["b.md"]
     keywords.ledger.mark_embedded(["a.md#1"])
     assert sorted(keywords.ledger.files_ready_to_finish()) == ["a.md", "b.md"]
     keywords.ledger.mark_fresh("a.md")
     keywords.ledger.mark_fresh("b.md")
-    assert keywords.ledger.pending_chunks() == []
+    assert keywords.ledger.pending() == []
 
     keywords.ledger.mark_missing_vectors(["b.md#0"])
     assert keywords.file("a.md").state == FileState.FRESH
     assert keywords.file("b.md").state == FileState.PENDING
-    assert [c.id for c in keywords.ledger.pending_chunks()] == ["b.md#0"]
+    assert [c.id for c in keywords.ledger.pending()] == ["b.md#0"]
 
     keywords.ledger.reset_embedded()
-    assert len(keywords.ledger.pending_chunks()) == 3
+    assert len(keywords.ledger.pending()) == 3
     assert keywords.file("a.md").state == FileState.PENDING
 
 

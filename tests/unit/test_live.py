@@ -253,7 +253,7 @@ def test_stop_is_fast_even_mid_embedding(corpus, live_for, settings_for):
     live.stop()  # idempotent
     index = Index(live.settings, FakeEmbedder())
     try:  # what is embedded is consistent; the rest is still pending and searchable by keyword
-        pending = {c.id for c in index.keywords.ledger.pending_chunks()}
+        pending = {c.id for c in index.keywords.ledger.pending()}
         embedded = set(index.keywords.chunk_ids()) - pending
         assert index.vectors.chunk_ids() == embedded
         assert len(index.keywords.paths()) == len(CORPUS) + 30

@@ -29,7 +29,7 @@ from enum import IntEnum
 
 from explorer.core.ingest.function_words import FUNCTION_WORDS
 from explorer.core.store.keywords import KeywordIndex
-from explorer.core.store.manifest_records import FileRecord, StoredChunk
+from explorer.core.store.manifest_records import FileRecord, PendingChunk
 
 WINDOW_BATCHES = 4
 """Model batches per window when nothing the user looks at waits: a window's chunks are sorted
@@ -130,19 +130,17 @@ class EmbeddingQueue:
 
     def __init__(
         self,
-        chunks: Iterable[StoredChunk],
-        lengths: Mapping[str, int],
+        chunks: Iterable[PendingChunk],
         records: Mapping[str, FileRecord],
         batch_size: int,
         priority: EmbeddingPriority | None = None,
         neighbours: Callable[[str], list[str]] | None = None,
     ) -> None:
-        """``lengths``: each chunk's embedding text length; ``records``: the manifest (for
-        modification times); ``neighbours``: the keyword neighbours of a path."""
-        self._by_path: dict[str, dict[str, StoredChunk]] = {}
+        """``records``: the manifest (for modification times); ``neighbours``: the keyword
+        neighbours of a path."""
+        self._by_path: dict[str, dict[str, PendingChunk]] = {}
         for chunk in chunks:
             self._by_path.setdefault(chunk.path, {})[chunk.id] = chunk
-        self._lengths = lengths
         self._batch = max(1, batch_size)
         self._priority = priority
         self._neighbours = neighbours
@@ -153,11 +151,11 @@ class EmbeddingQueue:
         )
         self._generation = -1
         self._tiers: dict[str, tuple[Tier, int]] = {}
-        self._window: list[StoredChunk] = []
+        self._window: list[PendingChunk] = []
         self._windows = 0
         self.remaining = sum(len(c) for c in self._by_path.values())
 
-    def next_batch(self) -> list[StoredChunk]:
+    def next_batch(self) -> list[PendingChunk]:
         """The next model batch (empty once every chunk has been handed out)."""
         self._follow_focus()
         if not self._window:
@@ -215,7 +213,7 @@ class EmbeddingQueue:
             self._neighbours_of = (path, self._neighbours(path))
         return self._neighbours_of[1]
 
-    def _fill_window(self) -> list[StoredChunk]:
+    def _fill_window(self) -> list[PendingChunk]:
         focused_left = any(path in self._by_path for path in self._tiers)
         if focused_left:
             self._windows += 1
@@ -232,12 +230,12 @@ class EmbeddingQueue:
         # each of them finishes within a batch or two and the base order gets one batch in
         # BASE_EVERY; otherwise windows are longer and better packed.
         size = self._batch if focused_left else WINDOW_BATCHES * self._batch
-        window: list[StoredChunk] = []
+        window: list[PendingChunk] = []
         for path in order:
             if tier is not None and self.tier_of(path) != tier:
                 break  # one tier per window: sorting by length must not put the rest first
             window.extend(self._by_path[path].values())
             if tier == Tier.OPEN or len(window) >= size:
                 break  # the open file makes a window of its own: its vector is awaited
-        window.sort(key=lambda c: self._lengths.get(c.id, 0), reverse=True)
+        window.sort(key=lambda c: c.length, reverse=True)
         return window

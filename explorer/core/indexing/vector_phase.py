@@ -141,10 +141,11 @@ class VectorPhase:
         if self.donor is None:
             return 0
         keywords, store = self.index.keywords, self.index.vectors
-        pending = keywords.ledger.pending_chunks()
+        pending = keywords.ledger.pending()
         given = 0
         for start in range(0, len(pending), DONOR_BATCH):
-            batch = pending[start : start + DONOR_BATCH]
+            ids = [chunk.id for chunk in pending[start : start + DONOR_BATCH]]
+            batch = list(keywords.chunks_by_id(ids).values())
             found = self.donor.vectors_for(batch)
             chunks = [chunk for chunk in batch if chunk.id in found]
             if not chunks:
@@ -173,14 +174,18 @@ class VectorPhase:
         fresh after each model batch, so a reader can use them before the whole run ends.
         """
         self.flush_deletions()
-        pending = self.index.keywords.ledger.pending_chunks()
+        pending = self.index.keywords.ledger.pending()
         if only is not None:
             pending = [c for c in pending if c.path in only]
-        fresh_vectors: dict[str, np.ndarray] = {}
+        # This run's vectors of the files not finished yet, by path: a file's go once its file
+        # vector is made, so what is held does not grow with the folder.
+        fresh_vectors: dict[str, dict[str, np.ndarray]] = {}
         started = time.perf_counter()
 
         def finish() -> None:
             fresh = self._finish_files(fresh_vectors)
+            for path in fresh:
+                fresh_vectors.pop(path, None)
             if fresh and finished is not None:
                 finished(fresh)
 
@@ -196,11 +201,11 @@ class VectorPhase:
             limit_model_threads(self.index.settings.embed_threads)
             self.index.keywords.set_meta("dimension", str(embedder.dimension))
             # Sorted by the chunk's own length (its heading context adds a few tokens to each);
-            # the text to embed is built per batch, so the first batch starts at once.
+            # the texts are read and the text to embed built per batch, so the first batch
+            # starts at once and only a batch of texts is held.
             keywords = self.index.keywords
             queue = EmbeddingQueue(
                 pending,
-                {c.id: len(c.text) for c in pending},
                 keywords.files(),
                 self.index.settings.embed_batch,
                 self.priority,
@@ -212,12 +217,17 @@ class VectorPhase:
                 if cancel is not None and cancel.is_set():
                     report.cancelled = True
                     break
-                batch = queue.next_batch()
+                ids = [c.id for c in queue.next_batch()]
+                chunks = keywords.chunks_by_id(ids)
+                batch = [chunks[i] for i in ids if i in chunks]  # one removed meanwhile: none
+                if not batch:
+                    continue
                 vectors = embedder.embed_documents([self.embedding_text(c) for c in batch])
                 ids = [c.id for c in batch]
                 self.index.vectors.upsert_chunks(ids, vectors, [c.path for c in batch])
                 self.index.keywords.ledger.mark_embedded(ids)
-                fresh_vectors.update(zip(ids, vectors, strict=True))
+                for chunk, vector in zip(batch, vectors, strict=True):
+                    fresh_vectors.setdefault(chunk.path, {})[chunk.id] = vector
                 report.chunks_embedded += len(batch)
                 done += len(batch)
                 notify(
@@ -243,7 +253,7 @@ class VectorPhase:
         vectors = self.index.embedder.embed_documents(texts)
         return dict(zip(ids, vectors, strict=True))
 
-    def _finish_files(self, known_vectors: dict[str, np.ndarray]) -> list[str]:
+    def _finish_files(self, known_vectors: dict[str, dict[str, np.ndarray]]) -> list[str]:
         """Give every fully embedded pending file its file vector and mark it fresh; the paths
         so finished.
 
@@ -261,9 +271,10 @@ class VectorPhase:
         for path in ready:
             if file_ids[path] not in present:
                 ids = keywords.chunk_ids(path)
-                missing = [i for i in ids if i not in known_vectors]
+                known = known_vectors.get(path, {})
+                missing = [i for i in ids if i not in known]
                 stored = store.chunk_vectors(missing) if missing else {}
-                vectors = [known_vectors[i] if i in known_vectors else stored.get(i) for i in ids]
+                vectors = [known[i] if i in known else stored.get(i) for i in ids]
                 vectors = [v for v in vectors if v is not None]
                 if vectors:
                     mean = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)

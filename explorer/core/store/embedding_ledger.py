@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable
 
 from explorer.core.models import FileState
-from explorer.core.store.manifest_records import StoredChunk
+from explorer.core.store.manifest_records import PendingChunk
 
 VECTORS_EPOCH = "vectors_epoch"
 """Meta key bumped with every recorded vector write, so readers in other processes notice."""
@@ -51,15 +51,14 @@ class EmbeddingLedger:
             (VECTORS_EPOCH,),
         )
 
-    def pending_chunks(self) -> list[StoredChunk]:
-        """Chunks not yet embedded, in file order."""
+    def pending(self) -> list[PendingChunk]:
+        """The chunks not yet embedded, in file order: their ids, paths and text lengths (the
+        texts are read a batch at a time, so a cold kernel-sized tree's are never all held)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT c.id, c.path, c.ord, c.heading, c.start_line, c.end_line, c.start_char,"
-                " c.end_char, c.text, f.title FROM chunks c JOIN files f ON f.path = c.path"
-                " WHERE c.embedded = 0 ORDER BY c.path, c.ord"
+                "SELECT id, path, length(text) FROM chunks WHERE embedded = 0 ORDER BY path, ord"
             ).fetchall()
-        return [StoredChunk(*row) for row in rows]
+        return [PendingChunk(*row) for row in rows]
 
     def mark_embedded(self, chunk_ids: Iterable[str]) -> None:
         rows = [(i,) for i in chunk_ids]

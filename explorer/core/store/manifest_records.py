@@ -60,6 +60,16 @@ class StoredChunk:
     """1-based page of a passage of a paged document (PDF); None elsewhere."""
 
 
+@dataclass(frozen=True, slots=True)
+class PendingChunk:
+    """A chunk waiting for its vector: enough to order it, not its text."""
+
+    id: str
+    path: str
+    length: int
+    """Characters of its text."""
+
+
 @dataclass(frozen=True)
 class FileSummary:
     """What a result shows about its file besides passages: front-matter title and more."""
