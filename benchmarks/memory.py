@@ -1,6 +1,7 @@
 """Where a cold index's memory goes: resident memory sampled through each phase of a sync.
 
     python benchmarks/memory.py FOLDER [FOLDER...] [--work DIR] [--python-objects]
+        [--embed-seconds N]
 
 Each folder is indexed from empty with the real bundled model, in a process of its own (so
 one folder's peak does not hide the next), into ``--work/NAME`` (removed first). A thread
@@ -8,6 +9,10 @@ samples the process's resident memory (``VmRSS``) every 50 ms and files each sam
 sync's phase of the moment (scan, keywords, model, embed, ...), and the embed phase also by
 tenths of its chunks; ``VmHWM`` gives the peak. ``--python-objects`` adds tracemalloc's peak of
 Python allocations (slower; the model's tensors are C allocations it does not see).
+
+``--embed-seconds N`` stops embedding N seconds after its first batch (a kernel-sized tree takes
+an hour): the peak then covers the scan, the keyword phase, the model and N seconds of the
+embedding loop with every chunk still pending.
 
 Prints one line per folder (chunks, wall, peak RSS, peak per phase) and, with ``--json``, the
 whole series. Run it alone on the machine: another CPU-heavy job changes nothing in memory but
@@ -35,7 +40,9 @@ def _status_kb(field: str) -> int:
     return 0
 
 
-def measure(folder: Path, index_dir: Path, python_objects: bool) -> dict[str, object]:
+def measure(
+    folder: Path, index_dir: Path, python_objects: bool, embed_seconds: float | None = None
+) -> dict[str, object]:
     """Index ``folder`` from empty in this process; the memory of each phase."""
     sys.path.insert(0, str(REPO))
     import tracemalloc
@@ -50,6 +57,7 @@ def measure(folder: Path, index_dir: Path, python_objects: bool) -> dict[str, ob
     phase = {"name": "open", "tenth": 0}
     peaks: dict[str, int] = {}
     stop = threading.Event()
+    cancel = threading.Event()
 
     def sample() -> None:
         while not stop.is_set():
@@ -61,6 +69,10 @@ def measure(folder: Path, index_dir: Path, python_objects: bool) -> dict[str, ob
             stop.wait(0.05)
 
     def progress(update: Progress) -> None:
+        if embed_seconds is not None and update.phase.value == "embed" and phase["name"] != "embed":
+            timer = threading.Timer(embed_seconds, cancel.set)
+            timer.daemon = True  # a folder embedded sooner does not wait for it
+            timer.start()
         phase["name"] = str(update.phase.value)
         if update.chunks_total:
             phase["tenth"] = min(10, 10 * update.chunks_done // update.chunks_total)
@@ -71,7 +83,7 @@ def measure(folder: Path, index_dir: Path, python_objects: bool) -> dict[str, ob
     settings = Settings.for_root(folder, index_dir)
     index = Index.open_for_writing(settings, check_model=True)
     try:
-        report = Indexer(index).sync(progress=progress)
+        report = Indexer(index).sync(progress=progress, cancel=cancel)
         chunks = index.keywords.counts()["chunks"]
     finally:
         index.close()
@@ -82,6 +94,7 @@ def measure(folder: Path, index_dir: Path, python_objects: bool) -> dict[str, ob
         "folder": str(folder),
         "chunks": chunks,
         "files": report.added,
+        "embedded": report.chunks_embedded,
         "wall_s": round(wall, 1),
         "peak_rss_mb": round(_status_kb("VmHWM") / 1024, 1),
         "phase_peaks_mb": {k: round(v / 1024, 1) for k, v in peaks.items()},
@@ -96,12 +109,13 @@ def main() -> None:
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache/explorer-dev/memory")
     parser.add_argument("--python-objects", action="store_true")
+    parser.add_argument("--embed-seconds", type=float)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         folder = args.folders[0]
-        print(json.dumps(measure(folder, args.work, args.python_objects)))
+        print(json.dumps(measure(folder, args.work, args.python_objects, args.embed_seconds)))
         return
     for folder in args.folders:
         index_dir = args.work / folder.resolve().name
@@ -109,6 +123,8 @@ def main() -> None:
         command = [sys.executable, __file__, str(folder), "--work", str(index_dir), "--child"]
         if args.python_objects:
             command.append("--python-objects")
+        if args.embed_seconds is not None:
+            command += ["--embed-seconds", str(args.embed_seconds)]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             print(f"{folder}: failed: {done.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
@@ -119,7 +135,8 @@ def main() -> None:
             continue
         phases = ", ".join(f"{k} {v}" for k, v in result["phase_peaks_mb"].items())
         print(
-            f"{result['folder']}: {result['chunks']} chunks, {result['wall_s']} s, "
+            f"{result['folder']}: {result['chunks']} chunks ({result['embedded']} embedded), "
+            f"{result['wall_s']} s, "
             f"peak RSS {result['peak_rss_mb']} MB"
             + (f", Python peak {result['python_peak_mb']} MB" if "python_peak_mb" in result else "")
             + f"\n  {phases}"
