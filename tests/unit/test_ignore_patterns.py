@@ -12,12 +12,13 @@ import os
 import random
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from explorer.core.ingest.ignore_patterns import IgnorePatterns
+from explorer.core.ingest.ignore_patterns import IgnorePatterns, parse_line
 from explorer.core.ingest.scanner import ScanRules, scan
 from explorer.core.ingest.wildcards import Token, TokenKind, Wildcard
 
@@ -246,3 +247,25 @@ def test_exclude_setting_uses_the_same_matcher(tmp_path: Path) -> None:
     _make_tree(tmp_path, ["keep.md", "drop/x.md", "deep/a/drop.md"], {})
     rules = ScanRules(tmp_path, exclude=["drop/", "**/a/*.md", "*" * 16 + "q"])
     assert [f.rel_path for f in scan(tmp_path, rules, 10**6).files] == ["keep.md"]
+
+
+def test_one_compiled_pattern_answers_several_threads_as_it_answers_one():
+    # Patterns are remembered per line, so threads scanning at once share one lazy DFA.
+    pattern = parse_line("**/b*a?c*/**/*x[a-f]y*.md")
+    assert pattern is parse_line("**/b*a?c*/**/*x[a-f]y*.md")
+    rng = random.Random(7)
+    pieces = ["bzaqc", "baac", "bac", "docs", "xay.md", "xgy.md", "xfy1.md", "b", "aqc", "x"]
+    paths = ["/".join(rng.choices(pieces, k=rng.randint(1, 5))) for _ in range(4000)]
+    alone = [Wildcard(pattern.wildcard.tokens).matches(p) for p in paths]
+    answers: dict[int, list[bool]] = {}
+
+    def answer(n: int) -> None:
+        answers[n] = [pattern.wildcard.matches(p) for p in paths]
+
+    threads = [threading.Thread(target=answer, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(answers[n] == alone for n in range(8))
+    assert any(alone) and not all(alone)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.wildcards import (
@@ -119,8 +120,14 @@ class IgnorePatterns:
         return bool(self.verdict(rel_path, is_dir))
 
 
+@lru_cache(maxsize=256)
 def parse_line(line: str, number: int = 1) -> IgnorePattern | None:
-    """The pattern on one ``.gitignore`` line, or None (blank, a comment, or never matching)."""
+    """The pattern on one ``.gitignore`` line, or None (blank, a comment, or never matching).
+
+    Remembered: a scan and the comparison with the manifest that follows it (``status``) read
+    the same files, and a hostile line of 100,000 characters takes a good part of a second to
+    compile. A compiled pattern is immutable but for its DFA's learned moves, which are
+    learned under a lock."""
     text = _without_trailing_spaces(line.rstrip("\r\n"))
     if not text or text.startswith("#"):
         return None

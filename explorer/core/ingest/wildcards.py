@@ -15,6 +15,7 @@ filters of :mod:`explorer.core.retrieval.query`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -171,6 +172,7 @@ class Wildcard:
         self._tables: list[dict[str, int]] = [{}]
         """Per state number: the state number each character read leads to (-1: no match)."""
         self._learned = 0
+        self._learning = threading.Lock()  # one compiled pattern may serve several threads
 
     def matches(self, text: str) -> bool:
         """True if the whole of ``text`` matches the pattern."""
@@ -208,6 +210,13 @@ class Wildcard:
     def _learn(self, number: int, char: str) -> int:
         """The DFA state (by number) reached from state ``number`` on ``char`` (-1: none),
         computed and remembered."""
+        with self._learning:
+            return self._learn_locked(number, char)
+
+    def _learn_locked(self, number: int, char: str) -> int:
+        known = self._tables[number].get(char)
+        if known is not None:  # another thread learned it meanwhile
+            return known
         reached = self._step(self._states[number], char)
         following = self._numbers.get(reached, -1) if reached else -1
         if reached and following < 0:
