@@ -209,6 +209,8 @@ def cached_legs(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
 
 def fusion_rules() -> dict:
     """The fusion rules compared with ``--rules`` (name → ``FusionRule``)."""
+    from dataclasses import replace
+
     from explorer.core.models import FusionKind
     from explorer.core.retrieval.fusion import AGREEMENT_RAMP, FusionRule
 
@@ -244,6 +246,13 @@ def fusion_rules() -> dict:
         convex, 0.7, keyword_confidence=3, lookup_weight=0.2, agreement=AGREEMENT_RAMP
     )
     rules["convex w=0.7 cov^3 agree 0.4-0.7"] = rule
+    # The file's cosine and BM25 next to the passage's (issue 31: entries of reference pages)
+    default = FusionRule(
+        calibrated, 0.5, keyword_confidence=3, lookup_weight=0.2, agreement=AGREEMENT_RAMP
+    )
+    for fw, fkw in ((0.0, 0.0), (0.5, 1.0), (0.25, 0.5), (0.5, 0.0), (0.0, 1.0)):
+        rule = replace(default, file_weight=fw, file_keyword_weight=fkw)
+        rules[f"default, file {fw:g}/{fkw:g}"] = rule
     return rules
 
 
