@@ -54,6 +54,33 @@ def test_queries_are_fp32_whatever_the_documents_use(
     np.testing.assert_allclose(bf16.embed_query(query), fp32.embed_documents([query])[0], atol=1e-6)
 
 
+def test_documents_run_in_a_few_shapes_and_keep_their_vectors(
+    fp32: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every token length a batch has is a shape torch builds and keeps kernels for: padded to a
+    # multiple of DOCUMENT_PAD_TO tokens, a long run meets a few lengths, not 256, and its
+    # memory stays flat.
+    texts = sample_passages(80)
+    model = fp32._document_model()
+    lengths: list[int] = []
+    forward = model[0].auto_model.forward
+
+    def noting_lengths(*args, **kwargs):
+        ids = kwargs.get("input_ids")
+        lengths.append(int((ids if ids is not None else args[0]).shape[1]))
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(model[0].auto_model, "forward", noting_lengths)
+    padded = fp32.embed_documents(texts)
+    step = embedder_module.DOCUMENT_PAD_TO
+    assert lengths and all(n % step == 0 for n in lengths)
+    monkeypatch.setattr(embedder_module, "DOCUMENT_PAD_TO", None)
+    lengths.clear()
+    unpadded = fp32.embed_documents(texts)
+    assert any(n % step for n in lengths)  # unpadded, batches have lengths of their own
+    assert float(np.sum(padded * unpadded, axis=1).min()) >= 0.99999  # the padding is masked
+
+
 @pytest.mark.parametrize("native", [True, False])
 def test_auto_uses_bf16_only_where_the_cpu_has_it(
     native: bool, monkeypatch: pytest.MonkeyPatch

@@ -28,21 +28,31 @@ _M_MMAP_THRESHOLD = -3
 """``mallopt``'s parameter number for the mmap threshold (glibc's malloc.h)."""
 
 _done = False
+_libc: ctypes.CDLL | None = None
+
+
+def _glibc() -> ctypes.CDLL | None:
+    """The C library when it is glibc (it has ``mallopt``), else None."""
+    global _libc
+    if _libc is None and sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None)
+            if hasattr(libc, "mallopt"):
+                _libc = libc
+        except OSError:
+            pass
+    return _libc
 
 
 def keep_large_buffers_mapped() -> None:
     """Fix glibc's mmap threshold at :data:`MMAP_THRESHOLD` for this process (once; before the
     model's first allocations is best). Where there is no glibc, nothing happens."""
     global _done
-    if _done or not sys.platform.startswith("linux"):
+    libc = _glibc()
+    if _done or libc is None:  # another C library (musl has no mallopt): its own settings
         return
     _done = True
-    try:
-        libc = ctypes.CDLL(None)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # another C library (musl has no mallopt)
-        log.debug("no mallopt here: the allocator keeps its own settings")
-        return
+    mallopt = libc.mallopt
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     if mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) != 1:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from explorer.core.embed.allocator import keep_large_buffers_mapped
 from explorer.core.embed.export_cache import (
@@ -43,6 +43,12 @@ log = logging.getLogger(__name__)
 
 TokenSpans = Callable[[str], list[tuple[int, int]]]
 """Character spans of a model's tokens in a text."""
+
+DOCUMENT_PAD_TO = 32
+"""Document batches are padded to a multiple of this many tokens. The CPU kernels torch builds
+and keeps are per input shape: a batch of every length from 1 to 256 tokens made the process grow
+with each new length met, some 25 KB per chunk embedded (``benchmarks/RESULTS.md``, "Where a
+cold index's memory goes"); 8 lengths keep it flat."""
 
 BUNDLED_MODEL_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
@@ -202,7 +208,7 @@ class SentenceTransformerEmbedder:
         return tokenizer(text)
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
-        return self._encode(texts, self.documents_in_bf16)
+        return self._encode(texts, self.documents_in_bf16, pad_to=DOCUMENT_PAD_TO)
 
     @property
     def documents_in_bf16(self) -> bool:
@@ -214,7 +220,9 @@ class SentenceTransformerEmbedder:
             )
         return self._bf16
 
-    def _encode(self, texts: list[str], bf16: bool) -> np.ndarray:
+    def _encode(self, texts: list[str], bf16: bool, pad_to: int | None = None) -> np.ndarray:
+        """Unit vectors for ``texts``; ``pad_to``: pad each batch's token length to a multiple
+        of it (the padding is masked: the vectors are the same)."""
         import numpy as np
 
         if not texts:
@@ -222,6 +230,8 @@ class SentenceTransformerEmbedder:
         model = self._document_model()
         import torch
 
+        # sentence-transformers merges these over the tokenizer's own arguments (padding, cut).
+        processing: dict[str, Any] = {"text": {"pad_to_multiple_of": pad_to}} if pad_to else {}
         # Only the matrix products run in bf16; layer norms, softmax and pooling stay fp32.
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             vectors = model.encode(
@@ -230,6 +240,7 @@ class SentenceTransformerEmbedder:
                 convert_to_tensor=True,
                 normalize_embeddings=True,
                 show_progress_bar=False,
+                processing_kwargs=processing,
             )
         result: np.ndarray = vectors.float().cpu().numpy()
         if bf16:  # normalised before the cast back: normalise the fp32 vectors again
