@@ -10,6 +10,9 @@ sync's phase of the moment (scan, keywords, model, embed, ...), and the embed ph
 tenths of its chunks; ``VmHWM`` gives the peak. ``--python-objects`` adds tracemalloc's peak of
 Python allocations (slower; the model's tensors are C allocations it does not see).
 
+``--stand-in`` embeds with ``benchmarks/scale.py``'s hashing embedder instead of the model: what
+the stores and the indexer hold, without the model's share.
+
 ``--embed-seconds N`` stops embedding N seconds after its first batch (a kernel-sized tree takes
 an hour): the peak then covers the scan, the keyword phase, the model and N seconds of the
 embedding loop with every chunk still pending.
@@ -41,11 +44,22 @@ def _status_kb(field: str) -> int:
 
 
 def measure(
-    folder: Path, index_dir: Path, python_objects: bool, embed_seconds: float | None = None
+    folder: Path,
+    index_dir: Path,
+    python_objects: bool,
+    embed_seconds: float | None = None,
+    stand_in: bool = False,
 ) -> dict[str, object]:
     """Index ``folder`` from empty in this process; the memory of each phase."""
     sys.path.insert(0, str(REPO))
     import tracemalloc
+
+    if stand_in:
+        import explorer.core.store.index
+        from benchmarks.scale import HashingEmbedder
+
+        embedder = HashingEmbedder()
+        explorer.core.store.index.load_embedder = lambda model, precision=None: embedder
 
     from explorer.core.indexing.indexer import Indexer
     from explorer.core.indexing.report import Progress
@@ -56,6 +70,7 @@ def measure(
         tracemalloc.start()
     phase = {"name": "open", "tenth": 0}
     peaks: dict[str, int] = {}
+    anon: dict[str, int] = {}  # of it, anonymous memory (not pages of mapped files)
     stop = threading.Event()
     cancel = threading.Event()
 
@@ -66,6 +81,7 @@ def measure(
             if key == "embed":
                 key = f"embed {phase['tenth']}/10"
             peaks[key] = max(peaks.get(key, 0), rss)
+            anon[key] = max(anon.get(key, 0), _status_kb("RssAnon"))
             stop.wait(0.05)
 
     def progress(update: Progress) -> None:
@@ -98,6 +114,7 @@ def measure(
         "wall_s": round(wall, 1),
         "peak_rss_mb": round(_status_kb("VmHWM") / 1024, 1),
         "phase_peaks_mb": {k: round(v / 1024, 1) for k, v in peaks.items()},
+        "phase_anonymous_mb": {k: round(v / 1024, 1) for k, v in anon.items()},
     }
     if python_objects:
         result["python_peak_mb"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
@@ -110,12 +127,14 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache/explorer-dev/memory")
     parser.add_argument("--python-objects", action="store_true")
     parser.add_argument("--embed-seconds", type=float)
+    parser.add_argument("--stand-in", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         folder = args.folders[0]
-        print(json.dumps(measure(folder, args.work, args.python_objects, args.embed_seconds)))
+        found = measure(folder, args.work, args.python_objects, args.embed_seconds, args.stand_in)
+        print(json.dumps(found))
         return
     for folder in args.folders:
         index_dir = args.work / folder.resolve().name
@@ -123,6 +142,8 @@ def main() -> None:
         command = [sys.executable, __file__, str(folder), "--work", str(index_dir), "--child"]
         if args.python_objects:
             command.append("--python-objects")
+        if args.stand_in:
+            command.append("--stand-in")
         if args.embed_seconds is not None:
             command += ["--embed-seconds", str(args.embed_seconds)]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
