@@ -9,8 +9,10 @@ STAMP := $(VENV)/.installed
 run: $(STAMP)  ## open the explorer on sample_docs/
 	$(BIN)/explorer sample_docs
 
+# Two worker processes: much of the suite waits on processes it starts and on the terminal it
+# drives, so two workers finish sooner than one on a machine of two cores.
 test: $(STAMP)  ## the whole test suite (unit, UI, end to end with the real model)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 lint: $(STAMP)  ## ruff, the formatter, mypy (strict on the core) and the import contracts
 	$(BIN)/ruff check explorer tests benchmarks
