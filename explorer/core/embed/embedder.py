@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
 from collections.abc import Callable
@@ -230,8 +231,13 @@ class SentenceTransformerEmbedder:
         model = self._document_model()
         import torch
 
+        if pad_to and model.max_seq_length:
+            # the tokenizer refuses a cut length that is not a multiple of the padding's step
+            pad_to = math.gcd(pad_to, model.max_seq_length)
         # sentence-transformers merges these over the tokenizer's own arguments (padding, cut).
-        processing: dict[str, Any] = {"text": {"pad_to_multiple_of": pad_to}} if pad_to else {}
+        processing: dict[str, Any] = (
+            {"text": {"pad_to_multiple_of": pad_to}} if pad_to and pad_to > 1 else {}
+        )
         # Only the matrix products run in bf16; layer norms, softmax and pooling stay fp32.
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             vectors = model.encode(
