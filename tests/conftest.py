@@ -49,6 +49,17 @@ def no_resident_reader():
 
 
 @pytest.fixture(scope="session", autouse=True)
+def no_terminal_size_in_the_environment():
+    """pytest-xdist's workers set ``COLUMNS=80`` and ``LINES=24``; Textual takes them over the
+    terminal's own size, so a TUI a test starts in a 120-column tmux window would lay out for
+    80x24. Terminals do not set them: neither do the tests."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("COLUMNS", raising=False)
+        patch.delenv("LINES", raising=False)
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def processes_run_this_tree():
     """Every process a test starts, in whatever folder, runs the code of this working tree: an
     editable install may point at another copy of it (a clone moved after it was installed)."""
