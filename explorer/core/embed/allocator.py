@@ -10,7 +10,7 @@ grows with the number of chunks embedded, not with the size of a batch.
 
 :func:`keep_large_buffers_mapped` fixes the threshold (which also stops its raising) so large
 buffers keep coming and going as mappings. Measured on 1,500 chunks with the bare model
-(``benchmarks/RESULTS.md``, "Where a cold index's memory goes"). Only glibc has these knobs;
+(``benchmarks/RESULTS.md``, "Where a cold index's memory went"). Only glibc has these knobs;
 elsewhere nothing changes.
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import sys
+from functools import cache
 
 log = logging.getLogger(__name__)
 
@@ -27,32 +28,17 @@ MMAP_THRESHOLD = 1 << 20
 _M_MMAP_THRESHOLD = -3
 """``mallopt``'s parameter number for the mmap threshold (glibc's malloc.h)."""
 
-_done = False
-_libc: ctypes.CDLL | None = None
 
-
-def _glibc() -> ctypes.CDLL | None:
-    """The C library when it is glibc (it has ``mallopt``), else None."""
-    global _libc
-    if _libc is None and sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None)
-            if hasattr(libc, "mallopt"):
-                _libc = libc
-        except OSError:
-            pass
-    return _libc
-
-
+@cache
 def keep_large_buffers_mapped() -> None:
     """Fix glibc's mmap threshold at :data:`MMAP_THRESHOLD` for this process (once; before the
     model's first allocations is best). Where there is no glibc, nothing happens."""
-    global _done
-    libc = _glibc()
-    if _done or libc is None:  # another C library (musl has no mallopt): its own settings
+    if not sys.platform.startswith("linux"):
         return
-    _done = True
-    mallopt = libc.mallopt
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # another C library (musl has no mallopt): its own settings
+        return
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     if mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) != 1:

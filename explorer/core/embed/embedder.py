@@ -49,7 +49,7 @@ DOCUMENT_PAD_TO = 32
 """Document batches are padded to a multiple of this many tokens. The CPU kernels torch builds
 and keeps are per input shape: a batch of every length from 1 to 256 tokens made the process grow
 with each new length met, some 25 KB per chunk embedded (``benchmarks/RESULTS.md``, "Where a
-cold index's memory goes"); 8 lengths keep it flat."""
+cold index's memory went"); 8 lengths keep it flat."""
 
 BUNDLED_MODEL_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
