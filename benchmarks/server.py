@@ -38,7 +38,7 @@ def copy_vectors(root: Path, index_dir: Path, chroma_url: str) -> dict:
 
     from explorer.core.store.chroma_server import parse_server_url
     from explorer.core.store.index import Index
-    from explorer.core.store.vectors import VectorStore, file_vector_id
+    from explorer.core.store.vectors import FileVector, VectorStore, file_vector_id
     from explorer.settings.config import Settings
 
     started = time.perf_counter()
@@ -56,7 +56,7 @@ def copy_vectors(root: Path, index_dir: Path, chroma_url: str) -> dict:
         file_id = file_vector_id(path, record.hash)
         file_vector = index.vectors.file_vector(file_id)
         if file_vector is not None:
-            server.upsert_file(file_id, path, file_vector)
+            server.upsert_files([FileVector(file_id, path, file_vector)])
         chunks += len(ids)
     index.close()
     server.close()

@@ -60,7 +60,7 @@ from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import KeywordIndex
-from explorer.core.store.vectors import VectorStore, file_vector_id
+from explorer.core.store.vectors import FileVector, VectorStore, file_vector_id
 
 REPO = Path(__file__).resolve().parents[1]
 NGINX_ROOT = Path("/work/shared/corpora/nginx-docs")
@@ -451,10 +451,11 @@ def merge_prototype(args: argparse.Namespace) -> dict:
     ]
     found_files = source_store.file_vectors([file_id for file_id, _path in entries])
     kept = [(file_id, path) for file_id, path in entries if file_id in found_files]
-    target_store._files.upsert(  # one batch (the store's own upsert_file takes one file)
-        ids=[file_vector_id(prefix + path, hashes[path]) for _id, path in kept],
-        embeddings=np.asarray([found_files[file_id] for file_id, _p in kept], np.float32),
-        metadatas=[{"path": prefix + path} for _id, path in kept],
+    target_store.upsert_files(
+        [
+            FileVector(file_vector_id(prefix + path, hashes[path]), prefix + path, found_files[fid])
+            for fid, path in kept
+        ]
     )
     files_copied = len(kept)
     source_store.close()

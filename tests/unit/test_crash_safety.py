@@ -191,8 +191,8 @@ FAULTS = [
     (VectorStore, "delete_chunks", 1, "after"),
     (KeywordIndex, "replace_file", 1, "before"),
     (KeywordIndex, "replace_file", 4, "after"),
-    (VectorStore, "upsert_file", 2, "before"),
-    (VectorStore, "upsert_file", 1, "after"),
+    (VectorStore, "upsert_files", 2, "before"),
+    (VectorStore, "upsert_files", 1, "after"),
     (EmbeddingLedger, "mark_fresh", 3, "before"),
     (EmbeddingLedger, "mark_fresh", 1, "after"),
     (KeywordIndex, "remove_file", 1, "after"),
@@ -333,7 +333,7 @@ class FocusHopper(FakeEmbedder):
 PRIORITY_FAULTS = [
     (EmbeddingLedger, "mark_embedded", 3, "after"),
     (VectorStore, "upsert_chunks", 2, "before"),
-    (VectorStore, "upsert_file", 2, "after"),
+    (VectorStore, "upsert_files", 2, "after"),
     (EmbeddingLedger, "mark_fresh", 2, "after"),
 ]
 

@@ -34,6 +34,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 from urllib.parse import quote
@@ -212,6 +213,15 @@ def database_damage(directory: Path) -> str | None:
 def file_vector_id(path: str, content_hash: str) -> str:
     """A file vector's id: the same path and content give the same id on any machine."""
     return hashlib.sha256(f"file\0{path}\0{content_hash}".encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class FileVector:
+    """A file's vector (the mean of its chunks'), under its :func:`file_vector_id`."""
+
+    id: str
+    path: str
+    vector: np.ndarray
 
 
 def server_collection_names(model: str) -> tuple[str, str]:
@@ -593,8 +603,15 @@ class VectorStore:
 
     # -- files --------------------------------------------------------------------------------
     @_guarded
-    def upsert_file(self, file_id: str, path: str, vector: np.ndarray) -> None:
-        self._files.upsert(ids=[file_id], embeddings=[vector], metadatas=[{"path": path}])
+    def upsert_files(self, files: Sequence[FileVector]) -> None:
+        """Store these file vectors, in as few writes as the batch size allows."""
+        for start in range(0, len(files), self._batch):
+            part = files[start : start + self._batch]
+            self._files.upsert(
+                ids=[file.id for file in part],
+                embeddings=[file.vector for file in part],
+                metadatas=[{"path": file.path} for file in part],
+            )
 
     @_guarded
     def delete_files(self, file_ids: Sequence[str]) -> None:
