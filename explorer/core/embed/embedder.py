@@ -190,7 +190,7 @@ class SentenceTransformerEmbedder:
         dimension = self._document_model().get_embedding_dimension()
         if dimension is None:
             raise ModelUnavailable(f"model {self.name!r} does not say its embedding dimension")
-        return dimension
+        return int(dimension)
 
     @property
     def max_tokens(self) -> int:
