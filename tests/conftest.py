@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -11,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from explorer.settings.config import Settings
 from tests.chroma_server import ChromaServer
@@ -83,6 +86,28 @@ def isolated_locations(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("EXPLORER_MODEL", raising=False)
     monkeypatch.delenv("EXPLORER_CHROMA_URL", raising=False)
     return base
+
+
+def built_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], dict]
+) -> tuple[Path, dict]:
+    """``build(base)`` run once per test run in a fresh folder ``base``: returns ``base`` and
+    what ``build`` returned (JSON). Under pytest-xdist every worker is a process with its own
+    session, so a session fixture would build once per worker; here the first worker to ask
+    builds, under a lock in the folder all workers share, and the others wait and reuse it."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        base = tmp_path_factory.mktemp(name)
+        return base, build(base)
+    base = tmp_path_factory.getbasetemp().parent / name  # shared by the run's workers
+    record = base.with_name(f"{name}.json")
+    with FileLock(base.with_name(f"{name}.lock")):
+        if record.exists():
+            return base, json.loads(record.read_text())
+        shutil.rmtree(base, ignore_errors=True)  # a build that failed half way
+        base.mkdir()
+        result = build(base)
+        record.write_text(json.dumps(result))
+        return base, result
 
 
 @pytest.fixture(scope="session")

@@ -1,10 +1,11 @@
-"""End-to-end fixtures: sample_docs indexed with the real model once per session, copied per module.
+"""End-to-end fixtures: sample_docs indexed with the real model once per run, copied per module.
 
 Embedding sample_docs' ~590 chunks with the real model takes some 20 s, and several modules need
 the very same index (an unmodified copy of sample_docs, default settings, the local Chroma
-store). So each such index is built once per session by ``explorer index`` as a process, the
-way a user builds it, and every module gets a private copy of the folder and its index: copying
-takes well under a second. The copies keep the files' mtimes, so a sync of a copy finds nothing
+store). So each such index is built once per test run, for all pytest-xdist workers
+(:func:`tests.conftest.built_once`), by ``explorer index`` as a process, the way a user builds
+it, and every module gets a private copy of the folder and its index: copying takes well under
+a second. The copies keep the files' mtimes, so a sync of a copy finds nothing
 to embed (``test_second_index_run_embeds_nothing_and_says_so`` checks it), and the copied index
 records its new folder as its root, as if it had been built there. A module that edits files or
 the index edits its own copy; the built originals are never opened again after their build.
@@ -23,7 +24,7 @@ import pytest
 from explorer.core.store.index_files import ROOT_META
 from explorer.core.store.keywords import KeywordIndex
 from explorer.settings.locations import DATA_DIR_ENV, default_index_dir
-from tests.conftest import run_explorer
+from tests.conftest import built_once, run_explorer
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_DOCS = REPO / "sample_docs"
@@ -92,14 +93,19 @@ class BuiltSampleDocs:
 
 @pytest.fixture(scope="session")
 def built_sample_docs(tmp_path_factory) -> BuiltSampleDocs:
-    """sample_docs indexed with the real model and the local store, once per session. Use
+    """sample_docs indexed with the real model and the local store, once per test run. Use
     :meth:`BuiltIndex.copy` of its ``index``; never change the original."""
-    base = tmp_path_factory.mktemp("built-sample-docs-real")
-    root, index_dir = base / "docs", base / "index"
-    shutil.copytree(SAMPLE_DOCS, root)
-    done = run_explorer("index", root, "--index-dir", index_dir, "--json", env=build_env(base))
-    assert done.returncode == 0, done.stderr
-    return BuiltSampleDocs(BuiltIndex(root, index_dir.resolve()), json.loads(done.stdout))
+
+    def build(base: Path) -> dict:
+        shutil.copytree(SAMPLE_DOCS, base / "docs")
+        done = run_explorer(
+            "index", base / "docs", "--index-dir", base / "index", "--json", env=build_env(base)
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    base, report = built_once(tmp_path_factory, "built-sample-docs-real", build)
+    return BuiltSampleDocs(BuiltIndex(base / "docs", (base / "index").resolve()), report)
 
 
 @dataclass(frozen=True)
@@ -116,23 +122,26 @@ class BuiltSplitSampleDocs:
 
 @pytest.fixture(scope="session")
 def built_split_sample_docs(tmp_path_factory) -> BuiltSplitSampleDocs:
-    """The two folders and their union indexed with the real model, once per session, each
+    """The two folders and their union indexed with the real model, once per test run, each
     index in its default place under the build's data folder. Use :meth:`BuiltIndex.copy`."""
-    base = tmp_path_factory.mktemp("built-split-sample-docs-real")
-    for name, parts in SPLIT.items():
-        for part in parts:
-            shutil.copytree(SAMPLE_DOCS / part, base / "apart" / name / part)
-            shutil.copytree(SAMPLE_DOCS / part, base / "union" / name / part)
-    env = build_env(base)
-    handbook, ops, union = base / "apart" / "handbook", base / "apart" / "ops", base / "union"
-    together = run_explorer("index", handbook, ops, "--json", env=env, check=True)
-    run_explorer("index", union, env=env, check=True)
+
+    def build(base: Path) -> dict:
+        for name, parts in SPLIT.items():
+            for part in parts:
+                shutil.copytree(SAMPLE_DOCS / part, base / "apart" / name / part)
+                shutil.copytree(SAMPLE_DOCS / part, base / "union" / name / part)
+        env = build_env(base)
+        handbook, ops = base / "apart" / "handbook", base / "apart" / "ops"
+        together = run_explorer("index", handbook, ops, "--json", env=env, check=True)
+        run_explorer("index", base / "union", env=env, check=True)
+        return json.loads(together.stdout)
+
+    base, report = built_once(tmp_path_factory, "built-split-sample-docs-real", build)
 
     def built(root: Path) -> BuiltIndex:
         index_dir = index_dir_under(base / "data", root)
         assert (index_dir / "index.sqlite").is_file(), f"no index of {root} at {index_dir}"
         return BuiltIndex(root, index_dir)
 
-    return BuiltSplitSampleDocs(
-        built(handbook), built(ops), built(union), json.loads(together.stdout)
-    )
+    handbook, ops, union = base / "apart" / "handbook", base / "apart" / "ops", base / "union"
+    return BuiltSplitSampleDocs(built(handbook), built(ops), built(union), report)
