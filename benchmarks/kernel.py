@@ -631,6 +631,41 @@ ROWS: list[tuple[str, str, tuple[str, ...], float | None]] = [
 ]
 
 
+DERIVED_ROWS: list[tuple[str, str, float | None]] = [
+    ("the app's embedding rate / the raw model's", "app_vs_raw_model", None),
+    ("`explorer index` rate / the raw model's", "index_vs_raw_model", None),
+    ("keyword p95 while embedding / idle", "keyword_vs_idle", 1.5),
+    ("hybrid p95 while embedding / idle", "hybrid_vs_idle", 1.5),
+]
+
+
+def derived(answers: dict) -> dict[str, float]:
+    """Ratios within one checkout's answers: its rates against the raw model's, its typing
+    while embedding against an idle index (issue 32: within 1.5x)."""
+    pairs = {
+        "app_vs_raw_model": (("open", "chunks_per_s"), ("raw_model", "chunks_per_s")),
+        "index_vs_raw_model": (
+            ("index_memory", "chunks_per_s_about"),
+            ("raw_model", "chunks_per_s"),
+        ),
+        "keyword_vs_idle": (
+            ("keystrokes", "keyword", "p95_ms"),
+            ("keystrokes_idle", "keyword", "p95_ms"),
+        ),
+        "hybrid_vs_idle": (
+            ("keystrokes", "hybrid", "p95_ms"),
+            ("keystrokes_idle", "hybrid", "p95_ms"),
+        ),
+    }
+    found = {}
+    for name, (top, bottom) in pairs.items():
+        over = _get({"x": answers}, "x", *top)
+        under = _get({"x": answers}, "x", *bottom)
+        if isinstance(over, (int, float)) and isinstance(under, (int, float)) and under:
+            found[name] = round(over / under, 2)
+    return found
+
+
 def _shown(value: float | str | None) -> str:
     return "n/a" if value is None else str(value)
 
@@ -641,9 +676,12 @@ def table(report: dict) -> str:
     lines = [f"corpus: {report.get('corpus')}; embed window: {report.get('embed_seconds')} s"]
     for label in labels:
         lines.append(f"{label}: {report[label].get('code')}")
-    header = ["measure", *labels, "ratio", "budget", "this"]
+    header = ["measure", *labels, "ratio", "budget", "this checkout"]
+    for label in labels:
+        report[label]["derived"] = derived(report[label])
     rows = []
-    for name, stage, keys, budget in ROWS:
+    every = ROWS + [(name, "derived", (key,), budget) for name, key, budget in DERIVED_ROWS]
+    for name, stage, keys, budget in every:
         if not any(stage in report[label] for label in labels):
             continue
         values = [_get(report, label, stage, *keys) for label in labels]
@@ -747,6 +785,7 @@ def main() -> int:
             except (Exception, SystemExit) as error:  # noqa: BLE001 - the report says what failed
                 answers[name] = {"error": " ".join(str(error).split())[-600:]}
             answers[name]["stage_wall_s"] = round(time.monotonic() - begin, 1)
+            answers["derived"] = derived(answers)
             saved.write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2) if options.json else table(report))
     print(f"report: {saved}", file=sys.stderr)
