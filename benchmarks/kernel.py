@@ -58,10 +58,14 @@ The stages, per checkout, in this order (budgets are issue 32's, all while embed
 
 With ``--also DIR`` (e.g. /work/shared/corpora), ``also_open`` launches the TUI on the corpus
 and DIR in one window (collections, issue 25), both on empty indexes in their own data folder,
-and measures as ``open`` does; ``also_keystrokes`` then types in a Pilot window holding both.
+and measures as ``open`` does; ``also_keystrokes`` then types in a Pilot window holding both
+(``--stages ,`` with ``--also`` runs these two alone). With two folders the status bar shows the
+progress of one folder at work, so the embedding figures of ``also_open`` are that folder's.
 
 Run it alone on the machine (under the heavy lock): the embedding, the TUI and the timings share
-two cores. Default wall time per checkout with ``--embed-seconds 120``: about 15 minutes.
+two cores. Default wall time per checkout with ``--embed-seconds 120``: about 15 minutes (on
+150 kernel pages and a 20 s window: 6 minutes). ``--checkouts baseline`` runs one checkout
+only; answers already in ``--work/report.json`` are kept, so two runs fill one table.
 """
 
 from __future__ import annotations
