@@ -49,7 +49,9 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 CODE = Path(os.environ.get("EXPLORER_BENCH_CODE", REPO))
@@ -239,9 +241,18 @@ async def keystrokes(
     limit: int | None,
     fake: bool,
     also: tuple[Path, Path] | None = None,
+    queries: list[str] | None = None,
+    ready: Callable[[Any], bool] | None = None,
+    settle_timeout: float = 300.0,
 ) -> dict:
     """Keystroke-to-results on the corpus; with ``also`` (a folder and its built index), on a
-    window holding both folders (issue 25), searched as one ranking."""
+    window holding both folders (issue 25), searched as one ranking.
+
+    Typing starts once the index has settled (the query path ready, every live index idle),
+    or, with ``ready``, once ``ready(screen)`` is true (``benchmarks/kernel.py`` types while the
+    embedding runs). ``queries`` replaces :data:`QUERIES`. The report says what the index was
+    doing when typing began and ended (the status bar's index text, and whether a live index
+    was still busy)."""
     from explorer.core.retrieval.collections import distinct_names
     from explorer.settings.config import NamedFolder, Settings
     from explorer.tui.app import ExplorerApp
@@ -262,18 +273,21 @@ async def keystrokes(
         screen = app.screen
         started = time.monotonic()
 
-        def settled() -> bool:
+        def busy() -> list[bool]:
             lives = [screen.lives.get(folder.name) for folder in folders]
-            return screen.state.semantic_ready and all(
-                live is not None and not live.busy for live in lives
-            )
+            return [live is None or live.busy for live in lives]
 
-        while not settled():
-            if time.monotonic() - started > 300:
-                raise RuntimeError("the index did not settle in 300 s")
+        def settled() -> bool:
+            return screen.state.semantic_ready and not any(busy())
+
+        begin_when = settled if ready is None else lambda: ready(screen)
+        while not begin_when():
+            if time.monotonic() - started > settle_timeout:
+                raise RuntimeError(f"the index did not settle in {settle_timeout:.0f} s")
             await pilot.pause(0.05)
         out["settle_s"] = round(time.monotonic() - started, 2)
         out["rss_mb"] = resident_mb()
+        out["index_at_start"] = screen.status.index_text
         box = screen.search_box
         results = screen.results
 
@@ -290,7 +304,8 @@ async def keystrokes(
             await task
             return elapsed
 
-        queries = QUERIES[:limit] if limit else QUERIES
+        queries = queries or QUERIES
+        queries = queries[:limit] if limit else queries
         for mode in ("keyword", "hybrid"):
             box.set_mode(mode)
             latencies: list[float] = []
@@ -318,6 +333,8 @@ async def keystrokes(
             out[mode] = {**summary(latencies), "answered_by": sorted(modes_seen)}
             out[f"{mode}_folders"] = sorted({hit.path.split("/", 1)[0] for hit in results.hits})
             out[f"{mode}_burst"] = summary(bursts)
+        out["index_at_end"] = screen.status.index_text
+        out["busy_at_end"] = any(busy())
     return out
 
 
