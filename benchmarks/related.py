@@ -228,6 +228,7 @@ VARIANTS: dict[str, dict] = {
         "section_page_factor": 1.0,
     },
     "no passage frequency": {"near_cosine": 2.0},
+    "words alone list a file": {"needs_evidence": False},
     "long pages 30k ^0.5": {"long_length": 30000, "long_power": 0.5},
     "long pages 60k ^0.5": {"long_length": 60000, "long_power": 0.5},
     "long pages 30k ^0.25": {"long_length": 30000, "long_power": 0.25},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import replace
 
 import pytest
 from textual.app import App, ComposeResult
@@ -40,15 +41,18 @@ def first_visible_line(widget) -> str:
     return visible_lines(widget)[0]
 
 
-async def _open_with_links_first(pilot, monkeypatch) -> None:
+async def _open_with_links_first(pilot, monkeypatch, padded: bool = False) -> None:
     """Open :data:`OPENED`, holding its related files back until its links are on screen
-    (the order a loaded machine often gives: the links query is quicker)."""
+    (the order a loaded machine often gives: the links query is quicker). ``padded``: list
+    every file a passage's nearest held, evidence or not (a list long enough to scroll)."""
     screen = pilot.app.screen
     links_shown = threading.Event()
     real = core_related.related_files
 
     def late_related_files(*args, **kwargs):
         links_shown.wait(10)
+        if padded:
+            kwargs["tuning"] = replace(core_related.DEFAULT_TUNING, needs_evidence=False)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(core_related, "related_files", late_related_files)
@@ -95,7 +99,7 @@ async def test_a_late_refresh_keeps_the_related_list_where_the_user_scrolled_it(
         screen = app.screen
         related = screen.related
         await wait_settled(pilot)
-        await _open_with_links_first(pilot, monkeypatch)
+        await _open_with_links_first(pilot, monkeypatch, padded=True)
         assert first_visible_line(related).endswith(" guides/backups.md")
         assert related.max_scroll_y >= ROW_LINES
         related.scroll_to(y=ROW_LINES, animate=False)

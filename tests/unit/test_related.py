@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 import pytest
 
 from explorer.api.answers import RelatedAnswer
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import FileState
-from explorer.core.retrieval.related import FileNotIndexed, NoVectorYet, RelatedError, related_files
+from explorer.core.retrieval.related import (
+    DEFAULT_TUNING,
+    FileNotIndexed,
+    NoVectorYet,
+    RelatedError,
+    related_files,
+)
 from explorer.core.store.index import Index
 from explorer.settings.config import Settings
 from tests.conftest import write_files
@@ -44,12 +53,19 @@ def lines_of(index, path: str) -> list[str]:
     return (index.settings.root / path).read_text(encoding="utf-8").splitlines()
 
 
+PADDED = replace(DEFAULT_TUNING, needs_evidence=False)
+"""Every file a source passage's nearest held is listed, evidence or not."""
+
+
 @pytest.mark.parametrize("path", sorted(CORPUS))
-def test_related_never_returns_the_file_itself(index, path):
-    related = related_files(index, path, limit=10)
+@pytest.mark.parametrize("tuning", [DEFAULT_TUNING, PADDED], ids=["default", "padded"])
+def test_related_never_returns_the_file_itself(index, path, tuning):
+    related = related_files(index, path, limit=10, tuning=tuning)
     paths = [r.path for r in related]
     assert path not in paths
-    assert len(paths) == len(set(paths)) == len(CORPUS) - 1
+    assert len(paths) == len(set(paths))
+    if tuning is PADDED:
+        assert len(paths) == len(CORPUS) - 1
     scores = [r.score for r in related]
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores == sorted(scores, reverse=True)
@@ -89,7 +105,8 @@ def test_pair_explains_the_match(index):
 
 
 def test_limit_is_respected(index):
-    assert len(related_files(index, "kitchen/pasta.md", limit=3)) == 3
+    assert len(related_files(index, "kitchen/pasta.md", limit=3, tuning=PADDED)) == 3
+    assert len(related_files(index, "kitchen/pasta.md", limit=3)) <= 3
 
 
 def test_json_shape(index):
@@ -246,10 +263,13 @@ def test_several_strong_passage_matches_beat_one_close_average(indexed):
 
 def test_scores_spread_over_the_whole_range(index):
     # the nearest file scores high, files about something else score (next to) nothing
-    related = related_files(index, "space/telescopes.md", limit=10)
+    related = related_files(index, "space/telescopes.md", limit=10, tuning=PADDED)
     by_path = {r.path: r.score for r in related}
     assert related[0].path.startswith("space/") and related[0].score >= 0.3
     assert by_path["kitchen/bread.md"] <= 0.05 and by_path["kitchen/pasta.md"] <= 0.05
+    # listed by default only with some evidence, and then with the same score
+    for other in related_files(index, "space/telescopes.md", limit=10):
+        assert other.score == by_path[other.path]
 
 
 def test_a_long_file_still_finds_neighbours_past_its_own_passages(indexed):
@@ -452,3 +472,57 @@ def test_a_section_landing_page_counts_less_than_its_pages(indexed):
     paths = [r.path for r in related_files(index, "guide/caching.md", limit=3)]
     # the same text: as a page of another section it ranks above the section's landing page
     assert paths.index("other/cache.md") < paths.index("guide/_index.md")
+
+
+def test_a_file_with_nothing_but_words_in_common_is_not_listed(indexed):
+    # Ten mirrors of the source's sections set each source passage's background high; the
+    # piano page shares words ("keys", "custom", "host") in another sense and stands above no
+    # background; bread.md shares only the source's folder. Neither is listed, and the list is
+    # shorter than asked rather than padded with them.
+    files = {
+        "guide/caching.md": markdown("Caching", list(CACHE_SECTIONS.items())),
+        "guide/bread.md": BREAD,
+        "piano.md": markdown(
+            "Piano", [("Keys", "Piano keys: by custom the host tunes them before the evening.")]
+        ),
+    }
+    for n in range(10):
+        sections = [(head, f"{text} Mirror {n}.") for head, text in CACHE_SECTIONS.items()]
+        files[f"mirrors/mirror{n}.md"] = markdown(f"Caching mirror {n}", sections)
+    index = indexed(files)
+    listed = {r.path for r in related_files(index, "guide/caching.md", limit=20)}
+    assert "piano.md" not in listed
+    assert "guide/bread.md" in listed  # a folder of two files ties them
+    assert len(listed) < len(files) - 1
+    # both were candidates: without the rule they fill the list
+    every = {r.path for r in related_files(index, "guide/caching.md", limit=20, tuning=PADDED)}
+    assert {"piano.md", "guide/bread.md"} <= every
+    # a folder larger than ``small_folder`` ties nothing
+    large = replace(DEFAULT_TUNING, small_folder=1)
+    listed = {r.path for r in related_files(index, "guide/caching.md", limit=20, tuning=large)}
+    assert "guide/bread.md" not in listed and "piano.md" not in listed
+
+
+def test_a_link_a_tag_or_a_pair_above_background_is_evidence():
+    from explorer.core.retrieval.related import _Pairs, has_evidence
+    from explorer.core.retrieval.related_structure import Evidence
+
+    pairs = _Pairs(DEFAULT_TUNING)
+    pairs.add("above.md", 0.02, "s1", "o1")
+    pairs.add("below.md", 0.0, "s1", "o2")
+    nothing = Evidence()
+    assert has_evidence(pairs, "above.md", nothing, DEFAULT_TUNING)
+    assert not has_evidence(pairs, "below.md", nothing, DEFAULT_TUNING)
+    for found in (
+        Evidence(links_to=True),
+        Evidence(linked_from=True),
+        Evidence(cited_together=0.1),
+        Evidence(links_alike=0.1),
+        Evidence(tags=("rare",), tag_weight=0.5),
+        Evidence(same_section=1 / math.log2(1 + 5)),  # a folder of five files
+    ):
+        assert has_evidence(pairs, "below.md", found, DEFAULT_TUNING), found
+    # one of a folder of hundreds of notes ties nothing
+    assert not has_evidence(
+        pairs, "below.md", Evidence(same_section=1 / math.log2(1 + 500)), DEFAULT_TUNING
+    )

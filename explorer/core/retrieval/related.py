@@ -28,6 +28,13 @@ Signals, added into one ranking value per candidate file:
   counts ``section_page_factor`` of its value: a list of the section's pages is an index, not a
   neighbour.
 
+**Evidence first**: a file is listed only when one of its passages stands above a source
+passage's background, or a link, a tag or a small folder ties the two (``needs_evidence``). A
+file that was among a passage's nearest but below its background everywhere, with nothing but
+the "more like this" words for it, shares words, not a subject (a catch-all note, a list of
+apps, a page using one of the source's terms in another sense); the list is then shorter than
+asked rather than padded with such files.
+
 The value is multiplied by a length factor ``min(1, characters / full_length) ** 0.5`` (a
 near-empty page cannot crowd out real ones) and shown as ``1 - exp(-value / 0.1)``: 0 when no
 passage stands above its background, about 0.6 for a typical best neighbour, toward 1 for
@@ -216,6 +223,13 @@ class RelatedTuning:
     """A folder's landing page (``_index.md``) counts this share of its value."""
     shared_passage: float = 0.04
     """A pair whose weighted value reaches this counts as a shared passage in the explanation."""
+    needs_evidence: bool = True
+    """List a file only when a passage pair stands above its background or a link, a tag or a
+    small folder ties it to the source (see the module docstring); False: every file a
+    passage's nearest held."""
+    small_folder: int = 32
+    """A folder of at most this many files ties its files as evidence; a larger one (a vault's
+    folder of hundreds of notes) only adds its ``section_weight``."""
 
 
 DEFAULT_TUNING = RelatedTuning()
@@ -268,6 +282,7 @@ def related_files(
     if not candidates:
         return []
     evidence = {other: structure.evidence(path, other) for other in candidates}
+    candidates = with_evidence(candidates, pairs, evidence, tuning)
     lengths = keywords.text_lengths(sorted(candidates))
     chosen = rank(
         candidates, pairs, words, lengths, evidence, min(tuning.pairs, len(ordered)), tuning
@@ -317,6 +332,34 @@ def rank(
         scored.append((value * _length_factor(lengths.get(other, 0), tuning), other))
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
     return [(_shown(value, tuning), other) for value, other in scored]
+
+
+def with_evidence(
+    candidates: set[str], pairs: _Pairs, evidence: Mapping[str, Evidence], tuning: RelatedTuning
+) -> set[str]:
+    """The candidates that :func:`has_evidence` (all of them unless ``tuning.needs_evidence``);
+    a file without structure (another collection's) counts by its passage pairs alone."""
+    if not tuning.needs_evidence:
+        return candidates
+    nothing = Evidence()
+    return {o for o in candidates if has_evidence(pairs, o, evidence.get(o, nothing), tuning)}
+
+
+def has_evidence(pairs: _Pairs, other: str, found: Evidence, tuning: RelatedTuning) -> bool:
+    """Whether more than shared words ties ``other`` to the source: a passage pair above its
+    background, a link either way, a citer or a target in common, a shared tag, or a folder of
+    at most ``tuning.small_folder`` files (one of hundreds ties nothing)."""
+    best = pairs.best.get(other)
+    small_folder = 1.0 / math.log2(1 + max(1, tuning.small_folder))  # as same_section counts
+    return (
+        (best is not None and best[0] > 0.0)
+        or found.links_to
+        or found.linked_from
+        or found.cited_together > 0.0
+        or found.links_alike > 0.0
+        or bool(found.tags)
+        or found.same_section >= small_folder
+    )
 
 
 def not_linked(

@@ -42,6 +42,7 @@ from explorer.core.retrieval.related import (
     not_linked,
     rank,
     source_passages,
+    with_evidence,
 )
 from explorer.core.retrieval.related_structure import Evidence, folder_structure
 from explorer.core.store.index import Index
@@ -97,6 +98,7 @@ def related_across(
             evidence.update(
                 (qualified(name, other), structure.evidence(path, other)) for other in paths
             )
+    candidates = with_evidence(candidates, pairs, evidence, tuning)
     needed = min(tuning.pairs, len(ordered))
     chosen = rank(candidates, pairs, words, lengths, evidence, needed, tuning)
     if unlinked:
