@@ -60,7 +60,12 @@ import numpy as np
 from explorer.core.errors import ExplorerError
 from explorer.core.models import FileState
 from explorer.core.retrieval.passage_order import is_link_list
-from explorer.core.retrieval.related_structure import Evidence, FolderStructure, folder_structure
+from explorer.core.retrieval.related_structure import (
+    Evidence,
+    FolderStructure,
+    damped,
+    folder_structure,
+)
 from explorer.core.store.index import Index
 from explorer.core.store.keywords import StoredChunk
 
@@ -350,7 +355,7 @@ def has_evidence(pairs: _Pairs, other: str, found: Evidence, tuning: RelatedTuni
     background, a link either way, a citer or a target in common, a shared tag, or a folder of
     at most ``tuning.small_folder`` files (one of hundreds ties nothing)."""
     best = pairs.best.get(other)
-    small_folder = 1.0 / math.log2(1 + max(1, tuning.small_folder))  # as same_section counts
+    small_folder = damped(tuning.small_folder)  # what same_section is for a folder that size
     return (
         (best is not None and best[0] > 0.0)
         or found.links_to

@@ -142,16 +142,16 @@ class FolderStructure:
             for present, linking in ((links_to, source), (linked_from, candidate))
             if present
         ]
-        coupling = sum(_damped(len(self.incoming.get(t, ()))) for t in cited)
+        coupling = sum(damped(len(self.incoming.get(t, ()))) for t in cited)
         return Evidence(
             links_to=links_to,
             linked_from=linked_from,
             link_weight=max(weights, default=0.0),
-            cited_together=sum(_damped(len(self.outgoing.get(c, ()))) for c in citers) * popular,
+            cited_together=sum(damped(len(self.outgoing.get(c, ()))) for c in citers) * popular,
             links_alike=coupling * sprawling,
             tags=tuple(sorted(shared, key=lambda tag: (-rarity[tag], tag))),
             tag_weight=min(1.0, sum(rarity.values())),
-            same_section=_damped(self.folder_files[folder]) if same else 0.0,
+            same_section=damped(self.folder_files[folder]) if same else 0.0,
             section_page=posixpath.basename(candidate).lower() in SECTION_PAGES,
         )
 
@@ -166,7 +166,7 @@ def hub_damping(degree: int) -> float:
     return min(1.0, math.log2(1 + HUB_LINKS) / math.log2(1 + max(1, degree)))
 
 
-def _damped(degree: int) -> float:
+def damped(degree: int) -> float:
     """How much one shared citer, target or folder says, by how many it holds."""
     return 1.0 / math.log2(1 + max(1, degree))
 
