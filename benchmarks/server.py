@@ -46,6 +46,7 @@ def copy_vectors(root: Path, index_dir: Path, chroma_url: str) -> dict:
     server = VectorStore(address=parse_server_url(chroma_url), model=index.settings.model)
     records = index.keywords.files()
     chunks = 0
+    files: list[FileVector] = []
     for path, record in records.items():
         ids = index.keywords.chunk_ids(path)
         if not ids:
@@ -56,8 +57,9 @@ def copy_vectors(root: Path, index_dir: Path, chroma_url: str) -> dict:
         file_id = file_vector_id(path, record.hash)
         file_vector = index.vectors.file_vector(file_id)
         if file_vector is not None:
-            server.upsert_files([FileVector(file_id, path, file_vector)])
+            files.append(FileVector(file_id, path, file_vector))
         chunks += len(ids)
+    server.upsert_files(files)  # one write per batch of files, as a sync does
     index.close()
     server.close()
     return {"chunks": chunks, "seconds": round(time.perf_counter() - started, 2)}
