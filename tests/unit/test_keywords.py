@@ -66,6 +66,24 @@ def test_replace_file_swaps_chunks_and_keeps_fts_in_step(keywords):
     assert fts_rows(keywords) == 1
 
 
+def test_a_search_asked_again_or_deeper_sees_every_change_of_the_index(keywords, tmp_path):
+    # Ranked rows are kept between searches (a widening search slices them); what another
+    # connection or this one writes must show in the very next search all the same.
+    for number in range(30):
+        add(keywords, f"f{number:02}.md", ["kernel " * (number + 1) + "notes"])
+    deep = paths_for(keywords, "kernel", limit=30)
+    assert deep[0] == "f29.md" and len(deep) == 30  # the most mentions first
+    assert paths_for(keywords, "kernel", limit=5) == deep[:5]
+    other = KeywordIndex(tmp_path / "index" / "index.sqlite")
+    try:
+        add(other, "new.md", ["kernel " * 200])
+    finally:
+        other.close()
+    assert paths_for(keywords, "kernel", limit=5)[0] == "new.md"
+    keywords.remove_file("new.md")
+    assert paths_for(keywords, "kernel", limit=5) == deep[:5]
+
+
 def test_file_without_chunks_is_fresh_and_not_listed_as_searchable(keywords):
     keywords.replace_file("empty.md", 0, 1, "h", [], {}, "")
     assert keywords.file("empty.md").state == FileState.FRESH

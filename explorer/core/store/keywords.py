@@ -71,6 +71,9 @@ UPGRADE_NOTE = (
     " Japanese and Korean text are found (no file read again, vectors kept)"
 )
 """What a writer that rebuilt an older index's keyword tables tells the user, in one line."""
+SEARCH_DEPTH = 800
+"""Rows a whole-index keyword search ranks at least (:meth:`KeywordIndex.search`): four times
+a search leg's default depth, so its first widening reads the rows already ranked."""
 DERIVED_KEPT = 32
 """Values :meth:`KeywordIndex.derived` keeps (least recently used dropped first)."""
 
@@ -795,27 +798,38 @@ class KeywordIndex:
 
         ``paths`` restricts the search to those files before ranking.
         """
-        with self._lock:
-            if paths is None:
-                # Rank inside FTS5 first, then join only the top rows: joined before the sort,
-                # every match's chunk row (text included) is read, 6 ms of a 19 ms query for a
-                # short prefix that matches 12k of nginx's 18k chunks.
-                rows = self._db.execute(
-                    f"SELECT c.id, c.path, top.score FROM (SELECT rowid, {_BM25_SCORE}"
-                    " FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?) AS top"
-                    " JOIN chunks c ON c.rowid = top.rowid ORDER BY top.score DESC, c.rowid",
-                    (match, limit),
-                ).fetchall()
-            else:  # the filter applies before ranking, so the join comes first here
-                # The paths go in as one JSON array: no table written per query (a search
-                # changes nothing, so what :meth:`derived` keeps stays valid).
-                rows = self._db.execute(
-                    f"SELECT c.id, c.path, {_BM25_SCORE} FROM chunks_fts"
-                    " JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
-                    " AND c.path IN (SELECT value FROM json_each(?)) ORDER BY score DESC LIMIT ?",
-                    (match, json.dumps(list(paths)), limit),
-                ).fetchall()
+        if paths is None:
+            # FTS5 scores every match whatever the limit (12k rows for a three-letter prefix
+            # on nginx, 30k on the kernel's docs), so the rows are ranked once to a depth that
+            # covers a search's first widening, and kept until the index changes: a search that
+            # widens, or the same words asked again, slices them instead of ranking again.
+            depth = max(limit, SEARCH_DEPTH)
+            ranked = self.derived(("ranked", match, depth), lambda: self._ranked(match, depth))
+            return list(ranked[:limit])
+        with self._lock:  # the filter applies before ranking, so the join comes first here
+            # The paths go in as one JSON array: no table written per query (a search
+            # changes nothing, so what :meth:`derived` keeps stays valid).
+            rows = self._db.execute(
+                f"SELECT c.id, c.path, {_BM25_SCORE} FROM chunks_fts"
+                " JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
+                " AND c.path IN (SELECT value FROM json_each(?)) ORDER BY score DESC LIMIT ?",
+                (match, json.dumps(list(paths)), limit),
+            ).fetchall()
         return [(row[0], row[1], float(row[2])) for row in rows]
+
+    def _ranked(self, match: str, limit: int) -> tuple[tuple[str, str, float], ...]:
+        """The ``limit`` best (chunk id, path, BM25) of the whole index for ``match``."""
+        with self._lock:
+            # Rank inside FTS5 first, then join only the top rows: joined before the sort,
+            # every match's chunk row (text included) is read, 6 ms of a 19 ms query for a
+            # short prefix that matches 12k of nginx's 18k chunks.
+            rows = self._db.execute(
+                f"SELECT c.id, c.path, top.score FROM (SELECT rowid, {_BM25_SCORE}"
+                " FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?) AS top"
+                " JOIN chunks c ON c.rowid = top.rowid ORDER BY top.score DESC, c.rowid",
+                (match, limit),
+            ).fetchall()
+        return tuple((row[0], row[1], float(row[2])) for row in rows)
 
     def file_search(self, match: str, paths: Sequence[str]) -> dict[str, float]:
         """The BM25 score (higher is better) of each of ``paths`` that matches ``match`` as a
