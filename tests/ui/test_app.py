@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -46,6 +47,44 @@ async def test_results_follow_typing_with_highlighted_snippets(sample_copy, app_
         await pilot.click(ResultsList, offset=(4, 1 + row))
         await wait_for(pilot, lambda: screen.preview.path == second.path, what="the click")
         assert screen.results.highlighted == 1
+
+
+async def test_one_search_runs_at_a_time_and_the_newest_question_wins(sample_copy, app_for):
+    # A search thread cannot be stopped: keys typed faster than searches answer must not pile
+    # searches up side by side (each then slows the others down), and the last words typed
+    # are the ones answered.
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        workspace = screen.workspace
+        search = workspace.search
+        running: list[int] = []
+        most = [0]
+        asked: list[str] = []
+        lock = threading.Lock()
+
+        def slow_search(request):
+            with lock:
+                running.append(1)
+                most[0] = max(most[0], len(running))
+                asked.append(request.query)
+            try:
+                time.sleep(0.4)  # slower than the keys come
+                return search(request)
+            finally:
+                with lock:
+                    running.pop()
+
+        workspace.search = slow_search
+        screen.search_box.focus_query()
+        for key in "backup":
+            await pilot.press(key)
+            await pilot.pause(0.2)  # past the debounce: each key asks its own search
+        await wait_for(pilot, lambda: screen.results.shown_query == "backup", what="results")
+        assert most[0] == 1, asked
+        assert asked[-1] == "backup" and len(asked) < len("backup"), asked  # stale ones skipped
+        assert "guides/backups.md" in result_paths(screen)[:3]
 
 
 async def test_results_scrollbar_follows_the_number_of_results(sample_copy, app_for):
