@@ -142,7 +142,12 @@ async def test_the_screen_tells_the_live_index_what_the_user_looks_at(sample_cop
         screen = app.screen
         await wait_settled(pilot)
         priority = screen.live.priority
+        typed: list[float] = []
+        note_typing = priority.note_typing
+        priority.note_typing = lambda: (typed.append(1), note_typing())  # type: ignore[method-assign]
         await type_query(pilot, "backup")
+        # Every key of the query told the writer the user types: no model batch starts then.
+        assert len(typed) >= len("backup")
         hits = tuple(hit.path for hit in screen.results.hits)
         assert hits
         await wait_for(pilot, lambda: priority.focus.results == hits, 5, "the results' hint")

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from explorer.cli import main
+from explorer.core.indexing import embed_priority
 from explorer.core.indexing.embed_priority import (
     BASE_EVERY,
     WINDOW_BATCHES,
@@ -305,6 +306,73 @@ def test_live_index_follows_the_focus_and_reports_files_as_they_are_embedded(roo
     finally:
         embedder.turn.release(1000)
         live.stop()
+
+
+class TimedEmbedder(FakeEmbedder):
+    """Records when each model batch starts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts: list[float] = []
+
+    def embed_documents(self, texts):
+        self.starts.append(time.monotonic())
+        return super().embed_documents(texts)
+
+
+def embed_while_typing(root, settings_for, typing_seconds: float) -> tuple[TimedEmbedder, list]:
+    """Embed the corpus (one chunk per batch) while a thread types a key every 50 ms for
+    ``typing_seconds``; returns the embedder and the times of the keys."""
+    settings = settings_for(root, embed_batch=1)
+    keywords_only(settings)
+    embedder = TimedEmbedder()
+    index = Index(settings, embedder)
+    index.acquire_write_lock()
+    priority = EmbeddingPriority()
+    keys: list[float] = []
+
+    def type_keys() -> None:
+        while not keys or time.monotonic() - keys[0] < typing_seconds:
+            keys.append(time.monotonic())
+            priority.note_typing()
+            time.sleep(0.05)
+
+    priority.note_typing()
+    typist = threading.Thread(target=type_keys)
+    typist.start()
+    try:
+        VectorPhase(index, priority).embed_pending(IndexReport(), lambda _p: None)
+        assert all(r.state == FileState.FRESH for r in index.keywords.files().values())
+    finally:
+        typist.join()
+        index.close()
+    return embedder, keys
+
+
+def test_no_model_batch_starts_while_the_user_types(root, settings_for, monkeypatch):
+    monkeypatch.setattr(embed_priority, "TYPING_PAUSE", 0.3)
+    embedder, keys = embed_while_typing(root, settings_for, 0.8)
+    assert len(embedder.starts) == len(CORPUS)
+    # Not one batch while the keys came, nor until the user had paused after the last one.
+    assert min(embedder.starts) >= keys[-1] + 0.25
+
+
+def test_typing_without_end_still_lets_a_batch_through(root, settings_for, monkeypatch):
+    monkeypatch.setattr(embed_priority, "TYPING_PAUSE", 0.3)
+    monkeypatch.setattr(embed_priority, "LONGEST_WAIT", 0.4)
+    embedder, keys = embed_while_typing(root, settings_for, 1.2)
+    # The first batch waited its longest wait, then ran while the keys still came.
+    assert keys[0] + 0.35 <= embedder.starts[0] < keys[-1]
+
+
+def test_a_cancelled_writer_does_not_wait_for_the_typing_to_stop():
+    priority = EmbeddingPriority()
+    priority.note_typing()
+    assert priority.typing_pause_left() > 0.5
+    cancel = threading.Event()
+    cancel.set()
+    assert priority.wait_while_typing(cancel) < 0.1
+    assert EmbeddingPriority().wait_while_typing(None) < 0.01  # nobody typed: no wait
 
 
 # -- explorer related on a file without vectors ---------------------------------------------------

@@ -12,16 +12,21 @@ order, best first (:class:`Tier`):
 
 A user interface sets a :class:`Focus` on an :class:`EmbeddingPriority` from any thread; the
 writer thread reads it between model batches through an :class:`EmbeddingQueue`, so the order
-follows the user within one batch. Every :data:`BASE_EVERY`-th window is taken from the base
-order whatever the focus, so a focus that never stops (a folder holding everything) cannot
-starve the rest. Only the order changes: chunks are marked embedded and files fresh exactly as
-before, so crash safety and the one-writer rule are untouched.
+follows the user within one batch. The interface also says when the user types a search
+(:meth:`EmbeddingPriority.note_typing`): the writer starts no model batch until they pause, so
+the keystroke's search does not share the cores with the model.
+
+Every :data:`BASE_EVERY`-th window is taken from the base order whatever the focus, so a focus
+that never stops (a folder holding everything) cannot starve the rest. Only the order changes:
+chunks are marked embedded and files fresh exactly as before, so crash safety and the
+one-writer rule are untouched.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -38,6 +43,12 @@ While focused files wait, a window holds one batch's worth, so they finish soone
 BASE_EVERY = 4
 """While focused files wait, every this-many-th window comes from the base order (newest
 first): the rest always gets at least one model batch in four."""
+TYPING_PAUSE = 1.0
+"""Seconds after the user's last key in a search before the next model batch starts: while
+they type, each key's search has the cores to itself (a batch already running finishes; the
+TUI's are small, :data:`explorer.core.live.writer.LIVE_EMBED_BATCH`)."""
+LONGEST_WAIT = 10.0
+"""Most seconds one wait for a pause in the typing lasts: after it, a batch runs anyway."""
 NEIGHBOURS = 20
 """How many keyword neighbours of the open file follow it."""
 NEIGHBOUR_TERMS = 24
@@ -68,12 +79,44 @@ class Focus:
 
 
 class EmbeddingPriority:
-    """The user's current :class:`Focus`, shared between a UI thread and the writer thread."""
+    """The user's current :class:`Focus`, and when they last typed, shared between a UI thread
+    and the writer thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._lock = threading.Lock()
         self._focus = Focus()
         self._generation = 0
+        self._clock = clock
+        self._typed_at: float | None = None
+
+    def note_typing(self) -> None:
+        """The user typed a key of a search: the writer starts no model batch until they
+        pause (:meth:`wait_while_typing`). Safe from any thread, returns at once."""
+        with self._lock:
+            self._typed_at = self._clock()
+
+    def typing_pause_left(self) -> float:
+        """Seconds until the user counts as paused (0: paused now)."""
+        with self._lock:
+            typed_at = self._typed_at
+        if typed_at is None:
+            return 0.0
+        return max(0.0, typed_at + TYPING_PAUSE - self._clock())
+
+    def wait_while_typing(self, cancel: threading.Event | None) -> float:
+        """Block the writer while the user types (until :data:`TYPING_PAUSE` after their last
+        key), at most :data:`LONGEST_WAIT` at a time so the rest is never starved, or until
+        ``cancel`` is set. Returns the seconds waited."""
+        began = self._clock()
+        while (left := self.typing_pause_left()) > 0:
+            left = min(left, began + LONGEST_WAIT - self._clock())
+            if left <= 0 or (cancel is not None and cancel.is_set()):
+                break
+            if cancel is not None:
+                cancel.wait(left)
+            else:
+                time.sleep(left)
+        return self._clock() - began
 
     def set_focus(self, focus: Focus) -> None:
         """Make ``focus`` the current one; the writer follows it from its next model batch."""

@@ -214,6 +214,8 @@ class VectorPhase:
             total, done = len(pending), 0
             notify(Progress(SyncPhase.EMBED, chunks_done=0, chunks_total=total))
             while queue.remaining:
+                if self.priority is not None:
+                    self.priority.wait_while_typing(cancel)
                 if cancel is not None and cancel.is_set():
                     report.cancelled = True
                     break

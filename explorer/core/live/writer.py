@@ -193,6 +193,11 @@ class LiveIndex:
         """
         self.priority.set_focus(focus)
 
+    def user_typed(self) -> None:
+        """The user typed a key of a search: no model batch starts until they pause; safe from
+        any thread, returns at once."""
+        self.priority.note_typing()
+
     def wait_idle(self, timeout: float) -> bool:
         """True once nothing is queued and no work runs (changes still in the watcher's
         debounce window are not seen); False if ``timeout`` passes first."""

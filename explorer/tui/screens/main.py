@@ -578,6 +578,8 @@ class MainScreen(Screen[None]):
     # -- the search panel and the tree report -------------------------------------------------
     @on(SearchBox.Changed)
     def _search_changed(self, event: SearchBox.Changed) -> None:
+        for live in self.lives.values():
+            live.user_typed()  # the keystroke's search gets the cores, not the model
         filters = event.filter.words()
         if filters != self.status.filters:
             self.status.filters = filters
