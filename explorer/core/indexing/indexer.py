@@ -21,12 +21,13 @@ from typing import cast
 from explorer.core.embed.embedder import ModelUnavailable
 from explorer.core.indexing.disk_state import scan_rules
 from explorer.core.indexing.embed_priority import EmbeddingPriority
+from explorer.core.indexing.read_ahead import ReadAhead, Reading
 from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback, chunk_id
 from explorer.core.indexing.vector_phase import VectorPhase
 from explorer.core.ingest.chunker import chunk_document
 from explorer.core.ingest.documents import ScannedFile, SkippedFile
 from explorer.core.ingest.file_reading import FileRefused
-from explorer.core.ingest.formats.reading import load_source
+from explorer.core.ingest.formats.reading import SourceFile, load_source
 from explorer.core.ingest.formats.sandbox import ExtractionCancelled
 from explorer.core.ingest.front_matter import FileMetadata, with_inline_tags
 from explorer.core.ingest.root_paths import disk_path, path_key
@@ -102,13 +103,16 @@ class Indexer:
         for skipped in result.skipped:
             self._mark_skipped(skipped, known.get(skipped.rel_path), report)
         total = len(result.files)
-        for done, scanned in enumerate(result.files, start=1):
-            if cancel is not None and cancel.is_set():
-                report.cancelled = True
-                break
-            self._update_file(scanned, known.get(scanned.rel_path), report, cancel)
-            if done % 25 == 0 or done == total:
-                notify(Progress(SyncPhase.KEYWORDS, files_done=done, files_total=total))
+        ahead = ReadAhead(settings.max_file_bytes, self._needs_reading, self._same_content, cancel)
+        with ahead:
+            files = ((scanned, known.get(scanned.rel_path)) for scanned in result.files)
+            for done, (scanned, record, reading) in enumerate(ahead.readings(files), start=1):
+                if cancel is not None and cancel.is_set():
+                    report.cancelled = True
+                    break
+                self._update_file(scanned, record, report, cancel, reading)
+                if done % 25 == 0 or done == total:
+                    notify(Progress(SyncPhase.KEYWORDS, files_done=done, files_total=total))
         if not report.cancelled and not self.index.keywords.facts.links_complete():
             self._extract_missing_links(cancel)
         report.keyword_seconds = time.perf_counter() - started
@@ -226,29 +230,50 @@ class Indexer:
         return expanded
 
     # -- phase 1: keywords --------------------------------------------------------------------
+    def _needs_reading(self, scanned: ScannedFile, record: FileRecord | None) -> bool:
+        """Whether ``scanned`` must be read: new, its size or time changed, failed before (a
+        failure is never final), or its chunks are missing from the database."""
+        return (
+            record is None
+            or record.size != scanned.size
+            or record.mtime_ns != scanned.mtime_ns
+            or record.state == FileState.FAILED
+            or scanned.rel_path in self._missing_chunks
+        )
+
+    def _same_content(self, loaded: SourceFile, record: FileRecord | None) -> bool:
+        """Whether the bytes read are those the index holds (only the file's time changed)."""
+        return (
+            record is not None
+            and record.hash == loaded.content_hash
+            and record.state in (FileState.FRESH, FileState.PENDING)
+            and loaded.rel_path not in self._missing_chunks
+        )
+
     def _update_file(
         self,
         scanned: ScannedFile,
         record: FileRecord | None,
         report: IndexReport,
         cancel: threading.Event | None = None,
+        reading: Reading | None = None,
     ) -> None:
+        """Bring one file's rows up to date; ``reading``: the file as :class:`ReadAhead` read
+        it (None: read it here)."""
         keywords = self.index.keywords
         restore = scanned.rel_path in self._missing_chunks
-        if (
-            record is not None
-            and record.size == scanned.size
-            and record.mtime_ns == scanned.mtime_ns
-            and record.state != FileState.FAILED  # failed is never final: read it again
-            and not restore
-        ):
+        if not self._needs_reading(scanned, record):
+            assert record is not None
             if record.state == FileState.SKIPPED:  # still skipped, for the same reason: count it so
                 kind = record.reason.split(":")[0]
                 report.skipped[kind] = report.skipped.get(kind, 0) + 1
             else:
                 report.unchanged += 1
             return
-        loaded = load_source(scanned.abs_path, scanned.rel_path, self.index.settings.max_file_bytes)
+        if reading is None:
+            max_bytes = self.index.settings.max_file_bytes
+            reading = Reading(load_source(scanned.abs_path, scanned.rel_path, max_bytes))
+        loaded = reading.loaded
         if isinstance(loaded, tuple):
             reason, detail = loaded
             self.vector_phase.drop_chunk_vectors(
@@ -263,12 +288,8 @@ class Indexer:
             report.skipped[reason] = report.skipped.get(reason, 0) + 1
             return
         content_hash = loaded.content_hash
-        if (
-            record is not None
-            and record.hash == content_hash
-            and record.state in (FileState.FRESH, FileState.PENDING)
-            and not restore
-        ):
+        if self._same_content(loaded, record):
+            assert record is not None
             keywords.touch(scanned.rel_path, scanned.size, scanned.mtime_ns)
             report.unchanged += 1
             return
@@ -276,7 +297,7 @@ class Indexer:
             chunked = chunk_document(
                 scanned.rel_path,
                 loaded.format,
-                loaded.document(cancel=cancel),  # a PDF, a DOCX...: in the worker process
+                reading.document(cancel),  # a PDF, a DOCX...: parsed in the worker process
                 self.index.embedder.token_spans,
                 max_tokens=self.index.settings.chunk_tokens,
                 overlap_tokens=self.index.settings.chunk_overlap,
