@@ -36,7 +36,12 @@ EXPECTATIONS = json.loads((REPO / "tests" / "sample_docs_expectations.json").rea
 def corpus(tmp_path_factory, built_sample_docs):
     """A copy of the session's sample_docs and its index (tests/e2e/conftest.py), the copy
     for this module alone: its tests edit files and index them."""
-    base = tmp_path_factory.mktemp("e2e-mcp")
+    return copy_of(built_sample_docs, tmp_path_factory.mktemp("e2e-mcp"))
+
+
+def copy_of(built_sample_docs, base: Path) -> tuple[Path, dict]:
+    """A copy of the session's sample_docs and its index under ``base``, a file outside it and
+    a link to that file made after indexing; returns (root, env)."""
     root, _ = built_sample_docs.index.copy(base / "docs", base / "index")
     outside = base / "outside.md"
     outside.write_text("# Outside\n\nnever to be read\n")
@@ -259,43 +264,38 @@ def test_a_budgeted_search_never_imports_torch(corpus):
     assert "note: token budget 300" in done.stderr  # the note, beside the answer
 
 
-def test_status_sees_edits_on_disk_until_index_only_takes_them_in(corpus):
-    root, env = corpus
+def test_status_sees_edits_on_disk_until_index_only_takes_them_in(built_sample_docs, tmp_path):
+    """On a copy of its own: putting the module's copy back would embed two files again."""
+    root, env = copy_of(built_sample_docs, tmp_path)
     edited, created, deleted = (
         root / "guides" / "faq.md",
         root / "guides" / "walrus.md",
         root / "runbooks" / "high-latency.md",
     )
-    saved = {path: path.read_text() for path in (edited, deleted)}
-    try:
-        edited.write_text(saved[edited] + "\n## Walruses\n\nDo walruses use tern? Yes.\n")
-        created.write_text("# Walrus care\n\nTusks, blubber and long naps on the ice.\n")
-        deleted.unlink()
-        status = json.loads(run_explorer("status", str(root), "--json", env=env, check=True).stdout)
-        assert status["stale"] == {
-            "files": 3,
-            "edited": 1,
-            "new": 1,
-            "deleted": 1,
-            "paths": ["guides/faq.md", "guides/walrus.md", "runbooks/high-latency.md"],
-        }
-        assert status["files"]["stale"] == 3
-        text = run_explorer("status", str(root), env=env, check=True).stdout
-        assert "1 edited, 1 new, 1 deleted: run `explorer index" in text
-        done = run_explorer(
-            "index", str(root), "--only", edited, created, deleted, "--json", env=env, check=True
-        )
-        report = json.loads(done.stdout)
-        assert (report["added"], report["updated"], report["removed"]) == (1, 1, 1)
-        status = json.loads(run_explorer("status", str(root), "--json", env=env, check=True).stdout)
-        assert status["files"]["stale"] == 0 and status["chunks"] == status["vectors"]
-        found = search_json_cli(root, env, "where do walruses sleep", "--mode", "semantic")
-        assert found["results"][0]["path"] == "guides/walrus.md"
-    finally:
-        for path, text in saved.items():
-            path.write_text(text)
-        created.unlink(missing_ok=True)
-        run_explorer("index", str(root), "--only", edited, created, deleted, env=env, check=True)
+    saved = edited.read_text()
+    edited.write_text(saved + "\n## Walruses\n\nDo walruses use tern? Yes.\n")
+    created.write_text("# Walrus care\n\nTusks, blubber and long naps on the ice.\n")
+    deleted.unlink()
+    status = json.loads(run_explorer("status", str(root), "--json", env=env, check=True).stdout)
+    assert status["stale"] == {
+        "files": 3,
+        "edited": 1,
+        "new": 1,
+        "deleted": 1,
+        "paths": ["guides/faq.md", "guides/walrus.md", "runbooks/high-latency.md"],
+    }
+    assert status["files"]["stale"] == 3
+    text = run_explorer("status", str(root), env=env, check=True).stdout
+    assert "1 edited, 1 new, 1 deleted: run `explorer index" in text
+    done = run_explorer(
+        "index", str(root), "--only", edited, created, deleted, "--json", env=env, check=True
+    )
+    report = json.loads(done.stdout)
+    assert (report["added"], report["updated"], report["removed"]) == (1, 1, 1)
+    status = json.loads(run_explorer("status", str(root), "--json", env=env, check=True).stdout)
+    assert status["files"]["stale"] == 0 and status["chunks"] == status["vectors"]
+    found = search_json_cli(root, env, "where do walruses sleep", "--mode", "semantic")
+    assert found["results"][0]["path"] == "guides/walrus.md"
 
 
 def search_json_cli(root: Path, env: dict, query: str, *extra: str) -> dict:
