@@ -4,9 +4,7 @@ byte for byte as a process of their own answers them."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-from pathlib import Path
 
 import pytest
 
@@ -15,20 +13,15 @@ from tests.conftest import run_explorer, wait_until
 
 pytestmark = pytest.mark.e2e
 
-SAMPLE_DOCS = Path(__file__).resolve().parents[2] / "sample_docs"
-
 
 @pytest.fixture
-def corpus(tmp_path):
-    """A few sample_docs files indexed with the real model; returns (root, index dir, env)."""
-    root, index_dir = tmp_path / "docs", tmp_path / "index"
-    files = sorted(p for p in SAMPLE_DOCS.rglob("*.md") if p.is_file())[:4]
-    for path in files:
-        target = root / path.relative_to(SAMPLE_DOCS)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+def corpus(tmp_path, built_sample_docs):
+    """A copy of sample_docs and its index built with the real model; (root, index dir, env).
+
+    The whole of it (588 chunks), not a few files: a store under ~100 vectors hid the HNSW
+    difference between processes that tests/unit/test_same_nearest.py covers."""
+    root, index_dir = built_sample_docs.index.copy(tmp_path / "docs", tmp_path / "index")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "EXPLORER_READER_IDLE": "60"}
-    run_explorer("index", root, "--index-dir", index_dir, env=env, check=True)
     env.pop("EXPLORER_NO_DAEMON")
     yield root, index_dir, env
     lock = index_dir / LOCK_NAME

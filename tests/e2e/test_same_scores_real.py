@@ -1,17 +1,18 @@
 """The same query on the same index gives the same scores, to the last bit, however it is
 answered (issue 29): by a one-shot process or the resident reader, one call at a time or many
-at once. Two of ~35 concurrent calls printed scores that differed in the 4th decimal: the
-reader opened the query encoder with ONNX Runtime's prepacked weights and a one-shot process
-without them, and the two kernels round their sums differently."""
+at once, on the whole of sample_docs (588 chunks). Two causes printed scores that differed in
+the 4th decimal. The reader opened the query encoder with ONNX Runtime's prepacked weights and a
+one-shot process without them, and the two kernels round their sums differently. And every
+process that opened the vector store built its own HNSW graph of the vectors Chroma had not
+written to disk yet, so the vector leg's last candidates differed (see
+explorer.core.store.vectors.PERSIST_EVERY and tests/unit/test_same_nearest.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -24,24 +25,25 @@ from tests.conftest import EXPLORER_PROCESS, run_explorer, wait_until
 
 pytestmark = pytest.mark.e2e
 
-SAMPLE_DOCS = Path(__file__).resolve().parents[2] / "sample_docs"
-QUERIES = ["how do I get my data back after a crash", "rotate the webhook secret", "backup"]
+QUERIES = [
+    "how do I get my data back after a crash",
+    "configure the index",
+    "why are archived pages zstd blobs",
+]
+"""The last two gave 2 or 3 different answers in 12 calls at once before the vector store
+wrote its graph after every write."""
 CALLS = 12
-"""Searches run at once, half answered by the resident reader, half by processes of their own."""
+"""Searches run at once, each query 4 times: half answered by the resident reader, half by
+processes of their own."""
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    """Some sample_docs files indexed with the real model; (root, index dir, env)."""
+def corpus(tmp_path_factory, built_sample_docs):
+    """A copy of sample_docs and its index built with the real model; (root, index dir, env)."""
     base = tmp_path_factory.mktemp("same-scores")
-    root, index_dir = base / "docs", base / "index"
-    for path in sorted(p for p in SAMPLE_DOCS.rglob("*.md") if p.is_file())[:8]:
-        target = root / path.relative_to(SAMPLE_DOCS)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+    root, index_dir = built_sample_docs.index.copy(base / "docs", base / "index")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "EXPLORER_READER_IDLE": "60"}
     env["EXPLORER_DATA_DIR"] = str(base / "data")
-    run_explorer("index", root, "--index-dir", index_dir, env=env, check=True)
     env.pop("EXPLORER_NO_DAEMON", None)
     yield root, index_dir, env
     lock = index_dir / LOCK_NAME
@@ -70,37 +72,36 @@ def test_every_kind_of_process_embeds_a_query_to_the_same_bits(corpus, monkeypat
         assert first.tobytes() == one_shot.embed_query(query).tobytes(), query
 
 
-def _scores(stdout: str) -> list[tuple[str, float, list[float]]]:
-    data = json.loads(stdout)
-    return [
-        (hit["path"], hit["score"], [passage["score"] for passage in hit["passages"]])
-        for hit in data["results"]
-    ]
-
-
-def test_concurrent_searches_print_identical_scores(corpus):
+def test_concurrent_searches_print_identical_answers(corpus):
+    """Each query's answers, half of them by the reader and half by processes of their own, all
+    asked at once, are the same to the last printed digit, every leg's numbers included."""
     root, index_dir, env = corpus
-    query = ["search", QUERIES[0], str(root), "--index-dir", str(index_dir), "--json"]
-    first = run_explorer(*query, env=env, timeout=180)  # starts the reader
+
+    def arguments(query: str) -> list[str]:
+        return ["search", query, str(root), "--index-dir", str(index_dir), "--json", "--explain"]
+
+    first = run_explorer(*arguments(QUERIES[0]), env=env, timeout=180)  # starts the reader
     assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["results"]
     assert wait_until(lambda: (index_dir / SOCKET_NAME).exists(), timeout=120)
-    expected = _scores(first.stdout)
-    assert expected
     alone = {**env, "EXPLORER_NO_DAEMON": "1"}
     debug = {**env, "EXPLORER_READER_DEBUG": "1"}
+    asked = [QUERIES[number % len(QUERIES)] for number in range(CALLS)]
     calls = [
         subprocess.Popen(
-            [*EXPLORER_PROCESS, *query],
+            [*EXPLORER_PROCESS, *arguments(query)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=alone if number % 2 else debug,
+            env=debug if number // len(QUERIES) % 2 else alone,
         )
-        for number in range(CALLS)
+        for number, query in enumerate(asked)
     ]
     answers = [call.communicate(timeout=300) for call in calls]
     assert all(call.returncode == 0 for call in calls), [err for _out, err in answers]
     served = sum(SERVED_NOTE in err for _out, err in answers)
     assert served, [err for _out, err in answers]  # the reader answered some of them
-    for out, _err in answers:
-        assert _scores(out) == expected
+    printed: dict[str, set[str]] = {QUERIES[0]: {first.stdout}}
+    for query, (out, _err) in zip(asked, answers, strict=True):
+        printed.setdefault(query, set()).add(out)
+    assert {query: len(outs) for query, outs in printed.items()} == dict.fromkeys(QUERIES, 1)

@@ -4,8 +4,10 @@ writing to it.
 Every ``chromadb.PersistentClient`` writes its directory when it starts, whatever it is asked
 afterwards: its Rust core inserts a row into ``chroma.sqlite3``'s ``acquire_write`` table on
 every start (a workaround for its SQLite pool), and a vector segment that was never persisted
-(fewer than ``hnsw:sync_threshold`` vectors, 1,000 by default) has its four HNSW files created
-again, truncated, before the log is replayed into memory. No setting turns either off, and a
+(fewer than ``hnsw:sync_threshold`` vectors, 1,000 by default; explorer's stores now persist
+after every write, see :data:`~explorer.core.store.vectors.PERSIST_EVERY`, but a store made
+before may not have been written since) has its four HNSW files created again, truncated,
+before the log is replayed into memory. No setting turns either off, and a
 read-only directory makes the open fail. So a reader opens a copy taken here, and the index
 directory stays byte for byte as the writer left it; a writer in another process can no longer
 have its HNSW files truncated under it by a reader.
@@ -33,6 +35,8 @@ SNAPSHOT_PREFIX = "explorer-vectors-"
 CHROMA_DATABASE = "chroma.sqlite3"
 BUSY_SECONDS = 10.0
 """How long the backup waits for a writer's commit to finish before copying."""
+SEGMENT_COPIES = 3
+"""Copies of a vector segment's folder taken, at most, while a writer keeps changing it."""
 
 
 def take_snapshot(source: Path) -> Path:
@@ -61,12 +65,36 @@ def _copy_store(source: Path, copy: Path) -> None:
         if entry.name.startswith(CHROMA_DATABASE):  # the database, its journal: done above
             continue
         if entry.is_dir():
-            # Plain copies (no modes): a read-only original must not give a read-only copy.
-            shutil.copytree(entry, copy / entry.name, copy_function=shutil.copyfile)
+            _copy_segment(entry, copy / entry.name)
         elif entry.is_file():
             shutil.copyfile(entry, copy / entry.name)
     for folder, _dirs, _files in os.walk(copy):
         os.chmod(folder, 0o700)
+
+
+def _copy_segment(folder: Path, target: Path) -> None:
+    """Copy a vector segment's folder, again if a writer changed it meanwhile (at most
+    :data:`SEGMENT_COPIES` times). A writer rewrites a segment's HNSW files in place after every
+    write (see :data:`~explorer.core.store.vectors.PERSIST_EVERY`): a copy taken half before
+    and half after one would be a graph no process built. Whatever a copy still meets, Chroma's
+    reader reads again (``VectorStore._met_a_write``)."""
+    for attempt in range(1, SEGMENT_COPIES + 1):
+        before = _file_states(folder)
+        # Plain copies (no modes): a read-only original must not give a read-only copy.
+        shutil.copytree(folder, target, copy_function=shutil.copyfile)
+        if attempt == SEGMENT_COPIES or _file_states(folder) == before:
+            return
+        shutil.rmtree(target)
+
+
+def _file_states(folder: Path) -> dict[str, tuple[int, int]]:
+    """Size and modification time of each file under ``folder``."""
+    states = {}
+    for path in folder.rglob("*"):
+        with contextlib.suppress(OSError):
+            info = path.stat()
+            states[str(path.relative_to(folder))] = (info.st_size, info.st_mtime_ns)
+    return states
 
 
 def _copy_database(database: Path, target: Path) -> None:
