@@ -84,6 +84,31 @@ def test_a_search_asked_again_or_deeper_sees_every_change_of_the_index(keywords,
     assert paths_for(keywords, "kernel", limit=5) == deep[:5]
 
 
+def test_ranked_rows_outlive_recorded_vectors_but_not_a_change_of_text(keywords, monkeypatch):
+    # While a folder embeds, every batch of vectors is written to this database; the screen
+    # asks its question again as they come. The rows a search ranked stay valid meanwhile
+    # (the keyword tables did not change), and a changed file is seen at once all the same.
+    for number in range(12):
+        add(keywords, f"f{number:02}.md", ["kernel " * (number + 1) + "notes"])
+    ranked = []
+    real = KeywordIndex._ranked
+
+    def counted(self, match, limit):
+        ranked.append(match)
+        return real(self, match, limit)
+
+    monkeypatch.setattr(KeywordIndex, "_ranked", counted)
+    first = paths_for(keywords, "kernel", limit=5)
+    keywords.ledger.mark_embedded(keywords.chunk_ids("f03.md"))
+    keywords.ledger.mark_fresh("f03.md")
+    assert keywords.ledger.changes > 0
+    assert paths_for(keywords, "kernel", limit=5) == first
+    assert len(ranked) == 1  # asked again: not ranked again
+    add(keywords, "f03.md", ["kernel " * 50])
+    assert paths_for(keywords, "kernel", limit=5)[0] == "f03.md"
+    assert len(ranked) == 2
+
+
 def test_file_without_chunks_is_fresh_and_not_listed_as_searchable(keywords):
     keywords.replace_file("empty.md", 0, 1, "h", [], {}, "")
     assert keywords.file("empty.md").state == FileState.FRESH

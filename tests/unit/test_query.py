@@ -292,6 +292,29 @@ def test_every_span_is_inside_the_snippet_and_a_query_word(width):
         assert any(word.startswith(term[:4]) for term in terms), word
 
 
+def test_the_snippet_is_the_window_with_most_query_words_the_first_of_equals():
+    lone = "A proxy is mentioned once here. " + "Unrelated filler text. " * 12
+    dense = "The proxy cache: proxy buffers, proxy timeouts and proxy headers. "
+    text = lone + dense + "More filler words. " * 12 + dense
+    snippet, spans = make_snippet(text, ["proxy"], width=80)
+    assert _marked_words(snippet, spans) == ["proxy"] * 4  # the first dense run, not the lone one
+    assert text.index(snippet.strip("…")[:30]) < len(lone) + len(dense)
+
+
+def test_highlights_fold_case_accents_and_wide_letters_one_character_for_one(monkeypatch):
+    import explorer.core.ingest.keyword_text as keyword_text
+
+    text = "Straße ＺÜRICH café İstanbul ﬁle naïve ÉCOLE 数据库 Zürich"
+    folded = keyword_text.match_fold(text)
+    assert len(folded) == len(text)
+    assert folded == "straße zurich cafe istanbul ﬁle naive ecole 数据库 zurich"
+    snippet, spans = make_snippet(text, ["zurich", "ecole"])
+    assert _marked_words(snippet, spans) == ["ＺÜRICH", "ÉCOLE", "Zürich"]
+    # The table of folds starts again when full, and folds the same.
+    monkeypatch.setattr(keyword_text, "FOLD_TABLE_MOST", 3)
+    assert keyword_text.match_fold(text) == folded
+
+
 # -- the keyword leg's pieces: function words, identifiers, quoted phrases ------------------------
 def test_function_words_of_a_plain_question_are_left_out():
     expression = fts_expression("how do I get my data back after the disk died")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -439,7 +439,8 @@ class PathFilter:
 # -- snippets ---------------------------------------------------------------------------------
 
 
-def _word_matcher(terms: Sequence[str]) -> re.Pattern[str] | None:
+@lru_cache(maxsize=256)
+def _word_matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     """A pattern for the words a snippet marks in text folded by
     :func:`~explorer.core.ingest.keyword_text.match_fold`: short terms exactly, longer ones by
     stem, CJK words as they are."""
@@ -458,15 +459,16 @@ def make_snippet(
     the keyword leg matches, case and accents aside. Returns (snippet, [(start, end), ...] spans
     within the snippet).
     """
-    matcher = _word_matcher(terms)
+    matcher = _word_matcher(tuple(terms))  # the same few terms for every passage shown
     folded = match_fold(text) if matcher else ""
     hits = [(m.start(), m.end()) for m in matcher.finditer(folded)] if matcher else []
     flat = " ".join(text.split())
     if not hits:
         return _shorten(flat, width), []
-    best_start, best_count = hits[0][0], 0
-    for start, _ in hits:
-        count = sum(1 for s, _e in hits if start <= s < start + width)
+    starts = [start for start, _end in hits]  # increasing: the matches do not overlap
+    best_start, best_count = starts[0], 0
+    for place, start in enumerate(starts):
+        count = bisect_left(starts, start + width, lo=place) - place  # hits in the window
         if count > best_count:
             best_start, best_count = start, count
     lead = max(0, best_start - width // 4)

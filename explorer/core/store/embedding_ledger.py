@@ -11,7 +11,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from explorer.core.models import FileState
 from explorer.core.store.manifest_records import PendingChunk
@@ -27,9 +28,22 @@ class EmbeddingLedger:
         """Keep the books on ``db`` (the keyword index's connection), under its ``lock``."""
         self._db = db
         self._lock = lock
+        self.changes = 0
+        """Rows this ledger changed on the connection (of its ``total_changes``): the keyword
+        tables' own version leaves them out (see ``KeywordIndex.keyword_version``)."""
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One transaction of the ledger's, its changed rows counted in :attr:`changes`."""
+        with self._lock, self._db:
+            before = self._db.total_changes
+            try:
+                yield
+            finally:
+                self.changes += self._db.total_changes - before
 
     def mark_fresh(self, path: str) -> None:
-        with self._lock, self._db:
+        with self._writing():
             self._db.execute(
                 "UPDATE files SET state = ?, updated_at = ? WHERE path = ?",
                 (FileState.FRESH, time.time(), path),
@@ -38,7 +52,7 @@ class EmbeddingLedger:
 
     def mark_unfinished(self, paths: Iterable[str]) -> None:
         """Fresh files whose file vector is missing: finish them again (pending, no chunk)."""
-        with self._lock, self._db:
+        with self._writing():
             self._db.executemany(
                 "UPDATE files SET state = ? WHERE path = ? AND state = ?",
                 [(FileState.PENDING, path, FileState.FRESH) for path in paths],
@@ -64,7 +78,7 @@ class EmbeddingLedger:
         rows = [(i,) for i in chunk_ids]
         if not rows:
             return
-        with self._lock, self._db:
+        with self._writing():
             self._db.executemany("UPDATE chunks SET embedded = 1 WHERE id = ?", rows)
             self._bump_vectors_epoch()
 
@@ -99,7 +113,7 @@ class EmbeddingLedger:
     # -- repair -------------------------------------------------------------------------------
     def reset_embedded(self) -> None:
         """Mark every chunk as needing a vector again (the model changed)."""
-        with self._lock, self._db:
+        with self._writing():
             self._db.execute("UPDATE chunks SET embedded = 0")
             self._db.execute(
                 "UPDATE files SET state = ? WHERE state = ? AND chunk_count > 0",
@@ -111,7 +125,7 @@ class EmbeddingLedger:
         ids = list(chunk_ids)
         if not ids:
             return
-        with self._lock, self._db:
+        with self._writing():
             self._db.executemany("UPDATE chunks SET embedded = 0 WHERE id = ?", [(i,) for i in ids])
             self._db.execute(
                 "UPDATE files SET state = ? WHERE state = ? AND EXISTS (SELECT 1 FROM chunks c"

@@ -492,10 +492,20 @@ class KeywordIndex:
             other = int(self._db.execute("PRAGMA data_version").fetchone()[0])
             return (other, self._db.total_changes)
 
-    def derived(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+    def keyword_version(self) -> tuple[int, int]:
+        """Like :meth:`manifest_version`, blind to the embedding ledger's own writes on this
+        connection (which chunks have vectors): it changes when the text the keyword tables
+        match can have changed, not with every batch of vectors."""
+        with self._lock:
+            other = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+            return (other, self._db.total_changes - self.ledger.changes)
+
+    def derived(self, key: Hashable, compute: Callable[[], _T], keyword_tables: bool = False) -> _T:
         """``compute()``, kept under ``key`` until the database changes: for what every
-        keystroke would otherwise recompute from the manifest (the files a filter allows)."""
-        version = self.manifest_version()
+        keystroke would otherwise recompute from the manifest (the files a filter allows).
+        A value computed from the keyword tables alone (``keyword_tables``) is kept while
+        only vectors are recorded (:meth:`keyword_version`)."""
+        version = self.keyword_version() if keyword_tables else self.manifest_version()
         with self._lock:
             kept = self._derived.get(key)
             if kept is not None and kept[0] == version:
@@ -801,10 +811,13 @@ class KeywordIndex:
         if paths is None:
             # FTS5 scores every match whatever the limit (12k rows for a three-letter prefix
             # on nginx, 30k on the kernel's docs), so the rows are ranked once to a depth that
-            # covers a search's first widening, and kept until the index changes: a search that
-            # widens, or the same words asked again, slices them instead of ranking again.
+            # covers a search's first widening, and kept until the keyword tables change (not
+            # with each batch of vectors recorded): a search that widens, or the same words
+            # asked again (the screen asks again as vectors come), slices them.
             depth = max(limit, SEARCH_DEPTH)
-            ranked = self.derived(("ranked", match, depth), lambda: self._ranked(match, depth))
+            ranked = self.derived(
+                ("ranked", match, depth), lambda: self._ranked(match, depth), keyword_tables=True
+            )
             return list(ranked[:limit])
         with self._lock:  # the filter applies before ranking, so the join comes first here
             # The paths go in as one JSON array: no table written per query (a search
