@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 
 import pytest
 
@@ -107,6 +109,31 @@ def test_ranked_rows_outlive_recorded_vectors_but_not_a_change_of_text(keywords,
     add(keywords, "f03.md", ["kernel " * 50])
     assert paths_for(keywords, "kernel", limit=5)[0] == "f03.md"
     assert len(ranked) == 2
+
+
+def test_the_manifest_is_read_while_a_write_is_under_way(keywords):
+    # The TUI's file tree lists the manifest while the live index writes: the list is the
+    # last committed one, at once, not after the write.
+    add(keywords, "a.md", ["alpha"])
+    writing, written = threading.Event(), threading.Event()
+
+    def slow_write() -> None:
+        with keywords._lock, keywords._db:  # one long transaction of the writer's
+            keywords._db.execute("UPDATE files SET title = 'changed' WHERE path = 'a.md'")
+            writing.set()
+            written.wait(10)
+
+    writer = threading.Thread(target=slow_write)
+    writer.start()
+    try:
+        assert writing.wait(10)
+        began = time.monotonic()
+        assert keywords.files()["a.md"].title == ""  # the committed state
+        assert time.monotonic() - began < 1.0
+    finally:
+        written.set()
+        writer.join()
+    assert keywords.files()["a.md"].title == "changed"
 
 
 def test_file_without_chunks_is_fresh_and_not_listed_as_searchable(keywords):
