@@ -1008,13 +1008,17 @@ class KeywordIndex:
     # -- status -------------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
         """Files by state, plus chunk totals."""
-        with self._lock:
+        with self._reading() as db:  # the status bar asks while the index is written
             by_state = dict(
-                self._db.execute("SELECT state, COUNT(*) FROM files GROUP BY state").fetchall()
+                db.execute("SELECT state, COUNT(*) FROM files GROUP BY state").fetchall()
             )
-            chunks, embedded = self._db.execute(
-                "SELECT COUNT(*), COALESCE(SUM(embedded), 0) FROM chunks"
+            # Both counts from indexes, in one statement (one snapshot): summing a column read
+            # every chunk's row, text and all (80-225 ms on the kernel tree's 79k chunks).
+            chunks, unembedded = db.execute(
+                "SELECT (SELECT COUNT(*) FROM chunks),"
+                " (SELECT COUNT(*) FROM chunks WHERE embedded = 0)"
             ).fetchone()
+            embedded = chunks - unembedded
         return {
             FileState.FRESH: by_state.get(FileState.FRESH, 0),
             FileState.PENDING: by_state.get(FileState.PENDING, 0),
