@@ -80,7 +80,7 @@ async def test_one_search_runs_at_a_time_and_the_newest_question_wins(sample_cop
         screen.search_box.focus_query()
         for key in "backup":
             await pilot.press(key)
-            await pilot.pause(0.2)  # past the debounce: each key asks its own search
+            await pilot.pause(0.2)  # each key asks while an earlier search still runs
         await wait_for(pilot, lambda: screen.results.shown_query == "backup", what="results")
         assert most[0] == 1, asked
         assert asked[-1] == "backup" and len(asked) < len("backup"), asked  # stale ones skipped

@@ -1,6 +1,6 @@
 """The main screen: composes the widgets and routes the messages between them.
 
-Widgets own their behaviour and their background work: the search panel searches (debounce,
+Widgets own their behaviour and their background work: the search panel searches (one at a time,
 stale answers, its worker), the file tree reads the manifest, the related and links lists load
 their own rows, the status bar shows an :class:`~explorer.tui.index_state.IndexState`. Widgets
 never talk to each other: they post messages up to this screen, which keeps the index's state,
