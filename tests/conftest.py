@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
@@ -26,12 +25,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 second thread per model only competes for a core the other worker is using: on such a machine,
 indexing sample_docs took 43 s instead of 64 s beside a busy core, and alone 24 s of embedding
 instead of 31 s. What each test checks stays the same; a developer's own setting is kept."""
-
-gc.set_threshold(50_000, 20, 20)
-"""The test processes collect cyclic garbage after 50,000 allocations instead of 700: a Textual
-app under test allocates (and frees) objects by the hundred thousand, and collecting every 700
-took a large share of the UI tests' CPU. The code under test and the processes tests start keep
-Python's defaults; only how often the workers pause to collect changes, not what is freed."""
 
 EXPLORER_PROCESS = [sys.executable, "-m", "explorer"]
 """The CLI as a process of its own, the way a script meets it."""
