@@ -28,9 +28,20 @@ from tests.conftest import built_once, run_explorer
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_DOCS = REPO / "sample_docs"
-SPLIT = {"handbook": ("guides", "api"), "ops": ("runbooks", "notes", "design")}
-"""sample_docs split in two folders: its guides and API pages; its runbooks, notes and design
-records. The union folder holds copies of both."""
+SPLIT = {
+    "handbook": ("guides", "api", "README.md", "CHANGELOG.txt", "CONTRIBUTING.rst"),
+    "ops": ("runbooks", "notes", "design", "src"),
+}
+"""sample_docs split in two folders: its guides, API pages and top-level files; its runbooks,
+notes, design records and source. Together they hold the whole of it, so sample_docs itself is
+the folder holding both (:func:`built_split_sample_docs`)."""
+
+
+def in_split(path: str) -> str:
+    """A path relative to sample_docs as the two folders name it: ``COLLECTION/PATH``."""
+    top = path.split("/", 1)[0]
+    return next(f"{name}/{path}" for name, parts in SPLIT.items() if top in parts)
+
 
 VECTOR_LOCATION_META = "vector_location"
 
@@ -111,7 +122,9 @@ def built_sample_docs(tmp_path_factory) -> BuiltSampleDocs:
 @dataclass(frozen=True)
 class BuiltSplitSampleDocs:
     """sample_docs split in two folders (:data:`SPLIT`), both indexed by one
-    ``explorer index HANDBOOK OPS --json``, and a union folder holding both, indexed alone."""
+    ``explorer index HANDBOOK OPS --json``, and the folder holding both: sample_docs itself,
+    indexed alone (the session's :func:`built_sample_docs`). A path ``P`` of the union is
+    ``in_split(P)`` in the two."""
 
     handbook: BuiltIndex
     ops: BuiltIndex
@@ -121,27 +134,38 @@ class BuiltSplitSampleDocs:
 
 
 @pytest.fixture(scope="session")
-def built_split_sample_docs(tmp_path_factory) -> BuiltSplitSampleDocs:
-    """The two folders and their union indexed with the real model, once per test run, each
-    index in its default place under the build's data folder. Use :meth:`BuiltIndex.copy`."""
+def built_split_sample_docs(request, tmp_path_factory) -> BuiltSplitSampleDocs:
+    """The two folders indexed with the real model, once per test run, each index in its
+    default place under the build's data folder, and their union. Use :meth:`BuiltIndex.copy`.
+
+    The union is the session's build of sample_docs: the two folders hold all of it, so a
+    folder holding copies of both would be sample_docs again and its build the same work."""
+    assert sorted(p.name for p in SAMPLE_DOCS.iterdir()) == sorted(
+        part for parts in SPLIT.values() for part in parts
+    ), "every entry of sample_docs goes to one of the two folders"
 
     def build(base: Path) -> dict:
         for name, parts in SPLIT.items():
             for part in parts:
-                shutil.copytree(SAMPLE_DOCS / part, base / "apart" / name / part)
-                shutil.copytree(SAMPLE_DOCS / part, base / "union" / name / part)
-        env = build_env(base)
+                source, target = SAMPLE_DOCS / part, base / "apart" / name / part
+                if source.is_dir():
+                    shutil.copytree(source, target)
+                else:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(source, target)
         handbook, ops = base / "apart" / "handbook", base / "apart" / "ops"
-        together = run_explorer("index", handbook, ops, "--json", env=env, check=True)
-        run_explorer("index", base / "union", env=env, check=True)
+        together = run_explorer("index", handbook, ops, "--json", env=build_env(base), check=True)
         return json.loads(together.stdout)
 
+    # Built before the union is asked for: under pytest-xdist, one worker builds these two while
+    # the other builds sample_docs.
     base, report = built_once(tmp_path_factory, "built-split-sample-docs-real", build)
+    union = request.getfixturevalue("built_sample_docs").index
 
     def built(root: Path) -> BuiltIndex:
         index_dir = index_dir_under(base / "data", root)
         assert (index_dir / "index.sqlite").is_file(), f"no index of {root} at {index_dir}"
         return BuiltIndex(root, index_dir)
 
-    handbook, ops, union = base / "apart" / "handbook", base / "apart" / "ops", base / "union"
-    return BuiltSplitSampleDocs(built(handbook), built(ops), built(union), report)
+    handbook, ops = base / "apart" / "handbook", base / "apart" / "ops"
+    return BuiltSplitSampleDocs(built(handbook), built(ops), union, report)

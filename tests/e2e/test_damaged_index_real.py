@@ -27,17 +27,29 @@ QUERY = "restore a backup after a failed deploy"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """sample_docs/runbooks indexed once with the real model: (root, index dir, report)."""
+def built(tmp_path_factory, built_sample_docs):
+    """sample_docs/runbooks with its index made with the real model: (root, index dir, chunk
+    count). The session's build of sample_docs, copied, and the rest of the folder deleted and
+    taken out by ``explorer index`` (which embeds nothing): the repair that embeds again then
+    embeds runbooks' chunks, not all of sample_docs'."""
     base = tmp_path_factory.mktemp("damaged-real")
-    root = base / "docs"
-    shutil.copytree(SAMPLE, root)
-    index_dir = base / "index"
-    done = run_explorer("index", root, "--index-dir", index_dir, "--json", env=_env(base))
+    root, index_dir = built_sample_docs.index.copy(base / "docs", base / "index")
+    for entry in root.iterdir():
+        if entry.is_dir() and entry.name != SAMPLE.name:
+            shutil.rmtree(entry)
+        elif not entry.is_dir():
+            entry.unlink()
+    env = _env(base)
+    done = run_explorer("index", root, "--index-dir", index_dir, "--json", env=env)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["chunks_embedded"] > 0
-    return root, index_dir, report
+    assert report["removed"] > 0 and report["chunks_embedded"] == 0, report
+    status = json.loads(
+        run_explorer("status", root, "--index-dir", index_dir, "--json", env=env).stdout
+    )
+    assert status["files"]["indexed"] == sum(1 for p in SAMPLE.rglob("*") if p.is_file())
+    assert status["chunks"] == status["vectors"] > 0
+    return root, index_dir, status["chunks"]
 
 
 def _env(base: Path) -> dict:
@@ -51,10 +63,10 @@ def _env(base: Path) -> dict:
 @pytest.fixture
 def copy(built, tmp_path):
     """A private copy of the built index (same root): (root, index dir, env, chunk count)."""
-    root, index_dir, report = built
+    root, index_dir, chunks = built
     mine = tmp_path / "index"
     shutil.copytree(index_dir, mine)
-    return root, mine, _env(tmp_path), report["chunks_embedded"]
+    return root, mine, _env(tmp_path), chunks
 
 
 def explorer(*args, env, code: int = 0) -> subprocess.CompletedProcess:
