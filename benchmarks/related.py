@@ -54,7 +54,7 @@ from explorer.core.models import FileState
 from explorer.core.retrieval.link_resolution import LinkState
 from explorer.core.retrieval.links import link_graph as index_link_graph
 from explorer.core.retrieval.related import DEFAULT_TUNING, RelatedTuning, related_files
-from explorer.core.retrieval.related_structure import CITING_KINDS, folder_structure
+from explorer.core.retrieval.related_structure import CITING_KINDS, LinkDamping, folder_structure
 from explorer.core.store.index import Index
 from explorer.core.store.vectors import file_vector_id
 from explorer.settings.config import Settings
@@ -246,6 +246,54 @@ VARIANTS: dict[str, dict] = {
     "no coupling": {"links_alike_weight": 0},
     "backlink x2": {"linked_from_weight": DEFAULT_TUNING.linked_from_weight * 2},
     "no backlink": {"linked_from_weight": 0},
+    "backlink by source": {"link_damping": LinkDamping(backlink_by_source=True)},
+    "backlink by source only": {
+        "link_damping": LinkDamping(backlink_by_source=True, backlink_by_candidate=False)
+    },
+    "co-citation by source": {"link_damping": LinkDamping(cocitation_by_source=True)},
+    "links by source": {
+        "link_damping": LinkDamping(backlink_by_source=True, cocitation_by_source=True)
+    },
+    "hub links 3": {"link_damping": LinkDamping(hub_links=3)},
+    "hub links 1": {"link_damping": LinkDamping(hub_links=1)},
+    "lone pair x0.7": {"lone_pair_factor": 0.7},
+    "lone pair x0.5": {"lone_pair_factor": 0.5},
+    "lone pair x0.5, 4+ passages": {"lone_pair_factor": 0.5, "lone_pair_passages": 4},
+    "lone pair x0.5, 8+ passages": {"lone_pair_factor": 0.5, "lone_pair_passages": 8},
+    "lone pair x0.3, 8+ passages": {"lone_pair_factor": 0.3, "lone_pair_passages": 8},
+    "links by source, 3": {
+        "link_damping": LinkDamping(
+            backlink_by_source=True, cocitation_by_source=True, source_hub_links=3
+        )
+    },
+    "links by source, 1": {
+        "link_damping": LinkDamping(
+            backlink_by_source=True, cocitation_by_source=True, source_hub_links=1
+        )
+    },
+    "long thin 30k ^0.5 <2": {"long_length": 30000, "long_power": 0.5, "long_thin_shared": 2},
+    "long thin 20k ^0.5 <2": {"long_length": 20000, "long_power": 0.5, "long_thin_shared": 2},
+    "long thin 30k ^0.5 <1": {"long_length": 30000, "long_power": 0.5, "long_thin_shared": 1},
+    "long thin 60k ^0.5 <2": {"long_length": 60000, "long_power": 0.5, "long_thin_shared": 2},
+    "bare structure x0.5": {"bare_structure_factor": 0.5},
+    "words best chunk only": {"keyword_file_chunks": 1},
+    "keyword weight 0.03": {"keyword_weight": 0.03},
+    "keyword weight 0.08": {"keyword_weight": 0.08},
+    "backlink by source 1, lone pair x0.5 4+": {
+        "link_damping": LinkDamping(backlink_by_source=True, source_hub_links=1),
+        "lone_pair_factor": 0.5,
+        "lone_pair_passages": 4,
+    },
+    "links by source 1, lone pair x0.5 4+": {
+        "link_damping": LinkDamping(
+            backlink_by_source=True, cocitation_by_source=True, source_hub_links=1
+        ),
+        "lone_pair_factor": 0.5,
+        "lone_pair_passages": 4,
+    },
+    "backlink by source, 1": {
+        "link_damping": LinkDamping(backlink_by_source=True, source_hub_links=1)
+    },
 }
 
 

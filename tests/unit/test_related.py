@@ -526,3 +526,52 @@ def test_a_link_a_tag_or_a_pair_above_background_is_evidence():
     assert not has_evidence(
         pairs, "below.md", Evidence(same_section=1 / math.log2(1 + 500)), DEFAULT_TUNING
     )
+
+
+def test_a_backlink_to_a_page_every_page_links_to_can_count_less():
+    # thirty module pages link to one platform table; a guide and its topic link once
+    from explorer.core.retrieval.related_structure import FolderStructure, LinkDamping
+
+    modules = [f"module{i}.md" for i in range(30)]
+    links = [(page, "specs.md") for page in modules] + [("guide.md", "topic.md")]
+    links += [("index.md", "specs.md"), ("index.md", "module0.md")]
+    paths = [*modules, "specs.md", "guide.md", "topic.md", "index.md"]
+    structure = FolderStructure.build(paths, links, {})
+    by_source = LinkDamping(backlink_by_source=True, cocitation_by_source=True)
+    default = structure.evidence("specs.md", "module0.md")
+    damped = structure.evidence("specs.md", "module0.md", by_source)
+    assert default.linked_from and damped.linked_from
+    assert default.link_weight == 1.0 and damped.link_weight < 0.7
+    assert 0.0 < damped.cited_together < default.cited_together
+    # a page linked from one page keeps the whole weight of that link
+    assert structure.evidence("topic.md", "guide.md", by_source).link_weight == 1.0
+    # a lower threshold damps more
+    harder = LinkDamping(backlink_by_source=True, source_hub_links=1)
+    assert structure.evidence("specs.md", "module0.md", harder).link_weight < damped.link_weight
+
+
+def test_a_file_held_by_one_passage_pair_and_nothing_else_can_count_less():
+    from explorer.core.retrieval.related import _Pairs, rank
+    from explorer.core.retrieval.related_structure import Evidence
+
+    pairs = _Pairs(DEFAULT_TUNING)
+    for source_id in ("s0", "s1", "s2", "s3"):
+        pairs.background[source_id], pairs.weight[source_id] = 0.0, 1.0
+    pairs.add("lone.md", 0.2, "s0", "l0")  # one strong pair: 0.2 / 2
+    pairs.add("linked.md", 0.2, "s1", "k0")  # the same, and it links to the source
+    pairs.add("two.md", 0.12, "s0", "t0")  # two pairs: (0.12 + 0.06) / 2
+    pairs.add("two.md", 0.06, "s1", "t1")
+    assert [pairs.above_background(p) for p in ("lone.md", "two.md")] == [1, 2]
+    files = ["lone.md", "linked.md", "two.md"]
+    lengths = dict.fromkeys(files, 10_000)
+    evidence = {"linked.md": Evidence(linked_from=True)}
+    no_words = replace(DEFAULT_TUNING, keyword_weight=0.0, linked_from_weight=0.0)
+
+    def order(tuning):
+        return [p for _s, p in rank(files, pairs, {}, lengths, evidence, 2, tuning)]
+
+    assert order(no_words) == ["linked.md", "lone.md", "two.md"]
+    lone = replace(no_words, lone_pair_factor=0.5, lone_pair_passages=4)
+    assert order(lone) == ["linked.md", "two.md", "lone.md"]  # a link is a tie: not lone
+    # a source of fewer passages than lone_pair_passages: one pair is much of it
+    assert order(replace(lone, lone_pair_passages=5)) == ["linked.md", "lone.md", "two.md"]

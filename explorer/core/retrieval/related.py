@@ -63,6 +63,7 @@ from explorer.core.retrieval.passage_order import is_link_list
 from explorer.core.retrieval.related_structure import (
     Evidence,
     FolderStructure,
+    LinkDamping,
     damped,
     folder_structure,
 )
@@ -205,6 +206,9 @@ class RelatedTuning:
     """Characters of text above which a file counts ``(long_length / characters) **
     long_power`` of its value; 0: no such factor."""
     long_power: float = 0.5
+    long_thin_shared: int = 0
+    """The long-page factor applies only to a file with fewer than this many shared passages
+    (a long page matching in passing); 0: to every long file."""
     near_cosine: float = 0.85
     """A neighbour at least this close is a near copy of the source passage: the files holding
     one are the passage's document frequency. 1.0 or more: no frequency."""
@@ -232,6 +236,16 @@ class RelatedTuning:
     """List a file only when a passage pair stands above its background or a link, a tag or a
     small folder ties it to the source (see the module docstring); False: every file a
     passage's nearest held."""
+    link_damping: LinkDamping = field(default_factory=LinkDamping)
+    """How much a link counts by how many links its ends have (see :class:`LinkDamping`)."""
+    lone_pair_factor: float = 1.0
+    """A file held by a single passage pair above background and nothing in the structure (one
+    passage of another subject sharing a sentence's meaning) counts this share of its value."""
+    lone_pair_passages: int = 0
+    """The lone-pair factor applies to a source of at least this many passages asked (one pair
+    of a two-passage note is half of it)."""
+    bare_structure_factor: float = 1.0
+    """The structure of a file with no passage pair above background counts this share."""
     small_folder: int = 32
     """A folder of at most this many files ties its files as evidence; a larger one (a vault's
     folder of hundreds of notes) only adds its ``section_weight``."""
@@ -286,7 +300,7 @@ def related_files(
     candidates = set(pairs.best)  # words and structure re-rank files with vectors; add none
     if not candidates:
         return []
-    evidence = {other: structure.evidence(path, other) for other in candidates}
+    evidence = {other: structure.evidence(path, other, tuning.link_damping) for other in candidates}
     candidates = with_evidence(candidates, pairs, evidence, tuning)
     lengths = keywords.text_lengths(sorted(candidates))
     chosen = rank(
@@ -331,10 +345,22 @@ def rank(
         value = pairs.score(other, needed) + tuning.keyword_weight * words.get(other, 0.0)
         found = evidence.get(other)
         if found is not None:
-            value += structure_value(found, tuning)
+            structure = structure_value(found, tuning)
+            if tuning.bare_structure_factor != 1.0 and pairs.above_background(other) == 0:
+                structure *= tuning.bare_structure_factor
+            value += structure
             if found.section_page:
                 value *= tuning.section_page_factor
-        scored.append((value * _length_factor(lengths.get(other, 0), tuning), other))
+        if (
+            tuning.lone_pair_factor != 1.0
+            and len(pairs.background) >= tuning.lone_pair_passages
+            and pairs.above_background(other) <= 1
+            and not ties(found, tuning)
+        ):
+            value *= tuning.lone_pair_factor
+        thin = not tuning.long_thin_shared or pairs.shared(other) < tuning.long_thin_shared
+        factor = _length_factor(lengths.get(other, 0), tuning, long=thin)
+        scored.append((value * factor, other))
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
     return [(_shown(value, tuning), other) for value, other in scored]
 
@@ -355,10 +381,17 @@ def has_evidence(pairs: _Pairs, other: str, found: Evidence, tuning: RelatedTuni
     background, a link either way, a citer or a target in common, a shared tag, or a folder of
     at most ``tuning.small_folder`` files (one of hundreds ties nothing)."""
     best = pairs.best.get(other)
+    return (best is not None and best[0] > 0.0) or ties(found, tuning)
+
+
+def ties(found: Evidence | None, tuning: RelatedTuning) -> bool:
+    """Whether the structure ties a candidate to the source: a link either way, a citer or a
+    target in common, a shared tag, or a folder of at most ``tuning.small_folder`` files."""
+    if found is None:
+        return False
     small_folder = damped(tuning.small_folder)  # what same_section is for a folder that size
     return (
-        (best is not None and best[0] > 0.0)
-        or found.links_to
+        found.links_to
         or found.linked_from
         or found.cited_together > 0.0
         or found.links_alike > 0.0
@@ -468,6 +501,10 @@ class _Pairs:
             values.append(max(0.0, min(1.0, similarity)))
         return values
 
+    def above_background(self, path: str) -> int:
+        """The file's one-to-one pairs standing above their background at all."""
+        return sum(value > 0.0 for value in self.one_to_one(path))
+
     def score(self, path: str, needed: int) -> float:
         """The mean of the ``needed`` strongest one-to-one pairs, a missing pair counting 0."""
         if needed < 1:
@@ -542,13 +579,13 @@ def _shown(value: float, tuning: RelatedTuning) -> float:
     return 1.0 - math.exp(-max(0.0, value) / tuning.score_scale)
 
 
-def _length_factor(characters: int, tuning: RelatedTuning) -> float:
+def _length_factor(characters: int, tuning: RelatedTuning, long: bool = True) -> float:
     """Below ``full_length`` characters a file counts less (a stub); above ``long_length``
     too (a page that mentions everything in passing has a passage near any other)."""
     factor = 1.0
     if tuning.full_length > 0:
         factor = math.sqrt(min(1.0, characters / tuning.full_length))
-    if 0 < tuning.long_length < characters:
+    if long and 0 < tuning.long_length < characters:
         factor *= (tuning.long_length / characters) ** tuning.long_power
     return factor
 

@@ -96,7 +96,8 @@ def related_across(
         lengths.update((qualified(name, other), n) for other, n in found.items())
         if name == source:
             evidence.update(
-                (qualified(name, other), structure.evidence(path, other)) for other in paths
+                (qualified(name, other), structure.evidence(path, other, tuning.link_damping))
+                for other in paths
             )
     candidates = with_evidence(candidates, pairs, evidence, tuning)
     needed = min(tuning.pairs, len(ordered))

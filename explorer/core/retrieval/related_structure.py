@@ -55,7 +55,8 @@ class Evidence:
     link_weight: float = 0.0
     """How much a link either way says: ``hub_damping`` of the linking file's outgoing links
     (the source's for ``links_to``, the candidate's for ``linked_from``; the larger of the two
-    when both), times ``hub_damping`` of the candidate's backlinks."""
+    when both), times ``hub_damping`` of the candidate's backlinks (for ``linked_from``, of
+    the source's or both, as :class:`LinkDamping` says)."""
     cited_together: float = 0.0
     """Files linking to both, each ``1 / log2(1 + its outgoing links)``; times
     ``hub_damping`` of the candidate's backlinks."""
@@ -121,8 +122,12 @@ class FolderStructure:
         """The files ``source`` links to."""
         return self.outgoing.get(source, frozenset())
 
-    def evidence(self, source: str, candidate: str) -> Evidence:
-        """What the structure says of ``candidate`` as a neighbour of ``source``."""
+    def evidence(self, source: str, candidate: str, damping: LinkDamping | None = None) -> Evidence:
+        """What the structure says of ``candidate`` as a neighbour of ``source``; ``damping``
+        says how much a link from a file of many links, or to a file of many backlinks, counts
+        (:class:`LinkDamping`)."""
+        damping = damping if damping is not None else LinkDamping()
+        hub = damping.hub_links
         citers = self.incoming.get(source, frozenset()) & self.incoming.get(candidate, frozenset())
         cited = self.outgoing.get(source, frozenset()) & self.outgoing.get(candidate, frozenset())
         shared = self.tags.get(source, frozenset()) & self.tags.get(candidate, frozenset())
@@ -135,11 +140,21 @@ class FolderStructure:
         links_to = candidate in self.outgoing.get(source, frozenset())
         linked_from = source in self.outgoing.get(candidate, frozenset())
         # a page linked from everywhere (release notes) or linking everywhere says little
-        popular = hub_damping(len(self.incoming.get(candidate, ())))
-        sprawling = hub_damping(len(self.outgoing.get(candidate, ())))
+        popular = hub_damping(len(self.incoming.get(candidate, ())), hub)
+        sprawling = hub_damping(len(self.outgoing.get(candidate, ())), hub)
+        # a file every page links to (a platform table) is linked from pages of every subject
+        source_popular = hub_damping(
+            len(self.incoming.get(source, ())), damping.source_hub_links or hub
+        )
+        backlink = (popular if damping.backlink_by_candidate else 1.0) * (
+            source_popular if damping.backlink_by_source else 1.0
+        )
         weights = [
-            hub_damping(len(self.outgoing[linking])) * popular
-            for present, linking in ((links_to, source), (linked_from, candidate))
+            hub_damping(len(self.outgoing[linking]), hub) * target
+            for present, linking, target in (
+                (links_to, source, popular),
+                (linked_from, candidate, backlink),
+            )
             if present
         ]
         coupling = sum(damped(len(self.incoming.get(t, ()))) for t in cited)
@@ -147,7 +162,9 @@ class FolderStructure:
             links_to=links_to,
             linked_from=linked_from,
             link_weight=max(weights, default=0.0),
-            cited_together=sum(damped(len(self.outgoing.get(c, ()))) for c in citers) * popular,
+            cited_together=sum(damped(len(self.outgoing.get(c, ()))) for c in citers)
+            * popular
+            * (source_popular if damping.cocitation_by_source else 1.0),
             links_alike=coupling * sprawling,
             tags=tuple(sorted(shared, key=lambda tag: (-rarity[tag], tag))),
             tag_weight=min(1.0, sum(rarity.values())),
@@ -160,10 +177,31 @@ HUB_LINKS = 7
 """A file with at most this many outgoing links gives each its full weight."""
 
 
-def hub_damping(degree: int) -> float:
-    """How much one of a file's ``degree`` outgoing links says: 1 up to :data:`HUB_LINKS`,
+@dataclass(frozen=True)
+class LinkDamping:
+    """How much a link says, by how many links its two ends have."""
+
+    hub_links: int = HUB_LINKS
+    """Links from a file with at most this many, or to one with at most this many backlinks,
+    count fully (:func:`hub_damping`)."""
+    backlink_by_candidate: bool = True
+    """A backlink (the candidate links to the source) counts less when the candidate has many
+    backlinks of its own."""
+    backlink_by_source: bool = False
+    """A backlink counts less when the source has many backlinks: the page it links to is one
+    every page links to (a platform table, a caching guide each deployment guide links for one
+    step), so any one link to it says little of the linking page's subject."""
+    source_hub_links: int = 0
+    """The ``hub_links`` of the source's backlinks when it damps a backlink or co-citation;
+    0: ``hub_links``."""
+    cocitation_by_source: bool = False
+    """Co-citation counts less when the source has many backlinks (so many co-citations)."""
+
+
+def hub_damping(degree: int, hub_links: int = HUB_LINKS) -> float:
+    """How much one of a file's ``degree`` outgoing links says: 1 up to ``hub_links``,
     then less (a release-notes page linking to 300 pages: a third)."""
-    return min(1.0, math.log2(1 + HUB_LINKS) / math.log2(1 + max(1, degree)))
+    return min(1.0, math.log2(1 + hub_links) / math.log2(1 + max(1, degree)))
 
 
 def damped(degree: int) -> float:
