@@ -812,13 +812,21 @@ class KeywordIndex:
         return {row[0]: (row[1], row[2]) for row in rows}
 
     def _rows_by_id(self, sql: str, chunk_ids: Sequence[str]) -> list[tuple[Any, ...]]:
-        """Run ``sql`` (one ``{}`` for the id placeholders) over the ids, 500 at a time."""
+        """Run ``sql`` (one ``{}`` for the id placeholders) over the ids, 500 at a time (on a
+        connection of :meth:`_reading`: a search reads its passages while the writer writes)."""
         rows: list[tuple[Any, ...]] = []
-        with self._lock:
-            for start in range(0, len(chunk_ids), 500):
-                batch = list(chunk_ids[start : start + 500])
-                marks = ",".join("?" * len(batch))
-                rows.extend(self._db.execute(sql.format(marks), batch).fetchall())
+        with self._reading() as db:
+            several = len(chunk_ids) > 500 and not db.in_transaction
+            if several:  # one snapshot for all the batches
+                db.execute("BEGIN")
+            try:
+                for start in range(0, len(chunk_ids), 500):
+                    batch = list(chunk_ids[start : start + 500])
+                    marks = ",".join("?" * len(batch))
+                    rows.extend(db.execute(sql.format(marks), batch).fetchall())
+            finally:
+                if several:
+                    db.rollback()  # nothing was written: the read transaction ends
         return rows
 
     def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
