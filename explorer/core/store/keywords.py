@@ -349,13 +349,16 @@ class KeywordIndex:
         db.create_function(KEYWORD_TEXT_SQL, 1, _keyword_text_or_null, deterministic=True)
         return db
 
+    def _location(self) -> str:
+        """The database as an SQLite URI, without its query."""
+        return "file:" + quote(os.path.abspath(self.path))
+
     def _connect_read_only(self) -> sqlite3.Connection:
         """Open without writing. A database in WAL mode needs its ``-shm`` and ``-wal`` files;
         in a read-only directory that lacks them it is read as immutable (no writer can be
         at work there: a writer must create those files)."""
-        location = "file:" + quote(os.path.abspath(self.path))
         for query in ("?mode=ro", "?mode=ro&immutable=1"):
-            db = self._connect(location + query, uri=True)
+            db = self._connect(self._location() + query, uri=True)
             try:
                 db.execute("SELECT count(*) FROM sqlite_master").fetchone()
             except sqlite3.OperationalError as error:
@@ -464,27 +467,42 @@ class KeywordIndex:
         return columns != _FTS_COLUMNS or self.get_meta("schema") != SCHEMA_VERSION
 
     @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
+    def _reading(self, snapshot: bool = False) -> Iterator[sqlite3.Connection]:
         """A connection for one long read: a writer's own read-only connection from a pool,
         so that ranking a search (up to 100 ms on a kernel-sized tree), listing the manifest
         and writing never wait for one another (the database is in WAL mode: a reader sees
-        the last commit); a reader's one connection, under its lock."""
+        the last commit); a reader's one connection, under its lock. With ``snapshot``, the
+        statements run in one read transaction: they all see the same commit."""
         if self.read_only:
-            with self._lock:
+            with self._lock, self._snapshot(self._db, snapshot):
                 yield self._db
             return
         with self._readers_lock:
             db = self._readers.pop() if self._readers else None
         if db is None:
-            db = self._connect("file:" + quote(os.path.abspath(self.path)) + "?mode=ro", uri=True)
+            db = self._connect(self._location() + "?mode=ro", uri=True)
         try:
-            yield db
+            with self._snapshot(db, snapshot):
+                yield db
         finally:
             with self._readers_lock:
                 if self._closed:
                     db.close()
                 else:
                     self._readers.append(db)
+
+    @staticmethod
+    @contextmanager
+    def _snapshot(db: sqlite3.Connection, wanted: bool) -> Iterator[None]:
+        """One read transaction on ``db`` around the block, if ``wanted`` (and none is open)."""
+        began = wanted and not db.in_transaction
+        if began:
+            db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if began:
+                db.rollback()  # nothing was written: the read transaction ends
 
     def close(self, rest: bool = True) -> None:
         """Close; a writer first leaves WAL mode when no other connection is open (see
@@ -529,9 +547,9 @@ class KeywordIndex:
         """Like :meth:`manifest_version`, blind to the embedding ledger's own writes on this
         connection (which chunks have vectors): it changes when the text the keyword tables
         match can have changed, not with every batch of vectors."""
-        with self._lock:
-            other = int(self._db.execute("PRAGMA data_version").fetchone()[0])
-            return (other, self._db.total_changes - self.ledger.changes)
+        with self._lock:  # the ledger's count and the connection's total read together
+            other, total = self.manifest_version()
+            return (other, total - self.ledger.changes)
 
     def derived(self, key: Hashable, compute: Callable[[], _T], keyword_tables: bool = False) -> _T:
         """``compute()``, kept under ``key`` until the database changes: for what every
@@ -816,18 +834,11 @@ class KeywordIndex:
         """Run ``sql`` (one ``{}`` for the id placeholders) over the ids, 500 at a time (on a
         connection of :meth:`_reading`: a search reads its passages while the writer writes)."""
         rows: list[tuple[Any, ...]] = []
-        with self._reading() as db:
-            several = len(chunk_ids) > 500 and not db.in_transaction
-            if several:  # one snapshot for all the batches
-                db.execute("BEGIN")
-            try:
-                for start in range(0, len(chunk_ids), 500):
-                    batch = list(chunk_ids[start : start + 500])
-                    marks = ",".join("?" * len(batch))
-                    rows.extend(db.execute(sql.format(marks), batch).fetchall())
-            finally:
-                if several:
-                    db.rollback()  # nothing was written: the read transaction ends
+        with self._reading(snapshot=len(chunk_ids) > 500) as db:  # the batches see one commit
+            for start in range(0, len(chunk_ids), 500):
+                batch = list(chunk_ids[start : start + 500])
+                marks = ",".join("?" * len(batch))
+                rows.extend(db.execute(sql.format(marks), batch).fetchall())
         return rows
 
     def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
@@ -861,10 +872,10 @@ class KeywordIndex:
                 ("ranked", match, depth), lambda: self._ranked(match, depth), keyword_tables=True
             )
             return list(ranked[:limit])
-        with self._lock:  # the filter applies before ranking, so the join comes first here
+        with self._reading() as db:  # the filter applies before ranking: the join comes first
             # The paths go in as one JSON array: no table written per query (a search
             # changes nothing, so what :meth:`derived` keeps stays valid).
-            rows = self._db.execute(
+            rows = db.execute(
                 f"SELECT c.id, c.path, {_BM25_SCORE} FROM chunks_fts"
                 " JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
                 " AND c.path IN (SELECT value FROM json_each(?)) ORDER BY score DESC LIMIT ?",
@@ -1017,12 +1028,13 @@ class KeywordIndex:
     # -- status -------------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
         """Files by state, plus chunk totals."""
-        with self._reading() as db:  # the status bar asks while the index is written
+        # The status bar asks while the index is written: files and chunks of one commit.
+        with self._reading(snapshot=True) as db:
             by_state = dict(
                 db.execute("SELECT state, COUNT(*) FROM files GROUP BY state").fetchall()
             )
-            # Both counts from indexes, in one statement (one snapshot): summing a column read
-            # every chunk's row, text and all (80-225 ms on the kernel tree's 79k chunks).
+            # Both chunk counts from indexes: summing a column read every chunk's row, text
+            # and all (80-225 ms on the kernel tree's 79k chunks).
             chunks, unembedded = db.execute(
                 "SELECT (SELECT COUNT(*) FROM chunks),"
                 " (SELECT COUNT(*) FROM chunks WHERE embedded = 0)"
