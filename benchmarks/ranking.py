@@ -24,6 +24,14 @@ modes. With ``--rules``, each query's two legs are also fetched once
 ``explorer.core.retrieval.fusion`` ranks files from the same lists, so rules are compared on equal
 inputs.
 Legs are cached (``--cache``) so a second run does not embed or query again.
+
+With ``--pending 0.13,0.5``, the same legs are cut down to what a folder still being embedded
+gives: a file has vectors when a hash of its path falls below the share (embedding goes file
+by file), the vector leg keeps only such files' passages, and the keyword leg's best passages
+in other files are *pending*. The default rule is compared with the rule before pending
+passages were told apart (``pending_meaning=False``: they counted as the vector leg's lowest
+cosine) and with the keyword leg alone. (The vector leg of a real partial index would fill its
+200 places from the embedded files; here it keeps those of the 200 that are embedded.)
 """
 
 from __future__ import annotations
@@ -274,6 +282,62 @@ def run_rules(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
     return results
 
 
+def partial_legs(legs, share: float):
+    """``legs`` as a folder of which about ``share`` of the files are embedded would give them."""
+    from dataclasses import replace
+
+    def embedded(path: str) -> bool:
+        digest = hashlib.sha256(path.encode()).digest()
+        return int.from_bytes(digest[:4], "big") / 2**32 < share
+
+    def has_vector(cid: str) -> bool:
+        return embedded(legs.places[cid][0]) if cid in legs.places else False
+
+    from explorer.core.retrieval.search import MEASURED
+
+    checked = [cid for cid, _p, _s in legs.keyword[:MEASURED]]
+    return replace(
+        legs,
+        vector=[hit for hit in legs.vector if has_vector(hit[0])],
+        returned_vectors=[hit for hit in legs.returned_vectors if has_vector(hit[0])],
+        measured={cid: v for cid, v in legs.measured.items() if has_vector(cid)},
+        pending={cid for cid in checked if not has_vector(cid)},
+        file_similarity={p: v for p, v in legs.file_similarity.items() if embedded(p)},
+    )
+
+
+def run_pending(index: Index, qset: QuestionSet, cache: Path | None, shares: list[float]) -> dict:
+    """The default rule, the rule before pending passages were told apart, and the keyword leg
+    alone, on legs cut down to folders embedded in part (``shares``)."""
+    from dataclasses import replace
+
+    from explorer.core.retrieval.search import fusion_rule, rank_legs
+
+    rule = fusion_rule(index.settings)
+    rules = {"pending as average, x share^2 (now)": rule}
+    rules["pending as lowest (before)"] = replace(rule, pending_meaning=False)
+    for power in (1.0, 3.0):
+        rules[f"vector weight x share^{power:g}"] = replace(rule, embedded_power=power)
+    full = cached_legs(index, qset, cache)
+    results: dict = {}
+    for share in shares:
+        legs = {qid: partial_legs(leg, share) for qid, leg in full.items()}
+        for name, each in rules.items():
+            rankings = {
+                qid: [qset.doc(path) for path in rank_legs(leg, each)[:10]]
+                for qid, leg in legs.items()
+            }
+            results[f"{share:.0%} embedded, {name}"] = summarise(qset.questions, rankings)
+        keyword_only = {
+            qid: [qset.doc(path) for path in rank_legs(replace(leg, vector=[]), rule)[:10]]
+            for qid, leg in legs.items()
+        }
+        results[f"{share:.0%} embedded, keyword leg alone"] = summarise(
+            qset.questions, keyword_only
+        )
+    return results
+
+
 def print_table(title: str, summary: dict) -> None:
     kinds = [k for k in next(iter(summary.values())) if k not in ("latency_p50_ms", "worst_rank")]
     print(f"\n{title}")
@@ -301,6 +365,11 @@ def main() -> int:
     parser.add_argument("--scifact-data", type=Path, default=Path("../shared/bench/scifact"))
     parser.add_argument("--rules", action="store_true", help="Also compare fusion rules.")
     parser.add_argument("--cache", type=Path, help="Folder for cached legs (with --rules).")
+    parser.add_argument(
+        "--pending",
+        type=lambda text: [float(part) for part in text.split(",")],
+        help="Shares of files embedded (e.g. 0.13,0.5,1): rules on folders being embedded.",
+    )
     parser.add_argument("--json", action="store_true", help="Print one JSON object.")
     args = parser.parse_args()
 
@@ -327,6 +396,8 @@ def main() -> int:
                 }
             if args.rules:
                 entry["rules"] = run_rules(index, qset, args.cache)
+            if args.pending:
+                entry["pending"] = run_pending(index, qset, args.cache, args.pending)
         finally:
             index.close()
         report[qset.name] = entry
@@ -334,6 +405,8 @@ def main() -> int:
             print_table(f"{qset.name}: modes ({len(qset.questions)} questions)", modes)
             if "rules" in entry:
                 print_table(f"{qset.name}: fusion rules on the same legs", entry["rules"])
+            if "pending" in entry:
+                print_table(f"{qset.name}: folders being embedded", entry["pending"])
             if "hybrid_ranks" in entry:
                 print("hybrid rank of the best file:", list(entry["hybrid_ranks"].values()))
     if args.json:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -229,3 +230,49 @@ def test_agreement_ramps_linearly_between_its_ends():
     _, description = fuse(AGREEING, candidates, coverage=0.0)
     assert f"agreement {expected:.2f}" in description
     assert description.endswith(f"keyword weight {0.5 * expected:.3g}")
+
+
+def being_embedded() -> list[LegScores]:
+    """A folder 20 % embedded: the vector leg's 10 best (0–9) are unrelated passages that hold
+    no query word; the keyword leg's best (10–19) hold the query's words, and only the last two
+    of them have a vector yet (cosine 0.1)."""
+    candidates = [LegScores(None, None, 1 + i, 0.14 - i / 200) for i in range(10)]
+    for i in range(8):
+        candidates.append(LegScores(1 + i, 9.0 - i / 2, None, None, pending=True))
+    for i in range(8, 10):
+        candidates.append(LegScores(1 + i, 9.0 - i / 2, None, None, measured_similarity=0.1))
+    return candidates
+
+
+def test_a_passage_without_a_vector_yet_is_not_ranked_as_the_worst_by_meaning():
+    rule = FusionRule(FusionKind.CALIBRATED, 0.5, keyword_confidence=3.0)
+    scores, description = fuse(rule, being_embedded(), coverage=1.0, embedded_share=0.2)
+    assert best(scores) == 10, "the keyword leg's best passage, waiting for its vector, wins"
+    assert scores[10] > scores[0] > 0.0
+    assert "20% of the keyword leg's best passages have vectors yet" in description
+    assert description.endswith(f"vector weight {0.5 * 0.2**2:.3g}")
+    before = replace(rule, pending_meaning=False)
+    old, said = fuse(before, being_embedded(), coverage=1.0, embedded_share=0.2)
+    assert best(old) == 0, "as the vector leg's lowest, the best unrelated vector won"
+    assert "vectors yet" not in said
+
+
+def test_a_pending_passage_counts_as_the_average_candidate_by_meaning():
+    rule = FusionRule(FusionKind.CALIBRATED, 0.5, embedded_power=0.0)  # the weight left whole
+    candidates = [
+        LegScores(None, None, 1, 0.6),
+        LegScores(None, None, 2, 0.2),
+        LegScores(1, 4.0, None, None, pending=True),
+        LegScores(2, 4.0, 3, 0.4),
+    ]
+    scores, _ = fuse(rule, candidates, embedded_share=0.5)
+    # The known cosines 0.6, 0.2, 0.4 average 0.4: the pending passage scores as passage 3,
+    # which has the same BM25 and that cosine.
+    assert scores[2] == pytest.approx(scores[3])
+    assert scores[2] > fuse(replace(rule, pending_meaning=False), candidates)[0][2]
+
+
+def test_a_folder_fully_embedded_fuses_as_it_always_did():
+    candidates = question_like()
+    rule = replace(CALIBRATED, pending_meaning=False)
+    assert fuse(CALIBRATED, candidates, embedded_share=1.0) == fuse(rule, candidates)

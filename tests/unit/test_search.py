@@ -564,3 +564,34 @@ def test_a_search_parses_its_query_once(index, monkeypatch, mode):
     response = search(index, SearchRequest("install the package on linux", mode=mode))
     assert response.results
     assert calls == {"keyword_pieces": 1, "query_terms": 1}
+
+
+def test_while_a_folder_is_embedded_files_that_hold_the_words_are_not_outranked_by_any_vector(
+    tmp_path, settings_for, fake_embedder
+):
+    """Files embedded first say nothing of snapshots, though one comes near by meaning (the
+    fake embedder hears "snaps" in "snapshoot"); the notes about snapshots, added after, wait
+    for their vectors. Hybrid search still puts the notes first, and says why."""
+    unrelated = {
+        f"manual/page{i:02d}.md": f"# Page {i}\n\nTypesetting hyphenation rules, fonts and "
+        f"margins, chapter {i}, with footnotes and a bibliography.\n"
+        for i in range(30)
+    }
+    unrelated["manual/photo.md"] = "# Photos\n\nA snapshoot of the garden at dawn.\n"
+    root = write_files(tmp_path / "docs", unrelated)
+    index = Index(settings_for(root), embedder=fake_embedder)
+    try:
+        Indexer(index).sync()
+        notes = {
+            f"notes/snap{i}.md": f"# Snapshot {i}\n\nTake a snapshot of the volume before an "
+            f"upgrade; the snapshot is kept {i + 2} days.\n"
+            for i in range(4)
+        }
+        write_files(root, notes)
+        Indexer(index).update_paths(sorted(notes), embed=False)
+        response = run(index, "snapshot")
+    finally:
+        index.close()
+    assert response.vector_leg == VectorLeg.ANSWERED
+    assert {hit.path for hit in response.results[:4]} == set(notes)
+    assert "0% of the keyword leg's best passages have vectors yet" in response.fusion

@@ -29,6 +29,15 @@ Rules (``FusionKind``):
   and with ``file_keyword_weight`` z(BM25) becomes its *words*,
   ``(z(BM25) + w_k x z(file BM25)) / (1 + w_k)`` (the BM25 of the whole file as one row), so a
   passage in a page about the query beats an equal passage in a page that mentions it once.
+
+  While a folder is being embedded, some candidates have no vector yet: their meaning is
+  unknown, not poor. With ``pending_meaning``, such a passage counts as this query's average
+  candidate by meaning (z = 0; convex: the mean cosine of the candidates that have one), and
+  the vector leg's weight is multiplied by the *embedded share* (the share of the keyword leg's
+  best passages that have a vector) to the power ``embedded_power``. The vector leg has then
+  seen only part of the places the words point to, and the best of a few unrelated vectors (a
+  cosine of 0.14 standardised over an index 13 % embedded) no longer outranks passages that
+  hold the query's words.
 - ``convex``: ``w × cosine + (1 − w) × c^p × BM25 / best BM25`` (the rule before calibration,
   with ``p = 0``).
 - ``rrf``: Reciprocal Rank Fusion, ``Σ 1 / (k + rank)`` divided by its best possible value.
@@ -59,6 +68,8 @@ class LegScores:
     file_keyword_score: float | None = None
     """BM25 of the passage's whole file (None: the file does not match the query's words, or
     the index has no file table yet)."""
+    pending: bool = False
+    """The passage has no vector yet (its file waits to be embedded): its meaning is unknown."""
 
     def meaning(self, cosine: float, file_weight: float) -> float:
         """The vector side of this passage: its cosine, with ``file_weight`` of its file's
@@ -89,10 +100,22 @@ class FusionRule:
     file_keyword_weight: float = 0.0
     """Weight of the whole file's BM25 next to the passage's own on the keyword side:
     ``(z(BM25) + w x z(file BM25)) / (1 + w)`` (convex: each over its best)."""
+    pending_meaning: bool = True
+    """A passage without a vector yet counts as the average candidate by meaning, and the vector
+    leg weighs by the embedded share (False: it counts as the vector leg's lowest cosine)."""
+    embedded_power: float = 2.0
+    """Exponent of the embedded share on the vector leg's weight (with ``pending_meaning``).
+    Chosen on nginx and the vault cut down to folders embedded in part (``benchmarks/
+    ranking.py --pending``; ``benchmarks/RESULTS.md``, "Folders being embedded")."""
 
-    def describe(self, coverage: float | None = None, agreement: float | None = None) -> str:
+    def describe(
+        self,
+        coverage: float | None = None,
+        agreement: float | None = None,
+        embedded_share: float = 1.0,
+    ) -> str:
         """The rule in words; with ``coverage`` (and ``agreement``), this query's keyword
-        weight too."""
+        weight too; with an ``embedded_share`` below 1, the vector leg's weight it gave."""
         if self.kind is FusionKind.RRF:
             return f"reciprocal rank fusion, k={self.rrf_k}"
         w = self.semantic_weight
@@ -126,16 +149,26 @@ class FusionRule:
                 factor = max(factor, agreement)
                 numbers += f", agreement {agreement:.2f}"
             text += f"; this query: {numbers}, keyword weight {(1 - w) * factor:.3g}"
+        if embedded_share < 1.0 and self.pending_meaning:
+            text += (
+                f"; {embedded_share:.0%} of the keyword leg's best passages have vectors yet:"
+                f" vector weight {w * embedded_share**self.embedded_power:.3g}"
+            )
         return text
 
 
 def fuse(
-    rule: FusionRule, candidates: Sequence[LegScores], coverage: float = 1.0, lookup: bool = False
+    rule: FusionRule,
+    candidates: Sequence[LegScores],
+    coverage: float = 1.0,
+    lookup: bool = False,
+    embedded_share: float = 1.0,
 ) -> tuple[list[float], str]:
     """Scores (0–1) for ``candidates`` under ``rule``, and the rule with this query's numbers.
 
     ``coverage`` is the share of the query's topic words the keyword leg's best passages hold;
-    ``lookup``: the query names only identifiers.
+    ``lookup``: the query names only identifiers; ``embedded_share``: the share of the keyword
+    leg's best passages that have a vector (below 1 while the folder is being embedded).
     """
     note = ""
     if lookup and rule.lookup_weight is not None:
@@ -157,14 +190,20 @@ def fuse(
         (c.vector_similarity for c in candidates if c.vector_similarity is not None), default=0.0
     )
     cosines = [c.meaning(_cosine(c, floor, rule.measured), rule.file_weight) for c in candidates]
+    known = [not (c.pending and rule.pending_meaning) for c in candidates]
+    if not rule.pending_meaning:
+        embedded_share = 1.0
+    if not all(known):  # a pending passage: this query's average candidate by meaning
+        average = _mean([c for c, k in zip(cosines, known, strict=True) if k], default=floor)
+        cosines = [c if k else average for c, k in zip(cosines, known, strict=True)]
     bm25 = [c.keyword_score or 0.0 for c in candidates]
     file_bm25 = [c.file_keyword_score or 0.0 for c in candidates]
     if not any(file_bm25):  # no file matched, or no file table yet: the rule says so too
         rule = replace(rule, file_keyword_weight=0.0)
     agreement = None
     if rule.agreement and has_vectors and has_keywords:
-        agreement = _agreement(candidates, cosines, rule.agreement)
-    described = rule.describe(coverage, agreement) + note
+        agreement = _agreement(candidates, cosines, known, rule.agreement)
+    described = rule.describe(coverage, agreement, embedded_share) + note
     if not has_vectors:  # a leg that found nothing (no vectors yet) does not count
         return [
             _unit(b) for b in keyword_relative(bm25, file_bm25, rule.file_keyword_weight)
@@ -176,12 +215,13 @@ def fuse(
     if agreement is not None:
         factor = max(factor, agreement)
     keyword_weight = (1 - w) * factor
+    w *= embedded_share**rule.embedded_power
     if rule.kind is FusionKind.CONVEX:
         words = keyword_relative(bm25, file_bm25, rule.file_keyword_weight)
         return [
             _unit(w * c + keyword_weight * b) for c, b in zip(cosines, words, strict=True)
         ], described
-    z_cos, z_words = _standardise(cosines), _standardise(bm25)
+    z_cos, z_words = _standardise(cosines, known), _standardise(bm25)
     if rule.file_keyword_weight > 0:
         f = rule.file_keyword_weight
         z_words = [
@@ -216,14 +256,20 @@ AGREEMENT_DEPTH = 3
 
 
 def _agreement(
-    candidates: Sequence[LegScores], cosines: list[float], ramp: tuple[float, float]
+    candidates: Sequence[LegScores],
+    cosines: list[float],
+    known: list[bool],
+    ramp: tuple[float, float],
 ) -> float:
     """How far the keyword leg's best passages mean what the vector leg's best do: the ratio of
-    their mean cosines, mapped linearly from ``ramp[0]`` (0) to ``ramp[1]`` (1) and clipped."""
+    their mean cosines, mapped linearly from ``ramp[0]`` (0) to ``ramp[1]`` (1) and clipped.
+    Passages whose meaning is unknown (``known`` False) are left out."""
 
     def best_mean(rank_of: Callable[[LegScores], int | None]) -> float:
         ranked = sorted(
-            (rank, cos) for c, cos in zip(candidates, cosines, strict=True) if (rank := rank_of(c))
+            (rank, cos)
+            for c, cos, k in zip(candidates, cosines, known, strict=True)
+            if k and (rank := rank_of(c))
         )
         top = [cos for _rank, cos in ranked[:AGREEMENT_DEPTH]]
         return sum(top) / len(top) if top else 0.0
@@ -244,12 +290,20 @@ def _cosine(candidate: LegScores, floor: float, measured: bool) -> float:
     return floor
 
 
-def _standardise(values: list[float]) -> list[float]:
-    mean = sum(values) / len(values)
-    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+def _standardise(values: list[float], counted: list[bool] | None = None) -> list[float]:
+    """z of every value, over the mean and spread of the ``counted`` ones (None: all)."""
+    sample = values if counted is None else [v for v, c in zip(values, counted, strict=True) if c]
+    if not sample:
+        return [0.0] * len(values)
+    mean = _mean(sample)
+    spread = math.sqrt(sum((v - mean) ** 2 for v in sample) / len(sample))
     if spread <= 1e-12:
         return [0.0] * len(values)
     return [(v - mean) / spread for v in values]
+
+
+def _mean(values: Sequence[float], default: float = 0.0) -> float:
+    return sum(values) / len(values) if values else default
 
 
 def _logistic(value: float) -> float:

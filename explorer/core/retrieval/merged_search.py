@@ -144,7 +144,7 @@ class MergedPlan:
         places = {cid: place for cid, place in places.items() if cid in kept}
         legs = Legs(keyword, known, returned, places, lookup=request.parsed.lookup)
         if request.mode == SearchMode.HYBRID and vector is not None and known and keyword:
-            legs.measured = self._measured(vector, keyword, {cid for cid, _ in known})
+            legs.measured, legs.pending = self._measured(vector, keyword, {cid for cid, _ in known})
             legs.coverage = max(
                 keyword_coverage(self._indexes[name], request, hits)
                 for name, hits in _hits_by_collection(keyword[:COVERAGE_DEPTH]).items()
@@ -220,15 +220,17 @@ class MergedPlan:
 
     def _measured(
         self, vector: np.ndarray, keyword: list[tuple[str, str, float]], seen: set[str]
-    ) -> dict[str, float]:
+    ) -> tuple[dict[str, float], set[str]]:
         """The cosines of the best keyword hits the vector leg did not return, read from the
-        stored vectors of the index that holds each."""
+        stored vectors of the index that holds each; and those of them without a vector yet."""
         measured: dict[str, float] = {}
+        pending: set[str] = set()
         for name, hits in _hits_by_collection(keyword[:MEASURED]).items():
             own_seen = {unqualified(cid)[1] for cid in seen if unqualified(cid)[0] == name}
-            cosines = measured_cosines(self._indexes[name], vector, hits, own_seen)
+            cosines, lacking = measured_cosines(self._indexes[name], vector, hits, own_seen)
             measured.update((qualified(name, cid), value) for cid, value in cosines.items())
-        return measured
+            pending.update(qualified(name, cid) for cid in lacking)
+        return measured, pending
 
     def _file_similarity(
         self, vector: np.ndarray, places: dict[str, tuple[str, int]]

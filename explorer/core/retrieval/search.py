@@ -387,6 +387,8 @@ class Legs:
     """(path, start char) of every candidate chunk."""
     measured: dict[str, float] = field(default_factory=dict)
     """Cosine similarity of the keyword leg's chunks that the vector leg did not return."""
+    pending: set[str] = field(default_factory=set)
+    """Chunks among the keyword leg's best that have no vector yet (being embedded)."""
     coverage: float = 1.0
     """The largest share of the query's topic words that one of the keyword leg's best
     passages holds: how well the keyword leg answers this query at all."""
@@ -397,6 +399,13 @@ class Legs:
     left out)."""
     file_keyword: dict[str, float] = field(default_factory=dict)
     """BM25 of each candidate file as a whole (files the query's words miss are left out)."""
+
+    @property
+    def embedded_share(self) -> float:
+        """The share of the keyword leg's best passages (as many as are measured) that have a
+        vector: below 1 while their files wait to be embedded."""
+        checked = min(len(self.keyword), MEASURED)
+        return 1.0 - len(self.pending) / checked if checked else 1.0
 
 
 def fusion_rule(settings: IndexSettings) -> FusionRule:
@@ -441,7 +450,9 @@ def _gather(
     known = [(cid, sim) for cid, sim in returned if cid in places]
     legs = Legs(keyword_hits, known, returned, places, lookup=request.parsed.lookup)
     if request.mode == SearchMode.HYBRID and vector is not None and known and keyword_hits:
-        legs.measured = measured_cosines(index, vector, keyword_hits, {cid for cid, _ in known})
+        legs.measured, legs.pending = measured_cosines(
+            index, vector, keyword_hits, {cid for cid, _ in known}
+        )
         legs.coverage = keyword_coverage(index, request, keyword_hits)
     if vector is not None and known and index.settings.file_weight > 0:
         legs.file_similarity = file_similarities(index, vector, places)
@@ -507,18 +518,22 @@ def keyword_coverage(
 
 def measured_cosines(
     index: Index, vector: np.ndarray, keyword_hits: Sequence[tuple[str, str, float]], seen: set[str]
-) -> dict[str, float]:
-    """The cosine similarity of keyword hits the vector leg did not return, from their stored
-    vectors, so fusion scores them by what they are rather than by a guess."""
+) -> tuple[dict[str, float], set[str]]:
+    """The cosine similarity of the best keyword hits the vector leg did not return, from their
+    stored vectors, so fusion scores them by what they are rather than by a guess; and those of
+    them that have no vector yet (their meaning is unknown, see :mod:`fusion`)."""
     missing = [cid for cid, _p, _s in keyword_hits[:MEASURED] if cid not in seen]
     if not missing:
-        return {}
+        return {}, set()
     try:
         stored = index.vectors.chunk_vectors(missing)
     except (VectorStoreUnavailable, VectorStoreDamaged):
-        return {}
+        return {}, set()
     query = np.asarray(vector, dtype=np.float32)
-    return {cid: float(np.dot(np.asarray(v, dtype=np.float32), query)) for cid, v in stored.items()}
+    cosines = {
+        cid: float(np.dot(np.asarray(v, dtype=np.float32), query)) for cid, v in stored.items()
+    }
+    return cosines, {cid for cid in missing if cid not in stored}
 
 
 def rank_legs(legs: Legs, rule: FusionRule) -> list[str]:
@@ -568,11 +583,12 @@ def _fuse(
                 legs.measured.get(cid),
                 legs.file_similarity.get(legs.places[cid][0]),
                 legs.file_keyword.get(legs.places[cid][0]),
+                cid in legs.pending,
             )
         )
     description = ""
     if request.mode == SearchMode.HYBRID:
-        scores, description = fuse(rule, legs_of, legs.coverage, legs.lookup)
+        scores, description = fuse(rule, legs_of, legs.coverage, legs.lookup, legs.embedded_share)
     elif request.mode == SearchMode.SEMANTIC:
         scores = [
             _unit(leg.meaning(leg.vector_similarity or 0.0, rule.file_weight)) for leg in legs_of
