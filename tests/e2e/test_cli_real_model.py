@@ -1,9 +1,14 @@
 """End to end: the real bundled model, real Chroma and real files, through the real CLI.
 
 The index of a copy of sample_docs is built once per store by ``python -m explorer index`` and
-every test talks to it the way a script would: subprocesses, ``--json``, exit codes. Every test
-runs twice: with the local (embedded) Chroma store, and with vectors on a real Chroma server
-(``chroma run`` on 127.0.0.1, started by the session's ``chroma_server`` fixture).
+every test talks to it the way a script would: ``--json`` and exit codes, indexing and status
+as subprocesses. The tests of what searches and ``related`` rank run the same command in this
+process (:func:`in_process`): each is about the answer, not the process, and a process of its
+own cost some 1.5 s of starting (Chroma's import above all) for each of about 90 answers. The
+process itself is checked where it is the point (``test_search_process_never_imports_torch``,
+and tests/e2e/test_resident_reader_real.py). Every test runs twice: with the local (embedded)
+Chroma store, and with vectors on a real Chroma server (``chroma run`` on 127.0.0.1, started
+by the session's ``chroma_server`` fixture).
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from explorer.cli import main
 from tests.conftest import run_explorer
 
 pytestmark = pytest.mark.e2e
@@ -69,6 +76,30 @@ def search_json(root: Path, env: dict, query: str, *extra: str) -> dict:
     return json.loads(explorer("search", query, str(root), "--json", *extra, env=env).stdout)
 
 
+ENVIRONMENT = (
+    "EXPLORER_INDEX_DIR",
+    "EXPLORER_DATA_DIR",
+    "EXPLORER_CHROMA_URL",
+    "EXPLORER_MODEL",
+    "HF_HUB_OFFLINE",
+)
+"""What tells a command which index, store and model to use: ``env``'s, in :func:`in_process`."""
+
+
+def in_process(*args: str, env: dict) -> str:
+    """``explorer ARGS`` run in this process with ``env``'s index, store and model (those it
+    lacks unset): its stdout; it must succeed, as :func:`explorer` checks."""
+    overrides = {name: env.get(name) for name in ENVIRONMENT}
+    done = CliRunner().invoke(main, list(args), env=overrides, catch_exceptions=False)
+    assert done.exit_code == 0, (args, done.output)
+    return done.stdout
+
+
+def ranked(root: Path, env: dict, query: str, *extra: str) -> dict:
+    """``explorer search QUERY ROOT --json EXTRA``'s answer, run in this process."""
+    return json.loads(in_process("search", query, str(root), "--json", *extra, env=env))
+
+
 def test_second_index_run_embeds_nothing_and_says_so(corpus):
     root, env = corpus
     done = explorer("index", str(root), env=env)
@@ -98,22 +129,22 @@ def test_search_by_meaning_finds_a_document_without_the_query_words(corpus, case
     best = (root / case["best"]).read_text(encoding="utf-8").lower()
     for word in case["absent_words"]:
         assert word.lower() not in best, f"{word!r} is in {case['best']}"
-    semantic = search_json(root, env, case["query"], "--mode", "semantic", "--limit", "3")
+    semantic = ranked(root, env, case["query"], "--mode", "semantic", "--limit", "3")
     assert case["best"] in [hit["path"] for hit in semantic["results"]]
     # The default (hybrid) search ranks it 1st or 2nd too: the keyword leg, which matches only
     # incidental words of such a question, weighs little when its best passages cover little
     # of the query.
-    hybrid = search_json(root, env, case["query"], "--limit", "10")
+    hybrid = ranked(root, env, case["query"], "--limit", "10")
     assert case["best"] in [hit["path"] for hit in hybrid["results"][:2]]
 
 
 @pytest.mark.parametrize("case", EXPECTATIONS["keyword_queries"], ids=lambda c: c["query"])
 def test_rare_terms_find_exactly_their_files(corpus, case):
     root, env = corpus
-    found = search_json(root, env, case["query"], "--mode", "keyword", "--offsets")
+    found = ranked(root, env, case["query"], "--mode", "keyword", "--offsets")
     assert sorted(hit["path"] for hit in found["results"]) == sorted(case["files"])
     # The default (hybrid) search keeps the files that hold the term on top (1st and 2nd).
-    hybrid = search_json(root, env, case["query"], "--limit", "10")
+    hybrid = ranked(root, env, case["query"], "--limit", "10")
     assert sorted(hit["path"] for hit in hybrid["results"][: len(case["files"])]) == sorted(
         case["files"]
     )
@@ -127,8 +158,8 @@ def test_rare_terms_find_exactly_their_files(corpus, case):
 def test_related_files_put_the_partner_near_the_top(corpus, pair):
     root, env = corpus
     first, second = pair
-    done = explorer("related", str(root / first), "--json", "--limit", "3", env=env)
-    related = json.loads(done.stdout)["related"]
+    done = in_process("related", str(root / first), "--json", "--limit", "3", env=env)
+    related = json.loads(done)["related"]
     paths = [item["path"] for item in related]
     assert first not in paths
     assert second in paths
@@ -141,7 +172,7 @@ def test_related_files_put_the_partner_near_the_top(corpus, pair):
 def test_path_glob_limits_both_legs_before_ranking(corpus):
     root, env = corpus
     example = EXPECTATIONS["glob_examples"][0]
-    found = search_json(
+    found = ranked(
         root,
         env,
         "release notes and decisions",

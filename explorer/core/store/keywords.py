@@ -917,9 +917,14 @@ class KeywordIndex:
         return {row[0]: float(row[1]) for row in rows}
 
     def _has_file_table(self) -> bool:
-        row = self._db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'files_fts'"
-        ).fetchone()
+        # Under the lock: :meth:`derived` computes outside it, and this is the shared
+        # connection. A fetch here while another thread's statement on it waits for the GIL in
+        # keyword_text() (distinctive_terms) held the GIL while waiting for SQLite's mutex: the
+        # two threads, and with them the process, waited for each other for good.
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'files_fts'"
+            ).fetchone()
         return row is not None
 
     @property
