@@ -108,6 +108,11 @@ class FusionRule:
     Chosen on nginx and the vault cut down to folders embedded in part (``benchmarks/
     ranking.py --pending``; ``benchmarks/RESULTS.md``, "Folders being embedded")."""
 
+    def vector_factor(self, embedded_share: float) -> float:
+        """What the vector leg's weight is multiplied by when only ``embedded_share`` of the
+        keyword leg's best passages have vectors (1 without ``pending_meaning``)."""
+        return embedded_share**self.embedded_power if self.pending_meaning else 1.0
+
     def describe(
         self,
         coverage: float | None = None,
@@ -152,7 +157,7 @@ class FusionRule:
         if embedded_share < 1.0 and self.pending_meaning:
             text += (
                 f"; {embedded_share:.0%} of the keyword leg's best passages have vectors yet:"
-                f" vector weight {w * embedded_share**self.embedded_power:.3g}"
+                f" vector weight {w * self.vector_factor(embedded_share):.3g}"
             )
         return text
 
@@ -191,8 +196,6 @@ def fuse(
     )
     cosines = [c.meaning(_cosine(c, floor, rule.measured), rule.file_weight) for c in candidates]
     known = [not (c.pending and rule.pending_meaning) for c in candidates]
-    if not rule.pending_meaning:
-        embedded_share = 1.0
     if not all(known):  # a pending passage: this query's average candidate by meaning
         average = _mean([c for c, k in zip(cosines, known, strict=True) if k], default=floor)
         cosines = [c if k else average for c, k in zip(cosines, known, strict=True)]
@@ -215,7 +218,7 @@ def fuse(
     if agreement is not None:
         factor = max(factor, agreement)
     keyword_weight = (1 - w) * factor
-    w *= embedded_share**rule.embedded_power
+    w *= rule.vector_factor(embedded_share)
     if rule.kind is FusionKind.CONVEX:
         words = keyword_relative(bm25, file_bm25, rule.file_keyword_weight)
         return [
@@ -271,8 +274,7 @@ def _agreement(
             for c, cos, k in zip(candidates, cosines, known, strict=True)
             if k and (rank := rank_of(c))
         )
-        top = [cos for _rank, cos in ranked[:AGREEMENT_DEPTH]]
-        return sum(top) / len(top) if top else 0.0
+        return _mean([cos for _rank, cos in ranked[:AGREEMENT_DEPTH]])
 
     vector_best = best_mean(lambda c: c.vector_rank)
     if vector_best <= 0:
