@@ -139,13 +139,14 @@ def fake_model(monkeypatch):
     )
 
 
-def invoke_cli(*args: object):
-    """``explorer ARGS`` run in this process (click's runner), its failures caught."""
+def invoke_cli(*args: object, env: dict[str, str | None] | None = None):
+    """``explorer ARGS`` run in this process (click's runner), its failures caught; ``env``
+    sets (None: unsets) environment variables for the call."""
     from click.testing import CliRunner
 
     from explorer.cli import main
 
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
+    return CliRunner().invoke(main, [str(a) for a in args], env=env, catch_exceptions=True)
 
 
 def write_files(root: Path, files: dict[str, str]) -> Path:

@@ -21,10 +21,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from explorer.cli import main
-from tests.conftest import run_explorer
+from tests.conftest import invoke_cli, run_explorer
 
 pytestmark = pytest.mark.e2e
 
@@ -89,9 +87,8 @@ ENVIRONMENT = (
 def in_process(*args: str, env: dict) -> str:
     """``explorer ARGS`` run in this process with ``env``'s index, store and model (those it
     lacks unset): its stdout; it must succeed, as :func:`explorer` checks."""
-    overrides = {name: env.get(name) for name in ENVIRONMENT}
-    done = CliRunner().invoke(main, list(args), env=overrides, catch_exceptions=False)
-    assert done.exit_code == 0, (args, done.output)
+    done = invoke_cli(*args, env={name: env.get(name) for name in ENVIRONMENT})
+    assert done.exit_code == 0, (args, done.output, done.exception)
     return done.stdout
 
 
