@@ -264,17 +264,22 @@ def fusion_rules() -> dict:
     return rules
 
 
-def run_rules(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
-    """Every rule of :func:`fusion_rules` on the same legs, per question type."""
+def top_documents(qset: QuestionSet, legs: dict, rule) -> dict[str, list[str]]:
+    """Each question's 10 best documents when ``rule`` fuses its ``legs``."""
     from explorer.core.retrieval.search import rank_legs
 
+    return {
+        qid: [qset.doc(path) for path in rank_legs(leg, rule)[:10]] for qid, leg in legs.items()
+    }
+
+
+def run_rules(index: Index, qset: QuestionSet, cache: Path | None) -> dict:
+    """Every rule of :func:`fusion_rules` on the same legs, per question type."""
     rules = fusion_rules()
     legs = cached_legs(index, qset, cache)
     results = {}
     for name, rule in rules.items():
-        rankings = {
-            qid: [qset.doc(path) for path in rank_legs(leg, rule)[:10]] for qid, leg in legs.items()
-        }
+        rankings = top_documents(qset, legs, rule)
         results[name] = summarise(qset.questions, rankings)
         if qset.name == "sample_docs":  # the done-means: every best file 1st or 2nd
             worst = [_rank_of(rankings[q.qid], q.judgments) for q in qset.questions]
@@ -286,14 +291,14 @@ def partial_legs(legs, share: float):
     """``legs`` as a folder of which about ``share`` of the files are embedded would give them."""
     from dataclasses import replace
 
+    from explorer.core.retrieval.search import MEASURED
+
     def embedded(path: str) -> bool:
         digest = hashlib.sha256(path.encode()).digest()
         return int.from_bytes(digest[:4], "big") / 2**32 < share
 
     def has_vector(cid: str) -> bool:
         return embedded(legs.places[cid][0]) if cid in legs.places else False
-
-    from explorer.core.retrieval.search import MEASURED
 
     checked = [cid for cid, _p, _s in legs.keyword[:MEASURED]]
     return replace(
@@ -311,7 +316,7 @@ def run_pending(index: Index, qset: QuestionSet, cache: Path | None, shares: lis
     alone, on legs cut down to folders embedded in part (``shares``)."""
     from dataclasses import replace
 
-    from explorer.core.retrieval.search import fusion_rule, rank_legs
+    from explorer.core.retrieval.search import fusion_rule
 
     rule = fusion_rule(index.settings)
     rules = {"pending as average, x share^2 (now)": rule}
@@ -323,15 +328,10 @@ def run_pending(index: Index, qset: QuestionSet, cache: Path | None, shares: lis
     for share in shares:
         legs = {qid: partial_legs(leg, share) for qid, leg in full.items()}
         for name, each in rules.items():
-            rankings = {
-                qid: [qset.doc(path) for path in rank_legs(leg, each)[:10]]
-                for qid, leg in legs.items()
-            }
+            rankings = top_documents(qset, legs, each)
             results[f"{share:.0%} embedded, {name}"] = summarise(qset.questions, rankings)
-        keyword_only = {
-            qid: [qset.doc(path) for path in rank_legs(replace(leg, vector=[]), rule)[:10]]
-            for qid, leg in legs.items()
-        }
+        keyword_legs = {qid: replace(leg, vector=[]) for qid, leg in legs.items()}
+        keyword_only = top_documents(qset, keyword_legs, rule)
         results[f"{share:.0%} embedded, keyword leg alone"] = summarise(
             qset.questions, keyword_only
         )
