@@ -132,3 +132,55 @@ def test_a_snapshot_copies_a_segment_again_that_a_writer_changed_meanwhile(tmp_p
         assert (copy / "segment" / "data_level0.bin").read_bytes() == b"new graph, longer"
     finally:
         vector_snapshot.remove_snapshot(copy)
+
+
+class _Answers:
+    """Chroma's chunk collection, counting its full reads; with ``halved``, its HNSW answers
+    lose their second half (a miss, as a graph of near-identical passages gives now and then)."""
+
+    def __init__(self, collection, halved: bool) -> None:
+        self._collection = collection
+        self.halved = halved
+        self.reads = 0
+
+    def query(self, **request):
+        found = self._collection.query(**request)
+        if not self.halved:
+            return found
+        kept = [len(ids) // 2 for ids in found["ids"]]
+        return {
+            "ids": [ids[:n] for ids, n in zip(found["ids"], kept, strict=True)],
+            "distances": [d[:n] for d, n in zip(found["distances"], kept, strict=True)],
+        }
+
+    def get(self, **request):
+        self.reads += 1
+        return self._collection.get(**request)
+
+    def __getattr__(self, name):
+        return getattr(self._collection, name)
+
+
+def test_an_answer_short_of_a_small_collection_is_searched_again_exactly(tmp_path, queries):
+    store = VectorStore(tmp_path / "chroma")
+    try:
+        vectors = _clustered()
+        ids = [f"{i:032x}" for i in range(VECTORS)]
+        for start in range(0, VECTORS, BATCH):
+            part = ids[start : start + BATCH]
+            store.upsert_chunks(part, vectors[start : start + BATCH], ["a.md"] * len(part))
+        exact = [[ids[j] for j in np.argsort(-(vectors @ q), kind="stable")[:K]] for q in queries]
+        collection = store._chunks
+        store._chunks = _Answers(collection, halved=True)
+        assert [[cid for cid, _s in store.query_chunks(q, K)] for q in queries] == exact
+        many = store.query_chunks_many(queries, K)
+        assert [[cid for cid, _s in answer] for answer in many] == exact
+        similarities = [s for _c, s in many[0]]
+        assert similarities == sorted(similarities, reverse=True)
+        assert similarities[0] == pytest.approx(float(np.max(vectors @ queries[0])), abs=1e-5)
+        # Asking for more than the collection holds is no miss: its whole answer is taken as is.
+        counted = store._chunks = _Answers(collection, halved=False)
+        assert len(store.query_chunks(queries[0], 2 * VECTORS)) == VECTORS
+        assert counted.reads == 0
+    finally:
+        store.close()

@@ -85,6 +85,9 @@ the other), and a different candidate set moves the calibrated fusion's standard
 same query printed 0.9281 in one process and 0.9285 in another. Chroma writes only the changed
 part of the graph, so writing after each batch costs about the same (20,000 vectors in batches
 of 128: 6.6 s, against 6.9 s), and opening the store gets quicker: nothing to insert again."""
+EXACT_BELOW = 4_000
+"""A chunk collection of at most this many vectors is searched again exactly when Chroma's
+HNSW answer comes back shorter than it should (see :meth:`VectorStore._exact_when_short`)."""
 NEVER_AN_ID = "explorer-persist"
 """An id no chunk or file vector has (theirs are hex digests): deleting it writes a record and
 nothing else, so Chroma writes its graph (see :func:`_persist_every_write`)."""
@@ -571,13 +574,7 @@ class VectorStore:
         """
         # No count() first: it costs ~150 ms at 18k vectors, and Chroma already returns fewer
         # than n_results (or none) when the collection holds fewer.
-        found = self._chunks.query(query_embeddings=[vector], n_results=k, include=["distances"])
-        return [
-            (chunk_id, 1.0 - float(distance))
-            for chunk_id, distance in zip(
-                found["ids"][0], _included(found["distances"], "distances")[0], strict=True
-            )
-        ]
+        return self._nearest_chunks([vector], k)[0]
 
     @_guarded
     def query_chunks_among(
@@ -606,8 +603,13 @@ class VectorStore:
         best first, in one request. On a shared store answers may hold other checkouts' chunks."""
         if len(vectors) == 0:
             return []
+        return self._nearest_chunks(vectors, k)
+
+    def _nearest_chunks(
+        self, vectors: np.ndarray | list[np.ndarray], k: int
+    ) -> list[list[tuple[str, float]]]:
         found = self._chunks.query(query_embeddings=vectors, n_results=k, include=["distances"])
-        return [
+        answers = [
             [
                 (chunk_id, 1.0 - float(distance))
                 for chunk_id, distance in zip(ids, dists, strict=True)
@@ -615,6 +617,42 @@ class VectorStore:
             for ids, dists in zip(
                 found["ids"], _included(found["distances"], "distances"), strict=True
             )
+        ]
+        return self._exact_when_short(vectors, answers, k)
+
+    def _exact_when_short(
+        self, vectors: np.ndarray | list[np.ndarray], answers: list[list[tuple[str, float]]], k: int
+    ) -> list[list[tuple[str, float]]]:
+        """``answers``, or the exact ``k`` nearest of every vector when an answer came back
+        short from a small collection.
+
+        Chroma's HNSW search can miss vectors outright in a small collection of tight clusters
+        (a long file's near-identical passages): asked for 80 of 64 vectors, it answered 35,
+        none of them another file's, and the related list came out empty. An answer shorter
+        than both ``k`` and the collection is such a miss; a collection of at most
+        :data:`EXACT_BELOW` vectors is then read whole and searched exactly, which takes
+        milliseconds at that size. A full answer is taken as it is (nothing tells a miss there).
+        """
+        if all(len(answer) >= k for answer in answers):
+            return answers
+        total = self._chunks.count()
+        if total > EXACT_BELOW or all(len(answer) >= min(k, total) for answer in answers):
+            return answers
+        import numpy as np
+
+        stored = self._chunks.get(include=["embeddings"])
+        ids = stored["ids"]
+        if not ids:
+            return answers
+        matrix = np.asarray(_vectors(stored["embeddings"]), dtype=np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        queries = np.asarray(vectors, dtype=np.float32)
+        queries = queries / np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
+        cosines = queries @ matrix.T
+        nearest = np.argsort(-cosines, axis=1, kind="stable")[:, :k]
+        return [
+            [(ids[j], float(row[j])) for j in order]
+            for row, order in zip(cosines, nearest, strict=True)
         ]
 
     @_guarded
