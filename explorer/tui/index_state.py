@@ -45,6 +45,12 @@ class IndexState:
     """Why the root is missing (deleted or moved; the live index waits for it), else empty."""
 
     @property
+    def syncing(self) -> bool:
+        """The live index has not said its sync is done: it is scanning, indexing words or
+        embedding (or about to: it starts a sync when it opens, before its first progress)."""
+        return self.progress is None or self.progress.phase is not SyncPhase.DONE
+
+    @property
     def semantic_ready(self) -> bool:
         """Searches by meaning can run."""
         return self.query_model is ModelState.READY

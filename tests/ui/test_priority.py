@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
-from explorer.tui.widgets.related import PENDING_FILE, PENDING_NEIGHBOURS
+from explorer.tui.widgets.related import NO_NEIGHBOURS, PENDING_FILE, PENDING_NEIGHBOURS
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 from tests.ui.conftest import type_query, wait_for
@@ -97,6 +97,39 @@ async def test_the_open_file_is_embedded_first_and_its_related_list_fills_in(tmp
             ]
             assert len(pending) >= 10, "the whole folder was embedded: nothing was put first"
             embedder.release()  # before the app stops: its writer must not wait on the test
+    finally:
+        embedder.release()
+
+
+async def test_a_file_without_neighbours_says_none_are_coming_once_the_folder_is_embedded(
+    tmp_path, app_for
+):
+    # A folder of one file: it has no neighbour, whatever is embedded. While the folder is
+    # embedded the sidebar may say neighbours are coming; once it is, it must not.
+    docs = write_files(tmp_path / "docs", {TARGET: corpus()[TARGET]})
+    embedder = PacedEmbedder()
+    app = app_for((docs, tmp_path / "index"), embedder=embedder)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            await wait_for(pilot, lambda: screen.file_tree.paths == [TARGET], what="the tree")
+            await wait_for(pilot, lambda: screen.state.semantic_ready, what="the query model")
+            await pilot.press("ctrl+p")
+            await wait_for(pilot, lambda: isinstance(app.screen, FuzzyJump), what="quick open")
+            await pilot.press(*"walrus-care", "enter")
+            await wait_for(pilot, lambda: screen.current_path == TARGET, what="the open file")
+            await wait_for(
+                pilot, lambda: related_text(screen) == PENDING_FILE, what="the pending note"
+            )
+            embedder.release()  # the whole folder is embedded now: no vector is coming
+            await wait_for(
+                pilot, lambda: related_text(screen) == NO_NEIGHBOURS, what="no neighbours"
+            )
+            assert screen.file_tree.state_of(TARGET) == "fresh"
+            # Opened again in an embedded folder, it says so at once.
+            screen.load_related(TARGET)
+            await pilot.pause(0.5)
+            assert related_text(screen) == NO_NEIGHBOURS
     finally:
         embedder.release()
 

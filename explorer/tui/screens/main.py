@@ -67,7 +67,7 @@ from explorer.tui.widgets.file_tree import Entry, FileTree
 from explorer.tui.widgets.footer import FittingFooter
 from explorer.tui.widgets.links import LinksList
 from explorer.tui.widgets.preview import MAX_PREVIEW_BYTES, Preview
-from explorer.tui.widgets.related import RelatedList
+from explorer.tui.widgets.related import RelatedList, RelatedState
 from explorer.tui.widgets.results import ResultsList
 from explorer.tui.widgets.search_box import SearchBox
 from explorer.tui.widgets.search_panel import SearchPanel
@@ -489,16 +489,18 @@ class MainScreen(Screen[None]):
 
     def _embedding_here(self, path: str) -> bool:
         """Whether the live index of ``path``'s folder is embedding (so a missing vector is
-        coming)."""
+        coming): it writes, can embed, and has not finished its sync."""
         try:
-            live = self.lives.get(self.workspace.split(path).folder.name)
+            folder = self.workspace.split(path).folder.name
         except ExplorerError:
             return False
+        live = self.lives.get(folder)
         return (
             live is not None
             and not live.read_only
             and self.state.document_model is not ModelState.FAILED
             and live.vectors_available
+            and self._folder_states.get(folder, IndexState()).syncing
         )
 
     def send_focus(self) -> None:
@@ -659,7 +661,10 @@ class MainScreen(Screen[None]):
         if isinstance(event, FilesChangedEvent | FilesEmbeddedEvent):
             event = replace(event, paths=self.workspace.window_paths(folder, event.paths))
         if isinstance(event, ProgressEvent):
+            was_syncing = self._folder_states.get(folder, IndexState()).syncing
             self._set_folder_state(folder, progress=event)
+            if was_syncing and event.phase is SyncPhase.DONE:
+                self._sync_done(folder)
             if event.phase is SyncPhase.KEYWORDS:
                 self.file_tree.reload()
         elif isinstance(event, FilesChangedEvent):
@@ -685,6 +690,19 @@ class MainScreen(Screen[None]):
                 self._set_folder_state(folder, read_only=True)
             said = self._from(folder, event.message)
             self.notify(said, title="Index", severity="warning", timeout=8)
+
+    def _sync_done(self, folder: str) -> None:
+        """A folder's sync ended: a related list that said vectors were coming for the open
+        file of that folder is asked again (it shows what there is, or that there is none)."""
+        current = self.current_path
+        if current is None or self.related.state is RelatedState.READY:
+            return
+        try:
+            here = self.workspace.split(current).folder.name == folder
+        except ExplorerError:
+            return
+        if here:
+            self.load_related(current, refresh=True)
 
     def _from(self, folder: str, text: str) -> str:
         """What a folder's live index says, naming the folder when the window has several."""

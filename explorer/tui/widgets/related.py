@@ -39,6 +39,10 @@ RELATED_FILES = 8
 PENDING_FILE = "Embedding this file first… its related files appear once its vectors are ready."
 """The related sidebar while the open file waits for its vectors and the live index embeds."""
 PENDING_NEIGHBOURS = "No other file has vectors yet: embedding its likely neighbours next…"
+"""The related sidebar while no neighbour was found and the live index still embeds."""
+NO_NEIGHBOURS = "No related files found."
+"""The related sidebar when no neighbour was found and none is coming (the folder is embedded,
+or its index cannot embed now)."""
 
 
 def related_prompt(
@@ -181,7 +185,7 @@ class RelatedList(SidebarPanel):
             items = workspace.related(path, RELATED_FILES)
             message = ""
             if not items:
-                message = PENDING_NEIGHBOURS if embedding else "No other file has vectors yet."
+                message = PENDING_NEIGHBOURS if embedding else NO_NEIGHBOURS
         except FileNotIndexed:
             message = "This file is not in the index."
         except NoVectorYet as error:
