@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -595,3 +596,51 @@ def test_while_a_folder_is_embedded_files_that_hold_the_words_are_not_outranked_
     assert response.vector_leg == VectorLeg.ANSWERED
     assert {hit.path for hit in response.results[:4]} == set(notes)
     assert "0% of the keyword leg's best passages have vectors yet" in response.fusion
+
+
+def test_a_hybrid_search_ranks_its_keyword_leg_while_the_query_is_embedded(built, monkeypatch):
+    index, embedder = built
+    ranking = threading.Event()
+    ranked_calls = []
+    real_ranked = index.keywords._ranked
+
+    def ranked(match, limit):
+        ranked_calls.append(match)
+        ranking.set()
+        return real_ranked(match, limit)
+
+    seen_while_embedding = []
+    real_embed = embedder.embed_query
+
+    def embed_query(text):
+        seen_while_embedding.append(ranking.wait(5))  # the keyword leg starts meanwhile
+        return real_embed(text)
+
+    monkeypatch.setattr(index.keywords, "_ranked", ranked)
+    monkeypatch.setattr(embedder, "embed_query", embed_query)
+    response = search(index, SearchRequest("compost rain", mode=SearchMode.HYBRID))
+    assert seen_while_embedding == [True]
+    assert len(ranked_calls) == 1  # ranked once, ahead; the leg itself read what was kept
+    assert response.results[0].path.startswith("x/weak")
+    assert response.vector_leg is VectorLeg.ANSWERED
+
+
+def test_what_fails_while_the_query_is_embedded_reaches_the_searcher():
+    from explorer.core.retrieval.search import embedded_while
+
+    def fails(_text):
+        raise QueryError("the model failed")
+
+    def works():
+        return None
+
+    with pytest.raises(QueryError, match="model failed"):
+        embedded_while(fails, "q", works)
+
+    def also_fails():
+        raise QueryError("the keyword index failed")
+
+    with pytest.raises(QueryError, match="keyword index failed"):
+        embedded_while(fails, "q", also_fails)
+    vector = np.ones(3)
+    assert embedded_while(lambda _t: vector, "q", works) is vector

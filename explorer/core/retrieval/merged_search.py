@@ -49,6 +49,7 @@ from explorer.core.retrieval.search import (
     lacking_vectors_note,
     leg_hits,
     measured_cosines,
+    rank_keywords_ahead,
 )
 from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index
@@ -114,6 +115,10 @@ class MergedPlan:
         return "; ".join(f"{name}: {note}" for name, note in said if note)
 
     # -- gathering ------------------------------------------------------------------------
+    def prepare(self, request: SearchRequest, k: int) -> None:
+        for one in self.searched:
+            rank_keywords_ahead(one.index, request, k, one.allowed)
+
     def gather(self, request: SearchRequest, k: int, vector: np.ndarray | None) -> Legs:
         """Both legs of every searched collection, merged into the ``k`` best of each leg."""
         found = _each(
