@@ -15,7 +15,6 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +29,7 @@ from explorer.core.embed.export_cache import (
     read_manifest,
     write_manifest,
 )
+from explorer.core.embed.token_offsets import TokenSpans, tokenizer_file_spans
 from explorer.core.errors import ExplorerError, literal
 from explorer.core.models import EmbeddingPrecision
 from explorer.core.private_files import private_umask
@@ -41,9 +41,6 @@ if TYPE_CHECKING:
     from explorer.core.embed.onnx_encoder import OnnxQueryEncoder
 
 log = logging.getLogger(__name__)
-
-TokenSpans = Callable[[str], list[tuple[int, int]]]
-"""Character spans of a model's tokens in a text."""
 
 DOCUMENT_PAD_TO = 32
 """Document batches are padded to a multiple of this many tokens. The CPU kernels torch builds
@@ -394,16 +391,7 @@ class SentenceTransformerEmbedder:
     def _load_tokenizer(self) -> TokenSpans:
         tokenizer_file = self._model_dir / "tokenizer.json" if self._model_dir else None
         if tokenizer_file is not None and tokenizer_file.exists():
-            from tokenizers import Tokenizer
-
-            tokenizer = Tokenizer.from_file(str(tokenizer_file))
-            tokenizer.no_truncation()
-            tokenizer.no_padding()
-
-            def offsets(text: str) -> list[tuple[int, int]]:
-                return tokenizer.encode(text, add_special_tokens=False).offsets
-
-            return offsets
+            return tokenizer_file_spans(tokenizer_file)
         hf_tokenizer = self._document_model().tokenizer
 
         def spans(text: str) -> list[tuple[int, int]]:
