@@ -6,7 +6,9 @@ slow is imported here: the index, Chroma and the model open on threads after the
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -24,6 +26,7 @@ from explorer.settings.config import NamedFolder, Settings
 from explorer.tui import themes
 from explorer.tui.key_routing import KeyRouter
 from explorer.tui.screens.main import MainScreen
+from explorer.tui.terminal_watch import watch_terminal
 
 if TYPE_CHECKING:
     from explorer.core.embed.embedder import Embedder
@@ -107,6 +110,8 @@ class ExplorerApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         if os.environ.get(FIRST_FRAME_ENV):
             self.call_after_refresh(self._first_frame)
+        if not self.is_headless and sys.__stdin__ is not None:
+            watch_terminal(sys.__stdin__.fileno(), asyncio.get_running_loop(), self.exit)
 
     def _first_frame(self) -> None:
         Path(os.environ[FIRST_FRAME_ENV]).write_text(repr(time.time()))

@@ -3,15 +3,21 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
+import struct
 import subprocess
+import sys
+import termios
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXPLORER_PROCESS, write_files
+from explorer.tui.terminal_watch import EXIT_STATUS
+from tests.conftest import EXPLORER_PROCESS, TREE, write_files
 
 
 @pytest.fixture
@@ -56,3 +62,64 @@ def test_stdout_into_a_pipe_is_one_line_and_exit_2(root: Path) -> None:
         os.close(secondary)
     assert status == 2
     assert stderr.startswith("explorer: error: the explorer needs a terminal"), stderr
+
+
+def test_the_app_ends_when_its_terminal_goes_away_unannounced(root: Path, tmp_path: Path) -> None:
+    # The terminal is not the app's controlling one, so its end sends no hang-up signal: as
+    # under `make run` in a tmux server that dies. Textual spun on its input at 77 % CPU for good
+    # and the app kept its index's writer lock.
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = {
+        **os.environ,
+        "TERM": "xterm-256color",
+        "EXPLORER_DATA_DIR": str(tmp_path / "data"),
+        "EXPLORER_STATE_DIR": str(tmp_path / "state"),
+        "EXPLORER_CONFIG_DIR": str(tmp_path / "config"),
+    }
+    app = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.fake_model_cli",
+            str(root),
+            "--index-dir",
+            str(tmp_path / "i"),
+        ],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        env=env,
+        cwd=TREE,
+    )
+    os.close(secondary)
+    painted = threading.Event()
+    seen = bytearray()
+
+    def drain() -> None:  # a terminal reads what the app writes, or the app would block
+        while True:
+            try:
+                data = os.read(primary, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            seen.extend(data)
+            if b"Search" in seen:
+                painted.set()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        assert painted.wait(30), bytes(seen[-2000:])
+        time.sleep(1.0)  # the app at work: its index opened, its writer running
+        os.close(primary)  # the terminal goes away
+        primary = -1
+        status = app.wait(timeout=20)
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait()
+        if primary >= 0:
+            os.close(primary)
+    assert status in (0, EXIT_STATUS), status
