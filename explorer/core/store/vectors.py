@@ -572,8 +572,8 @@ class VectorStore:
 
         On a shared store the answer may hold other checkouts' chunks; callers keep their own.
         """
-        # No count() first: it costs ~150 ms at 18k vectors, and Chroma already returns fewer
-        # than n_results (or none) when the collection holds fewer.
+        # No count() first: Chroma already returns fewer than n_results (or none) when the
+        # collection holds fewer; only an answer that comes back short asks for the count.
         return self._nearest_chunks([vector], k)[0]
 
     @_guarded
