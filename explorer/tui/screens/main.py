@@ -490,9 +490,8 @@ class MainScreen(Screen[None]):
     def _embedding_here(self, path: str) -> bool:
         """Whether the live index of ``path``'s folder is embedding (so a missing vector is
         coming): it writes, can embed, and has not finished its sync."""
-        try:
-            folder = self.workspace.split(path).folder.name
-        except ExplorerError:
+        folder = self._folder_of(path)
+        if folder is None:
             return False
         live = self.lives.get(folder)
         return (
@@ -697,12 +696,15 @@ class MainScreen(Screen[None]):
         current = self.current_path
         if current is None or self.related.state is RelatedState.READY:
             return
-        try:
-            here = self.workspace.split(current).folder.name == folder
-        except ExplorerError:
-            return
-        if here:
+        if self._folder_of(current) == folder:
             self.load_related(current, refresh=True)
+
+    def _folder_of(self, path: str) -> str | None:
+        """The name of the open folder a window path is in (None: in none of them)."""
+        try:
+            return self.workspace.split(path).folder.name
+        except ExplorerError:
+            return None
 
     def _from(self, folder: str, text: str) -> str:
         """What a folder's live index says, naming the folder when the window has several."""
