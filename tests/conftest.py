@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -167,6 +167,20 @@ def sample_passages(limit: int) -> list[str]:
             if len(block.strip()) > 40:
                 found.append(block.strip())
     return found[:limit]
+
+
+def terminal_output(primary: int) -> Iterator[bytes]:
+    """What a process writes to the pseudo-terminal whose primary side is ``primary``, chunk
+    by chunk, until the other side is closed (a pty's primary then reads EIO, not EOF) or
+    ``primary`` is."""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:
+            return
+        if not chunk:
+            return
+        yield chunk
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:

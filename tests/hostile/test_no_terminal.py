@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from explorer.tui.terminal_watch import EXIT_STATUS
-from tests.conftest import EXPLORER_PROCESS, TREE, write_files
+from tests.conftest import EXPLORER_PROCESS, TREE, terminal_output, write_files
 
 
 @pytest.fixture
@@ -97,13 +97,7 @@ def test_the_app_ends_when_its_terminal_goes_away_unannounced(root: Path, tmp_pa
     seen = bytearray()
 
     def drain() -> None:  # a terminal reads what the app writes, or the app would block
-        while True:
-            try:
-                data = os.read(primary, 65536)
-            except OSError:
-                return
-            if not data:
-                return
+        for data in terminal_output(primary):
             seen.extend(data)
             if b"Search" in seen:
                 painted.set()

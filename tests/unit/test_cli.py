@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from explorer.cli import main
 from explorer.core.store.index import Index
 from explorer.settings.config import Settings
-from tests.conftest import EXPLORER_PROCESS, run_explorer, write_files
+from tests.conftest import EXPLORER_PROCESS, run_explorer, terminal_output, write_files
 from tests.fakes import FakeEmbedder
 
 CORPUS = {
@@ -526,17 +526,8 @@ def test_a_terminal_gets_escaped_text_with_its_own_styles(hostile):
         [*EXPLORER_PROCESS, *args], stdout=follower, stderr=subprocess.PIPE, timeout=120
     )
     os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
+    out = b"".join(terminal_output(leader)).decode()
     os.close(leader)
-    out = b"".join(chunks).decode()
     assert done.returncode == 0, done.stderr
     styles = re.compile(r"\x1b\[[0-9;]*m")  # click.style's bold and colour
     assert styles.search(out), "no styling on a terminal"
