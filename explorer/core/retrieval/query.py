@@ -462,9 +462,8 @@ def make_snippet(
     matcher = _word_matcher(tuple(terms))  # the same few terms for every passage shown
     folded = match_fold(text) if matcher else ""
     hits = [(m.start(), m.end()) for m in matcher.finditer(folded)] if matcher else []
-    flat = " ".join(text.split())
     if not hits:
-        return _shorten(flat, width), []
+        return _shorten(" ".join(text.split()), width), []
     starts = [start for start, _end in hits]  # increasing: the matches do not overlap
     best_start, best_count = starts[0], 0
     for place, start in enumerate(starts):
