@@ -29,6 +29,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from urllib.parse import quote
@@ -49,6 +50,7 @@ from explorer.core.store.manifest_records import (
     FileSummary,
     StoredChunk,
 )
+from explorer.core.store.phrase_sums import PhraseScores, best_of_sum, or_phrases
 
 if TYPE_CHECKING:
     from sqlite3 import _Parameters
@@ -885,6 +887,11 @@ class KeywordIndex:
 
     def _ranked(self, match: str, limit: int) -> tuple[tuple[str, str, float], ...]:
         """The ``limit`` best (chunk id, path, BM25) of the whole index for ``match``."""
+        phrases = or_phrases(match)
+        if phrases is not None and (len(phrases) > 1 or not phrases[0].endswith("*")):
+            summed = self._ranked_by_phrase(phrases, limit)
+            if summed is not None:
+                return summed
         with self._reading() as db:
             # Rank inside FTS5 first, then join only the top rows: joined before the sort,
             # every match's chunk row (text included) is read, 6 ms of a 19 ms query for a
@@ -896,6 +903,41 @@ class KeywordIndex:
                 (match, limit),
             ).fetchall()
         return tuple((row[0], row[1], float(row[2])) for row in rows)
+
+    def _ranked_by_phrase(
+        self, phrases: Sequence[str], limit: int
+    ) -> tuple[tuple[str, str, float], ...] | None:
+        """:meth:`_ranked` for phrases OR-ed, from each phrase's scores (kept while the keyword
+        tables stay the same: the words typed before the last one are not scored again, see
+        :mod:`~explorer.core.store.phrase_sums`); None when the tables changed meanwhile."""
+        version = self.keyword_version()
+        scored = [
+            self.derived(
+                ("phrase scores", phrase), partial(self._phrase_scores, phrase), keyword_tables=True
+            )
+            for phrase in phrases
+        ]
+        best = best_of_sum(scored, limit)
+        with self._reading() as db:
+            places = {
+                row[0]: (row[1], row[2])
+                for row in db.execute(
+                    "SELECT rowid, id, path FROM chunks WHERE rowid IN"
+                    " (SELECT value FROM json_each(?))",
+                    (json.dumps([rowid for rowid, _score in best]),),
+                )
+            }
+        if self.keyword_version() != version or len(places) != len(best):
+            return None  # a write came between two of the reads: rank the expression whole
+        return tuple((*places[rowid], score) for rowid, score in best)
+
+    def _phrase_scores(self, phrase: str) -> PhraseScores:
+        """Every row ``phrase`` matches, with its BM25 for that phrase alone."""
+        with self._reading() as db:
+            rows = db.execute(
+                f"SELECT rowid, {_BM25_SCORE} FROM chunks_fts WHERE chunks_fts MATCH ?", (phrase,)
+            ).fetchall()
+        return PhraseScores.of_rows(rows)
 
     def file_search(self, match: str, paths: Sequence[str]) -> dict[str, float]:
         """The BM25 score (higher is better) of each of ``paths`` that matches ``match`` as a

@@ -1,0 +1,109 @@
+"""A keyword ranking of OR-ed phrases summed from each phrase's own scores: FTS5's ranking to
+the bit, each phrase scored once while the words before the last one stay the same."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import numpy as np
+import pytest
+
+from explorer.core.ingest.documents import Chunk
+from explorer.core.retrieval.query import fts_expression
+from explorer.core.store.keywords import _BM25_SCORE, KeywordIndex
+from explorer.core.store.phrase_sums import PhraseScores, best_of_sum, or_phrases
+
+WORDS = (
+    "device tree node memory barrier interrupt handler page cache spin lock mapping"
+    " driver bus clock power reset register kernel module trace event"
+).split()
+
+
+def chunk(text: str, line: int) -> Chunk:
+    return Chunk(
+        text=text, heading_path="", start_line=line, end_line=line, start_char=0, end_char=len(text)
+    )
+
+
+@pytest.fixture
+def keywords(tmp_path):
+    index = KeywordIndex(tmp_path / "index" / "index.sqlite")
+    pick = random.Random(7)
+    for number in range(40):
+        texts = [" ".join(pick.choice(WORDS) for _ in range(pick.randint(3, 60))) for _ in range(5)]
+        chunks = [(f"f{number:02}#{i}", chunk(text, i * 10 + 1)) for i, text in enumerate(texts)]
+        index.replace_file(f"f{number:02}.md", 100, 1, f"h{number}", chunks, {}, f"File {number}")
+    yield index
+    index.close()
+
+
+def fts5_ranking(keywords: KeywordIndex, match: str, limit: int) -> list[tuple[str, float]]:
+    """What FTS5 ranks for ``match`` as one expression, best first (ties by rowid)."""
+    db = sqlite3.connect(keywords.path)
+    try:
+        rows = db.execute(
+            f"SELECT c.id, {_BM25_SCORE} FROM chunks_fts JOIN chunks c"
+            " ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
+            " ORDER BY score DESC, c.rowid LIMIT ?",
+            (match, limit),
+        ).fetchall()
+    finally:
+        db.close()
+    return [(row[0], row[1]) for row in rows]
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["device tre", "memory barrier", "page cache spin", "interrupt handler kernel mod", "device"],
+)
+def test_the_summed_ranking_is_fts5s_own_to_the_bit(keywords, typed):
+    match = fts_expression(typed, prefix_last=True)
+    assert match is not None and or_phrases(match) is not None
+    ours = [(cid, score) for cid, _path, score in keywords._ranked(match, 60)]
+    assert ours == fts5_ranking(keywords, match, 60)
+
+
+def test_the_words_before_the_last_are_scored_once_while_typing(keywords, monkeypatch):
+    scored: list[str] = []
+    real = KeywordIndex._phrase_scores
+
+    def counted(self, phrase):
+        scored.append(phrase)
+        return real(self, phrase)
+
+    monkeypatch.setattr(KeywordIndex, "_phrase_scores", counted)
+    for typed in ("memory ", "memory bar", "memory barr", "memory barri", "memory barrier"):
+        keywords.search(fts_expression(typed, prefix_last=True), 10)
+    assert scored.count('"memory"') == 1
+    assert scored[1:] == ['"bar" *', '"barr" *', '"barri" *', '"barrier" *']
+
+
+def test_a_changed_file_is_scored_again(keywords):
+    match = fts_expression("memory trace", prefix_last=False)
+    before = keywords.search(match, 5)
+    keywords.replace_file(
+        "new.md", 100, 1, "hnew", [("new#0", chunk("memory trace " * 30, 1))], {}, "New"
+    )
+    after = keywords.search(match, 5)
+    assert after[0][1] == "new.md" and before[0][1] != "new.md"
+    assert [(cid, score) for cid, _path, score in keywords.search(match, 60)] == fts5_ranking(
+        keywords, match, 60
+    )
+
+
+def test_only_phrases_joined_by_or_are_summed():
+    assert or_phrases('"device" OR "tre" *') == ('"device"', '"tre" *')
+    assert or_phrases('"say ""hello"" OR not"') == ('"say ""hello"" OR not"',)
+    for other in ('"a" AND "b"', '"a" "b"', 'NEAR("a" "b")', '"a" OR', 'title: "a"', 'a OR "b"'):
+        assert or_phrases(other) is None
+
+
+def test_the_cut_keeps_the_best_and_takes_ties_by_rowid():
+    first = PhraseScores(np.array([1, 2, 3, 4]), np.array([1.0, 5.0, 2.0, 2.0]))
+    second = PhraseScores(np.array([3, 5, 6]), np.array([3.0, 7.0, 0.5]))
+    assert best_of_sum([first, second], 3) == [(5, 7.0), (2, 5.0), (3, 5.0)]
+    assert best_of_sum([first, second], 4) == [(5, 7.0), (2, 5.0), (3, 5.0), (4, 2.0)]
+    tied = PhraseScores(np.array([9, 8, 7, 6]), np.array([1.0, 1.0, 1.0, 1.0]))
+    assert best_of_sum([tied], 2) == [(6, 1.0), (7, 1.0)]
+    assert best_of_sum([PhraseScores.of_rows([])], 5) == []
