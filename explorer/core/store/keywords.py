@@ -888,7 +888,7 @@ class KeywordIndex:
     def _ranked(self, match: str, limit: int) -> tuple[tuple[str, str, float], ...]:
         """The ``limit`` best (chunk id, path, BM25) of the whole index for ``match``."""
         phrases = or_phrases(match)
-        if phrases is not None and (len(phrases) > 1 or not phrases[0].endswith("*")):
+        if phrases is not None and len(phrases) > 1:
             summed = self._ranked_by_phrase(phrases, limit)
             if summed is not None:
                 return summed
