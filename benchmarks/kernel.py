@@ -487,6 +487,10 @@ RUNNERS = {
 
 
 # -- the children (they import the measured checkout's explorer) --------------------------------
+IDLE_SETTLE_S = 15.0
+"""Seconds from launch before ``keystrokes_idle`` types on an index held read-only."""
+
+
 def child_keystrokes(request: dict) -> dict:
     """Pilot keystrokes while the app's own embedding runs (or on an idle index)."""
     from explorer.core.models import SyncPhase
@@ -507,8 +511,13 @@ def child_keystrokes(request: dict) -> dict:
     else:
         index, pair = Path(request["index"]), None
 
+    asked: list[float] = []
+
     def read_only(screen) -> bool:  # another process holds the writer lock: nothing embeds
-        return screen.state.semantic_ready
+        # Typing starts no sooner than the embedding run's does (14-15 s after launch, when its
+        # embedding phase shows): at 2 s it met the window's own start-up work, not the index.
+        asked.append(time.monotonic())
+        return screen.state.semantic_ready and asked[-1] - asked[0] >= IDLE_SETTLE_S
 
     ready = (read_only if request.get("held") else None) if request["idle"] else embedding_runs
     return asyncio.run(

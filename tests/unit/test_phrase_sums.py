@@ -11,6 +11,7 @@ import pytest
 
 from explorer.core.ingest.documents import Chunk
 from explorer.core.retrieval.query import fts_expression
+from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable
 from explorer.core.store.keywords import _BM25_SCORE, KeywordIndex
 from explorer.core.store.phrase_sums import PhraseScores, best_of_sum, or_phrases
 
@@ -24,6 +25,10 @@ def chunk(text: str, line: int) -> Chunk:
     return Chunk(
         text=text, heading_path="", start_line=line, end_line=line, start_char=0, end_char=len(text)
     )
+
+
+def add_file(keywords: KeywordIndex, path: str, text: str) -> None:
+    keywords.replace_file(path, 100, 1, f"h-{path}", [(f"{path}#0", chunk(text, 1))], {}, path)
 
 
 @pytest.fixture
@@ -82,9 +87,7 @@ def test_the_words_before_the_last_are_scored_once_while_typing(keywords, monkey
 def test_a_changed_file_is_scored_again(keywords):
     match = fts_expression("memory trace", prefix_last=False)
     before = keywords.search(match, 5)
-    keywords.replace_file(
-        "new.md", 100, 1, "hnew", [("new#0", chunk("memory trace " * 30, 1))], {}, "New"
-    )
+    add_file(keywords, "new.md", "memory trace " * 30)
     after = keywords.search(match, 5)
     assert after[0][1] == "new.md" and before[0][1] != "new.md"
     assert [(cid, score) for cid, _path, score in keywords.search(match, 60)] == fts5_ranking(
@@ -107,3 +110,30 @@ def test_the_cut_keeps_the_best_and_takes_ties_by_rowid():
     tied = PhraseScores(np.array([9, 8, 7, 6]), np.array([1.0, 1.0, 1.0, 1.0]))
     assert best_of_sum([tied], 2) == [(6, 1.0), (7, 1.0)]
     assert best_of_sum([PhraseScores.of_rows([])], 5) == []
+
+
+def test_statistics_read_the_kept_scores_as_they_would_ask_fts5(keywords):
+    # Several folders searched together rescore each hit per phrase: once a ranking kept a
+    # phrase's scores, those are read, and they are what FTS5 answers for the phrase alone.
+    keywords.search(fts_expression("memory barrier trace", prefix_last=True), 10)
+    kept = keywords.statistics
+    asked = KeywordStatistics(keywords._db, keywords._lock, keywords.derived, kept.weights)
+    rowids = list(kept.chunk_rowids(keywords.chunk_ids()).values())[::3]
+    for phrase in ('"memory"', '"barrier"', '"trace" *'):
+        assert keywords.kept_phrase_scores(KeywordTable.CHUNKS, phrase) is not None
+        assert kept.phrase_scores(KeywordTable.CHUNKS, phrase, rowids) == asked.phrase_scores(
+            KeywordTable.CHUNKS, phrase, rowids
+        )
+        assert kept.phrase_rows(KeywordTable.CHUNKS, phrase) == asked.phrase_rows(
+            KeywordTable.CHUNKS, phrase
+        )
+    assert keywords.kept_phrase_scores(KeywordTable.FILES, '"memory"') is None
+    add_file(keywords, "late.md", "memory barrier")
+    assert keywords.kept_phrase_scores(KeywordTable.CHUNKS, '"memory"') is None  # tables changed
+
+
+def test_a_phrases_scores_are_looked_up_by_row_whatever_order_they_came_in():
+    scores = PhraseScores.of_rows([(9, 1.5), (2, 3.0), (5, 0.25)])
+    assert scores.rowids.tolist() == [2, 5, 9]
+    assert scores.scores_of([9, 7, 2, 100, 1]) == {9: 1.5, 2: 3.0}
+    assert scores.scores_of([]) == {}

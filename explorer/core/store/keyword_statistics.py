@@ -30,10 +30,16 @@ import threading
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from explorer.core.store.phrase_sums import PhraseScores
 
 Derived = Callable[[Hashable, Callable[[], Any]], Any]
 """:meth:`KeywordIndex.derived`: a value kept until the database changes."""
+KeptPhrase = Callable[["KeywordTable", str], "PhraseScores | None"]
+"""Every row's score for a phrase, when the keyword index keeps them for the tables as they are
+(:meth:`KeywordIndex.kept_phrase_scores`), else None."""
 
 
 class KeywordTable(StrEnum):
@@ -100,10 +106,12 @@ class KeywordStatistics:
         lock: threading.RLock,
         derived: Derived,
         weights: Sequence[float],
+        kept: KeptPhrase | None = None,
     ) -> None:
         self._db = db
         self._lock = lock
         self._derived = derived
+        self._kept = kept
         self.weights = tuple(weights)
         """The column weights the keyword index scores with."""
 
@@ -135,6 +143,8 @@ class KeywordStatistics:
         """Rows of ``table`` that hold ``phrase`` (an FTS5 phrase: ``"proxy cache"``)."""
         counts: _Counts = self._derived("phrase rows", _Counts)
         key = (table, phrase)
+        if key not in counts.rows and (kept := self._kept_scores(table, phrase)) is not None:
+            counts.rows[key] = len(kept.rowids)  # every row the phrase matches, scored
         if key not in counts.rows:
             with self._lock:
                 row = self._db.execute(
@@ -150,6 +160,9 @@ class KeywordStatistics:
         holds it."""
         if not rowids:
             return {}
+        kept = self._kept_scores(table, phrase)
+        if kept is not None:  # the same bm25() of the phrase alone, asked before
+            return kept.scores_of(rowids)
         weights = ", ".join(map(str, self.weights))
         with self._lock:
             rows = self._db.execute(
@@ -158,6 +171,9 @@ class KeywordStatistics:
                 (phrase, json.dumps(list(rowids))),
             ).fetchall()
         return {int(rowid): float(score) for rowid, score in rows}
+
+    def _kept_scores(self, table: KeywordTable, phrase: str) -> PhraseScores | None:
+        return self._kept(table, phrase) if self._kept is not None else None
 
     def row_lengths(self, table: KeywordTable, rowids: Sequence[int]) -> dict[int, int]:
         """Tokens of each of ``rowids`` (all columns), from FTS5's docsize table."""

@@ -44,7 +44,7 @@ from explorer.core.private_files import create_private_file, make_private_dirs
 from explorer.core.store.damaged_store import damage_words
 from explorer.core.store.embedding_ledger import EmbeddingLedger
 from explorer.core.store.file_facts import FileFacts, metadata_tags, search_title
-from explorer.core.store.keyword_statistics import KeywordStatistics
+from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable
 from explorer.core.store.manifest_records import (
     FileRecord,
     FileSummary,
@@ -931,6 +931,16 @@ class KeywordIndex:
             return None  # a write came between two of the reads: rank the expression whole
         return tuple((*places[rowid], score) for rowid, score in best)
 
+    def kept_phrase_scores(self, table: KeywordTable, phrase: str) -> PhraseScores | None:
+        """Every row's BM25 for ``phrase`` alone in ``table``, when a ranking of several phrases
+        has kept them for the keyword tables as they are now (nothing is computed here)."""
+        if table is not KeywordTable.CHUNKS:
+            return None
+        version = self.keyword_version()
+        with self._lock:
+            kept = self._derived.get(("phrase scores", phrase))
+        return cast(PhraseScores, kept[1]) if kept is not None and kept[0] == version else None
+
     def _phrase_scores(self, phrase: str) -> PhraseScores:
         """Every row ``phrase`` matches, with its BM25 for that phrase alone."""
         with self._reading() as db:
@@ -972,7 +982,9 @@ class KeywordIndex:
     @property
     def statistics(self) -> KeywordStatistics:
         """BM25's statistics of this index, to score hits of several indexes on one scale."""
-        return KeywordStatistics(self._db, self._lock, self.derived, BM25_WEIGHTS)
+        return KeywordStatistics(
+            self._db, self._lock, self.derived, BM25_WEIGHTS, self.kept_phrase_scores
+        )
 
     # -- more like this -----------------------------------------------------------------------
     def distinctive_terms(self, path: str, limit: int, candidates: int = 64) -> list[str]:

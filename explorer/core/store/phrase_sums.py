@@ -35,7 +35,8 @@ def or_phrases(match: str) -> tuple[str, ...] | None:
 
 @dataclass(frozen=True)
 class PhraseScores:
-    """Every row one phrase matches and the row's score for it (higher is better)."""
+    """Every row one phrase matches (in rowid order) and the row's score for it (higher is
+    better)."""
 
     rowids: np.ndarray
     scores: np.ndarray
@@ -45,7 +46,24 @@ class PhraseScores:
         if not rows:
             return cls(np.empty(0, np.int64), np.empty(0, np.float64))
         rowids, scores = zip(*rows, strict=True)
-        return cls(np.fromiter(rowids, np.int64, len(rows)), np.fromiter(scores, np.float64))
+        ids = np.fromiter(rowids, np.int64, len(rows))
+        values = np.fromiter(scores, np.float64, len(rows))
+        if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):  # FTS5 gives rowid order
+            order = np.argsort(ids, kind="stable")
+            ids, values = ids[order], values[order]
+        return cls(ids, values)
+
+    def scores_of(self, rowids: Sequence[int]) -> dict[int, float]:
+        """The score of each of ``rowids`` the phrase matches (the others are left out)."""
+        wanted = np.asarray(rowids, dtype=np.int64)
+        places = np.searchsorted(self.rowids, wanted)
+        inside = places < len(self.rowids)
+        found = np.zeros(len(wanted), dtype=bool)
+        found[inside] = self.rowids[places[inside]] == wanted[inside]
+        return {
+            int(rowid): float(score)
+            for rowid, score in zip(wanted[found], self.scores[places[found]], strict=True)
+        }
 
     @property
     def nbytes(self) -> int:
