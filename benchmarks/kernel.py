@@ -61,7 +61,8 @@ The stages, per checkout, in this order (budgets are issue 32's, all while embed
 With ``--also DIR`` (e.g. /work/shared/corpora), ``also_open`` launches the TUI on the corpus
 and DIR in one window (collections, issue 25), both on empty indexes in their own data folder,
 and measures as ``open`` does; ``also_keystrokes`` then types in a Pilot window holding both
-(``--stages ,`` with ``--also`` runs these two alone). With two folders the status bar shows the
+(``--stages ,`` with ``--also`` runs these two alone; ``--stages also_keystrokes`` types again
+on the indexes an earlier ``also_open`` left). With two folders the status bar shows the
 progress of one folder at work, so the embedding figures of ``also_open`` are that folder's.
 
 Run it alone on the machine (under the heavy lock): the embedding, the TUI and the timings share
@@ -791,7 +792,8 @@ def main() -> int:
     stages = [name for name in options.stages.split(",") if name]
     if options.also is not None:
         options.also = options.also.resolve()
-        stages += [name for name in ALSO_STAGES if name not in stages]
+        if not any(name in ALSO_STAGES for name in stages):  # named alone: run alone
+            stages += list(ALSO_STAGES)
     unknown = set(stages) - set(RUNNERS)
     if unknown:
         parser.error(f"unknown stages: {', '.join(sorted(unknown))}")

@@ -65,10 +65,6 @@ class PhraseScores:
             for rowid, score in zip(wanted[found], self.scores[places[found]], strict=True)
         }
 
-    @property
-    def nbytes(self) -> int:
-        return int(self.rowids.nbytes + self.scores.nbytes)
-
 
 def best_of_sum(phrases: Sequence[PhraseScores], depth: int) -> list[tuple[int, float]]:
     """The ``depth`` rows of the highest summed score, best first (ties by rowid), each with
