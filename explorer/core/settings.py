@@ -102,7 +102,9 @@ class IndexSettings:
     chunk_overlap: int = 32
     """Tokens shared by consecutive windows of a long section."""
     embed_batch: int = 128
-    """Chunks handed to the model per call (sorted by length inside the call)."""
+    """Chunks taken from the queue at a time, sorted by length and handed to the model
+    :data:`~explorer.core.embed.embedder.MODEL_BATCH` at a time (a quit or a key typed is heard
+    between those steps)."""
     embed_threads: int = knob(
         0, "Threads the document model embeds with; 0: one per core.", bounds=Bounds(0, 256)
     )

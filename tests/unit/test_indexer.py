@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
+from explorer.core.embed.embedder import MODEL_BATCH
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import FileState
 from explorer.core.retrieval.query import fts_expression
@@ -384,6 +388,58 @@ def test_cancel_during_embedding_keeps_finished_batches(root, settings_for, fake
         assert_consistent(index)
     finally:
         index.close()
+
+
+def test_a_cancel_is_heard_between_model_steps_of_one_batch(tmp_path, settings_for):
+    # A batch of 128 passages takes the real model 4-9 s on two cores: quitting (or a key
+    # typed) waits for one model step of MODEL_BATCH passages, not for the whole batch.
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+    folder = write_files(
+        tmp_path / "many",
+        {f"n{i:02}.md": " ".join(words[: 1 + i % 10]) + f" note{i}" for i in range(80)},
+    )
+    embedder = RecordingEmbedder()
+    index = Index(settings_for(folder), embedder=embedder)
+    cancel = threading.Event()
+    embedder.after_call = cancel.set
+    try:
+        report = Indexer(index).sync(cancel=cancel)
+        assert report.cancelled
+        assert report.chunks_embedded == embedder.documents_embedded == MODEL_BATCH
+        assert len(embedder.calls) == 1 and len(embedder.calls[0]) == MODEL_BATCH
+        # The longest passages of the batch went first (notes 6-9, 16-19, ... hold 7 to 10
+        # words, the others fewer), each vector stored under its own passage's id.
+        text_of = {int(re.search(r"note(\d+)", text)[1]): text for text in embedder.calls[0]}
+        assert sorted(text_of) == [i for i in range(80) if i % 10 >= 6]
+        ids = index.keywords.chunk_ids()
+        stored = index.vectors.chunk_vectors(ids)
+        places = index.keywords.chunk_places(list(stored))
+        assert len(stored) == MODEL_BATCH
+        for chunk_id, vector in stored.items():
+            number = int(re.search(r"n(\d+)\.md", places[chunk_id][0])[1])
+            assert np.allclose(vector, FakeEmbedder().embed_documents([text_of[number]])[0])
+        embedder.after_call = None
+        report = Indexer(index).sync()
+        assert not report.cancelled and report.chunks_embedded == 80 - MODEL_BATCH
+        assert_consistent(index)
+    finally:
+        index.close()
+
+
+class RecordingEmbedder(FakeEmbedder):
+    """The fake embedder, keeping each call's texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list[str]] = []
+        self.after_call: Callable[[], None] | None = None
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        vectors = super().embed_documents(texts)
+        self.calls.append(list(texts))
+        if self.after_call is not None:
+            self.after_call()
+        return vectors
 
 
 def test_progress_reports_phases_in_order(index):

@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+MODEL_BATCH = 32
+"""Passages the document model computes at once (sentence-transformers' ``batch_size``): each
+call takes at most this many from the indexer, which checks between calls whether to stop or to
+let somebody type (:mod:`explorer.core.indexing.vector_phase`)."""
 DOCUMENT_PAD_TO = 32
 """Document batches are padded to a multiple of this many tokens. The CPU kernels torch builds
 and keeps are per input shape: a batch of every length from 1 to 256 tokens made the process grow
@@ -239,7 +243,7 @@ class SentenceTransformerEmbedder:
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             vectors = model.encode(
                 texts,
-                batch_size=32,
+                batch_size=MODEL_BATCH,
                 convert_to_tensor=True,
                 normalize_embeddings=True,
                 show_progress_bar=False,

@@ -16,6 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
+from explorer.core.embed.embedder import MODEL_BATCH
 from explorer.core.indexing.cpu_share import limit_model_threads, lower_this_thread
 from explorer.core.indexing.embed_priority import (
     EmbeddingPriority,
@@ -222,16 +223,36 @@ class VectorPhase:
                 ids = [c.id for c in queue.next_batch()]
                 chunks = keywords.chunks_by_id(ids)
                 batch = [chunks[i] for i in ids if i in chunks]  # one removed meanwhile: none
-                if not batch:
+                texts = {chunk.id: self.embedding_text(chunk) for chunk in batch}
+                # Longest first, as sentence-transformers orders a call's texts: each model
+                # step below gets the passages it would have got inside one call of the whole
+                # batch (the same padding), and between steps a quit or a key typed is heard
+                # (a call of 128 passages held both cores for 4-9 s on the kernel's docs).
+                batch.sort(key=lambda chunk: -len(texts[chunk.id]))
+                embedded: list[StoredChunk] = []
+                vectors: list[np.ndarray] = []
+                for start in range(0, len(batch), MODEL_BATCH):
+                    if start and self.priority is not None:
+                        self.priority.wait_while_typing(cancel)
+                    if start and cancel is not None and cancel.is_set():
+                        report.cancelled = True
+                        break
+                    step = batch[start : start + MODEL_BATCH]
+                    vectors.extend(embedder.embed_documents([texts[c.id] for c in step]))
+                    embedded += step
+                if not embedded:
                     continue
-                vectors = embedder.embed_documents([self.embedding_text(c) for c in batch])
-                ids = [c.id for c in batch]
-                self.index.vectors.upsert_chunks(ids, vectors, [c.path for c in batch])
+                # One write per batch (a write to the store costs ~11 ms whatever its size),
+                # of the steps done: a cancel keeps them.
+                ids = [c.id for c in embedded]
+                self.index.vectors.upsert_chunks(
+                    ids, np.asarray(vectors), [c.path for c in embedded]
+                )
                 self.index.keywords.ledger.mark_embedded(ids)
-                for chunk, vector in zip(batch, vectors, strict=True):
+                for chunk, vector in zip(embedded, vectors, strict=True):
                     fresh_vectors.setdefault(chunk.path, {})[chunk.id] = vector
-                report.chunks_embedded += len(batch)
-                done += len(batch)
+                report.chunks_embedded += len(embedded)
+                done += len(embedded)
                 notify(
                     Progress(
                         SyncPhase.EMBED,
