@@ -286,9 +286,17 @@ def open_command(
     except ImportError:
         fail("the TUI is not part of this build yet; use `explorer search QUERY ROOT`")
     if opened is not None:
-        run_window(opened.folders, opened.scopes)
+        status = run_window(opened.folders, opened.scopes)
     else:
-        run_app(root or Path("."), index_dir=index_dir, model=model, chroma_url=chroma_url)
+        status = run_app(root or Path("."), index_dir=index_dir, model=model, chroma_url=chroma_url)
+    ctx = click.get_current_context()
+    if isinstance(ctx.obj, dict) and ctx.obj.get("whole_process", False):
+        # The window is gone and its indexes are closed (the writers joined, their databases
+        # shut): the interpreter's teardown would only free memory, which took 2-3 s of
+        # garbage collection after the kernel's docs, with the shell's prompt not yet back.
+        _leave_now(status or 0)
+    if status:
+        ctx.exit(status)
 
 
 @main.command()

@@ -175,11 +175,16 @@ def run_app(
     index_dir: Path | None = None,
     model: str | None = None,
     chroma_url: str | None = None,
-) -> None:
-    """Run the explorer on ``root`` in this terminal until the user quits."""
-    make_app(Path(root), index_dir=index_dir, model=model, chroma_url=chroma_url).run()
+) -> int:
+    """Run the explorer on ``root`` in this terminal until the user quits; its exit status."""
+    app = make_app(Path(root), index_dir=index_dir, model=model, chroma_url=chroma_url)
+    app.run()
+    return app.return_code or 0
 
 
-def run_window(folders: Sequence[NamedFolder], scopes: Sequence[Scope] = ()) -> None:
-    """Run the explorer on several named folders in this terminal until the user quits."""
-    ExplorerApp(folders, scopes=scopes).run()
+def run_window(folders: Sequence[NamedFolder], scopes: Sequence[Scope] = ()) -> int:
+    """Run the explorer on several named folders in this terminal until the user quits; its
+    exit status."""
+    app = ExplorerApp(folders, scopes=scopes)
+    app.run()
+    return app.return_code or 0
