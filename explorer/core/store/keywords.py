@@ -81,6 +81,17 @@ DERIVED_KEPT = 32
 """Values :meth:`KeywordIndex.derived` keeps (least recently used dropped first)."""
 
 log = logging.getLogger(__name__)
+
+_NOT_KEPT = object()
+"""What :meth:`KeywordIndex._kept` answers when nothing valid is kept (a kept value may be None)."""
+
+
+def _phrase_key(phrase: str) -> tuple[str, str]:
+    """The :meth:`KeywordIndex.derived` key of one phrase's scores (:meth:`KeywordIndex._ranked`
+    keeps them, :meth:`KeywordIndex.kept_phrase_scores` reads them)."""
+    return ("phrase scores", phrase)
+
+
 WAL_SWITCH_SECONDS = 10.0
 REST_WAIT_MS = 200
 """How long a writer that closes waits to switch the database out of WAL mode (see
@@ -559,17 +570,24 @@ class KeywordIndex:
         A value computed from the keyword tables alone (``keyword_tables``) is kept while
         only vectors are recorded (:meth:`keyword_version`)."""
         version = self.keyword_version() if keyword_tables else self.manifest_version()
-        with self._lock:
-            kept = self._derived.get(key)
-            if kept is not None and kept[0] == version:
-                self._derived.move_to_end(key)
-                return cast(_T, kept[1])
+        kept = self._kept(key, version)
+        if kept is not _NOT_KEPT:
+            return cast(_T, kept)
         value = compute()
         with self._lock:
             self._derived[key] = (version, value)
             while len(self._derived) > DERIVED_KEPT:
                 self._derived.popitem(last=False)
         return value
+
+    def _kept(self, key: Hashable, version: tuple[int, int]) -> object:
+        """What :meth:`derived` keeps under ``key`` for ``version``, or :data:`_NOT_KEPT`."""
+        with self._lock:
+            kept = self._derived.get(key)
+            if kept is None or kept[0] != version:
+                return _NOT_KEPT
+            self._derived.move_to_end(key)
+            return kept[1]
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         with self._lock:
@@ -913,7 +931,7 @@ class KeywordIndex:
         version = self.keyword_version()
         scored = [
             self.derived(
-                ("phrase scores", phrase), partial(self._phrase_scores, phrase), keyword_tables=True
+                _phrase_key(phrase), partial(self._phrase_scores, phrase), keyword_tables=True
             )
             for phrase in phrases
         ]
@@ -936,10 +954,8 @@ class KeywordIndex:
         has kept them for the keyword tables as they are now (nothing is computed here)."""
         if table is not KeywordTable.CHUNKS:
             return None
-        version = self.keyword_version()
-        with self._lock:
-            kept = self._derived.get(("phrase scores", phrase))
-        return cast(PhraseScores, kept[1]) if kept is not None and kept[0] == version else None
+        kept = self._kept(_phrase_key(phrase), self.keyword_version())
+        return None if kept is _NOT_KEPT else cast(PhraseScores, kept)
 
     def _phrase_scores(self, phrase: str) -> PhraseScores:
         """Every row ``phrase`` matches, with its BM25 for that phrase alone."""
