@@ -137,7 +137,7 @@ def one_shot(command: Callable[_P, int | None]) -> Callable[_P, None]:
     @functools.wraps(command)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> None:
         ctx = click.get_current_context()
-        whole_process = isinstance(ctx.obj, dict) and ctx.obj.get("whole_process", False)
+        whole_process = _whole_process(ctx)
         if whole_process:
             gc.disable()
         status = command(*args, **kwargs) or 0
@@ -147,6 +147,11 @@ def one_shot(command: Callable[_P, int | None]) -> Callable[_P, None]:
             ctx.exit(status)
 
     return wrapper
+
+
+def _whole_process(ctx: click.Context) -> bool:
+    """Whether the command runs as a process of its own (``run``), not inside another."""
+    return isinstance(ctx.obj, dict) and bool(ctx.obj.get("whole_process", False))
 
 
 def _leave_now(status: int = 0) -> None:
@@ -290,7 +295,7 @@ def open_command(
     else:
         status = run_app(root or Path("."), index_dir=index_dir, model=model, chroma_url=chroma_url)
     ctx = click.get_current_context()
-    if isinstance(ctx.obj, dict) and ctx.obj.get("whole_process", False):
+    if _whole_process(ctx):
         # The window is gone and its indexes are closed (the writers joined, their databases
         # shut): the interpreter's teardown would only free memory, which took 2-3 s of
         # garbage collection after the kernel's docs, with the shell's prompt not yet back.
