@@ -905,6 +905,17 @@ class MainScreen(Screen[None]):
         with self._keeping_the_reading_place():
             self.minimize()
 
+    def _watch_maximized(self, before: Widget | None, after: Widget | None) -> None:
+        """Only the zoomed pane takes the ``-maximized`` class (app.tcss fills the screen with
+        it). Textual's own watcher also sets ``-maximized-view`` on the screen, whose rules this
+        screen does not need (it is laid out vertically already, and the zoomed pane fills it);
+        a class on the screen restyles every widget under it: 24-37 ms of each zoom of a long
+        page, over half of what the app spent on the key."""
+        if before is not None:
+            before.remove_class("-maximized")
+        if after is not None:
+            after.add_class("-maximized")
+
     @contextmanager
     def _keeping_the_reading_place(self) -> Iterator[None]:
         """The layout changes inside: the preview shows the same line at its top after."""
