@@ -407,10 +407,12 @@ def test_a_cancel_is_heard_between_model_steps_of_one_batch(tmp_path, settings_f
         assert report.cancelled
         assert report.chunks_embedded == embedder.documents_embedded == MODEL_BATCH
         assert len(embedder.calls) == 1 and len(embedder.calls[0]) == MODEL_BATCH
-        # The longest passages of the batch went first (notes 6-9, 16-19, ... hold 7 to 10
-        # words, the others fewer), each vector stored under its own passage's id.
+        # The longest passages of the batch went first (note i holds 1 + i % 10 words: eight
+        # notes of each length), each vector stored under its own passage's id.
+        assert MODEL_BATCH % 8 == 0
+        lengths_taken = MODEL_BATCH // 8
         text_of = {int(re.search(r"note(\d+)", text)[1]): text for text in embedder.calls[0]}
-        assert sorted(text_of) == [i for i in range(80) if i % 10 >= 6]
+        assert sorted(text_of) == [i for i in range(80) if i % 10 >= 10 - lengths_taken]
         ids = index.keywords.chunk_ids()
         stored = index.vectors.chunk_vectors(ids)
         places = index.keywords.chunk_places(list(stored))
