@@ -143,6 +143,7 @@ class ExplorerApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen):
                 screen.save_session()
+                screen.stop_indexes_soon()
         await super().action_quit()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
