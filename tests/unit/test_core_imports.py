@@ -149,3 +149,23 @@ def test_the_resident_readers_client_loads_only_what_it_needs(tmp_path):
     loaded = set(json.loads(result.stdout))
     assert "explorer.cli.resident_client" in loaded
     assert sorted(loaded & CLIENT_NEVER_LOADS) == []
+
+
+WINDOW_LOADS_LATER = frozenset(
+    {*(name for name in HEAVY if name != "textual"), "numpy", "explorer.core.store.index"}
+)
+"""What the window does not import before its first frame: the index opens on a thread after
+it (numpy alone was a tenth of a second of a launch)."""
+
+
+def test_the_window_paints_before_it_imports_the_index_or_numpy():
+    code = (
+        "import json, sys\n"
+        "import explorer.cli.entry, explorer.cli.targets, explorer.tui.app\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+    loaded = set(json.loads(result.stdout))
+    assert "explorer.tui.screens.main" in loaded
+    assert sorted(loaded & WINDOW_LOADS_LATER) == []

@@ -18,6 +18,7 @@ import threading
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from explorer.core.errors import ExplorerError
@@ -30,8 +31,10 @@ from explorer.core.retrieval.link_resolution import (
     Resolution,
     SiteRoutes,
 )
-from explorer.core.store.index import Index
-from explorer.core.store.keywords import KeywordIndex
+
+if TYPE_CHECKING:  # the window imports this module before its first frame; the index after it
+    from explorer.core.store.index import Index
+    from explorer.core.store.keywords import KeywordIndex
 
 __all__ = [
     "FileLinks",

@@ -16,8 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # imported where used: the window's first frame comes before any search
+    import numpy as np
 
 _PHRASE = r'"(?:[^"]|"")*"(?: \*)?'
 _OR_OF_PHRASES = re.compile(rf"({_PHRASE})(?: OR ({_PHRASE}))*")
@@ -43,6 +45,8 @@ class PhraseScores:
 
     @classmethod
     def of_rows(cls, rows: Sequence[tuple[int, float]]) -> PhraseScores:
+        import numpy as np
+
         if not rows:
             return cls(np.empty(0, np.int64), np.empty(0, np.float64))
         rowids, scores = zip(*rows, strict=True)
@@ -55,6 +59,8 @@ class PhraseScores:
 
     def scores_of(self, rowids: Sequence[int]) -> dict[int, float]:
         """The score of each of ``rowids`` the phrase matches (the others are left out)."""
+        import numpy as np
+
         wanted = np.asarray(rowids, dtype=np.int64)
         places = np.searchsorted(self.rowids, wanted)
         inside = places < len(self.rowids)
@@ -69,6 +75,8 @@ class PhraseScores:
 def best_of_sum(phrases: Sequence[PhraseScores], depth: int) -> list[tuple[int, float]]:
     """The ``depth`` rows of the highest summed score, best first (ties by rowid), each with
     its sum: the ranking FTS5 gives the phrases OR-ed together."""
+    import numpy as np
+
     if not phrases or depth < 1:
         return []
     rowids = np.concatenate([phrase.rowids for phrase in phrases])
