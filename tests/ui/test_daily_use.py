@@ -144,6 +144,25 @@ async def test_a_restart_continues_where_the_user_left(sample_copy, app_for):
         assert screen.file_tree.cursor_node.data.path == name
 
 
+async def test_a_restored_query_is_replaced_by_the_first_key_typed(sample_copy, app_for):
+    """After a restart the last query is back, selected, as after Esc: somebody who types
+    without looking starts a new query, not the old one with the new words glued on."""
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_settled(pilot)
+        await type_query(pilot, "backup")
+        await pilot.press("ctrl+q")
+    again = app_for(sample_copy, watch=False)
+    async with again.run_test(size=SIZE) as pilot:
+        screen = again.screen
+        await wait_for(pilot, lambda: screen.search_box.text == "backup", what="the query")
+        await wait_settled(pilot)
+        assert screen.focused is screen.search_box.query_one("#query")
+        await pilot.press(*"webhook")
+        assert screen.search_box.text == "webhook"
+        await wait_for(pilot, lambda: screen.results.shown_query == "webhook", what="results")
+
+
 async def test_sessions_can_be_turned_off(sample_copy, app_for, monkeypatch):
     monkeypatch.setenv("EXPLORER_NO_SESSION", "1")
     app = app_for(sample_copy, watch=False)

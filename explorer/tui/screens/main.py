@@ -1080,7 +1080,7 @@ class MainScreen(Screen[None]):
         if saved.filter:
             box.set_filter(saved.filter)
         if saved.query:
-            box.set_text(saved.query)
+            box.set_text(saved.query, selected=True)
         self.history = NavigationHistory.from_data(saved.history, self.workspace.is_file)
         if saved.path is not None and self.workspace.is_file(saved.path):
             current = self.history.current

@@ -140,11 +140,14 @@ class SearchBox(Horizontal):
         field = split_filter(self.query_one("#path-filter", Input).value)
         return FileFilter(tuple(dict.fromkeys((*typed.paths, *field))), typed.tags, typed.versions)
 
-    def set_text(self, text: str) -> None:
-        """Replace the query text (posts :class:`Changed`)."""
+    def set_text(self, text: str, selected: bool = False) -> None:
+        """Replace the query text (posts :class:`Changed`); ``selected``: select it, so that
+        the next key typed replaces it (a restored query, as Esc leaves one)."""
         box = self.query_one("#query", Input)
         box.value = text
         box.cursor_position = len(text)
+        if selected:
+            box.selection = Selection(0, len(text))
 
     def remember_query(self) -> None:
         """Keep the query as typed in the history (the user used its results)."""
