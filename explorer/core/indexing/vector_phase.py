@@ -215,10 +215,7 @@ class VectorPhase:
             total, done = len(pending), 0
             notify(Progress(SyncPhase.EMBED, chunks_done=0, chunks_total=total))
             while queue.remaining:
-                if self.priority is not None:
-                    self.priority.wait_while_typing(cancel)
-                if cancel is not None and cancel.is_set():
-                    report.cancelled = True
+                if self._told_to_stop(cancel, report):
                     break
                 ids = [c.id for c in queue.next_batch()]
                 chunks = keywords.chunks_by_id(ids)
@@ -232,10 +229,7 @@ class VectorPhase:
                 embedded: list[StoredChunk] = []
                 vectors: list[np.ndarray] = []
                 for start in range(0, len(batch), MODEL_BATCH):
-                    if start and self.priority is not None:
-                        self.priority.wait_while_typing(cancel)
-                    if start and cancel is not None and cancel.is_set():
-                        report.cancelled = True
+                    if start and self._told_to_stop(cancel, report):
                         break
                     step = batch[start : start + MODEL_BATCH]
                     vectors.extend(embedder.embed_documents([texts[c.id] for c in step]))
@@ -264,6 +258,16 @@ class VectorPhase:
                 finish()
         finish()
         report.embed_seconds = time.perf_counter() - started
+
+    def _told_to_stop(self, cancel: threading.Event | None, report: IndexReport) -> bool:
+        """Before a model step: wait while the user types, then whether the sync is cancelled
+        (the report says so)."""
+        if self.priority is not None:
+            self.priority.wait_while_typing(cancel)
+        if cancel is not None and cancel.is_set():
+            report.cancelled = True
+            return True
+        return False
 
     def embed_in_memory(self, path: str) -> dict[str, np.ndarray]:
         """The vectors of ``path``'s chunks ({chunk id: vector}), computed and not stored: a
