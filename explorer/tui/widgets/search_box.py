@@ -147,7 +147,7 @@ class SearchBox(Horizontal):
         box.value = text
         box.cursor_position = len(text)
         if selected:
-            box.selection = Selection(0, len(text))
+            box.select_all()
 
     def remember_query(self) -> None:
         """Keep the query as typed in the history (the user used its results)."""
