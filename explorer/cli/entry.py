@@ -137,14 +137,9 @@ def one_shot(command: Callable[_P, int | None]) -> Callable[_P, None]:
     @functools.wraps(command)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> None:
         ctx = click.get_current_context()
-        whole_process = _whole_process(ctx)
-        if whole_process:
+        if _whole_process(ctx):
             gc.disable()
-        status = command(*args, **kwargs) or 0
-        if whole_process:
-            _leave_now(status)
-        if status:
-            ctx.exit(status)
+        _end(ctx, command(*args, **kwargs) or 0)
 
     return wrapper
 
@@ -152,6 +147,16 @@ def one_shot(command: Callable[_P, int | None]) -> Callable[_P, None]:
 def _whole_process(ctx: click.Context) -> bool:
     """Whether the command runs as a process of its own (``run``), not inside another."""
     return isinstance(ctx.obj, dict) and bool(ctx.obj.get("whole_process", False))
+
+
+def _end(ctx: click.Context, status: int) -> None:
+    """A command is done with exit ``status``: a process of its own leaves at once, with no
+    interpreter teardown (it would only free memory: 0.3 s after a search, 2-3 s of garbage
+    collection after a window on the kernel's docs); in-process, a failure exits the command."""
+    if _whole_process(ctx):
+        _leave_now(status)
+    if status:
+        ctx.exit(status)
 
 
 def _leave_now(status: int = 0) -> None:
@@ -294,14 +299,8 @@ def open_command(
         status = run_window(opened.folders, opened.scopes)
     else:
         status = run_app(root or Path("."), index_dir=index_dir, model=model, chroma_url=chroma_url)
-    ctx = click.get_current_context()
-    if _whole_process(ctx):
-        # The window is gone and its indexes are closed (the writers joined, their databases
-        # shut): the interpreter's teardown would only free memory, which took 2-3 s of
-        # garbage collection after the kernel's docs, with the shell's prompt not yet back.
-        _leave_now(status or 0)
-    if status:
-        ctx.exit(status)
+    # The window is gone and its indexes are closed (the writers joined, their databases shut).
+    _end(click.get_current_context(), status)
 
 
 @main.command()
