@@ -28,6 +28,10 @@ Measures, with the real model:
   the files, each timed from the press until the screen has refreshed; quitting (``ctrl+q``)
   with the last file open, until the app has exited. ``--baseline DIR`` runs the same in a
   second process on another checkout (today's main), so the two sit side by side in one run.
+  The time until the screen has refreshed holds Pilot's own waits (a key nothing binds takes
+  about 68 ms); "painted" is from the press to the last frame the key made (a key that paints
+  nothing: 0), as the terminal would receive it; back/forward also reports the first frame
+  that shows the page ("page painted") and the last one, the sidebar's answer included.
 
 The index is built in a temp folder with ``explorer index`` unless --index-dir names a built one.
 ``--fake-embedder`` builds and searches with the tests' deterministic fake embedder (384
@@ -367,6 +371,28 @@ async def long_documents(files: list[Path], scratch: Path, repeats: int) -> dict
         names.append(file.name)
     app = make_app(root, index_dir=scratch / "index", embedder=fake_embedder(), watch=False)
     out: dict = {"code": str(CODE), "files": {}}
+    frames: list[tuple[float, str | None]] = []
+    """Every frame the screen hands to the terminal (Pilot's terminal writes nothing): when,
+    and the file the preview showed in it (None while one loads)."""
+    composed = app._display
+
+    def display(screen: Any, update: Any) -> None:
+        if update is not None:
+            preview = screen.preview
+            frames.append((time.perf_counter(), preview.path if preview.loaded else None))
+        composed(screen, update)
+
+    app._display = display  # type: ignore[method-assign]
+
+    def painted_since(begin: float, mark: int) -> float:
+        """From ``begin`` (a press) to the last frame painted since ``frames[mark]``; 0 when
+        the key painted nothing."""
+        return frames[-1][0] - begin if len(frames) > mark else 0.0
+
+    def page_painted(begin: float, mark: int, name: str) -> float:
+        """From ``begin`` to the first frame since ``frames[mark]`` that shows ``name``."""
+        return next(when for when, shown in frames[mark:] if shown == name) - begin
+
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
@@ -393,29 +419,39 @@ async def long_documents(files: list[Path], scratch: Path, repeats: int) -> dict
             preview.focus_content()
             await pilot.pause(0.2)
             timings: dict[str, list[float]] = {key: [] for key in LONG_KEYS}
+            paints: dict[str, list[float]] = {key: [] for key in LONG_KEYS}
             for _ in range(repeats):
                 for label, key in LONG_KEYS.items():
-                    begin = time.perf_counter()
+                    mark, begin = len(frames), time.perf_counter()
                     await pilot.press(key)
                     await refreshed()
                     timings[label].append(time.perf_counter() - begin)
+                    paints[label].append(painted_since(begin, mark))
             out["files"][name] = {
                 "lines": len(preview._source),
                 "kind": preview.kind,
                 "open_s": round(opened, 3),
                 **{label: summary(values) for label, values in timings.items()},
+                **{f"{label}, painted": summary(values) for label, values in paints.items()},
             }
         moves: list[float] = []
+        move_pages: list[float] = []
+        move_paints: list[float] = []
         for _ in range(repeats):
             for action, target in (
                 ("left_square_bracket", names[-2]),
                 ("right_square_bracket", names[-1]),
             ):
-                begin = time.perf_counter()
+                mark, begin = len(frames), time.perf_counter()
                 await pilot.press(action)
                 await shown(target)
                 moves.append(time.perf_counter() - begin)
+                await pilot.pause(0.3)  # the sidebars' answers, painted after the page
+                move_pages.append(page_painted(begin, mark, target))
+                move_paints.append(painted_since(begin, mark))
         out["back/forward"] = summary(moves)
+        out["back/forward, page painted"] = summary(move_pages)
+        out["back/forward, painted"] = summary(move_paints)
         begin = time.perf_counter()
         await pilot.press("ctrl+q")
     out["quit_s"] = round(time.perf_counter() - begin, 3)
@@ -461,16 +497,13 @@ def print_long_documents(report: dict) -> None:
         rows.append(
             (f"{name} open (cold), s", str(figures["open_s"]), str(old and old["open_s"]), "")
         )
-        for label in LONG_KEYS:
+        for label in (*LONG_KEYS, *(f"{key}, painted" for key in LONG_KEYS)):
             for field in ("p50_ms", "p95_ms"):
-                row(f"{name} {label} {field}", figures[label], old and old[label], field)
-    for field in ("p50_ms", "p95_ms"):
-        row(
-            f"back/forward {field}",
-            this["back/forward"],
-            baseline and baseline["back/forward"],
-            field,
-        )
+                old_figures = old and old.get(label)
+                row(f"{name} {label} {field}", figures[label], old_figures, field)
+    for label in ("back/forward", "back/forward, page painted", "back/forward, painted"):
+        for field in ("p50_ms", "p95_ms"):
+            row(f"{label} {field}", this[label], baseline and baseline.get(label), field)
     row("quit, s", this, baseline, "quit_s")
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  {'this':>10}  {'baseline':>10}  speed-up")
