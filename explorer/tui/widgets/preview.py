@@ -301,6 +301,12 @@ class Preview(Vertical):
         self.loaded = False
         self._end_find()
         self.border_title = Content(safe_name(path))  # a name is text, not markup
+        kept = self._kept.get(self._kept.key(absolute))
+        if kept is not None and kept.path == path:
+            # Read before and unchanged (back, forward, a file opened again): shown from
+            # memory in the next frame, with no worker and no "loading…" frame before it.
+            self.post_message(self.FileLoaded(self._token, kept))
+            return
         self.border_subtitle = "loading…"
         self._load(self._token, path, absolute)
 
@@ -681,10 +687,6 @@ class Preview(Vertical):
     def _load(self, token: int, path: str, absolute: Path) -> None:
         worker = get_current_worker()
         key = self._kept.key(absolute)
-        kept = self._kept.get(key)
-        if kept is not None and kept.path == path:
-            self.post_message(self.FileLoaded(token, kept))
-            return
         large = key is not None and key[2] > HIGHLIGHT_LATER_BYTES
         loaded = load_file(path, absolute, highlight=not large)
         if worker.is_cancelled:
@@ -750,6 +752,11 @@ class Preview(Vertical):
                 # The last Markdown page's blocks, hidden, would still be styled and laid out
                 # again at every zoom and resize: let them go.
                 await markdown.update("")
+            if token == self._token:
+                # The text view lays its rows out at once: the first frame with the file in it
+                # is at the place to show (a view just unhidden waits for its size, in _arrive).
+                self._arrive(token, loaded.note)
+            return
         self.call_after_refresh(self._arrive, token, loaded.note)
 
     def _arrive(self, token: int, note: str, tries: int = 0) -> None:
