@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -88,6 +89,111 @@ async def test_back_and_forward_return_to_the_files_and_the_places_read(sample_c
         screen.search_box.focus_query()
         await pilot.press("left_square_bracket")
         assert screen.search_box.text == "[" and preview.path == "README.md"
+
+
+async def test_going_back_shows_the_page_read_before_with_no_loading_step(
+    sample_copy, app_for, monkeypatch
+):
+    """A file read before and unchanged comes back from memory, at the place read: the preview
+    never says "loading…" for it (a frame of its own before the page)."""
+    docs, _index = sample_copy
+    name = long_code(docs)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, name)
+        preview.focus_content()
+        await pilot.press("space", "space")
+        await pilot.pause()
+        read_at = preview.position()
+        await open_and_wait(pilot, "guides/backups.md")
+        subtitles: list[str] = []
+        shown = Widget.__dict__["border_subtitle"]  # Textual's descriptor, not a reactive
+
+        class Recorded:
+            def __get__(self, widget, owner=None):
+                return shown.__get__(widget, owner)
+
+            def __set__(self, widget, text):
+                subtitles.append(str(text))
+                shown.__set__(widget, text)
+
+        monkeypatch.setattr(type(preview), "border_subtitle", Recorded())
+        await pilot.press("alt+left")
+        await wait_for(pilot, lambda: preview.path == name and preview.loaded)
+        await pilot.pause()
+        assert subtitles and "loading…" not in subtitles
+        assert preview.position() == read_at
+        # A file never opened before still says it is loading.
+        subtitles.clear()
+        await open_and_wait(pilot, "runbooks/restore-from-backup.md")
+        assert "loading…" in subtitles
+
+
+async def test_the_sidebar_keeps_its_rows_inert_until_the_new_file_s_rows_come(
+    sample_copy, app_for, monkeypatch
+):
+    """Opening another file leaves the related list and the links on show until the new ones
+    come (a quick answer changes each list once, not "finding…" then rows), Enter on a row left
+    on show opens nothing, and an answer slower than NOTE_AFTER puts a note in their place."""
+    import threading
+
+    from explorer.tui.widgets import sidebar_panel
+    from explorer.tui.workspace import Workspace
+
+    app = app_for(sample_copy, watch=False)
+    gate = threading.Event()
+    gate.set()
+    related = Workspace.related
+
+    def held_related(workspace, path, limit):
+        gate.wait(30)
+        return related(workspace, path, limit)
+
+    monkeypatch.setattr(Workspace, "related", held_related)
+    monkeypatch.setattr(sidebar_panel, "NOTE_AFTER", 30.0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        side = screen.related
+        await wait_settled(pilot)
+        await open_and_wait(pilot, "guides/backups.md")
+        await wait_for(pilot, lambda: side.state == "ready" and screen.links.found is not None)
+        before = [str(side.get_option_at_index(i).prompt) for i in range(side.option_count)]
+        shown: list[list[str]] = []
+        set_options = side.set_options
+
+        def recording(options):
+            shown.append([str(option.prompt) for option in options])
+            return set_options(options)
+
+        monkeypatch.setattr(side, "set_options", recording)
+        await open_and_wait(pilot, "api/search.md")
+        await wait_for(pilot, lambda: side.state == "ready" and side.source == "api/search.md")
+        assert len(shown) == 1 and not any("Finding" in prompt for prompt in shown[0])
+        assert screen.links.source == "api/search.md" and screen.links.found is not None
+
+        # A slow answer: the rows stay, inert, then the note replaces them.
+        monkeypatch.setattr(sidebar_panel, "NOTE_AFTER", 0.5)
+        gate.clear()
+        before = [str(side.get_option_at_index(i).prompt) for i in range(side.option_count)]
+        await open_and_wait(pilot, "runbooks/restore-from-backup.md")
+        assert [str(side.get_option_at_index(i).prompt) for i in range(side.option_count)] == before
+        side.focus()
+        side.highlighted = 0
+        await pilot.press("enter")  # a row about the file left behind
+        await pilot.pause()
+        assert screen.preview.path == "runbooks/restore-from-backup.md"
+        await wait_for(
+            pilot,
+            lambda: "Finding related files" in str(side.get_option_at_index(0).prompt),
+            what="the note of a slow answer",
+        )
+        gate.set()
+        await wait_for(pilot, lambda: side.state == "ready", what="the new rows")
+        assert side.source == "runbooks/restore-from-backup.md"
+        assert "runbooks/restore-from-backup.md" not in [item.path for item in side.items]
 
 
 async def test_recent_files_are_a_picker_most_recent_first(sample_copy, app_for):

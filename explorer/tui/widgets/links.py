@@ -110,11 +110,12 @@ class LinksList(SidebarPanel):
             self._message("Opening the index…")
             return
         if self.source != path:
-            self.source = path
             self.found = None
-            self._message("Reading links…")
-        self.name_source(path)
-        self._load(workspace, path)
+            self.rows = []  # the rows left on show open nothing (see SidebarPanel.await_rows)
+            self.await_rows(path, "Reading links…")
+        else:
+            self.name_source(path)
+        self.call_after_refresh(self._load, workspace, path)  # the page being opened first
 
     def show_links(self, path: str, found: FileLinks) -> None:
         """Show ``found`` (a :class:`~explorer.core.retrieval.links.FileLinks`) for ``path``; links

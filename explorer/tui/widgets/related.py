@@ -160,7 +160,9 @@ class RelatedList(SidebarPanel):
             return
         if not (refresh and self.source == path):
             self.show_loading(path)
-        self._find(workspace, path, embedding)
+        # After the next frame: the search holds the interpreter for tens of milliseconds,
+        # and the page being opened beside it paints first.
+        self.call_after_refresh(self._find, workspace, path, embedding)
 
     def needs_refresh(self, embedded: set[str] | frozenset[str]) -> bool:
         """Whether files newly embedded (``embedded``) may change the neighbours on show."""
@@ -216,12 +218,14 @@ class RelatedList(SidebarPanel):
 
     # -- showing ------------------------------------------------------------------------------
     def show_loading(self, source: str) -> None:
+        """Another file's neighbours are being found (what is on show stays a moment, inert:
+        :meth:`~SidebarPanel.await_rows`); the same file's stay until the answer."""
         if self.source != source or self.state is not RelatedState.READY:
-            self.source = source
             self.state = RelatedState.LOADING
             self.items = []
-            self._message("Finding related files…")
-        self.name_source(source)
+            self.await_rows(source, "Finding related files…")
+        else:
+            self.name_source(source)
 
     def show_related(self, source: str, items: list[RelatedFile], message: str = "") -> None:
         """Show the neighbours of ``source`` (or ``message`` when there are none); a refresh

@@ -10,11 +10,13 @@ the same keys, and showing a worker's failure. A panel says which rows open what
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from textual import on
 from textual.binding import Binding, BindingType
 from textual.content import Content
+from textual.timer import Timer
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import Worker
@@ -24,10 +26,16 @@ from explorer.tui.messages import OpenFile
 from explorer.tui.text_fit import middle_path
 from explorer.tui.workers import report_worker_failure
 
+if TYPE_CHECKING:
+    from textual.widgets._option_list import OptionListContent
+
 SUBTITLE_MARGIN = 6
 """Cells of the border around the subtitle (corners, the rule and a space each side)."""
 DEFAULT_WIDTH = 34
 """The width rows are laid out for before the panel has a size."""
+NOTE_AFTER = 0.25
+"""Seconds another file's rows may take before a note ("Finding related files…") takes the
+place of the rows on show. Most answers come sooner, and the panel then changes once."""
 
 
 class SidebarPanel(OptionList):
@@ -52,6 +60,7 @@ class SidebarPanel(OptionList):
         super().__init__(**kwargs)
         self.source: str | None = None
         """The file the rows are about (or are being loaded for)."""
+        self._note: Timer | None = None
 
     # -- what a panel defines -----------------------------------------------------------------
     def row_target(self, index: int) -> OpenFile | None:
@@ -64,6 +73,33 @@ class SidebarPanel(OptionList):
         self.source = None
         self.border_subtitle = ""
         self._message(text)
+
+    def await_rows(self, source: str, note: str) -> None:
+        """Rows about ``source`` are being read. Until they come, the rows on show stay under
+        the name of the file they are about, and ``note`` takes their place only if the answer
+        is slower than :data:`NOTE_AFTER`: going back to a page then changes the panel once
+        (its rows), not twice (a note, then rows), and each change lays the screen out again.
+        The panel's :meth:`row_target` must give None meanwhile: Enter on a row left on show
+        opens nothing."""
+        self.source = source
+        self._stop_note()
+
+        def late() -> None:
+            self._note = None
+            self.name_source(source)
+            self._message(note)
+
+        self._note = self.set_timer(NOTE_AFTER, late)
+
+    def _stop_note(self) -> None:
+        if self._note is not None:
+            self._note.stop()
+            self._note = None
+
+    def set_options(self, options: Iterable[OptionListContent]) -> Self:
+        """New rows or a message: a note still waiting to be shown is not needed."""
+        self._stop_note()
+        return super().set_options(options)
 
     def _message(self, text: str) -> None:
         """``text`` (muted, not selectable) in place of the rows."""
