@@ -79,6 +79,8 @@ SEARCH_DEPTH = 800
 a search leg's default depth, so its first widening reads the rows already ranked."""
 DERIVED_KEPT = 32
 """Values :meth:`KeywordIndex.derived` keeps (least recently used dropped first)."""
+FILE_TERMS_KEPT = 16
+"""Files whose terms :meth:`KeywordIndex.distinctive_terms` keeps (the last ones asked)."""
 
 log = logging.getLogger(__name__)
 
@@ -306,6 +308,7 @@ class KeywordIndex:
         self._closed = False
         self._repair_command = repair_command
         self._derived: OrderedDict[Hashable, tuple[tuple[int, int], Any]] = OrderedDict()
+        self._file_terms_kept: OrderedDict[Hashable, list[tuple[str, int]]] = OrderedDict()
         self.found_empty = False
         """The database file was there but empty (zero bytes) when this writer opened it:
         whatever it held is lost, and it now holds a fresh index."""
@@ -1015,24 +1018,8 @@ class KeywordIndex:
         file is about.
         """
         with self._lock, self._db:  # commits (or rolls back) the scratch table's transaction
-            self._more_like_this_tables()
             db = self._db
-            db.execute("DELETE FROM temp.file_terms")
-            db.execute(
-                "INSERT INTO temp.file_terms(title, heading, body) SELECT keyword_text(f.title),"
-                " keyword_text(c.heading), keyword_text(c.text) FROM chunks c"
-                " JOIN files f ON f.path = c.path WHERE c.path = ?",
-                (path,),
-            )
-            counted = sorted(
-                (
-                    (term, count)
-                    for term, count in db.execute("SELECT term, cnt FROM temp.file_terms_vocab")
-                    if _telling_term(term)
-                ),
-                key=lambda pair: (-pair[1], -len(pair[0]), pair[0]),
-            )[:candidates]
-            db.execute("DELETE FROM temp.file_terms")
+            counted = self._file_terms(path)[:candidates]
             total = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             weighed = []
             for term, count in counted:
@@ -1045,6 +1032,42 @@ class KeywordIndex:
                     weighed.append((weight, term))
         weighed.sort(key=lambda pair: (-pair[0], pair[1]))
         return [term for _weight, term in weighed[:limit]]
+
+    def _file_terms(self, path: str) -> list[tuple[str, int]]:
+        """``path``'s telling terms and their counts, most frequent first, as the index stems
+        them (see :meth:`distinctive_terms`). Kept for the file's version in the index: the
+        stemming costs tens of milliseconds on a long file (70 ms for a 345-page PDF), and
+        going back to a file asks again. Called under the lock."""
+        version = self._db.execute(
+            "SELECT size, mtime_ns, hash, chunk_count FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        key = (path, tuple(version) if version is not None else None)
+        kept = self._file_terms_kept.get(key)
+        if kept is not None:
+            self._file_terms_kept.move_to_end(key)
+            return kept
+        self._more_like_this_tables()
+        db = self._db
+        db.execute("DELETE FROM temp.file_terms")
+        db.execute(
+            "INSERT INTO temp.file_terms(title, heading, body) SELECT keyword_text(f.title),"
+            " keyword_text(c.heading), keyword_text(c.text) FROM chunks c"
+            " JOIN files f ON f.path = c.path WHERE c.path = ?",
+            (path,),
+        )
+        counted = sorted(
+            (
+                (term, count)
+                for term, count in db.execute("SELECT term, cnt FROM temp.file_terms_vocab")
+                if _telling_term(term)
+            ),
+            key=lambda pair: (-pair[1], -len(pair[0]), pair[0]),
+        )
+        db.execute("DELETE FROM temp.file_terms")
+        self._file_terms_kept[key] = counted
+        while len(self._file_terms_kept) > FILE_TERMS_KEPT:
+            self._file_terms_kept.popitem(last=False)
+        return counted
 
     def _more_like_this_tables(self) -> None:
         """Create (once per connection) the temporary tables of :meth:`distinctive_terms`."""
