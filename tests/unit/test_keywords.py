@@ -111,6 +111,20 @@ def test_ranked_rows_outlive_recorded_vectors_but_not_a_change_of_text(keywords,
     assert len(ranked) == 2
 
 
+def test_a_files_distinctive_terms_follow_its_text_when_asked_again(keywords):
+    """The terms of a file are kept between asks (going back to a file asks again), for that
+    version of the file only."""
+    add(keywords, "notes.md", ["kerberos tickets renew kerberos", "kerberos realm keytab"])
+    add(keywords, "other.md", ["a note about gardening and tomatoes"])
+    first = keywords.distinctive_terms("notes.md", 10)
+    assert first == keywords.distinctive_terms("notes.md", 10)
+    assert "kerbero" in first  # as the index stems it
+    # The same path written again (the test's size, mtime and hash stay the same).
+    add(keywords, "notes.md", ["compost heaps and compost bins", "compost turning"])
+    again = keywords.distinctive_terms("notes.md", 10)
+    assert "compost" in again and "kerbero" not in again
+
+
 def test_the_manifest_is_read_while_a_write_is_under_way(keywords):
     # The TUI's file tree lists the manifest while the live index writes: the list is the
     # last committed one, at once, not after the write.

@@ -1038,8 +1038,9 @@ class KeywordIndex:
         them (see :meth:`distinctive_terms`). Kept for the file's version in the index: the
         stemming costs tens of milliseconds on a long file (70 ms for a 345-page PDF), and
         going back to a file asks again. Called under the lock."""
-        version = self._db.execute(
-            "SELECT size, mtime_ns, hash, chunk_count FROM files WHERE path = ?", (path,)
+        version = self._db.execute(  # updated_at: every write of the file's row sets it
+            "SELECT size, mtime_ns, hash, chunk_count, updated_at FROM files WHERE path = ?",
+            (path,),
         ).fetchone()
         key = (path, tuple(version) if version is not None else None)
         kept = self._file_terms_kept.get(key)
