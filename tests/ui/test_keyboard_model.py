@@ -378,6 +378,53 @@ async def test_at_80x24_the_footer_and_the_status_bar_show_only_whole_words(
         assert not shown.rstrip().endswith("│"), shown
 
 
+async def test_a_focus_change_lays_the_footer_out_once_with_only_whole_keys(
+    sample_copy, app_for, monkeypatch
+):
+    """Leaving the find field tells the footer twice; its keys are mounted again once, and
+    those that do not fit come hidden already (no second layout to hide them)."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    from explorer.tui.widgets.footer import FittingFooter
+
+    recomposed: list[bool] = []
+    refits: list[bool] = []
+    recompose, fit = Footer.recompose, FittingFooter._fit
+
+    async def counted(footer):
+        recomposed.append(True)
+        await recompose(footer)
+
+    def checked(footer):
+        before = [key.display for key in footer.query(FooterKey)]
+        fit(footer)
+        refits.append(before != [key.display for key in footer.query(FooterKey)])
+
+    monkeypatch.setattr(Footer, "recompose", counted)
+    monkeypatch.setattr(FittingFooter, "_fit", checked)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.open_file("guides/backups.md")
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        await focus_pane(pilot, "preview")
+        await pilot.pause(0.3)
+        recomposed.clear()
+        refits.clear()
+        await pilot.press("slash")  # the find field
+        await pilot.pause(0.3)
+        await pilot.press("enter")  # back to the page
+        await pilot.pause(0.3)
+        assert len(recomposed) == 2  # one per focus change
+        assert refits and not any(refits)
+        keys = [key for key in screen.query(FooterKey) if key.display]
+        assert any(key.description == "Find" for key in keys)
+        for key in keys:
+            assert key.region.right <= 80, key.render()
+
+
 async def test_the_tree_forced_on_at_80_columns_is_readable(sample_copy, app_for):
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
