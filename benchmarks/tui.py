@@ -354,6 +354,30 @@ def resident_mb() -> float | None:
 
 # -- long documents, in process -------------------------------------------------------------
 LONG_KEYS = {"zoom": "z", "page down": "space", "page up": "b", "no key (floor)": "f12"}
+READING_STEPS = [
+    ("line down", "j"),
+    ("line up", "k"),
+    ("end", "G"),
+    ("top", "g"),
+    ("find: open", "slash"),
+    ("find: a letter typed", "t"),
+    ("find: a letter typed", "h"),
+    ("find: a letter typed", "e"),
+    ("find: keep", "enter"),
+    ("next match", "n"),
+    ("next match", "n"),
+    ("previous match", "N"),
+    ("outline: open", "t"),
+    ("outline: close", "escape"),
+    ("wrap: off and on", "w"),
+    ("wrap: off and on", "w"),
+    ("go to: open", "colon"),
+    ("go to: close", "escape"),
+    ("links: open", "f"),
+    ("links: close", "escape"),
+]
+"""The other reading keys, pressed in this order on each file (each repeat), and timed as the
+keys above: from the press to the last frame it painted."""
 """The reading keys timed on each long file, and ``f12``, which nothing binds: the harness's own
 time from a press to a refreshed screen (about 70 ms here), which every other key includes."""
 
@@ -378,11 +402,13 @@ async def long_documents(files: list[Path], scratch: Path, repeats: int) -> dict
 
     def display(screen: Any, update: Any) -> None:
         if update is not None:
-            preview = screen.preview
-            frames.append((time.perf_counter(), preview.path if preview.loaded else None))
+            # The main screen's preview, under a dialog too.
+            shown = preview.path if preview is not None and preview.loaded else None
+            frames.append((time.perf_counter(), shown))
         composed(screen, update)
 
     app._display = display  # type: ignore[method-assign]
+    preview: Any = None
 
     def painted_since(begin: float, mark: int) -> float:
         """From ``begin`` (a press) to the last frame painted since ``frames[mark]``; 0 when
@@ -427,12 +453,22 @@ async def long_documents(files: list[Path], scratch: Path, repeats: int) -> dict
                     await refreshed()
                     timings[label].append(time.perf_counter() - begin)
                     paints[label].append(painted_since(begin, mark))
+            steps: dict[str, list[float]] = {label: [] for label, _key in READING_STEPS}
+            for _ in range(repeats):
+                for label, key in READING_STEPS:
+                    mark, begin = len(frames), time.perf_counter()
+                    await pilot.press(key)
+                    await refreshed()
+                    steps[label].append(painted_since(begin, mark))
+                preview.focus_content()  # not timed: the outline's Esc left for the search box
+                await pilot.pause(0.1)
             out["files"][name] = {
                 "lines": len(preview._source),
                 "kind": preview.kind,
                 "open_s": round(opened, 3),
                 **{label: summary(values) for label, values in timings.items()},
                 **{f"{label}, painted": summary(values) for label, values in paints.items()},
+                "reading keys, painted": {label: summary(v) for label, v in steps.items()},
             }
         moves: list[float] = []
         move_pages: list[float] = []
@@ -501,6 +537,9 @@ def print_long_documents(report: dict) -> None:
             for field in ("p50_ms", "p95_ms"):
                 old_figures = old and old.get(label)
                 row(f"{name} {label} {field}", figures[label], old_figures, field)
+        old_steps = (old or {}).get("reading keys, painted", {})
+        for label, step in figures.get("reading keys, painted", {}).items():
+            row(f"{name} {label}, painted p95_ms", step, old_steps.get(label), "p95_ms")
     for label in ("back/forward", "back/forward, page painted", "back/forward, painted"):
         for field in ("p50_ms", "p95_ms"):
             row(f"{label} {field}", this[label], baseline and baseline.get(label), field)
