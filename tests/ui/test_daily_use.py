@@ -499,6 +499,42 @@ async def test_the_outline_lists_the_headings_and_goes_to_one(sample_copy, app_f
         assert screen.preview.position() > 1
 
 
+async def test_a_files_headings_are_read_once_for_its_outline(sample_copy, app_for, monkeypatch):
+    """``t`` again, or after going away and back, lists the same headings without parsing the
+    page again (a long page's take tens of milliseconds)."""
+    from explorer.tui.widgets import preview as preview_module
+
+    parsed: list[int] = []
+    headings = preview_module.markdown_headings
+
+    def counted(text, line_offset=0):
+        parsed.append(len(text))
+        return headings(text, line_offset)
+
+    monkeypatch.setattr(preview_module, "markdown_headings", counted)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "runbooks/restore-from-backup.md")
+        listed = []
+        for _ in range(2):
+            screen.preview.focus_content()
+            await pilot.pause()
+            await pilot.press("t")
+            await wait_for(pilot, lambda: isinstance(app.screen, OutlineScreen))
+            listed.append(app.screen.headings)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is screen)
+            if not parsed or len(listed) > 1:
+                continue
+            await open_and_wait(pilot, "guides/backups.md")
+            await pilot.press("alt+left")
+            await wait_for(pilot, lambda: screen.preview.path == "runbooks/restore-from-backup.md")
+            await wait_for(pilot, lambda: screen.preview.loaded)
+        assert len(parsed) == 1 and listed[0] == listed[1] and len(listed[0]) >= 3
+
+
 async def test_long_lines_wrap_or_scroll_sideways(sample_copy, app_for):
     docs, _index = sample_copy
     (docs / "wide.py").write_text("x = 1\n" + "y = '" + "abcdefghij" * 40 + "'\nz = 3\n")

@@ -230,6 +230,7 @@ class Preview(Vertical):
         """The open document's pages and outline (an extracted document), else None."""
         self._kept = LoadedFiles()
         self._markdown_source = ""
+        self._shown_file: LoadedFile | None = None
         """The Markdown source of a long page shown line for line (for its headings)."""
 
     def compose(self) -> ComposeResult:
@@ -395,6 +396,13 @@ class Preview(Vertical):
         PDF's bookmarks); none for code and text."""
         if not self.loaded:
             return []
+        shown = self._shown_file
+        if shown is not None and shown.headings is None:
+            shown.headings = self._headings()
+        return shown.headings if shown is not None and shown.headings is not None else []
+
+    def _headings(self) -> list[Heading]:
+        """The headings of the file on show, worked out from its text or its outline."""
         if self.kind == "markdown":
             return markdown_headings("\n".join(self._source))
         if self._markdown_source:  # a long page, rendered line for line
@@ -720,6 +728,7 @@ class Preview(Vertical):
             self.query_one(TextView).replace_lines(loaded.lines)
             return
         self.kind = loaded.kind
+        self._shown_file = loaded
         self._document = loaded.document if loaded.kind in ("code", "text") else None
         self._markdown_source = loaded.text if loaded.kind in ("code", "text") else ""
         if loaded.kind == "message":

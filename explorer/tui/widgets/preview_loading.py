@@ -13,6 +13,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from textual.content import Content
 from textual.worker import NoActiveWorker, Worker, get_current_worker
@@ -59,6 +60,9 @@ class LoadedFile:
     document: PreviewDocument | None = None
     """The core's document: its pages and outline (its text is in :attr:`text` or
     :attr:`lines`)."""
+    headings: list[Any] | None = None
+    """The preview's headings of the file, worked out the first time its outline is asked
+    and kept with the file (a long page's take tens of milliseconds to parse)."""
 
 
 class _WorkerCancelled:
