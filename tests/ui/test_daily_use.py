@@ -562,6 +562,32 @@ async def test_long_lines_wrap_or_scroll_sideways(sample_copy, app_for):
         assert view.scroll_x > 0  # sideways
 
 
+async def test_zooming_a_wrapped_page_shows_no_sideways_scrollbar(sample_copy, app_for):
+    """Wrapped lines never scroll sideways, so no horizontal scrollbar comes and goes while a
+    zoom wraps them anew (it cost a layout of its own); with wrapping off it is there."""
+    docs, _index = sample_copy
+    (docs / "wide.py").write_text(
+        "".join(f"v{i} = '" + "abcdefghij" * 30 + "'\n" for i in range(200))
+    )
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        view = screen.preview.query_one(TextView)
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "wide.py")
+        screen.preview.focus_content()
+        await pilot.pause()
+        seen: list[bool] = []
+        view.watch(view, "show_horizontal_scrollbar", lambda shown: seen.append(shown), init=False)
+        for _ in range(4):
+            await pilot.press("z")
+            await pilot.pause(0.1)
+        assert seen == []
+        await pilot.press("w")
+        await pilot.pause(0.1)
+        assert seen == [True]  # the lines cut at the edge scroll sideways
+
+
 # -- results ----------------------------------------------------------------------------------
 async def test_results_page_on_past_the_first_page_and_keys_move(sample_copy, app_for):
     app = app_for(sample_copy, watch=False)

@@ -85,6 +85,7 @@ class TextView(ScrollView, can_focus=True):
             return
         top = self.top_line
         self.wrap = wrap
+        self.set_class(not wrap, "-no-wrap")  # scrolls sideways (app.tcss)
         self._layout(force=True, keep=True)
         self.scroll_to(x=0, animate=False, immediate=True)
         self.scroll_to_line(top, margin=0)
