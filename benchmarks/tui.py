@@ -385,6 +385,8 @@ time from a press to a refreshed screen (about 70 ms here), which every other ke
 async def long_documents(files: list[Path], scratch: Path, repeats: int) -> dict:
     """Open each of ``files`` and time the reading keys, back/forward and quitting (see the
     module's docstring). Runs the explorer of :data:`CODE`."""
+    from textual.widgets import Input
+
     from explorer.tui.app import make_app
 
     root = scratch / "docs"
@@ -437,6 +439,8 @@ async def long_documents(files: list[Path], scratch: Path, repeats: int) -> dict
 
         while screen.index is None or any(live.busy for live in screen.lives.values() if live):
             await pilot.pause(0.1)
+        for field in screen.query(Input):  # the find and go-to fields: a blink is not a key's
+            field.cursor_blink = False
         for name in names:
             begin = time.perf_counter()
             screen.open_file(name)
