@@ -230,8 +230,9 @@ class Preview(Vertical):
         """The open document's pages and outline (an extracted document), else None."""
         self._kept = LoadedFiles()
         self._markdown_source = ""
-        self._shown_file: LoadedFile | None = None
         """The Markdown source of a long page shown line for line (for its headings)."""
+        self._shown_file: LoadedFile | None = None
+        """What the loading worker gave for the file on show (its headings are kept in it)."""
 
     def compose(self) -> ComposeResult:
         yield Static(

@@ -61,6 +61,7 @@ class SidebarPanel(OptionList):
         self.source: str | None = None
         """The file the rows are about (or are being loaded for)."""
         self._note: Timer | None = None
+        """The timer that puts :meth:`await_rows`'s note in place of the rows left on show."""
 
     # -- what a panel defines -----------------------------------------------------------------
     def row_target(self, index: int) -> OpenFile | None:
