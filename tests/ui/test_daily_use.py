@@ -175,10 +175,11 @@ async def test_the_sidebar_keeps_its_rows_inert_until_the_new_file_s_rows_come(
         assert screen.links.source == "api/search.md" and screen.links.found is not None
 
         # A slow answer: the rows stay, inert, then the note replaces them.
-        monkeypatch.setattr(sidebar_panel, "NOTE_AFTER", 0.5)
+        monkeypatch.setattr(sidebar_panel, "NOTE_AFTER", 2.0)
         gate.clear()
         before = [str(side.get_option_at_index(i).prompt) for i in range(side.option_count)]
-        await open_and_wait(pilot, "runbooks/restore-from-backup.md")
+        screen.open_file("runbooks/restore-from-backup.md")
+        await pilot.pause()
         assert [str(side.get_option_at_index(i).prompt) for i in range(side.option_count)] == before
         side.focus()
         side.highlighted = 0
