@@ -589,6 +589,33 @@ async def test_zooming_a_wrapped_page_shows_no_sideways_scrollbar(sample_copy, a
         assert seen == [True]  # the lines cut at the edge scroll sideways
 
 
+async def test_a_zoom_wraps_the_page_for_its_new_width_before_it_is_drawn(sample_copy, app_for):
+    """Zooming the preview wraps its rows for the zoomed width as the key is handled, so the
+    first frame at that width draws them (not the old rows, wrapped again a layout later), and
+    the line at the top stays there, both ways."""
+    docs, _index = sample_copy
+    (docs / "wide.py").write_text(
+        "".join(f"v{i} = '" + "abcdefghij" * 30 + "'\n" for i in range(200))
+    )
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        view = screen.preview.query_one(TextView)
+        await wait_for(pilot, lambda: screen.index is not None)
+        await open_and_wait(pilot, "wide.py")
+        screen.preview.focus_content()
+        screen.preview.go_to_line(120)
+        await pilot.pause()
+        top = view.top_line
+        for _ in range(2):  # in, then out
+            rows = view.virtual_size.height
+            screen.action_zoom()
+            wrapped = view.virtual_size.height  # before any layout at the new width
+            await pilot.pause(0.2)
+            assert wrapped != rows and view.virtual_size.height == wrapped
+            assert view.top_line == top
+
+
 # -- results ----------------------------------------------------------------------------------
 async def test_results_page_on_past_the_first_page_and_keys_move(sample_copy, app_for):
     app = app_for(sample_copy, watch=False)

@@ -232,6 +232,9 @@ class MainScreen(Screen[None]):
         """What the user means by "this file": copy, open and edit act on it."""
         self._stopping: threading.Thread | None = None
         """The thread that stops the live indexes once the user quits."""
+        self._preview_width = 0
+        """The preview's width before it was zoomed (its rows are wrapped for it on the way
+        back)."""
 
     # -- composition --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -916,10 +919,15 @@ class MainScreen(Screen[None]):
                 pane = ancestor
                 break
         with self._keeping_the_reading_place():
+            if pane is self.preview:
+                self._preview_width = pane.outer_size.width
+                self.preview.wrap_for(self.size.width)  # the zoomed pane's width (app.tcss)
             self.maximize(pane, container=False)
 
     def _unzoom(self) -> None:
         with self._keeping_the_reading_place():
+            if self.maximized is self.preview and self._preview_width:
+                self.preview.wrap_for(self._preview_width)
             self.minimize()
 
     def _watch_maximized(self, before: Widget | None, after: Widget | None) -> None:

@@ -429,6 +429,14 @@ class Preview(Vertical):
         first = self._document.page_at(view.top_line) or 1
         return first, self._document.page_at(view.bottom_line) or first
 
+    def wrap_for(self, outer_width: int) -> None:
+        """The preview is about to be ``outer_width`` cells wide (a zoom in or out): a text
+        view wraps its rows for that width now, so the zoom's first frame shows them."""
+        if self.loaded and self.kind in ("code", "text"):
+            view = self.query_one(TextView)
+            region = view.scrollable_content_region.width
+            view.wrap_for(region + outer_width - self.outer_size.width)
+
     def go_to_line(self, line: int) -> None:
         """Show 1-based ``line`` at the top of the view (the outline, coming back)."""
         if not self.loaded:

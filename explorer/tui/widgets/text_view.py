@@ -57,6 +57,8 @@ class TextView(ScrollView, can_focus=True):
         """The layouts of the last few sets of lines shown (back and forward show a file again
         with the same lines: it is not wrapped again)."""
         self._find: re.Pattern[str] | None = None
+        self._coming_width: int | None = None
+        """The width a zoom is about to give the view (see :meth:`wrap_for`)."""
 
     @property
     def line_count(self) -> int:
@@ -126,8 +128,9 @@ class TextView(ScrollView, can_focus=True):
 
     # -- rows ---------------------------------------------------------------------------------
     def _text_width(self) -> int:
-        """The cells for text (0 before the view has a size)."""
-        region = self.scrollable_content_region.width
+        """The cells for text (0 before the view has a size); the width a zoom is about to
+        give the view once :meth:`wrap_for` has been told it."""
+        region = self._coming_width or self.scrollable_content_region.width
         return max(1, region - self._gutter) if region else 0
 
     def _layouts_of(self, lines: list[Content]) -> dict[int, _Layout]:
@@ -138,6 +141,25 @@ class TextView(ScrollView, can_focus=True):
         layouts: dict[int, _Layout] = {}
         self._kept_layouts = [(lines, layouts), *self._kept_layouts[: KEPT_LAYOUTS - 1]]
         return layouts
+
+    def wrap_for(self, region_width: int) -> None:
+        """Wrap the rows for a view ``region_width`` cells wide before it is (a zoom about to
+        happen): the first frame at that width draws them, the line at the top stays there,
+        and the resize that follows finds them done (else it wraps them, a layout later)."""
+        if not self.wrap or region_width <= self._gutter:
+            return
+        top = self.top_line
+        self._coming_width = region_width
+        self._layout()
+        self.scroll_to(y=self._row_of(top), animate=False, immediate=True)
+        self.call_after_refresh(self._width_came)
+
+    def _width_came(self) -> None:
+        """The width :meth:`wrap_for` expected is the view's now, or it is not (the zoom did
+        not come): either way the view's own width counts again."""
+        if self._coming_width is not None:
+            self._coming_width = None
+            self.on_resize()
 
     def _layout(self, force: bool = False, keep: bool = False) -> None:
         """Map rows to lines for the view's width (with wrapping), and size the view.
@@ -189,6 +211,7 @@ class TextView(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         """A new width wraps lines anew: the line at the top stays at the top (zooming in and
         out keeps the reader's place)."""
+        self._coming_width = None
         if not self.wrap or self._text_width() == self._rows_width:
             return
         top = self._line_of(int(self.scroll_offset.y)) + 1 if self._rows_width else None
