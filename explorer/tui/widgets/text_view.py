@@ -148,10 +148,8 @@ class TextView(ScrollView, can_focus=True):
         and the resize that follows finds them done (else it wraps them, a layout later)."""
         if not self.wrap or region_width <= self._gutter:
             return
-        top = self.top_line
         self._coming_width = region_width
-        self._layout()
-        self.scroll_to(y=self._row_of(top), animate=False, immediate=True)
+        self._wrap_keeping_top()
         self.call_after_refresh(self._width_came)
 
     def _width_came(self) -> None:
@@ -212,8 +210,12 @@ class TextView(ScrollView, can_focus=True):
         """A new width wraps lines anew: the line at the top stays at the top (zooming in and
         out keeps the reader's place)."""
         self._coming_width = None
-        if not self.wrap or self._text_width() == self._rows_width:
-            return
+        if self.wrap and self._text_width() != self._rows_width:
+            self._wrap_keeping_top()
+
+    def _wrap_keeping_top(self) -> None:
+        """Wrap the rows for the width that counts now (:meth:`_text_width`); the line at the
+        top of the view stays there."""
         top = self._line_of(int(self.scroll_offset.y)) + 1 if self._rows_width else None
         self._layout()
         if top is not None:
