@@ -51,6 +51,24 @@ def long_code(docs: Path, name: str = "long.py", functions: int = 300) -> str:
     return name
 
 
+def wide_code(docs: Path, lines: int = 200) -> str:
+    """A code file whose every line is longer than the preview is wide (it wraps)."""
+    (docs / "wide.py").write_text(
+        "".join(f"v{i} = '" + "abcdefghij" * 30 + "'\n" for i in range(lines))
+    )
+    return "wide.py"
+
+
+async def reading(pilot, path: str) -> TextView:
+    """``path`` open in the preview, its text focused (the index opened first); its view."""
+    screen = pilot.app.screen
+    await wait_for(pilot, lambda: screen.index is not None)
+    await open_and_wait(pilot, path)
+    screen.preview.focus_content()
+    await pilot.pause()
+    return screen.preview.query_one(TextView)
+
+
 # -- navigation history -----------------------------------------------------------------------
 async def test_back_and_forward_return_to_the_files_and_the_places_read(sample_copy, app_for):
     docs, _index = sample_copy
@@ -541,12 +559,7 @@ async def test_long_lines_wrap_or_scroll_sideways(sample_copy, app_for):
     (docs / "wide.py").write_text("x = 1\n" + "y = '" + "abcdefghij" * 40 + "'\nz = 3\n")
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        screen = app.screen
-        view = screen.preview.query_one(TextView)
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, "wide.py")
-        screen.preview.focus_content()
-        await pilot.pause()
+        view = await reading(pilot, "wide.py")
         assert view.virtual_size.height > 3  # the long line continues on the rows under it
         shown = [view.render_line(y).text for y in range(view.virtual_size.height)]
         width = view.scrollable_content_region.width
@@ -567,17 +580,9 @@ async def test_zooming_a_wrapped_page_shows_no_sideways_scrollbar(sample_copy, a
     """Wrapped lines never scroll sideways, so no horizontal scrollbar comes and goes while a
     zoom wraps them anew (it cost a layout of its own); with wrapping off it is there."""
     docs, _index = sample_copy
-    (docs / "wide.py").write_text(
-        "".join(f"v{i} = '" + "abcdefghij" * 30 + "'\n" for i in range(200))
-    )
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        screen = app.screen
-        view = screen.preview.query_one(TextView)
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, "wide.py")
-        screen.preview.focus_content()
-        await pilot.pause()
+        view = await reading(pilot, wide_code(docs))
         seen: list[bool] = []
         view.watch(view, "show_horizontal_scrollbar", lambda shown: seen.append(shown), init=False)
         for _ in range(4):
@@ -594,16 +599,10 @@ async def test_a_zoom_wraps_the_page_for_its_new_width_before_it_is_drawn(sample
     first frame at that width draws them (not the old rows, wrapped again a layout later), and
     the line at the top stays there, both ways."""
     docs, _index = sample_copy
-    (docs / "wide.py").write_text(
-        "".join(f"v{i} = '" + "abcdefghij" * 30 + "'\n" for i in range(200))
-    )
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        view = screen.preview.query_one(TextView)
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, "wide.py")
-        screen.preview.focus_content()
+        view = await reading(pilot, wide_code(docs))
         screen.preview.go_to_line(120)
         await pilot.pause()
         top = view.top_line

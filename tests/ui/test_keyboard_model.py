@@ -15,7 +15,7 @@ from textual.keys import _character_to_key
 
 from explorer.tui.widgets.preview import FindBar, TextView
 from tests.ui.conftest import type_query, wait_for, wait_settled
-from tests.ui.test_daily_use import long_code, open_and_wait
+from tests.ui.test_daily_use import long_code, open_and_wait, reading
 from tests.ui.test_preview_links import open_when_indexed as open_indexed
 from tests.ui.test_several_folders import settle
 
@@ -100,7 +100,7 @@ async def test_a_zoomed_pane_and_esc_then_typing(sample_copy, app_for):
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await read(pilot, "guides/backups.md")
+        await reading(pilot, "guides/backups.md")
         await pilot.press("z")
         assert screen.maximized is screen.preview
         await send_at_once(pilot, ["escape", *"wow"])
@@ -112,7 +112,7 @@ async def test_no_typed_letter_opens_edits_or_quits(sample_copy, app_for, opened
     """o, e and q typed in the preview do nothing; ctrl+o and ctrl+e hand the file over."""
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await read(pilot, "guides/backups.md")
+        await reading(pilot, "guides/backups.md")
         await pilot.press("o", "e", "q")
         await pilot.pause(0.3)
         assert app.is_running and not opened.exists()
@@ -122,21 +122,12 @@ async def test_no_typed_letter_opens_edits_or_quits(sample_copy, app_for, opened
 
 
 # -- find -------------------------------------------------------------------------------------
-async def read(pilot, name: str) -> None:
-    """Open ``name`` in the preview once the index is open, the focus in the page."""
-    screen = pilot.app.screen
-    await wait_for(pilot, lambda: screen.index is not None)
-    await open_and_wait(pilot, name)
-    screen.preview.focus_content()
-    await pilot.pause()
-
-
 async def test_slash_and_a_word_in_one_write_finds(sample_copy, app_for):
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
-        await read(pilot, long_code(sample_copy[0]))
+        await reading(pilot, long_code(sample_copy[0]))
         await send_at_once(pilot, "/function_42")
         bar = preview.query_one(FindBar)
         assert bar.value == "function_42"
@@ -152,7 +143,7 @@ async def test_one_esc_closes_find(sample_copy, app_for):
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
-        await read(pilot, long_code(sample_copy[0]))
+        await reading(pilot, long_code(sample_copy[0]))
         await pilot.press("slash", *"return")
         await pilot.press("escape")
         assert not preview.query_one(FindBar).display
@@ -178,7 +169,7 @@ async def test_zoom_keeps_the_top_line_of_a_markdown_page(sample_copy, app_for):
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
-        await read(pilot, long_markdown(sample_copy[0]))
+        await reading(pilot, long_markdown(sample_copy[0]))
         line = next(h.line for h in preview.headings() if h.title == "Section 30")
         preview.go_to_line(line)
         await pilot.pause()
@@ -244,7 +235,7 @@ async def test_back_and_forward_survive_a_restart(sample_copy, app_for):
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await read(pilot, "guides/backups.md")
+        await reading(pilot, "guides/backups.md")
         await open_and_wait(pilot, name)
         screen.preview.focus_content()
         await pilot.press("space", "space")
@@ -490,7 +481,7 @@ async def test_the_border_tells_the_lines_in_view_after_keys_and_an_outline_jump
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
-        await read(pilot, long_markdown(sample_copy[0]))
+        await reading(pilot, long_markdown(sample_copy[0]))
         await pilot.pause()
 
         def in_view() -> str:
@@ -535,7 +526,7 @@ async def test_characters_a_pane_binds_are_typed_in_the_search_box(sample_copy, 
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await read(pilot, "guides/backups.md")
+        await reading(pilot, "guides/backups.md")
         await send_at_once(pilot, ["escape", *"path:a/b?[z] c"])
         assert screen.search_box.text == "path:a/b?[z] c"
         assert app.screen is screen and screen.maximized is None
@@ -548,7 +539,7 @@ async def test_esc_and_a_word_in_one_read_of_a_real_terminal(sample_copy, app_fo
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await read(pilot, "guides/backups.md")
+        await reading(pilot, "guides/backups.md")
         top = screen.preview.position()
         app.post_message(events.Key("alt+w", "w"))
         await send_at_once(pilot, "ebhook")
@@ -566,7 +557,7 @@ async def test_esc_and_a_b_or_f_in_one_read_are_not_a_word_move(
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await read(pilot, "guides/backups.md")
+        await reading(pilot, "guides/backups.md")
         top = screen.preview.position()
         app.post_message(events.Key(read_as, None))
         await send_at_once(pilot, word[1:])
