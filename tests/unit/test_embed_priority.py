@@ -20,13 +20,19 @@ from explorer.core.indexing.embed_priority import (
     EmbeddingPriority,
     EmbeddingQueue,
     Focus,
+    KeywordPasses,
     Tier,
     keyword_neighbours,
 )
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.indexing.report import IndexReport
 from explorer.core.indexing.vector_phase import VectorPhase
-from explorer.core.live.writer import FilesEmbeddedEvent, LiveIndex, VectorsReadyEvent
+from explorer.core.live.writer import (
+    FilesChangedEvent,
+    FilesEmbeddedEvent,
+    LiveIndex,
+    VectorsReadyEvent,
+)
 from explorer.core.models import FileState
 from explorer.core.store.index import Index
 from explorer.core.store.manifest_records import FileRecord, PendingChunk
@@ -373,6 +379,71 @@ def test_a_cancelled_writer_does_not_wait_for_the_typing_to_stop():
     cancel.set()
     assert priority.wait_while_typing(cancel) < 0.1
     assert EmbeddingPriority().wait_while_typing(None) < 0.01  # nobody typed: no wait
+
+
+def test_no_folder_embeds_while_another_folder_of_the_window_reads_its_keywords(tmp_path):
+    """Two live indexes in one process, as a window of two folders: the small folder is
+    keyword-searchable at once, but its first model batch waits until the large folder's
+    keyword pass is over (the model would take the cores the pass needs)."""
+    small = write_files(tmp_path / "small", CORPUS)
+    large = write_files(
+        tmp_path / "large",
+        {
+            f"part{n // 50}/page{n}.md": f"# Page {n}\n\n" + f"Word{n} and more words. " * 40
+            for n in range(400)
+        },
+    )
+    embedder = TimedEmbedder()
+    changed: dict[str, float] = {}
+
+    def heard(name: str):
+        def on_event(event) -> None:
+            if isinstance(event, FilesChangedEvent) and event.initial:
+                changed.setdefault(name, time.monotonic())
+
+        return on_event
+
+    def settings(root: Path, name: str) -> Settings:
+        return Settings.for_root(root, tmp_path / f"index-{name}", model="fake-hash-64")
+
+    first = LiveIndex(settings(small, "small"), heard("small"), embedder=embedder, watch=False)
+    other = FakeEmbedder()
+    second = LiveIndex(settings(large, "large"), heard("large"), embedder=other, watch=False)
+    second.start()
+    first.start()
+    try:
+        assert wait_until(lambda: first.index.keywords.counts()["chunks"] > 0, 20)
+        assert wait_until(lambda: "large" in changed and embedder.starts, 60)
+        assert changed["small"] < changed["large"]  # its own pass did not wait
+        assert min(embedder.starts) >= changed["large"]
+        assert first.wait_idle(20)
+        assert all(r.state == FileState.FRESH for r in first.index.keywords.files().values())
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_keyword_pass_holds_embedding_until_it_ends_or_the_writer_is_cancelled():
+    passes = KeywordPasses()
+    assert passes.wait_for_none(None) < 0.01  # no pass: no wait
+    cancel = threading.Event()
+    with passes.running():
+        ended = threading.Timer(0.3, cancel.set)
+        ended.start()
+        assert 0.25 <= passes.wait_for_none(cancel) < 2.0
+    assert not passes.any_running
+    released = threading.Event()
+
+    def one_pass() -> None:
+        with passes.running():
+            released.wait(5)
+
+    reader = threading.Thread(target=one_pass)
+    reader.start()
+    assert wait_until(lambda: passes.any_running, 5)
+    threading.Timer(0.3, released.set).start()
+    assert 0.25 <= EmbeddingPriority(keyword_passes=passes).wait_for_turn(None) < 2.0
+    reader.join()
 
 
 # -- explorer related on a file without vectors ---------------------------------------------------

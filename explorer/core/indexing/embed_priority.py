@@ -14,7 +14,10 @@ A user interface sets a :class:`Focus` on an :class:`EmbeddingPriority` from any
 writer thread reads it between model batches through an :class:`EmbeddingQueue`, so the order
 follows the user within one batch. The interface also says when the user types a search
 (:meth:`EmbeddingPriority.note_typing`): the writer starts no model batch until they pause, so
-the keystroke's search does not share the cores with the model.
+the keystroke's search does not share the cores with the model. Keywords come first across
+folders too: while one folder of a window reads its files into the keyword index
+(:class:`KeywordPasses`), no other folder's model batch starts, so every folder is
+keyword-searchable before the model takes the cores.
 
 Every :data:`BASE_EVERY`-th window is taken from the base order whatever the focus, so a focus
 that never stops (a folder holding everything) cannot starve the rest. Only the order changes:
@@ -28,7 +31,8 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -49,6 +53,8 @@ they type, each key's search has the cores to itself (a batch already running fi
 TUI's are small, :data:`explorer.core.live.writer.LIVE_EMBED_BATCH`)."""
 LONGEST_WAIT = 10.0
 """Most seconds one wait for a pause in the typing lasts: after it, a batch runs anyway."""
+KEYWORD_POLL = 0.1
+"""Seconds between two looks at whether another folder's keyword pass has ended."""
 NEIGHBOURS = 20
 """How many keyword neighbours of the open file follow it."""
 NEIGHBOUR_TERMS = 24
@@ -78,16 +84,66 @@ class Focus:
     """The root-relative folder being browsed (``""`` is the root, which names no file first)."""
 
 
+class KeywordPasses:
+    """The keyword passes running in one process: a folder's scan into its keyword index, or a
+    batch of changed files. Each live index of a window counts its own here, and waits for the
+    others' before a model batch (:meth:`wait_for_none`): the model takes both cores, and a
+    folder still being read would wait behind another folder's embedding (the kernel's docs
+    took 60 s longer to become keyword-searchable beside a second folder that had begun to
+    embed). A pass never waits; only embedding does."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Count a keyword pass while the ``with`` block runs."""
+        with self._lock:
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
+
+    @property
+    def any_running(self) -> bool:
+        with self._lock:
+            return self._running > 0
+
+    def wait_for_none(self, cancel: threading.Event | None) -> float:
+        """Block until no keyword pass runs (an embedding writer's own pass is never running
+        while it embeds: both are its thread's) or ``cancel`` is set; the seconds waited."""
+        began = time.monotonic()
+        while self.any_running and not (cancel is not None and cancel.is_set()):
+            if cancel is not None:
+                cancel.wait(KEYWORD_POLL)
+            else:
+                time.sleep(KEYWORD_POLL)
+        return time.monotonic() - began
+
+
+KEYWORD_PASSES = KeywordPasses()
+"""The keyword passes of this process's live indexes."""
+
+
 class EmbeddingPriority:
     """The user's current :class:`Focus`, and when they last typed, shared between a UI thread
-    and the writer thread."""
+    and the writer thread; and the :class:`KeywordPasses` whose end a model batch waits for."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        keyword_passes: KeywordPasses | None = None,
+    ) -> None:
         self._lock = threading.Lock()
         self._focus = Focus()
         self._generation = 0
         self._clock = clock
         self._typed_at: float | None = None
+        self.keyword_passes = keyword_passes
+        """The passes of the other folders of the process (None: this one is alone)."""
 
     def note_typing(self) -> None:
         """The user typed a key of a search: the writer starts no model batch until they
@@ -117,6 +173,14 @@ class EmbeddingPriority:
             else:
                 time.sleep(left)
         return self._clock() - began
+
+    def wait_for_turn(self, cancel: threading.Event | None) -> float:
+        """Before a model batch: wait until no other folder's keyword pass runs, then for a
+        pause in the typing (:meth:`wait_while_typing`); the seconds waited."""
+        waited = 0.0
+        if self.keyword_passes is not None:
+            waited = self.keyword_passes.wait_for_none(cancel)
+        return waited + self.wait_while_typing(cancel)
 
     def set_focus(self, focus: Focus) -> None:
         """Make ``focus`` the current one; the writer follows it from its next model batch."""

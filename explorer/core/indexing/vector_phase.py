@@ -260,10 +260,10 @@ class VectorPhase:
         report.embed_seconds = time.perf_counter() - started
 
     def _told_to_stop(self, cancel: threading.Event | None, report: IndexReport) -> bool:
-        """Before a model step: wait while the user types, then whether the sync is cancelled
-        (the report says so)."""
+        """Before a model step: wait while another folder's keywords are read or the user
+        types, then whether the sync is cancelled (the report says so)."""
         if self.priority is not None:
-            self.priority.wait_while_typing(cancel)
+            self.priority.wait_for_turn(cancel)
         if cancel is not None and cancel.is_set():
             report.cancelled = True
             return True

@@ -11,11 +11,13 @@ server pauses embedding (``vectors_state`` unavailable; keyword updates go on), 
 the server every few seconds while idle, and when it answers again (``vectors_state`` available)
 the waiting chunks are embedded. Embedding yields between model batches as soon as paths are
 queued, and the model loads on a helper thread, so an edit made during a long embedding is
-keyword-searchable after the debounce plus one model batch. What is embedded first follows
-:meth:`LiveIndex.focus`: the open file, its keyword neighbours, the search results, the browsed
-folder, then the newest files (see :mod:`explorer.core.indexing.embed_priority`); a user interface
-only
-posts the hint, the writer embeds.
+keyword-searchable after the debounce plus one model batch; and no model batch starts while
+another live index of the process reads files into its keyword index (keywords first across a
+window's folders, :class:`~explorer.core.indexing.embed_priority.KeywordPasses`). What is
+embedded first follows :meth:`LiveIndex.focus`: the open file, its keyword neighbours, the
+search results, the browsed folder, then the newest files (see
+:mod:`explorer.core.indexing.embed_priority`); a user interface only posts the hint, the writer
+embeds.
 
 The root itself may go: a folder deleted or moved away is noticed within a second
 (``root_state`` missing); the writer stops watching, leaves the index as it is (search answers
@@ -38,7 +40,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, replace
 
 from explorer.core.embed.embedder import Embedder
-from explorer.core.indexing.embed_priority import EmbeddingPriority, Focus
+from explorer.core.indexing.embed_priority import KEYWORD_PASSES, EmbeddingPriority, Focus
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.indexing.report import IndexReport, Progress
 from explorer.core.live.events import (
@@ -125,8 +127,9 @@ class LiveIndex:
         self.settings = settings
         self.holder = holder
         self.index = Index(settings, embedder)
-        self.priority = EmbeddingPriority()
-        """What the user looks at: the writer embeds it first."""
+        self.priority = EmbeddingPriority(keyword_passes=KEYWORD_PASSES)
+        """What the user looks at: the writer embeds it first (once no other live index of the
+        process is reading files into its keyword index)."""
         self._on_event = on_event
         self._watch = watch
         self._timing = (debounce_seconds, max_wait_seconds)
@@ -372,7 +375,8 @@ class LiveIndex:
         """The keyword phase of a full sync; ``files_changed`` as soon as keywords are done."""
         self._embed_needed = True
         try:
-            report = indexer.sync(progress=self._progress, cancel=self._stop, embed=False)
+            with KEYWORD_PASSES.running():
+                report = indexer.sync(progress=self._progress, cancel=self._stop, embed=False)
         # The writer's boundary around a whole sync (stores, disk, the parsers): whatever
         # fails is logged and said, and the index keeps serving what it holds.
         except Exception as error:
@@ -450,7 +454,8 @@ class LiveIndex:
     def _apply_batch(self, indexer: Indexer, batch: set[str]) -> None:
         """Keywords only; the batch's vectors follow in the next embedding pass."""
         try:
-            indexer.update_paths(batch, embed=False, cancel=self._stop)
+            with KEYWORD_PASSES.running():
+                indexer.update_paths(batch, embed=False, cancel=self._stop)
         # Same boundary for a batch: one bad batch must not stop the writer.
         except Exception as error:
             log.exception("updating %d paths failed", len(batch))
