@@ -49,6 +49,25 @@ async def test_results_follow_typing_with_highlighted_snippets(sample_copy, app_
         assert screen.results.highlighted == 1
 
 
+async def test_a_letter_just_typed_after_a_word_waits_until_the_word_takes_shape(
+    sample_copy, app_for
+):
+    # "backup s": the "s" is the start of a word, not the word "s" (as in "it's"), which most
+    # passages hold; until it has three letters the results stay those of "backup".
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.search_box.set_mode("keyword")
+        await type_query(pilot, "backup ")
+        before = [(hit.path, hit.score) for hit in screen.results.hits]
+        await type_query(pilot, "s")
+        assert screen.results.shown_query == "backup s"
+        assert [(hit.path, hit.score) for hit in screen.results.hits] == before
+        await type_query(pilot, "ch")  # "sch": a prefix now, and it changes the answer
+        assert [(hit.path, hit.score) for hit in screen.results.hits] != before
+
+
 async def test_one_search_runs_at_a_time_and_the_newest_question_wins(sample_copy, app_for):
     # A search thread cannot be stopped: keys typed faster than searches answer must not pile
     # searches up side by side (each then slows the others down), and the last words typed

@@ -7,6 +7,7 @@ import pytest
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.retrieval.query import (
     PathFilter,
+    Query,
     QueryError,
     coverage,
     coverage_matchers,
@@ -126,6 +127,15 @@ def test_one_or_two_letters_being_typed_do_not_expand():
     assert fts_expression("configure ss", prefix_last=True) == fts_expression("configure")
     assert fts_expression("configure ssl", prefix_last=True) == '"configure" OR "ssl" *'
     assert fts_expression("ku", prefix_last=True) == '"ku"'  # alone, it is searched as typed
+    # Nor do they count in the share of the query a passage covers: "configure s" weighs
+    # passages as "configure" does, not by whether they hold a word starting with "s".
+    waiting, finished = Query.parse("configure s", True), Query.parse("configure ", True)
+    assert waiting.phrases == finished.phrases
+    text = "Configure the server"
+    assert [m.pattern for m in waiting.coverage_matchers()] == [
+        m.pattern for m in finished.coverage_matchers()
+    ]
+    assert coverage(text, waiting.coverage_matchers()) == 1.0
 
 
 def test_query_terms_are_distinct_lowercase_words_in_order():

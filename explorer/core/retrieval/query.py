@@ -155,15 +155,18 @@ class Query:
     phrases: tuple[str, ...]
     """The FTS5 phrases, each a valid expression alone (``"proxy cache valid"``,
     ``"certif" *``); none when the text holds no words."""
+    shaping: bool = False
+    """The last piece is one or two letters being typed after other words: left out of the
+    phrases and of the coverage until the word takes shape (:func:`_shaping`)."""
 
     @classmethod
     def parse(cls, text: str, prefix_last: bool = False) -> Query:
         pieces = keyword_pieces(text)
         topical = topic_pieces(pieces)
-        phrases = _phrases(text, pieces, topical, prefix_last)
-        return cls(
-            text, prefix_last, tuple(query_terms(text)), tuple(pieces), tuple(topical), phrases
-        )
+        shaping = _shaping(text, pieces, topical, prefix_last)
+        phrases = _phrases(text, pieces, topical, prefix_last, shaping)
+        terms = tuple(query_terms(text))
+        return cls(text, prefix_last, terms, tuple(pieces), tuple(topical), phrases, shaping)
 
     @property
     def expression(self) -> str | None:
@@ -182,7 +185,9 @@ class Query:
 
     def coverage_matchers(self) -> list[re.Pattern[str]]:
         """One pattern per topical piece, for :func:`coverage` (the last one a prefix while
-        it is being typed)."""
+        it is being typed; left out while it takes shape)."""
+        if self.shaping:
+            return coverage_matchers(self.topical[:-1])
         return coverage_matchers(self.topical, self.typing)
 
 
@@ -202,33 +207,53 @@ def fts_phrases(text: str, prefix_last: bool = False) -> list[str]:
     return list(Query.parse(text, prefix_last).phrases)
 
 
+def _typing_last(
+    text: str, every: Sequence[KeywordPiece], pieces: Sequence[KeywordPiece], prefix_last: bool
+) -> bool:
+    """Whether the last topical piece of ``pieces`` is a word still being typed (the last of
+    ``every`` piece, no space or closing quote after it, and not CJK: a CJK word comes whole
+    from an input method, and one or two characters are a word)."""
+    if not every or not prefix_last or text[-1:].isspace() or text.rstrip().endswith('"'):
+        return False
+    last = every[-1]
+    return pieces[-1] is last and not is_cjk(last.words[-1])
+
+
+def _shaping(
+    text: str, every: Sequence[KeywordPiece], pieces: Sequence[KeywordPiece], prefix_last: bool
+) -> bool:
+    """Whether the word being typed is one or two letters after other words. Those expand to
+    thousands of terms (or match most passages as a word, "s" of "it's") and only add noise:
+    the query answers with the words before them until the word takes shape."""
+    return (
+        _typing_last(text, every, pieces, prefix_last)
+        and len(" ".join(every[-1].words)) < MIN_PREFIX
+        and len(pieces) > 1
+    )
+
+
 def _phrases(
     text: str,
     every: Sequence[KeywordPiece],
     pieces: Sequence[KeywordPiece],
     prefix_last: bool,
+    shaping: bool,
 ) -> tuple[str, ...]:
     """The FTS5 phrases of the topical ``pieces`` of ``text`` (``every`` piece, in order)."""
     if not every:
         return ()
-    typing = prefix_last and not text[-1:].isspace() and not text.rstrip().endswith('"')
-    last = every[-1]
     quoted = [phrase_tokens(piece.words).fts() for piece in pieces]
-    if is_cjk(last.words[-1]):
-        # A CJK word comes whole from an input method, and one or two characters are a word
-        # (one of one character is a prefix already): no prefix, nothing dropped.
-        typing = False
-    if typing and pieces[-1] is last:
-        if len(" ".join(last.words)) >= MIN_PREFIX:
-            # The keyword table stems what it is asked, prefixes too: "died" * is "di" *, every
-            # word that starts with "di". A word the stemmer changes is taken as typed (its
-            # stem already matches its other forms); only one it leaves alone is a prefix.
-            if not stemmer_changes(_last_token(last.words[-1])):
-                quoted[-1] += " *"
-        elif len(quoted) > 1:
-            # One or two letters just typed expand to thousands of terms and only add noise:
-            # answer with the words before them until the word takes shape.
-            quoted.pop()
+    if shaping:
+        quoted.pop()
+    elif _typing_last(text, every, pieces, prefix_last):
+        # The keyword table stems what it is asked, prefixes too: "died" * is "di" *, every
+        # word that starts with "di". A word the stemmer changes is taken as typed (its stem
+        # already matches its other forms); only one it leaves alone is a prefix.
+        last = every[-1]
+        if len(" ".join(last.words)) >= MIN_PREFIX and not stemmer_changes(
+            _last_token(last.words[-1])
+        ):
+            quoted[-1] += " *"
     return tuple(quoted)
 
 

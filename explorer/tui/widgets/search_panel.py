@@ -51,9 +51,6 @@ if TYPE_CHECKING:
     from explorer.core.retrieval.search import SearchRequest, SearchResponse
     from explorer.tui.workspace import Workspace
 
-PREFIX_MIN_CHARS = 2
-"""The last word is searched as a prefix once it has this many characters (a one-letter prefix
-matches half the vocabulary and is slow on a large folder)."""
 _ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 """The states of a worker whose thread is done."""
 RESULT_FILES = 15
@@ -351,10 +348,10 @@ class SearchPanel(Vertical):
 
         worker = get_current_worker()
         started = time.perf_counter()
-        words = question.query.split()
-        prefix = (
-            bool(words) and not question.query[-1:].isspace() and len(words[-1]) >= PREFIX_MIN_CHARS
-        )
+        # The last word is still being typed unless a space ends it: the query says how much
+        # of it to use (a prefix from three letters; one or two letters after other words
+        # wait until the word takes shape, as they would match most passages).
+        prefix = bool(question.query.strip()) and not question.query[-1:].isspace()
         file_filter = question.filter
         typed = parse_filter_words(question.text)  # collection: and scope: words
         request = SearchRequest(
