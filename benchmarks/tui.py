@@ -313,6 +313,7 @@ async def keystrokes(
         for mode in ("keyword", "hybrid"):
             box.set_mode(mode)
             latencies: list[float] = []
+            typed_texts: list[str] = []
             bursts: list[float] = []
             modes_seen: set[str] = set()
             for query in queries:
@@ -327,6 +328,7 @@ async def keystrokes(
                         await pilot.press(character)
                         continue
                     latencies.append(await painted(typed, pilot.press(character)))
+                    typed_texts.append(typed)
                     modes_seen.add(results.shown_mode or "")
                 # A burst: the whole word again with no pause; timed from its last key.
                 box.set_text("")
@@ -335,11 +337,17 @@ async def keystrokes(
                     await pilot.press(character)
                 bursts.append(await painted(query, pilot.press(query[-1])))
             out[mode] = {**summary(latencies), "answered_by": sorted(modes_seen)}
+            slowest = sorted(zip(latencies, typed_texts, strict=True), reverse=True)[:SLOWEST]
+            out[f"{mode}_slowest"] = [[text, round(ms * 1000, 1)] for ms, text in slowest]
             out[f"{mode}_folders"] = sorted({hit.path.split("/", 1)[0] for hit in results.hits})
             out[f"{mode}_burst"] = summary(bursts)
         out["index_at_end"] = screen.status.index_text
         out["busy_at_end"] = any(busy())
     return out
+
+
+SLOWEST = 8
+"""Keys named with their times in a keystroke report (the text typed so far): the tail."""
 
 
 def resident_mb() -> float | None:
