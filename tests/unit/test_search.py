@@ -431,6 +431,28 @@ def test_prefix_last_finds_a_partly_typed_word(index):
     assert response.results and all(hit.path.startswith("zoo/") for hit in response.results)
 
 
+def test_a_letter_taking_shape_moves_neither_leg(index, monkeypatch):
+    """While typing, "telescope s" asks both legs what "telescope" asks: the keyword leg leaves
+    the letter out until the word has three, and the query's vector is made without it."""
+    embedded: list[str] = []
+    embed = index.embedder.embed_query
+
+    def recorded(text: str):
+        embedded.append(text)
+        return embed(text)
+
+    monkeypatch.setattr(index.embedder, "embed_query", recorded)
+
+    def answer(text: str) -> list[tuple[str, float]]:
+        response = run(index, text, mode="hybrid", prefix_last=True)
+        return [(hit.path, hit.score) for hit in response.results]
+
+    assert answer("telescope s") == answer("telescope ")
+    assert [text.strip() for text in embedded] == ["telescope", "telescope"]
+    assert answer("telescope sat") != answer("telescope ")  # three letters: a word to search
+    assert embedded[-2] == "telescope sat"
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

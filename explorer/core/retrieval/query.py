@@ -179,6 +179,15 @@ class Query:
         return is_lookup(self.topical)
 
     @property
+    def meaning_text(self) -> str:
+        """The text the query's vector is made of: the whole text, but for a word still taking
+        shape (:attr:`shaping`), which the keyword leg leaves out too."""
+        if not self.shaping:
+            return self.text
+        kept = self.text.rstrip().rsplit(None, 1)
+        return kept[0] if len(kept) == 2 else self.text
+
+    @property
     def typing(self) -> bool:
         """A word is still being typed at the end (results while typing, no space after it)."""
         return self.prefix_last and not self.text[-1:].isspace()

@@ -325,7 +325,7 @@ def run_search(source: SearchSource, request: SearchRequest) -> SearchResponse:
             and vector is None
         ):
             ahead = partial(plan.prepare, request, k) if request.mode == SearchMode.HYBRID else None
-            vector = embedded_while(plan.embed_query, request.query, ahead)
+            vector = embedded_while(plan.embed_query, request.parsed.meaning_text, ahead)
         try:
             legs = plan.gather(request, k, None if vectors_lost else vector)
         except (VectorStoreUnavailable, VectorStoreDamaged) as error:
@@ -482,7 +482,7 @@ def fusion_rule(settings: IndexSettings) -> FusionRule:
 def gather_legs(index: Index, request: SearchRequest) -> Legs:
     """Both legs of a hybrid search for ``request``, as :func:`search` fetches them (no path
     filter, no widening)."""
-    vector = index.embedder.embed_query(request.query)
+    vector = index.embedder.embed_query(request.parsed.meaning_text)
     return _gather(index, request, index.settings.candidates, None, vector)
 
 
