@@ -77,9 +77,7 @@ async def test_back_and_forward_return_to_the_files_and_the_places_read(sample_c
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, name)
-        preview.focus_content()
+        await reading(pilot, name)
         await pilot.press("space", "space", "j", "j")  # read down the file
         await pilot.pause()
         read_at = preview.position()
@@ -120,9 +118,7 @@ async def test_going_back_shows_the_page_read_before_with_no_loading_step(
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, name)
-        preview.focus_content()
+        await reading(pilot, name)
         await pilot.press("space", "space")
         await pilot.pause()
         read_at = preview.position()
@@ -442,9 +438,7 @@ async def test_pager_keys_in_the_preview(sample_copy, app_for):
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         view = screen.preview.query_one(TextView)
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, name)
-        screen.preview.focus_content()
+        await reading(pilot, name)
         await pilot.press("j", "j", "j")
         assert view.top_line == 4
         await pilot.press("k")
@@ -467,9 +461,7 @@ async def test_find_in_page_and_n_moves_down_from_where_the_reader_is(sample_cop
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         preview = screen.preview
-        await wait_for(pilot, lambda: screen.index is not None)
-        await open_and_wait(pilot, name)
-        preview.focus_content()
+        await reading(pilot, name)
         await pilot.press("space", "space")  # read down a little first
         top = preview.position()
         await pilot.press("slash")
