@@ -163,8 +163,9 @@ class Query:
     def parse(cls, text: str, prefix_last: bool = False) -> Query:
         pieces = keyword_pieces(text)
         topical = topic_pieces(pieces)
-        shaping = _shaping(text, pieces, topical, prefix_last)
-        phrases = _phrases(text, pieces, topical, prefix_last, shaping)
+        typing = _typing_last(text, pieces, topical, prefix_last)
+        shaping = typing and _shaping(pieces, topical)
+        phrases = _phrases(pieces, topical, typing, shaping)
         terms = tuple(query_terms(text))
         return cls(text, prefix_last, terms, tuple(pieces), tuple(topical), phrases, shaping)
 
@@ -228,33 +229,28 @@ def _typing_last(
     return pieces[-1] is last and not is_cjk(last.words[-1])
 
 
-def _shaping(
-    text: str, every: Sequence[KeywordPiece], pieces: Sequence[KeywordPiece], prefix_last: bool
-) -> bool:
-    """Whether the word being typed is one or two letters after other words. Those expand to
-    thousands of terms (or match most passages as a word, "s" of "it's") and only add noise:
-    the query answers with the words before them until the word takes shape."""
-    return (
-        _typing_last(text, every, pieces, prefix_last)
-        and len(" ".join(every[-1].words)) < MIN_PREFIX
-        and len(pieces) > 1
-    )
+def _shaping(every: Sequence[KeywordPiece], pieces: Sequence[KeywordPiece]) -> bool:
+    """For a last word being typed (:func:`_typing_last`): whether it is one or two letters
+    after other words. Those expand to thousands of terms (or match most passages as a word,
+    "s" of "it's") and only add noise: the query answers with the words before them until the
+    word takes shape."""
+    return len(" ".join(every[-1].words)) < MIN_PREFIX and len(pieces) > 1
 
 
 def _phrases(
-    text: str,
     every: Sequence[KeywordPiece],
     pieces: Sequence[KeywordPiece],
-    prefix_last: bool,
+    typing: bool,
     shaping: bool,
 ) -> tuple[str, ...]:
-    """The FTS5 phrases of the topical ``pieces`` of ``text`` (``every`` piece, in order)."""
+    """The FTS5 phrases of the topical ``pieces`` (``every`` piece, in order); ``typing``: the
+    last is a word still being typed (:func:`_typing_last`), ``shaping``: one too short yet."""
     if not every:
         return ()
     quoted = [phrase_tokens(piece.words).fts() for piece in pieces]
     if shaping:
         quoted.pop()
-    elif _typing_last(text, every, pieces, prefix_last):
+    elif typing:
         # The keyword table stems what it is asked, prefixes too: "died" * is "di" *, every
         # word that starts with "di". A word the stemmer changes is taken as typed (its stem
         # already matches its other forms); only one it leaves alone is a prefix.
