@@ -280,6 +280,14 @@ class Workspace:
             ]
         return response
 
+    def rank_words_ahead(self, request: SearchRequest) -> None:
+        """Between two keys: each folder keeps the scores of the query's whole words, which the
+        next word's search adds to (:func:`~explorer.core.retrieval.search.rank_words_ahead`)."""
+        from explorer.core.retrieval.search import rank_words_ahead
+
+        for index in self.indexes.values():
+            rank_words_ahead(index, request)
+
     def count_vectors(self) -> int:
         """The chunk vectors of every open folder."""
         return sum(index.vectors.count_chunks() for index in self.indexes.values())

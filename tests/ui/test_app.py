@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
 from explorer.core.live.events import ModelState
+from explorer.core.models import SearchMode
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.keywords import KeywordIndex
 from explorer.tui import themes
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
 from explorer.tui.widgets.help import HelpScreen
@@ -66,6 +70,35 @@ async def test_a_letter_just_typed_after_a_word_waits_until_the_word_takes_shape
         assert [(hit.path, hit.score) for hit in screen.results.hits] == before
         await type_query(pilot, "ch")  # "sch": a prefix now, and it changes the answer
         assert [(hit.path, hit.score) for hit in screen.results.hits] != before
+
+
+async def test_a_word_typed_whole_is_ranked_before_the_next_key(sample_copy, app_for, monkeypatch):
+    # Once "backup " is answered, the pause before the next key scores "backup" alone; the
+    # next word's first search then scores only its own phrase and gives the same answer.
+    scored: list[str] = []
+    real = KeywordIndex._phrase_scores
+
+    def counted(self, phrase):
+        scored.append(phrase)
+        return real(self, phrase)
+
+    monkeypatch.setattr(KeywordIndex, "_phrase_scores", counted)
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.search_box.set_mode("keyword")
+        await type_query(pilot, "backup ")
+        await wait_for(pilot, lambda: '"backup"' in scored, what="backup scored ahead")
+        await type_query(pilot, "sch")
+        assert screen.results.shown_query == "backup sch"
+        assert scored == ['"backup"', '"sch" *']
+        answer = [(hit.path, hit.score) for hit in screen.results.hits]
+        request = SearchRequest("backup sch", SearchMode.KEYWORD, limit=len(answer), per_file=3)
+        keyword_index = next(iter(screen.workspace.indexes.values()))
+        keyword_index.keywords._derived.clear()  # ranked whole, as without the ranking ahead
+        fresh = search(keyword_index, replace(request, prefix_last=True))
+        assert [(hit.path, hit.score) for hit in fresh.results] == answer
 
 
 async def test_one_search_runs_at_a_time_and_the_newest_question_wins(sample_copy, app_for):

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from explorer.core.ingest.documents import Chunk
+from explorer.core.models import SearchMode
 from explorer.core.retrieval.query import fts_expression
+from explorer.core.retrieval.search import SearchRequest, rank_words_ahead
 from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable
 from explorer.core.store.keywords import _BM25_SCORE, KeywordIndex
 from explorer.core.store.phrase_sums import PhraseScores, best_of_sum, or_phrases
@@ -137,3 +140,40 @@ def test_a_phrases_scores_are_looked_up_by_row_whatever_order_they_came_in():
     assert scores.rowids.tolist() == [2, 5, 9]
     assert scores.scores_of([9, 7, 2, 100, 1]) == {9: 1.5, 2: 3.0}
     assert scores.scores_of([]) == {}
+
+
+def test_whole_words_are_scored_between_keys_for_the_next_word(keywords, monkeypatch):
+    # The TUI ranks ahead once an answer is shown: the word "memory" typed whole is scored
+    # alone then, and the next word's first search scores only its own phrase.
+    scored: list[str] = []
+    real = KeywordIndex._phrase_scores
+
+    def counted(self, phrase):
+        scored.append(phrase)
+        return real(self, phrase)
+
+    monkeypatch.setattr(KeywordIndex, "_phrase_scores", counted)
+    index = SimpleNamespace(keywords=keywords)
+    for typed in ("memo", "memory", "memory ", "memory b"):
+        rank_words_ahead(index, SearchRequest(typed, SearchMode.KEYWORD, prefix_last=True))
+    assert scored == ['"memory"']  # not while the word was typed; once, whole
+    ranked = keywords.search(fts_expression("memory bar", prefix_last=True), 60)
+    assert scored == ['"memory"', '"bar" *']
+    assert [(cid, score) for cid, _path, score in ranked] == fts5_ranking(
+        keywords, fts_expression("memory bar", prefix_last=True), 60
+    )
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        SearchRequest("trace ", SearchMode.SEMANTIC, prefix_last=True),
+        SearchRequest("trace ", SearchMode.KEYWORD, ("f01.md",), prefix_last=True),
+        SearchRequest("trac", SearchMode.HYBRID, prefix_last=True),
+    ],
+    ids=["by meaning", "some files", "word being typed"],
+)
+def test_nothing_is_ranked_ahead_that_the_next_search_would_not_use(keywords, request_):
+    rank_words_ahead(SimpleNamespace(keywords=keywords), request_)
+    assert keywords.kept_phrase_scores(KeywordTable.CHUNKS, '"trace"') is None
+    assert keywords.kept_phrase_scores(KeywordTable.CHUNKS, '"trac" *') is None

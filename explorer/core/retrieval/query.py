@@ -193,6 +193,13 @@ class Query:
         """A word is still being typed at the end (results while typing, no space after it)."""
         return self.prefix_last and not self.text[-1:].isspace()
 
+    @property
+    def words_whole(self) -> bool:
+        """Every phrase is of words typed whole: a space ends the text, or the word being typed
+        is still taking shape and left out (:attr:`shaping`). The next keys add a word to
+        these phrases rather than change one of them."""
+        return not self.typing or self.shaping
+
     def coverage_matchers(self) -> list[re.Pattern[str]]:
         """One pattern per topical piece, for :func:`coverage` (the last one a prefix while
         it is being typed; left out while it takes shape)."""

@@ -412,6 +412,29 @@ def rank_keywords_ahead(
         scoped_legs.keyword_hits(index, expression, k, None)
 
 
+def rank_words_ahead(index: Index, request: SearchRequest) -> None:
+    """For the pause before the next key: score each whole word of ``request`` alone over the
+    index and keep the scores. The next word typed then ranks by adding its own phrase to them
+    (:mod:`~explorer.core.store.phrase_sums`) instead of scoring every row of every word again:
+    on the kernel's docs, "device tre" took 48 ms with "device" to score, 14 ms with it kept.
+
+    Nothing while the last word is still being typed (the next key changes it), for a search
+    that does not rank keywords, or for one restricted to some files (ranked among those files,
+    it does not use whole-index scores)."""
+    parsed = request.parsed
+    expression = parsed.expression
+    if (
+        expression is None
+        or not parsed.words_whole
+        or request.mode not in (SearchMode.HYBRID, SearchMode.KEYWORD)
+        or request.file_filter.active
+        or request.collections
+        or request.scopes
+    ):
+        return
+    index.keywords.keep_phrase_scores(expression)
+
+
 def lacking_vectors_note(index: Index) -> str:
     """What :meth:`SearchPlan.vectors_lacking` says of one index."""
     lacking = index.vectors_lacking()

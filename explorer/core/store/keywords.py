@@ -952,6 +952,15 @@ class KeywordIndex:
             return None  # a write came between two of the reads: rank the expression whole
         return tuple((*places[rowid], score) for rowid, score in best)
 
+    def keep_phrase_scores(self, match: str) -> None:
+        """Score each phrase of ``match`` alone over every row it matches, and keep the scores
+        (those kept already are not scored again): what :meth:`_ranked_by_phrase` sums once
+        another phrase is OR-ed to them. Nothing for an expression that is not phrases OR-ed."""
+        for phrase in or_phrases(match) or ():
+            self.derived(
+                _phrase_key(phrase), partial(self._phrase_scores, phrase), keyword_tables=True
+            )
+
     def kept_phrase_scores(self, table: KeywordTable, phrase: str) -> PhraseScores | None:
         """Every row's BM25 for ``phrase`` alone in ``table``, when a ranking of several phrases
         has kept them for the keyword tables as they are now (nothing is computed here)."""

@@ -22,6 +22,7 @@ state (:attr:`SearchPanel.state`), and asks it to search again when the index ch
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -63,6 +64,8 @@ START_HINT = (
 )
 """The first thing the results say. The focus is in the search box, where ``?`` is typed (and
 Esc stays: it is where Esc leads), so the hint says how to reach the help from there."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -382,6 +385,11 @@ class SearchPanel(Vertical):
                 generation, question.text, question.mode, answer, seconds, rows, width, limit
             )
             self.post_message(finished)
+        if not worker.is_cancelled:  # the answer is out: use the pause before the next key
+            try:
+                workspace.rank_words_ahead(request)
+            except ExplorerError as error:  # the next search meets it and says so
+                log.debug("no ranking ahead: %s", error)
 
     @on(_Finished)
     def _finished(self, message: _Finished) -> None:
