@@ -101,6 +101,36 @@ async def test_a_word_typed_whole_is_ranked_before_the_next_key(sample_copy, app
         assert [(hit.path, hit.score) for hit in fresh.results] == answer
 
 
+async def test_no_word_is_ranked_ahead_once_the_next_key_came(sample_copy, app_for):
+    # The ranking ahead is for the pause between keys: a key that came while its search ran
+    # waits for that worker, which then ends at once.
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        workspace = screen.workspace
+        search, rank_ahead = workspace.search, workspace.rank_words_ahead
+        ranked: list[str] = []
+
+        def slow_search(request):
+            time.sleep(0.3)  # slower than the keys come
+            return search(request)
+
+        def counted_ahead(request):
+            ranked.append(request.query)
+            rank_ahead(request)
+
+        workspace.search = slow_search
+        workspace.rank_words_ahead = counted_ahead
+        screen.search_box.focus_query()
+        await pilot.press(*"backup ")
+        await pilot.pause(0.4)  # "backup " is being searched (after "b")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: bool(ranked), what="a ranking ahead")
+        assert screen.results.shown_query == "backup s"
+        assert ranked == ["backup s"]
+
+
 async def test_one_search_runs_at_a_time_and_the_newest_question_wins(sample_copy, app_for):
     # A search thread cannot be stopped: keys typed faster than searches answer must not pile
     # searches up side by side (each then slows the others down), and the last words typed

@@ -385,7 +385,9 @@ class SearchPanel(Vertical):
                 generation, question.text, question.mode, answer, seconds, rows, width, limit
             )
             self.post_message(finished)
-        if not worker.is_cancelled:  # the answer is out: use the pause before the next key
+        # The answer is out: use the pause before the next key, unless that key came already
+        # (its search waits for this worker to end).
+        if not worker.is_cancelled and generation == self._generation:
             try:
                 workspace.rank_words_ahead(request)
             except ExplorerError as error:  # the next search meets it and says so
