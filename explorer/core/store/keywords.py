@@ -932,12 +932,7 @@ class KeywordIndex:
         tables stay the same: the words typed before the last one are not scored again, see
         :mod:`~explorer.core.store.phrase_sums`); None when the tables changed meanwhile."""
         version = self.keyword_version()
-        scored = [
-            self.derived(
-                _phrase_key(phrase), partial(self._phrase_scores, phrase), keyword_tables=True
-            )
-            for phrase in phrases
-        ]
+        scored = [self._kept_phrase(phrase) for phrase in phrases]
         best = best_of_sum(scored, limit)
         with self._reading() as db:
             places = {
@@ -957,9 +952,13 @@ class KeywordIndex:
         (those kept already are not scored again): what :meth:`_ranked_by_phrase` sums once
         another phrase is OR-ed to them. Nothing for an expression that is not phrases OR-ed."""
         for phrase in or_phrases(match) or ():
-            self.derived(
-                _phrase_key(phrase), partial(self._phrase_scores, phrase), keyword_tables=True
-            )
+            self._kept_phrase(phrase)
+
+    def _kept_phrase(self, phrase: str) -> PhraseScores:
+        """:meth:`_phrase_scores`, kept until the keyword tables change."""
+        return self.derived(
+            _phrase_key(phrase), partial(self._phrase_scores, phrase), keyword_tables=True
+        )
 
     def kept_phrase_scores(self, table: KeywordTable, phrase: str) -> PhraseScores | None:
         """Every row's BM25 for ``phrase`` alone in ``table``, when a ranking of several phrases
