@@ -110,22 +110,30 @@ async def test_no_word_is_ranked_ahead_once_the_next_key_came(sample_copy, app_f
         await wait_settled(pilot)
         workspace = screen.workspace
         search, rank_ahead = workspace.search, workspace.rank_words_ahead
+        gates = {"b": threading.Event(), "backup ": threading.Event()}
+        asked: list[str] = []
         ranked: list[str] = []
 
-        def slow_search(request):
-            time.sleep(0.3)  # slower than the keys come
+        def held_search(request):  # a search held until the test lets it answer
+            asked.append(request.query)
+            gate = gates.get(request.query)
+            if gate is not None:
+                gate.wait(10)
             return search(request)
 
         def counted_ahead(request):
             ranked.append(request.query)
             rank_ahead(request)
 
-        workspace.search = slow_search
+        workspace.search = held_search
         workspace.rank_words_ahead = counted_ahead
         screen.search_box.focus_query()
         await pilot.press(*"backup ")
-        await pilot.pause(0.4)  # "backup " is being searched (after "b")
-        await pilot.press("s")
+        await wait_for(pilot, lambda: asked == ["b"], what="the first key's search")
+        gates["b"].set()  # it answers after the other keys came
+        await wait_for(pilot, lambda: asked == ["b", "backup "], what="the newest question")
+        await pilot.press("s")  # while "backup " is searched
+        gates["backup "].set()
         await wait_for(pilot, lambda: bool(ranked), what="a ranking ahead")
         assert screen.results.shown_query == "backup s"
         assert ranked == ["backup s"]
