@@ -415,3 +415,17 @@ def test_an_index_without_the_file_table_reads_and_is_upgraded_when_written(tmp_
         assert writer.get_meta("schema") == SCHEMA_VERSION
     finally:
         writer.close()
+
+
+def test_tables_another_writer_made_between_two_looks_are_no_damage(tmp_path, monkeypatch):
+    # Two processes open a new index at once: one makes the tables, a statement at a time, while
+    # the other looks at them. Its look for the index's own table came first (nothing yet); by
+    # its next look every table is there. It opens the index: no "damaged", no traceback.
+    path = tmp_path / "index" / "index.sqlite"
+    KeywordIndex(path).close()  # the other writer's tables, all made by now
+    monkeypatch.setattr(KeywordIndex, "_has_index_tables", lambda self: False)  # looked early
+    opened = KeywordIndex(path)
+    try:
+        assert opened.files() == {} and not opened.found_empty
+    finally:
+        opened.close()

@@ -398,7 +398,11 @@ class KeywordIndex:
     def _require_index_tables(self, empty_is_damage: bool = True) -> None:
         """Raise :class:`KeywordIndexDamaged` unless the database holds an index: a file cut
         to zero bytes opens as an empty database, which is no index (``empty_is_damage``)."""
-        if self._has_index_tables():
+        # One look at the tables: another writer may be creating them at this moment, one
+        # statement at a time, ``meta`` first. Looked at twice (the index's table, then any
+        # table), a database filled between the two looks read as "no index tables".
+        tables = self._table_names()
+        if "meta" in tables:
             return
         try:
             empty = self.path.stat().st_size == 0
@@ -407,16 +411,16 @@ class KeywordIndex:
         # A database with no table at all holds nothing either: another writer may have
         # created the file a moment ago and not yet its tables (its journal mode is set
         # first), so it is filled like an empty file, never reported as damage.
-        empty = empty or self._holds_no_table()
+        empty = empty or not tables
         if empty and not empty_is_damage:
             return
         reason = "the file is empty" if empty else "it holds no index tables"
         raise KeywordIndexDamaged(self.path, reason, self._repair_command)
 
-    def _holds_no_table(self) -> bool:
+    def _table_names(self) -> set[str]:
         with self._lock:
-            row = self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return row is not None and row[0] == 0
+            rows = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            return {str(row[0]) for row in rows.fetchall()}
 
     def check(self) -> None:
         """Raise :class:`KeywordIndexDamaged` unless SQLite's ``quick_check`` finds the file
