@@ -173,8 +173,11 @@ class ResidentReader:
 
     def run(self) -> None:
         """Listen and serve until it is time to leave."""
-        listener = self._listen()
+        listener: socket.socket | None = None
         try:
+            # Made inside the ``try``: a SIGTERM the moment the socket appears (a client may
+            # already see it) still removes it on the way out.
+            listener = self._listen()
             while not self._leaving.is_set():
                 try:
                     connection, _ = listener.accept()
@@ -185,7 +188,8 @@ class ResidentReader:
                 self._last_activity = time.monotonic()
                 self._start_client(connection)
         finally:
-            listener.close()
+            if listener is not None:
+                listener.close()
             self.retire()
             self._let_clients_finish()
 
@@ -278,7 +282,9 @@ class ResidentReader:
             self._leaving.set()
             with suppress(OSError):
                 now = os.lstat(self._path)
-                if (now.st_ino, now.st_dev) == self._socket_id:
+                # Not known yet (stopped between the socket's bind and its lstat): under the
+                # lock, whatever socket is there is this reader's, as :meth:`_listen` says.
+                if self._socket_id is None or (now.st_ino, now.st_dev) == self._socket_id:
                     self._path.unlink()
             with suppress(OSError):
                 fcntl.flock(self._lock, fcntl.LOCK_UN)

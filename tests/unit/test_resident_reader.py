@@ -414,3 +414,26 @@ while True:
             pass
         connection.sendall(json.dumps({"error": "another index or protocol"}).encode())
 """
+
+
+def test_a_reader_stopped_as_its_socket_appears_leaves_none_behind(tmp_path, monkeypatch):
+    # `kill PID` right after the socket appeared (a client may already see it): the SIGTERM
+    # handler's exit came before the reader had noted its socket, and the socket stayed.
+    from explorer.cli import resident_server
+
+    index_dir = tmp_path / "index"
+    index_dir.mkdir(mode=0o700)
+    lock = os.open(index_dir / "reader.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        reader = resident_server.ResidentReader(index_dir, lock, "code", ())
+
+        def killed(path, mode):  # the moment after bind(): the socket is there
+            assert (index_dir / SOCKET_NAME).exists()
+            raise SystemExit(0)  # what the SIGTERM handler raises
+
+        monkeypatch.setattr(resident_server.os, "chmod", killed)
+        with pytest.raises(SystemExit):
+            reader.run()
+        assert not (index_dir / SOCKET_NAME).exists()
+    finally:
+        os.close(lock)
