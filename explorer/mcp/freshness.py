@@ -25,7 +25,7 @@ import logging
 import threading
 from collections.abc import Iterable
 
-from explorer.api.answers import Staleness
+from explorer.api.answers import STALE_PATHS_SHOWN, Staleness
 from explorer.core.indexing.disk_state import compare_with_disk, scan_rules
 from explorer.core.ingest.documents import ScannedFile
 from explorer.core.ingest.scanner import ScanRules, scan_path
@@ -99,9 +99,25 @@ class Freshness:
         """How the folder differs from the manifest now."""
         return self._compare(keywords)[0]
 
-    def staleness(self, keywords: KeywordIndex) -> Staleness:
-        """An answer's ``stale``: what changed on disk, and what waits for its vectors."""
-        return self._compare(keywords)[1]
+    def staleness(self, keywords: KeywordIndex, seen: Iterable[str] = ()) -> Staleness:
+        """An answer's ``stale``: what changed on disk, and what waits for its vectors.
+
+        ``seen``: the answer's files that :meth:`changed_files` found changed a moment
+        before. The index may have caught up with one of them in between; the answer's hit
+        still holds the old text, so it is counted (as edited) all the same: a file marked
+        stale is always in the count."""
+        changes, staleness = self._compare(keywords)
+        missed = set(seen) - {*changes.edited, *changes.new, *changes.deleted}
+        if not missed:
+            return staleness
+        paths = sorted({*(staleness.paths or ()), *missed})
+        return staleness.model_copy(
+            update={
+                "files": staleness.files + len(missed),
+                "edited": (staleness.edited or 0) + len(missed),
+                "paths": paths[: max(STALE_PATHS_SHOWN, len(staleness.paths or ()))],
+            }
+        )
 
     def folder_gone(self) -> bool:
         """True while the root is no folder (deleted or moved away since the server started)."""

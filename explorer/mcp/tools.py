@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
@@ -168,13 +168,14 @@ class ExplorerTools:
         if answer.budget is not None and answer.budget.files_cut:
             more = True
         self.keeper.focus(Focus(results=tuple(shown)))
+        # Changed files first: a change a stat sees makes the answer's count see it too.
+        changed = self.freshness.changed_files(index.keywords, shown)
         return SearchAnswer.build(
             answer,
             explain=args.explain,
             offsets=args.offsets,
-            # Changed files first: a change a stat sees makes the answer's count see it too.
-            stale_paths=self.freshness.changed_files(index.keywords, shown),
-            stale=self._staleness(index),
+            stale_paths=changed,
+            stale=self._staleness(index, changed),
             next_cursor=make_cursor(request_print, offset + len(shown)) if more and shown else None,
         )
 
@@ -331,11 +332,12 @@ class ExplorerTools:
         except (FileNotIndexed, NoVectorYet) as error:
             raise ToolFailure(self._not_ready(rel_path, error, folder)) from None
         paths = [neighbour.path for neighbour in neighbours]
+        changed = self.freshness.changed_files(index.keywords, paths)
         return RelatedAnswer.build(
             rel_path,
             neighbours,
-            stale_paths=self.freshness.changed_files(index.keywords, paths),
-            stale=self._staleness(index),
+            stale_paths=changed,
+            stale=self._staleness(index, changed),
             unlinked=args.unlinked,
         )
 
@@ -672,8 +674,9 @@ class ExplorerTools:
         upkeep = folder.keeper.upkeep
         return Upkeep.WAITING_FOR_FOLDER if upkeep is not Upkeep.OFF and folder.gone else upkeep
 
-    def _staleness(self, index: Index) -> Staleness:
-        return self.freshness.staleness(index.keywords)
+    def _staleness(self, index: Index, seen: Collection[str] = ()) -> Staleness:
+        """The answer's ``stale``, counting ``seen`` (its files found changed just before)."""
+        return self.freshness.staleness(index.keywords, seen)
 
     def _changed(self, paths: list[str], folder: ServedFolder) -> set[str]:
         """Those of ``paths`` (of ``folder``) changed since indexed; none while the folder

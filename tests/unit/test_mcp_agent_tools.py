@@ -279,3 +279,22 @@ def test_the_resource_list_comes_in_pages(corpus, monkeypatch):
     assert listed == sorted(listed) and len(listed) == len(set(listed))
     assert "notes/stars.md" in listed and ".env" not in listed
     assert len(listed) == len(FILES) - 1  # every file but .env
+
+
+def test_a_hit_found_changed_is_counted_even_if_the_index_caught_up_since(corpus):
+    # An answer asks each hit's file first (a stat), then the folder's count. When the live
+    # index lands the edit in between, the hit still holds the old text: it is marked stale,
+    # and the count must say so too (it said 0 files).
+    from explorer.core.store.index import Index
+    from explorer.mcp.freshness import Freshness
+    from explorer.settings.config import Settings
+
+    settings = Settings.for_root(*corpus)
+    index = Index.open_existing(settings)
+    try:
+        freshness = Freshness(settings)
+        assert freshness.staleness(index.keywords).files == 0  # the index is current
+        counted = freshness.staleness(index.keywords, seen={"notes/stars.md"})
+        assert (counted.files, counted.edited, counted.paths) == (1, 1, ["notes/stars.md"])
+    finally:
+        index.close()
