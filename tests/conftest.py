@@ -132,6 +132,22 @@ def fake_embedder() -> FakeEmbedder:
 
 
 @pytest.fixture
+def phrases_scored(monkeypatch) -> list[str]:
+    """Each phrase a keyword index scores alone over every row, in order, from now on."""
+    from explorer.core.store.keywords import KeywordIndex
+
+    scored: list[str] = []
+    real = KeywordIndex._phrase_scores
+
+    def counted(self, phrase):
+        scored.append(phrase)
+        return real(self, phrase)
+
+    monkeypatch.setattr(KeywordIndex, "_phrase_scores", counted)
+    return scored
+
+
+@pytest.fixture
 def fake_model(monkeypatch):
     """Every index opened by the test embeds with the fake embedder, not the real model."""
     monkeypatch.setattr(

@@ -12,7 +12,6 @@ import pytest
 from explorer.core.live.events import ModelState
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.search import SearchRequest, search
-from explorer.core.store.keywords import KeywordIndex
 from explorer.tui import themes
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
 from explorer.tui.widgets.help import HelpScreen
@@ -72,17 +71,12 @@ async def test_a_letter_just_typed_after_a_word_waits_until_the_word_takes_shape
         assert [(hit.path, hit.score) for hit in screen.results.hits] != before
 
 
-async def test_a_word_typed_whole_is_ranked_before_the_next_key(sample_copy, app_for, monkeypatch):
+async def test_a_word_typed_whole_is_ranked_before_the_next_key(
+    sample_copy, app_for, phrases_scored
+):
     # Once "backup " is answered, the pause before the next key scores "backup" alone; the
     # next word's first search then scores only its own phrase and gives the same answer.
-    scored: list[str] = []
-    real = KeywordIndex._phrase_scores
-
-    def counted(self, phrase):
-        scored.append(phrase)
-        return real(self, phrase)
-
-    monkeypatch.setattr(KeywordIndex, "_phrase_scores", counted)
+    scored = phrases_scored
     app = app_for(sample_copy)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen

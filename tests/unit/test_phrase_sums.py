@@ -72,15 +72,8 @@ def test_the_summed_ranking_is_fts5s_own_to_the_bit(keywords, typed):
     assert ours == fts5_ranking(keywords, match, 60)
 
 
-def test_the_words_before_the_last_are_scored_once_while_typing(keywords, monkeypatch):
-    scored: list[str] = []
-    real = KeywordIndex._phrase_scores
-
-    def counted(self, phrase):
-        scored.append(phrase)
-        return real(self, phrase)
-
-    monkeypatch.setattr(KeywordIndex, "_phrase_scores", counted)
+def test_the_words_before_the_last_are_scored_once_while_typing(keywords, phrases_scored):
+    scored = phrases_scored
     for typed in ("memory ", "memory bar", "memory barr", "memory barri", "memory barrier"):
         keywords.search(fts_expression(typed, prefix_last=True), 10)
     assert scored.count('"memory"') == 1
@@ -142,17 +135,10 @@ def test_a_phrases_scores_are_looked_up_by_row_whatever_order_they_came_in():
     assert scores.scores_of([]) == {}
 
 
-def test_whole_words_are_scored_between_keys_for_the_next_word(keywords, monkeypatch):
+def test_whole_words_are_scored_between_keys_for_the_next_word(keywords, phrases_scored):
     # The TUI ranks ahead once an answer is shown: the word "memory" typed whole is scored
     # alone then, and the next word's first search scores only its own phrase.
-    scored: list[str] = []
-    real = KeywordIndex._phrase_scores
-
-    def counted(self, phrase):
-        scored.append(phrase)
-        return real(self, phrase)
-
-    monkeypatch.setattr(KeywordIndex, "_phrase_scores", counted)
+    scored = phrases_scored
     index = SimpleNamespace(keywords=keywords)
     for typed in ("memo", "memory", "memory ", "memory b"):
         rank_words_ahead(index, SearchRequest(typed, SearchMode.KEYWORD, prefix_last=True))
