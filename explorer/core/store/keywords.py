@@ -389,11 +389,7 @@ class KeywordIndex:
         raise sqlite3.OperationalError(f"cannot read {self.path}: the directory is read-only")
 
     def _has_index_tables(self) -> bool:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
-            ).fetchone()
-        return row is not None
+        return "meta" in self._table_names()
 
     def _require_index_tables(self, empty_is_damage: bool = True) -> None:
         """Raise :class:`KeywordIndexDamaged` unless the database holds an index: a file cut
