@@ -115,7 +115,7 @@ class Freshness:
             update={
                 "files": staleness.files + len(missed),
                 "edited": (staleness.edited or 0) + len(missed),
-                "paths": paths[: max(STALE_PATHS_SHOWN, len(staleness.paths or ()))],
+                "paths": paths[:STALE_PATHS_SHOWN],
             }
         )
 
