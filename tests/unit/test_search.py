@@ -277,7 +277,10 @@ def test_convex_fusion_mixes_cosine_and_relative_bm25(index):
 
 def test_a_passage_the_vector_leg_missed_shows_its_measured_cosine(built):
     index, embedder = built
-    few = reopened(index, candidates=3)
+    # Two candidates widen to 32 per leg: the vector leg then stops among passages with some
+    # cosine, so a keyword hit at cosine 0 is missed for sure. With 3 (widening to 48) the leg
+    # reached the passages tied at 0, and which of them it returned was the HNSW graph's choice.
+    few = reopened(index, candidates=2)
     try:
         response = run(few, "install explorer on linux", limit=50, per_file=50)
     finally:
@@ -288,7 +291,7 @@ def test_a_passage_the_vector_leg_missed_shows_its_measured_cosine(built):
         for p in hit.passages
         if p.vector_rank is None and p.keyword_rank is not None
     ]
-    assert missed, "with 3 candidates per leg some keyword hits are not among the vector hits"
+    assert missed, "with 2 candidates per leg some keyword hits are not among the vector hits"
     stored = index.vectors.chunk_vectors([p.chunk_id for p in missed])
     query = embedder.embed_query("install explorer on linux")
     for passage in missed:
