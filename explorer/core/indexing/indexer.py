@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import cast
 
 from explorer.core.embed.embedder import ModelUnavailable
+from explorer.core.indexing.cpu_share import lower_this_thread
 from explorer.core.indexing.disk_state import scan_rules
 from explorer.core.indexing.embed_priority import EmbeddingPriority
 from explorer.core.indexing.read_ahead import ReadAhead, Reading
@@ -126,10 +127,22 @@ class Indexer:
                 raise
             report.vectors_unavailable = str(error)  # the keyword phase is done all the same
         if embed and not report.cancelled:
+            self.keep_rankings(cancel)
             self.vector_phase.embed_pending(report, notify, cancel)
         self.index.touch_last_update()
         notify(Progress(SyncPhase.DONE, files_done=total, files_total=total))
         return report
+
+    def keep_rankings(self, cancel: threading.Event | None = None) -> int | None:
+        """Rank the index's most frequent words and prefixes again, if the keyword table
+        changed since they were kept (see :mod:`explorer.core.store.kept_rankings`), at the
+        embedding's low priority: seconds of CPU on a kernel-sized tree, none on a small
+        folder. How many were ranked; None if ``cancel`` came first."""
+        keywords = self.index.keywords
+        if keywords.read_only or keywords.rankings.current():
+            return 0
+        lower_this_thread()
+        return keywords.keep_rankings(cancel)
 
     def update_paths(
         self,

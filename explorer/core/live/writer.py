@@ -143,6 +143,9 @@ class LiveIndex:
         self._read_only = False
         self._readiness = EmbeddingReadiness(self.index, settings.model, self._emit, self._cond)
         self._embed_needed = False
+        self._rankings_needed = False
+        """The keyword table changed: its frequent rankings are to be kept again (before
+        embedding, which can take an hour)."""
         self._awaiting: set[str] = set()
         self._initial_sent = False
         self._before: dict[str, _Signature] = {}
@@ -374,6 +377,7 @@ class LiveIndex:
     def _initial_sync(self, indexer: Indexer) -> None:
         """The keyword phase of a full sync; ``files_changed`` as soon as keywords are done."""
         self._embed_needed = True
+        self._rankings_needed = True
         try:
             with KEYWORD_PASSES.running():
                 report = indexer.sync(progress=self._progress, cancel=self._stop, embed=False)
@@ -420,6 +424,8 @@ class LiveIndex:
                 batch, self._queue = self._queue, set()
             if batch:
                 self._apply_batch(indexer, batch)
+            elif self._rankings_needed:
+                self._keep_rankings(indexer)
             elif self._embed_needed and not self._readiness.vectors_down and self._model_usable():
                 self._embed(indexer)
             else:
@@ -462,9 +468,26 @@ class LiveIndex:
             self._emit(ErrorEvent(f"update failed: {one_line(error)}"))
             return
         self._emit(FilesChangedEvent(frozenset(batch)))
+        self._rankings_needed = True
         if self._readiness.model != ModelState.FAILED:
             self._awaiting |= batch
             self._embed_needed = True
+
+    def _keep_rankings(self, indexer: Indexer) -> None:
+        """Keep the frequent words' rankings for the keyword table as it is now, until done
+        or until queued paths or stop interrupt (then after the next batch)."""
+        with self._cond:
+            if self._queue or self._stop.is_set():
+                return
+            self._interrupt.clear()
+        try:
+            kept = indexer.keep_rankings(self._interrupt)
+        # A search without them ranks as it always did: a failure costs speed, never results.
+        except Exception:
+            log.exception("keeping the frequent rankings failed")
+            kept = 0
+        if kept is not None:
+            self._rankings_needed = False
 
     def _embed(self, indexer: Indexer) -> None:
         """Embed pending chunks until done, or until queued paths or stop interrupt."""

@@ -1,0 +1,205 @@
+"""The rankings of a large index's most frequent words and prefixes, kept in the index itself.
+
+FTS5 scores every row a phrase matches, whatever the limit asked. The first keys of any word
+typed are a word of a letter or two, then a prefix of three letters or more, and in a large
+folder those match most of it: over the kernel's documentation (79,472 passages) ``in`` matches
+35,805 rows, ``int*`` 31,574 and ``dev*`` 25,204, 25-35 ms of ranking at every keystroke that
+asks one of them. Such phrases are few (416 of at least :data:`KEPT_ROWS` rows there; none in a
+folder of a few hundred files), and their ranking changes only when the keyword table does.
+
+:class:`KeptRankings` keeps, for each of them, the best rows (rowid and score, exactly as the
+keyword index ranked them) with the *fingerprint* of the table they were ranked on: FTS5's
+averages record (the table's rows and tokens, row 1 of its ``%_data`` shadow table) and its
+structure record (its segments, row 10, rewritten by every write that reaches the table). A
+search takes a kept ranking only while the fingerprint is the table's own, so the answer is the
+one FTS5 would give, to the bit; a write to the table leaves every kept ranking unused until the
+writer ranks them again (:meth:`KeptRankings.refresh`, in its idle time).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Callable
+
+import numpy as np
+
+from explorer.core.ingest.keyword_text import is_cjk
+from explorer.core.store.keyword_statistics import read_varints
+
+KEPT_ROWS = 5000
+"""A phrase is kept when it matches at least this many rows (about 5 ms of ranking)."""
+PREFIX_FROM = 3
+"""A word being typed is asked as a prefix from this many letters on (the query's
+``MIN_PREFIX``); shorter ones are asked as words."""
+LONGEST_PREFIX = 12
+"""Prefixes longer than this are not kept (a word typed that far is rare and narrow)."""
+FINGERPRINT_KEY = "kept rankings"
+"""Meta key: the fingerprint the kept rankings were last made for (hex), even when no phrase of
+the index was frequent enough to keep."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS kept_rankings(
+    phrase TEXT PRIMARY KEY,
+    fingerprint BLOB NOT NULL,
+    depth INTEGER NOT NULL,
+    rowids BLOB NOT NULL,
+    scores BLOB NOT NULL
+);
+"""
+_TERMS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kept_terms USING fts5vocab(main, chunks_fts, row)"
+
+Ranker = Callable[[sqlite3.Connection, str, int], list[tuple[int, float]]]
+"""Ranks one FTS5 expression on a connection: the ``limit`` best (rowid, score), best first."""
+
+
+def fingerprint(db: sqlite3.Connection) -> bytes:
+    """The keyword table's averages and structure records, which every write to it changes."""
+    rows = db.execute(
+        "SELECT id, block FROM chunks_fts_data WHERE id IN (1, 10) ORDER BY id"
+    ).fetchall()
+    return b"".join(bytes(block or b"") for _id, block in rows)
+
+
+class KeptRankings:
+    """The kept rankings of one keyword index (see the module docstring).
+
+    Held by :class:`~explorer.core.store.keywords.KeywordIndex` as ``keywords.rankings``, on its
+    connection and lock; a search reads on a connection of its own.
+    """
+
+    def __init__(self, db: sqlite3.Connection, lock: threading.RLock) -> None:
+        self._db = db
+        self._lock = lock
+        self.changes = 0
+        """Rows written on the connection (of its ``total_changes``): the keyword tables' own
+        version leaves them out, as it does the embedding ledger's."""
+
+    def create(self) -> None:
+        """Make the table (a writer, when it opens the index)."""
+        with self._lock:
+            self._db.executescript(_SCHEMA)
+
+    def has_table(self) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kept_rankings'"
+            ).fetchone()
+        return row is not None
+
+    # -- reading ------------------------------------------------------------------------------
+    @staticmethod
+    def ranking(
+        db: sqlite3.Connection, phrase: str, limit: int, current: bytes
+    ) -> list[tuple[int, float]] | None:
+        """The ``limit`` best (rowid, score) kept for ``phrase`` on the table of fingerprint
+        ``current``; None when none is kept for it, or it was ranked to fewer rows than asked
+        and matches more."""
+        row = db.execute(
+            "SELECT depth, rowids, scores FROM kept_rankings WHERE phrase = ? AND fingerprint = ?",
+            (phrase, current),
+        ).fetchone()
+        if row is None:
+            return None
+        depth = int(row[0])
+        rowids = np.frombuffer(row[1], np.int64)
+        scores = np.frombuffer(row[2], np.float64)
+        if limit > depth and len(rowids) == depth:
+            return None  # the phrase may match rows beyond those ranked
+        return list(zip(rowids[:limit].tolist(), scores[:limit].tolist(), strict=True))
+
+    def current(self) -> bool:
+        """Whether the kept rankings were made for the keyword table as it is now."""
+        with self._lock:
+            made = self._db.execute(
+                "SELECT value FROM meta WHERE key = ?", (FINGERPRINT_KEY,)
+            ).fetchone()
+            return made is not None and made[0] == fingerprint(self._db).hex()
+
+    # -- writing ------------------------------------------------------------------------------
+    def refresh(
+        self,
+        rank: Ranker,
+        db: sqlite3.Connection,
+        depth: int,
+        stop: threading.Event | None = None,
+        min_rows: int | None = None,
+    ) -> int | None:
+        """Rank every frequent phrase again (:func:`frequent_phrases`) to ``depth`` rows with
+        ``rank`` on ``db`` (a connection of its own: searches go on meanwhile), and keep the
+        rankings in place of the old ones, in one transaction. Returns how many were kept;
+        None when ``stop`` was set first or the table changed meanwhile (nothing is written
+        then). ``min_rows``: the rows a phrase must match to be kept (:data:`KEPT_ROWS`)."""
+        if self.current():
+            return 0
+        wanted = KEPT_ROWS if min_rows is None else min_rows
+        made_for = fingerprint(db)
+        kept: list[tuple[str, int, bytes, bytes]] = []
+        for phrase in frequent_phrases(db, wanted):
+            if stop is not None and stop.is_set():
+                return None
+            rows = rank(db, phrase, depth)
+            rowids = np.fromiter((r for r, _s in rows), np.int64, len(rows))
+            scores = np.fromiter((s for _r, s in rows), np.float64, len(rows))
+            kept.append((phrase, depth, rowids.tobytes(), scores.tobytes()))
+        with self._lock, self._db:
+            if fingerprint(self._db) != made_for:
+                return None  # a write came between: the next idle time ranks again
+            before = self._db.total_changes
+            try:
+                self._db.execute("DELETE FROM kept_rankings")
+                self._db.executemany(
+                    "INSERT INTO kept_rankings VALUES (?, ?, ?, ?, ?)",
+                    [(phrase, made_for, *ranked) for phrase, *ranked in kept],
+                )
+                self._db.execute(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", (FINGERPRINT_KEY, made_for.hex())
+                )
+            finally:
+                self.changes += self._db.total_changes - before
+        return len(kept)
+
+
+def frequent_phrases(db: sqlite3.Connection, min_rows: int = KEPT_ROWS) -> list[str]:
+    """The FTS5 phrases a word being typed asks that match at least ``min_rows`` rows: a
+    word shorter than :data:`PREFIX_FROM` letters (``"in"``), a prefix of
+    :data:`PREFIX_FROM` to :data:`LONGEST_PREFIX` letters (``"int" *``), most rows first.
+
+    The table's vocabulary gives each term's rows; a prefix's rows are at most the sum of its
+    terms', so only prefixes whose sum reaches ``min_rows`` are counted exactly.
+    """
+    averages = db.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+    if averages is None or not averages[0] or read_varints(bytes(averages[0]))[0] < min_rows:
+        return []  # fewer rows in all than a phrase must match
+    db.execute(_TERMS)
+    bound: Counter[str] = Counter()
+    for term, rows in db.execute("SELECT term, doc FROM temp.kept_terms"):
+        if not isinstance(term, str) or not _plain(term):
+            continue
+        if len(term) < PREFIX_FROM:
+            bound[_phrase(term, prefix=False)] += rows
+        for length in range(PREFIX_FROM, min(len(term), LONGEST_PREFIX) + 1):
+            bound[_phrase(term[:length], prefix=True)] += rows
+    counted = []
+    for phrase, most in bound.items():
+        if most < min_rows:
+            continue
+        rows = db.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (phrase,)
+        ).fetchone()[0]
+        if rows >= min_rows:
+            counted.append((rows, phrase))
+    counted.sort(key=lambda pair: (-pair[0], pair[1]))
+    return [phrase for _rows, phrase in counted]
+
+
+def _plain(term: str) -> bool:
+    """A term a typed word asks as it is: letters and digits, not CJK (a run of CJK is
+    asked as a word and its bigrams, never as a prefix)."""
+    return term.isalnum() and not is_cjk(term)
+
+
+def _phrase(text: str, prefix: bool) -> str:
+    """The FTS5 phrase the query writes for ``text`` (see ``PhraseTokens.fts``)."""
+    return f'"{text}"' + (" *" if prefix else "")

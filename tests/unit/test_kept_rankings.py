@@ -1,0 +1,219 @@
+"""The rankings of an index's most frequent words and prefixes, kept in the index: a search
+that reads one answers what FTS5 answers, and one is read only while the keyword table is the
+one it was ranked on."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import threading
+
+import pytest
+
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.ingest.documents import Chunk
+from explorer.core.live.writer import LiveIndex
+from explorer.core.retrieval.query import MIN_PREFIX, fts_expression
+from explorer.core.store import kept_rankings
+from explorer.core.store.index import Index
+from explorer.core.store.kept_rankings import PREFIX_FROM, frequent_phrases
+from explorer.core.store.keywords import _BM25_SCORE, SEARCH_DEPTH, KeywordIndex
+from explorer.settings.config import Settings
+from tests.conftest import wait_until, write_files
+from tests.fakes import FakeEmbedder
+
+WORDS = (
+    "device devices developer tree node memory barrier interrupt internal into in a page"
+    " cache mapping driver 内存 屏障"
+).split()
+FREQUENT = 60
+"""Rows a phrase matches to be kept, in these tests (of 200)."""
+
+
+def chunk(text: str, line: int) -> Chunk:
+    return Chunk(
+        text=text, heading_path="", start_line=line, end_line=line, start_char=0, end_char=len(text)
+    )
+
+
+@pytest.fixture
+def keywords(tmp_path):
+    index = KeywordIndex(tmp_path / "index" / "index.sqlite")
+    pick = random.Random(31)
+    for number in range(40):
+        texts = [" ".join(pick.choice(WORDS) for _ in range(pick.randint(3, 40))) for _ in range(5)]
+        if number % 10 == 0:
+            texts[0] += " spin lock"  # in 4 rows: not frequent
+        chunks = [(f"f{number:02}#{i}", chunk(text, i * 10 + 1)) for i, text in enumerate(texts)]
+        index.replace_file(f"f{number:02}.md", 100, 1, f"h{number}", chunks, {}, f"File {number}")
+    yield index
+    index.close()
+
+
+def fts5_ranking(keywords: KeywordIndex, match: str, limit: int) -> list[tuple[str, str, float]]:
+    """What FTS5 ranks for ``match``, best first (ties by rowid), on a connection of its own."""
+    db = sqlite3.connect(keywords.path)
+    try:
+        rows = db.execute(
+            f"SELECT c.id, c.path, {_BM25_SCORE} FROM chunks_fts JOIN chunks c"
+            " ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
+            " ORDER BY score DESC, c.rowid LIMIT ?",
+            (match, limit),
+        ).fetchall()
+    finally:
+        db.close()
+    return [(row[0], row[1], row[2]) for row in rows]
+
+
+def typed(text: str) -> str:
+    """The expression a search asks while ``text`` is being typed."""
+    match = fts_expression(text, prefix_last=True)
+    assert match is not None
+    return match
+
+
+def test_the_frequent_phrases_are_those_a_word_being_typed_asks(keywords):
+    with keywords._reading() as db:
+        phrases = frequent_phrases(db, FREQUENT)
+        counts = {
+            p: db.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (p,)
+            ).fetchone()[0]
+            for p in phrases
+        }
+    # The words and prefixes of the first keys, as the query writes them.
+    for text in ("in", "a", "dev", "devi", "int", "mem"):
+        assert typed(text) in phrases, text
+    assert all(rows >= FREQUENT for rows in counts.values())
+    assert list(counts.values()) == sorted(counts.values(), reverse=True)
+    assert not [p for p in phrases if any("\u4e00" <= c <= "\u9fff" for c in p)]  # CJK: bigrams
+    assert PREFIX_FROM == MIN_PREFIX
+    with keywords._reading() as db:
+        assert frequent_phrases(db, 201) == []  # more rows than the table holds
+
+
+def test_a_kept_ranking_is_fts5s_own_to_the_bit(keywords):
+    assert keywords.keep_rankings(min_rows=FREQUENT) > 0
+    assert keywords.rankings.current()
+    for text in ("in", "dev", "devi", "int", "mem"):
+        match = typed(text)
+        kept = keywords._kept_ranking(match, SEARCH_DEPTH)
+        assert kept is not None, text
+        assert list(kept) == fts5_ranking(keywords, match, SEARCH_DEPTH)
+        assert keywords.search(match, 7) == fts5_ranking(keywords, match, 7)
+    assert keywords._kept_ranking(typed("spin"), SEARCH_DEPTH) is None  # not frequent here
+
+
+def test_a_ranking_kept_to_its_depth_is_not_read_deeper(keywords, monkeypatch):
+    monkeypatch.setattr("explorer.core.store.keywords.SEARCH_DEPTH", 10)
+    keywords.keep_rankings(min_rows=FREQUENT)
+    match = typed("dev")
+    assert keywords._kept_ranking(match, 10) is not None
+    assert keywords._kept_ranking(match, 11) is None  # it matches more than the 10 ranked
+    assert list(keywords._ranked(match, 30)) == fts5_ranking(keywords, match, 30)
+
+
+def test_a_write_to_the_table_leaves_the_kept_rankings_unread_until_ranked_again(keywords):
+    keywords.keep_rankings(min_rows=FREQUENT)
+    match = typed("dev")
+    keywords.replace_file(
+        "new.md", 100, 1, "h-new", [("new.md#0", chunk("developer " * 30, 1))], {}, "new"
+    )
+    assert not keywords.rankings.current()
+    assert keywords._kept_ranking(match, SEARCH_DEPTH) is None
+    fresh = keywords.search(match, 5)
+    assert fresh == fts5_ranking(keywords, match, 5) and fresh[0][1] == "new.md"
+    assert keywords.keep_rankings(min_rows=FREQUENT) > 0
+    assert list(keywords._kept_ranking(match, SEARCH_DEPTH) or ()) == fts5_ranking(
+        keywords, match, SEARCH_DEPTH
+    )
+    keywords.remove_file("new.md")
+    assert keywords._kept_ranking(match, SEARCH_DEPTH) is None
+
+
+def test_recording_vectors_leaves_the_kept_rankings_in_use(keywords):
+    keywords.keep_rankings(min_rows=FREQUENT)
+    version = keywords.keyword_version()
+    keywords.ledger.mark_embedded(keywords.chunk_ids("f03.md"))
+    assert keywords.rankings.current()
+    assert keywords._kept_ranking(typed("dev"), SEARCH_DEPTH) is not None
+    assert keywords.keyword_version() == version  # nor do the kept rankings' own writes count
+
+
+def test_a_stop_before_the_end_keeps_nothing(keywords):
+    stop = threading.Event()
+    stop.set()
+    assert keywords.keep_rankings(stop, min_rows=FREQUENT) is None
+    assert not keywords.rankings.current()
+    assert keywords._kept_ranking(typed("dev"), SEARCH_DEPTH) is None
+
+
+def test_a_write_while_ranking_keeps_nothing(keywords, monkeypatch):
+    ranked = []
+
+    def frequent_then_a_write(db, min_rows):
+        ranked.append(min_rows)
+        keywords.replace_file(
+            "late.md", 100, 1, "h-late", [("late.md#0", chunk("device " * 9, 1))], {}, "late"
+        )
+        return ['"dev" *']
+
+    monkeypatch.setattr(kept_rankings, "frequent_phrases", frequent_then_a_write)
+    assert keywords.keep_rankings(min_rows=FREQUENT) is None
+    assert ranked and not keywords.rankings.current()
+    assert keywords._kept_ranking(typed("dev"), SEARCH_DEPTH) is None
+
+
+def test_an_index_without_the_table_searches_as_before(keywords):
+    keywords.keep_rankings(min_rows=FREQUENT)
+    with keywords._lock, keywords._db:
+        keywords._db.execute("DROP TABLE kept_rankings")
+    keywords.close()
+    old = KeywordIndex(keywords.path, read_only=True)
+    try:
+        assert old.search(typed("dev"), 5) == fts5_ranking(old, typed("dev"), 5)
+    finally:
+        old.close()
+
+
+NOTES = {f"n{i}.md": f"# Note {i}\n\nA walrus colony, number {i}.\n" for i in range(3)}
+
+
+def test_an_index_run_keeps_them_and_a_keyword_pass_alone_does_not(tmp_path, monkeypatch):
+    monkeypatch.setattr(kept_rankings, "KEPT_ROWS", 3)
+    root = write_files(tmp_path / "root", NOTES)
+    index = Index(
+        Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name), FakeEmbedder()
+    )
+    try:
+        Indexer(index).sync(embed=False)  # keywords first: searchable without waiting for this
+        assert not index.keywords.rankings.current()
+        Indexer(index).sync()
+        assert index.keywords.rankings.current()
+        kept = index.keywords._kept_ranking(typed("wal"), SEARCH_DEPTH)
+        assert kept is not None and {path for _id, path, _score in kept} == set(NOTES)
+    finally:
+        index.close()
+
+
+def test_the_live_writer_keeps_them_and_ranks_them_again_after_a_change(
+    tmp_path, settings_for, monkeypatch
+):
+    monkeypatch.setattr(kept_rankings, "KEPT_ROWS", 3)
+    root = write_files(tmp_path / "root", NOTES)
+    live = LiveIndex(settings_for(root), lambda _event: None, embedder=FakeEmbedder())
+    live.start()
+    try:
+        assert live.wait_idle(20)
+        keywords = live.index.keywords
+        assert keywords.rankings.current()
+        assert keywords._kept_ranking(typed("wal"), SEARCH_DEPTH) is not None
+        (root / "n3.md").write_text("# Note 3\n\nWalruses, walrus and walrus.\n")
+        assert wait_until(lambda: len(keywords.search(typed("wal"), 9)) == 4, 5)
+        assert live.wait_idle(20)
+        assert keywords.rankings.current()
+        kept = keywords._kept_ranking(typed("wal"), SEARCH_DEPTH)
+        assert kept is not None and kept[0][1] == "n3.md"
+        assert list(kept) == fts5_ranking(keywords, typed("wal"), SEARCH_DEPTH)
+    finally:
+        live.stop()
