@@ -18,6 +18,7 @@ from explorer.core.store import kept_rankings
 from explorer.core.store.index import Index
 from explorer.core.store.kept_rankings import PREFIX_FROM, frequent_phrases
 from explorer.core.store.keywords import _BM25_SCORE, SEARCH_DEPTH, KeywordIndex
+from explorer.core.store.phrase_sums import or_phrases
 from explorer.settings.config import Settings
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
@@ -74,13 +75,15 @@ def typed(text: str) -> str:
 
 def test_the_frequent_phrases_are_those_a_word_being_typed_asks(keywords):
     with keywords._reading() as db:
-        phrases = frequent_phrases(db, FREQUENT)
+        found = frequent_phrases(db, FREQUENT)
+        phrases = [phrase for phrase, _rows in found]
         counts = {
             p: db.execute(
                 "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (p,)
             ).fetchone()[0]
             for p in phrases
         }
+    assert dict(found) == counts
     # The words and prefixes of the first keys, as the query writes them.
     for text in ("in", "a", "dev", "devi", "int", "mem"):
         assert typed(text) in phrases, text
@@ -156,7 +159,7 @@ def test_a_write_while_ranking_keeps_nothing(keywords, monkeypatch):
         keywords.replace_file(
             "late.md", 100, 1, "h-late", [("late.md#0", chunk("device " * 9, 1))], {}, "late"
         )
-        return ['"dev" *']
+        return [('"dev" *', 100)]
 
     monkeypatch.setattr(kept_rankings, "frequent_phrases", frequent_then_a_write)
     assert keywords.keep_rankings(min_rows=FREQUENT) is None
@@ -217,3 +220,26 @@ def test_the_live_writer_keeps_them_and_ranks_them_again_after_a_change(
         assert list(kept) == fts5_ranking(keywords, typed("wal"), SEARCH_DEPTH)
     finally:
         live.stop()
+
+
+def test_a_word_after_others_is_summed_from_its_kept_ranking_to_fts5s_own(
+    keywords, phrases_scored, monkeypatch
+):
+    monkeypatch.setattr("explorer.core.store.keywords.SEARCH_DEPTH", 40)  # of ~150 rows
+    keywords.keep_rankings(min_rows=FREQUENT)
+    match = typed("spin dev")
+    assert or_phrases(match) == ('"spin"', '"dev" *')
+    assert list(keywords._ranked(match, 10)) == fts5_ranking(keywords, match, 10)
+    assert phrases_scored == ['"spin"']  # "dev" * came from its kept ranking
+    for limit in (1, 5, 20, 39, 40):
+        assert list(keywords._ranked(match, limit)) == fts5_ranking(keywords, match, limit)
+
+
+def test_a_word_after_a_broad_one_is_scored_over_every_row(keywords, phrases_scored, monkeypatch):
+    monkeypatch.setattr("explorer.core.store.keywords.SEARCH_DEPTH", 40)
+    keywords.keep_rankings(min_rows=FREQUENT)
+    match = typed("developer int")
+    # Most rows of "developer" lie beyond the 40 of "int" * kept: scoring them alone would
+    # cost what scoring every row of "int" * does.
+    assert list(keywords._ranked(match, 10)) == fts5_ranking(keywords, match, 10)
+    assert phrases_scored == ['"developer"', '"int" *']

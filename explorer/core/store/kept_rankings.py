@@ -18,10 +18,12 @@ writer ranks them again (:meth:`KeptRankings.refresh`, in its idle time).
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,12 +45,35 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kept_rankings(
     phrase TEXT PRIMARY KEY,
     fingerprint BLOB NOT NULL,
+    matched INTEGER NOT NULL,
     depth INTEGER NOT NULL,
     rowids BLOB NOT NULL,
     scores BLOB NOT NULL
 );
 """
 _TERMS = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kept_terms USING fts5vocab(main, chunks_fts, row)"
+
+
+@dataclass(frozen=True)
+class KeptRanking:
+    """A phrase's best rows as kept, best first, and how many rows the phrase matches."""
+
+    rowids: np.ndarray
+    scores: np.ndarray
+    matched: int
+
+    @property
+    def floor(self) -> float:
+        """What any row the phrase matches beyond those held scores at most: the last score
+        held (minus infinity when every row it matches is held)."""
+        if self.matched <= len(self.scores):
+            return -math.inf
+        return float(self.scores[-1])
+
+    def pairs(self) -> list[tuple[int, float]]:
+        """(rowid, score) of the rows kept, best first."""
+        return list(zip(self.rowids.tolist(), self.scores.tolist(), strict=True))
+
 
 Ranker = Callable[[sqlite3.Connection, str, int], list[tuple[int, float]]]
 """Ranks one FTS5 expression on a connection: the ``limit`` best (rowid, score), best first."""
@@ -90,24 +115,23 @@ class KeptRankings:
 
     # -- reading ------------------------------------------------------------------------------
     @staticmethod
-    def ranking(
-        db: sqlite3.Connection, phrase: str, limit: int, current: bytes
-    ) -> list[tuple[int, float]] | None:
-        """The ``limit`` best (rowid, score) kept for ``phrase`` on the table of fingerprint
-        ``current``; None when none is kept for it, or it was ranked to fewer rows than asked
-        and matches more."""
+    def ranking(db: sqlite3.Connection, phrase: str, limit: int) -> KeptRanking | None:
+        """The ``limit`` best rows kept for ``phrase`` on the table as ``db`` sees it (in one
+        read transaction with what is read next); None when none is kept for it, or it was
+        ranked to fewer rows than asked and matches more."""
         row = db.execute(
-            "SELECT depth, rowids, scores FROM kept_rankings WHERE phrase = ? AND fingerprint = ?",
-            (phrase, current),
+            "SELECT matched, depth, rowids, scores FROM kept_rankings"
+            " WHERE phrase = ? AND fingerprint = ?",
+            (phrase, fingerprint(db)),
         ).fetchone()
         if row is None:
             return None
-        depth = int(row[0])
-        rowids = np.frombuffer(row[1], np.int64)
-        scores = np.frombuffer(row[2], np.float64)
-        if limit > depth and len(rowids) == depth:
-            return None  # the phrase may match rows beyond those ranked
-        return list(zip(rowids[:limit].tolist(), scores[:limit].tolist(), strict=True))
+        matched, depth = int(row[0]), int(row[1])
+        if limit > depth and matched > depth:
+            return None  # the phrase matches rows beyond those ranked
+        rowids = np.frombuffer(row[2], np.int64)[:limit]
+        scores = np.frombuffer(row[3], np.float64)[:limit]
+        return KeptRanking(rowids, scores, matched)
 
     def current(self) -> bool:
         """Whether the kept rankings were made for the keyword table as it is now."""
@@ -135,14 +159,14 @@ class KeptRankings:
             return 0
         wanted = KEPT_ROWS if min_rows is None else min_rows
         made_for = fingerprint(db)
-        kept: list[tuple[str, int, bytes, bytes]] = []
-        for phrase in frequent_phrases(db, wanted):
+        kept: list[tuple[str, int, int, bytes, bytes]] = []
+        for phrase, matched in frequent_phrases(db, wanted):
             if stop is not None and stop.is_set():
                 return None
             rows = rank(db, phrase, depth)
             rowids = np.fromiter((r for r, _s in rows), np.int64, len(rows))
             scores = np.fromiter((s for _r, s in rows), np.float64, len(rows))
-            kept.append((phrase, depth, rowids.tobytes(), scores.tobytes()))
+            kept.append((phrase, matched, depth, rowids.tobytes(), scores.tobytes()))
         with self._lock, self._db:
             if fingerprint(self._db) != made_for:
                 return None  # a write came between: the next idle time ranks again
@@ -150,7 +174,7 @@ class KeptRankings:
             try:
                 self._db.execute("DELETE FROM kept_rankings")
                 self._db.executemany(
-                    "INSERT INTO kept_rankings VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO kept_rankings VALUES (?, ?, ?, ?, ?, ?)",
                     [(phrase, made_for, *ranked) for phrase, *ranked in kept],
                 )
                 self._db.execute(
@@ -161,10 +185,10 @@ class KeptRankings:
         return len(kept)
 
 
-def frequent_phrases(db: sqlite3.Connection, min_rows: int = KEPT_ROWS) -> list[str]:
-    """The FTS5 phrases a word being typed asks that match at least ``min_rows`` rows: a
-    word shorter than :data:`PREFIX_FROM` letters (``"in"``), a prefix of
-    :data:`PREFIX_FROM` to :data:`LONGEST_PREFIX` letters (``"int" *``), most rows first.
+def frequent_phrases(db: sqlite3.Connection, min_rows: int = KEPT_ROWS) -> list[tuple[str, int]]:
+    """The FTS5 phrases a word being typed asks that match at least ``min_rows`` rows, with
+    the rows each matches, most first: a word shorter than :data:`PREFIX_FROM` letters
+    (``"in"``), a prefix of :data:`PREFIX_FROM` to :data:`LONGEST_PREFIX` letters (``"int" *``).
 
     The table's vocabulary gives each term's rows; a prefix's rows are at most the sum of its
     terms', so only prefixes whose sum reaches ``min_rows`` are counted exactly.
@@ -191,7 +215,7 @@ def frequent_phrases(db: sqlite3.Connection, min_rows: int = KEPT_ROWS) -> list[
         if rows >= min_rows:
             counted.append((rows, phrase))
     counted.sort(key=lambda pair: (-pair[0], pair[1]))
-    return [phrase for _rows, phrase in counted]
+    return [(phrase, rows) for rows, phrase in counted]
 
 
 def _plain(term: str) -> bool:

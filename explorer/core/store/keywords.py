@@ -44,7 +44,7 @@ from explorer.core.private_files import create_private_file, make_private_dirs
 from explorer.core.store.damaged_store import damage_words
 from explorer.core.store.embedding_ledger import EmbeddingLedger
 from explorer.core.store.file_facts import FileFacts, metadata_tags, search_title
-from explorer.core.store.kept_rankings import KeptRankings, fingerprint
+from explorer.core.store.kept_rankings import KeptRankings
 from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable
 from explorer.core.store.manifest_records import (
     FileRecord,
@@ -207,6 +207,23 @@ class KeywordIndexDamaged(ExplorerError):
             f"the keyword index {path} is damaged ({self.reason}); "
             f"run `{repair_command}` to repair it"
         )
+
+
+def _chunks_of_rows(
+    db: sqlite3.Connection, best: Sequence[tuple[int, float]]
+) -> tuple[tuple[str, str, float], ...] | None:
+    """(chunk id, path, score) of ranked (rowid, score) pairs, in their order; None when a row
+    is gone (a write came after they were ranked)."""
+    places = {
+        row[0]: (row[1], row[2])
+        for row in db.execute(
+            "SELECT rowid, id, path FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps([rowid for rowid, _score in best]),),
+        )
+    }
+    if len(places) != len(best):
+        return None
+    return tuple((*places[rowid], score) for rowid, score in best)
 
 
 def _keyword_text_or_null(
@@ -950,26 +967,9 @@ class KeywordIndex:
         as it is; None otherwise."""
         if not self.derived("kept rankings table", self.rankings.has_table):
             return None  # an index a writer of this version has not opened yet
-        current = self.derived("fingerprint", self._fingerprint, keyword_tables=True)
-        with self._reading() as db:
-            best = self.rankings.ranking(db, match, limit, current)
-            if best is None:
-                return None
-            places = {
-                row[0]: (row[1], row[2])
-                for row in db.execute(
-                    "SELECT rowid, id, path FROM chunks WHERE rowid IN"
-                    " (SELECT value FROM json_each(?))",
-                    (json.dumps([rowid for rowid, _score in best]),),
-                )
-            }
-        if len(places) != len(best):
-            return None
-        return tuple((*places[rowid], score) for rowid, score in best)
-
-    def _fingerprint(self) -> bytes:
-        with self._reading() as db:
-            return fingerprint(db)
+        with self._reading(snapshot=True) as db:  # the table and the rankings of one commit
+            best = self.rankings.ranking(db, match, limit)
+            return None if best is None else _chunks_of_rows(db, best.pairs())
 
     def keep_rankings(
         self, stop: threading.Event | None = None, min_rows: int | None = None
@@ -987,20 +987,54 @@ class KeywordIndex:
         tables stay the same: the words typed before the last one are not scored again, see
         :mod:`~explorer.core.store.phrase_sums`); None when the tables changed meanwhile."""
         version = self.keyword_version()
-        scored = [self._kept_phrase(phrase) for phrase in phrases]
-        best = best_of_sum(scored, limit)
+        *before, last = phrases
+        scored = [self._kept_phrase(phrase) for phrase in before]
+        best = self._best_with_kept_last(scored, last, limit)
+        if best is None:
+            best = best_of_sum([*scored, self._kept_phrase(last)], limit)
         with self._reading() as db:
-            places = {
-                row[0]: (row[1], row[2])
-                for row in db.execute(
-                    "SELECT rowid, id, path FROM chunks WHERE rowid IN"
-                    " (SELECT value FROM json_each(?))",
-                    (json.dumps([rowid for rowid, _score in best]),),
-                )
-            }
-        if self.keyword_version() != version or len(places) != len(best):
+            ranked = _chunks_of_rows(db, best)
+        if self.keyword_version() != version:
             return None  # a write came between two of the reads: rank the expression whole
-        return tuple((*places[rowid], score) for rowid, score in best)
+        return ranked
+
+    def _best_with_kept_last(
+        self, scored: Sequence[PhraseScores], last: str, limit: int
+    ) -> list[tuple[int, float]] | None:
+        """:func:`best_of_sum` of the phrases, the ``last`` one read from its kept ranking
+        (see :attr:`rankings`) instead of scored over every row it matches: the rows of the
+        other phrases that ranking does not hold are scored alone. Any other row of the last
+        phrase scores at most the ranking's floor, so the answer is the full sum's whenever
+        the ``limit``-th best stands above that floor; None when it does not, or when nothing
+        is kept for ``last`` (the caller sums every row then)."""
+        if self._kept_phrase_scores_held(last) or not scored:
+            return None  # every row's score is at hand already
+        if not self.derived("kept rankings table", self.rankings.has_table):
+            return None
+        import numpy as np
+
+        with self._reading(snapshot=True) as db:
+            kept = self.rankings.ranking(db, last, SEARCH_DEPTH)
+            if kept is None or limit > len(kept.rowids):
+                return None
+            others = np.unique(np.concatenate([phrase.rowids for phrase in scored]))
+            outside = np.setdiff1d(others, kept.rowids, assume_unique=True)
+            if 2 * len(outside) > kept.matched:
+                return None  # scoring those costs about what scoring every row does
+            rows = db.execute(
+                f"SELECT rowid, {_BM25_SCORE} FROM chunks_fts WHERE chunks_fts MATCH ?"
+                " AND +rowid IN (SELECT value FROM json_each(?))",
+                (last, json.dumps(outside.tolist())),
+            ).fetchall()
+        held = PhraseScores.of_rows([*kept.pairs(), *((int(r), float(v)) for r, v in rows)])
+        best = best_of_sum([*scored, held], limit)
+        if len(best) < limit or best[-1][1] <= kept.floor:
+            return None  # a row beyond the kept ones could tie or pass the last of these
+        return best
+
+    def _kept_phrase_scores_held(self, phrase: str) -> bool:
+        """Whether every row's score for ``phrase`` is kept in memory (:meth:`_kept_phrase`)."""
+        return self._kept(_phrase_key(phrase), self.keyword_version()) is not _NOT_KEPT
 
     def keep_phrase_scores(self, match: str) -> None:
         """Score each phrase of ``match`` alone over every row it matches, and keep the scores
