@@ -16,7 +16,7 @@ from explorer.core.live.writer import LiveIndex
 from explorer.core.retrieval.query import MIN_PREFIX, fts_expression
 from explorer.core.store import kept_rankings
 from explorer.core.store.index import Index
-from explorer.core.store.kept_rankings import PREFIX_FROM, frequent_phrases
+from explorer.core.store.kept_rankings import PREFIX_FROM, frequent_phrases, stored_phrase
 from explorer.core.store.keywords import _BM25_SCORE, SEARCH_DEPTH, KeywordIndex
 from explorer.core.store.phrase_sums import or_phrases
 from explorer.settings.config import Settings
@@ -87,6 +87,7 @@ def test_the_frequent_phrases_are_those_a_word_being_typed_asks(keywords):
     # The words and prefixes of the first keys, as the query writes them.
     for text in ("in", "a", "dev", "devi", "int", "mem"):
         assert typed(text) in phrases, text
+    assert '"devic"' in phrases and '"device"' not in phrases  # whole words: the stored term
     assert all(rows >= FREQUENT for rows in counts.values())
     assert list(counts.values()) == sorted(counts.values(), reverse=True)
     assert not [p for p in phrases if any("\u4e00" <= c <= "\u9fff" for c in p)]  # CJK: bigrams
@@ -105,6 +106,17 @@ def test_a_kept_ranking_is_fts5s_own_to_the_bit(keywords):
         assert list(kept) == fts5_ranking(keywords, match, SEARCH_DEPTH)
         assert keywords.search(match, 7) == fts5_ranking(keywords, match, 7)
     assert keywords._kept_ranking(typed("spin"), SEARCH_DEPTH) is None  # not frequent here
+
+
+def test_a_whole_word_reads_the_ranking_kept_for_the_term_it_is_stored_as(keywords):
+    keywords.keep_rankings(min_rows=FREQUENT)
+    for text in ("device", "devices", "Device "):  # words the stemmer changes: not prefixes
+        match = typed(text)
+        assert stored_phrase(match) == '"devic"', text
+        kept = keywords._kept_ranking(match, SEARCH_DEPTH)
+        assert kept is not None and list(kept) == fts5_ranking(keywords, match, SEARCH_DEPTH)
+    assert stored_phrase('"devic" *') == '"devic" *'  # a prefix is asked as it is
+    assert stored_phrase('"spin lock"') == '"spin lock"'
 
 
 def test_a_ranking_kept_to_its_depth_is_not_read_deeper(keywords, monkeypatch):

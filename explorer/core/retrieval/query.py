@@ -12,7 +12,6 @@ and accents, so ``zurich`` marks ``Zürich``.
 from __future__ import annotations
 
 import re
-import sqlite3
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from explorer.core.ingest.keyword_text import (
     phrase_tokens,
     query_words,
 )
+from explorer.core.ingest.stemming import word_terms
 from explorer.core.ingest.wildcards import CharClass, Token, TokenKind, Wildcard
 from explorer.core.safe_text import echoed
 from explorer.core.safe_text import quoted as quoted_value
@@ -269,30 +269,12 @@ def _phrases(
     return tuple(quoted)
 
 
-STEMMING_TABLES = """
-CREATE VIRTUAL TABLE stemmed USING fts5(word, tokenize = 'porter unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE stemmed_terms USING fts5vocab(stemmed, row);
-CREATE VIRTUAL TABLE plain USING fts5(word, tokenize = 'unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE plain_terms USING fts5vocab(plain, row);
-"""
-"""Scratch tables tokenised like the keyword index, with and without its stemmer."""
-
-
-@lru_cache(maxsize=4096)
 def stemmer_changes(word: str) -> bool:
     """Whether the keyword index's stemmer stores ``word`` as something other than the word
     itself (``died`` as ``di``, ``certificates`` as ``certif``; case and accents aside), asked
     of SQLite's own tokenizers so the two never disagree."""
-    db = sqlite3.connect(":memory:")
-    try:
-        db.executescript(STEMMING_TABLES)
-        db.execute("INSERT INTO stemmed VALUES (?)", (word,))
-        db.execute("INSERT INTO plain VALUES (?)", (word,))
-        stemmed = [row[0] for row in db.execute("SELECT term FROM stemmed_terms")]
-        plain = [row[0] for row in db.execute("SELECT term FROM plain_terms")]
-    finally:
-        db.close()
-    return stemmed != plain
+    terms = word_terms(word)
+    return terms.stemmed != terms.plain
 
 
 def _last_token(word: str) -> str:

@@ -1,11 +1,12 @@
 """The rankings of a large index's most frequent words and prefixes, kept in the index itself.
 
 FTS5 scores every row a phrase matches, whatever the limit asked. The first keys of any word
-typed are a word of a letter or two, then a prefix of three letters or more, and in a large
-folder those match most of it: over the kernel's documentation (79,472 passages) ``in`` matches
-35,805 rows, ``int*`` 31,574 and ``dev*`` 25,204, 25-35 ms of ranking at every keystroke that
-asks one of them. Such phrases are few (416 of at least :data:`KEPT_ROWS` rows there; none in a
-folder of a few hundred files), and their ranking changes only when the keyword table does.
+typed are a word of a letter or two, then a prefix of three letters or more, then the whole
+word, and in a large folder those match much of it: over the kernel's documentation (79,472
+passages) ``in`` matches 35,805 rows, ``int*`` 31,574 and ``dev*`` 25,204, 25-35 ms of ranking
+at every keystroke that asks one of them. Such phrases are few (523 of at least
+:data:`KEPT_ROWS` rows there; none in a folder of a few hundred files), and their ranking
+changes only when the keyword table does.
 
 :class:`KeptRankings` keeps, for each of them, the best rows (rowid and score, exactly as the
 keyword index ranked them) with the *fingerprint* of the table they were ranked on: FTS5's
@@ -19,6 +20,7 @@ writer ranks them again (:meth:`KeptRankings.refresh`, in its idle time).
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 import threading
 from collections import Counter
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.ingest.keyword_text import is_cjk
+from explorer.core.ingest.stemming import word_terms
 from explorer.core.store.keyword_statistics import read_varints
 
 KEPT_ROWS = 5000
@@ -38,8 +41,10 @@ PREFIX_FROM = 3
 LONGEST_PREFIX = 12
 """Prefixes longer than this are not kept (a word typed that far is rare and narrow)."""
 FINGERPRINT_KEY = "kept rankings"
-"""Meta key: the fingerprint the kept rankings were last made for (hex), even when no phrase of
-the index was frequent enough to keep."""
+"""Meta key: what the kept rankings were last made for (:func:`_made_for`), even when no phrase
+of the index was frequent enough to keep."""
+RULES_VERSION = "2"
+"""Which phrases are kept, and how: a version that keeps others ranks them all again."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kept_rankings(
@@ -74,6 +79,9 @@ class KeptRanking:
         """(rowid, score) of the rows kept, best first."""
         return list(zip(self.rowids.tolist(), self.scores.tolist(), strict=True))
 
+
+_WORD = re.compile(r'"([^"\s]+)"')
+"""A phrase of one word, not a prefix."""
 
 Ranker = Callable[[sqlite3.Connection, str, int], list[tuple[int, float]]]
 """Ranks one FTS5 expression on a connection: the ``limit`` best (rowid, score), best first."""
@@ -122,7 +130,7 @@ class KeptRankings:
         row = db.execute(
             "SELECT matched, depth, rowids, scores FROM kept_rankings"
             " WHERE phrase = ? AND fingerprint = ?",
-            (phrase, fingerprint(db)),
+            (stored_phrase(phrase), fingerprint(db)),
         ).fetchone()
         if row is None:
             return None
@@ -139,7 +147,7 @@ class KeptRankings:
             made = self._db.execute(
                 "SELECT value FROM meta WHERE key = ?", (FINGERPRINT_KEY,)
             ).fetchone()
-            return made is not None and made[0] == fingerprint(self._db).hex()
+            return made is not None and made[0] == _made_for(fingerprint(self._db))
 
     # -- writing ------------------------------------------------------------------------------
     def refresh(
@@ -178,7 +186,8 @@ class KeptRankings:
                     [(phrase, made_for, *ranked) for phrase, *ranked in kept],
                 )
                 self._db.execute(
-                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", (FINGERPRINT_KEY, made_for.hex())
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                    (FINGERPRINT_KEY, _made_for(made_for)),
                 )
             finally:
                 self.changes += self._db.total_changes - before
@@ -188,7 +197,8 @@ class KeptRankings:
 def frequent_phrases(db: sqlite3.Connection, min_rows: int = KEPT_ROWS) -> list[tuple[str, int]]:
     """The FTS5 phrases a word being typed asks that match at least ``min_rows`` rows, with
     the rows each matches, most first: a word shorter than :data:`PREFIX_FROM` letters
-    (``"in"``), a prefix of :data:`PREFIX_FROM` to :data:`LONGEST_PREFIX` letters (``"int" *``).
+    (``"in"``), a prefix of :data:`PREFIX_FROM` to :data:`LONGEST_PREFIX` letters (``"int" *``),
+    a whole word as the term stored for it (``"devic"``, see :func:`stored_phrase`).
 
     The table's vocabulary gives each term's rows; a prefix's rows are at most the sum of its
     terms', so only prefixes whose sum reaches ``min_rows`` are counted exactly.
@@ -201,8 +211,8 @@ def frequent_phrases(db: sqlite3.Connection, min_rows: int = KEPT_ROWS) -> list[
     for term, rows in db.execute("SELECT term, doc FROM temp.kept_terms"):
         if not isinstance(term, str) or not _plain(term):
             continue
-        if len(term) < PREFIX_FROM:
-            bound[_phrase(term, prefix=False)] += rows
+        if len(term) < PREFIX_FROM or (rows >= min_rows and _stem_of_itself(term)):
+            bound[_phrase(term, prefix=False)] += rows  # a word, or a whole word's stem
         for length in range(PREFIX_FROM, min(len(term), LONGEST_PREFIX) + 1):
             bound[_phrase(term[:length], prefix=True)] += rows
     counted = []
@@ -216,6 +226,28 @@ def frequent_phrases(db: sqlite3.Connection, min_rows: int = KEPT_ROWS) -> list[
             counted.append((rows, phrase))
     counted.sort(key=lambda pair: (-pair[0], pair[1]))
     return [(phrase, rows) for rows, phrase in counted]
+
+
+def _made_for(table: bytes) -> str:
+    """The meta value of rankings made by these rules for the table of fingerprint ``table``."""
+    return f"{RULES_VERSION}:{table.hex()}"
+
+
+def stored_phrase(phrase: str) -> str:
+    """The phrase a ranking of ``phrase`` is kept under: a whole word as the term the index
+    stores for it (``"device"`` as ``"devic"``: FTS5 asks the same rows of both, and scores them
+    alike); any other phrase as it is."""
+    word = _WORD.fullmatch(phrase)
+    if word is None:
+        return phrase
+    stemmed = word_terms(word.group(1)).stemmed
+    return _phrase(stemmed[0], prefix=False) if len(stemmed) == 1 else phrase
+
+
+def _stem_of_itself(term: str) -> bool:
+    """Whether the stemmer leaves a stored term as it is, so that asking for it as a word asks
+    for the same term (true of most: ``devic``, ``memori``)."""
+    return word_terms(term).stemmed == (term,)
 
 
 def _plain(term: str) -> bool:
