@@ -179,6 +179,17 @@ def test_a_write_while_ranking_keeps_nothing(keywords, monkeypatch):
     assert keywords._kept_ranking(typed("dev"), SEARCH_DEPTH) is None
 
 
+def test_a_reader_keeps_nothing(keywords):
+    keywords.close()
+    reader = KeywordIndex(keywords.path, read_only=True)
+    try:
+        assert not reader.rankings.current()
+        assert reader.keep_rankings(min_rows=FREQUENT) == 0  # it never writes
+        assert reader._kept_ranking(typed("dev"), SEARCH_DEPTH) is None
+    finally:
+        reader.close()
+
+
 def test_an_index_without_the_table_searches_as_before(keywords):
     keywords.keep_rankings(min_rows=FREQUENT)
     with keywords._lock, keywords._db:

@@ -976,7 +976,10 @@ class KeywordIndex:
     ) -> int | None:
         """Rank the index's most frequent words and prefixes again and keep them, unless they
         are kept for the table as it is (see :mod:`~explorer.core.store.kept_rankings`): how
-        many were ranked; None if ``stop`` was set or the table changed first."""
+        many were ranked; None if ``stop`` was set or the table changed first. A reader keeps
+        nothing (0): it never writes."""
+        if self.read_only:
+            return 0
         with self._reading() as db:
             return self.rankings.refresh(self._top_rows, db, SEARCH_DEPTH, stop, min_rows)
 
