@@ -46,6 +46,7 @@ of the index was frequent enough to keep."""
 RULES_VERSION = "2"
 """Which phrases are kept, and how: a version that keeps others ranks them all again."""
 
+TABLE = "kept_rankings"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kept_rankings(
     phrase TEXT PRIMARY KEY,
@@ -113,13 +114,6 @@ class KeptRankings:
         """Make the table (a writer, when it opens the index)."""
         with self._lock:
             self._db.executescript(_SCHEMA)
-
-    def has_table(self) -> bool:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kept_rankings'"
-            ).fetchone()
-        return row is not None
 
     # -- reading ------------------------------------------------------------------------------
     @staticmethod

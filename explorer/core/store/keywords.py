@@ -44,6 +44,7 @@ from explorer.core.private_files import create_private_file, make_private_dirs
 from explorer.core.store.damaged_store import damage_words
 from explorer.core.store.embedding_ledger import EmbeddingLedger
 from explorer.core.store.file_facts import FileFacts, metadata_tags, search_title
+from explorer.core.store.kept_rankings import TABLE as KEPT_RANKINGS_TABLE
 from explorer.core.store.kept_rankings import KeptRankings
 from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable
 from explorer.core.store.manifest_records import (
@@ -965,11 +966,15 @@ class KeywordIndex:
     def _kept_ranking(self, match: str, limit: int) -> tuple[tuple[str, str, float], ...] | None:
         """:meth:`_ranked` read from :attr:`rankings`, when they keep ``match`` for the table
         as it is; None otherwise."""
-        if not self.derived("kept rankings table", self.rankings.has_table):
+        if not self.derived("kept rankings table", self._has_kept_rankings):
             return None  # an index a writer of this version has not opened yet
         with self._reading(snapshot=True) as db:  # the table and the rankings of one commit
             best = self.rankings.ranking(db, match, limit)
             return None if best is None else _chunks_of_rows(db, best.pairs())
+
+    def _has_kept_rankings(self) -> bool:
+        """Whether the index has the kept rankings' table (a writer of this version made it)."""
+        return KEPT_RANKINGS_TABLE in self._table_names()
 
     def keep_rankings(
         self, stop: threading.Event | None = None, min_rows: int | None = None
@@ -1010,34 +1015,26 @@ class KeywordIndex:
         phrase scores at most the ranking's floor, so the answer is the full sum's whenever
         the ``limit``-th best stands above that floor; None when it does not, or when nothing
         is kept for ``last`` (the caller sums every row then)."""
-        if self._kept_phrase_scores_held(last) or not scored:
+        if self.kept_phrase_scores(KeywordTable.CHUNKS, last) is not None or not scored:
             return None  # every row's score is at hand already
-        if not self.derived("kept rankings table", self.rankings.has_table):
+        if not self.derived("kept rankings table", self._has_kept_rankings):
             return None
         import numpy as np
 
         with self._reading(snapshot=True) as db:
             kept = self.rankings.ranking(db, last, SEARCH_DEPTH)
-            if kept is None or limit > len(kept.rowids):
-                return None
-            others = np.unique(np.concatenate([phrase.rowids for phrase in scored]))
-            outside = np.setdiff1d(others, kept.rowids, assume_unique=True)
-            if 2 * len(outside) > kept.matched:
-                return None  # scoring those costs about what scoring every row does
-            rows = db.execute(
-                f"SELECT rowid, {_BM25_SCORE} FROM chunks_fts WHERE chunks_fts MATCH ?"
-                " AND +rowid IN (SELECT value FROM json_each(?))",
-                (last, json.dumps(outside.tolist())),
-            ).fetchall()
-        held = PhraseScores.of_rows([*kept.pairs(), *((int(r), float(v)) for r, v in rows)])
+        if kept is None or limit > len(kept.rowids):
+            return None
+        others = np.unique(np.concatenate([phrase.rowids for phrase in scored]))
+        outside = np.setdiff1d(others, kept.rowids, assume_unique=True)
+        if 2 * len(outside) > kept.matched:
+            return None  # scoring those costs about what scoring every row does
+        alone = self.statistics.phrase_scores(KeywordTable.CHUNKS, last, outside.tolist())
+        held = PhraseScores.of_rows([*kept.pairs(), *alone.items()])
         best = best_of_sum([*scored, held], limit)
         if len(best) < limit or best[-1][1] <= kept.floor:
             return None  # a row beyond the kept ones could tie or pass the last of these
         return best
-
-    def _kept_phrase_scores_held(self, phrase: str) -> bool:
-        """Whether every row's score for ``phrase`` is kept in memory (:meth:`_kept_phrase`)."""
-        return self._kept(_phrase_key(phrase), self.keyword_version()) is not _NOT_KEPT
 
     def keep_phrase_scores(self, match: str) -> None:
         """Score each phrase of ``match`` alone over every row it matches, and keep the scores
@@ -1088,15 +1085,12 @@ class KeywordIndex:
         return {row[0]: float(row[1]) for row in rows}
 
     def _has_file_table(self) -> bool:
-        # Under the lock: :meth:`derived` computes outside it, and this is the shared
-        # connection. A fetch here while another thread's statement on it waits for the GIL in
-        # keyword_text() (distinctive_terms) held the GIL while waiting for SQLite's mutex: the
-        # two threads, and with them the process, waited for each other for good.
-        with self._lock:
-            row = self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'files_fts'"
-            ).fetchone()
-        return row is not None
+        # :meth:`_table_names` reads under the lock: :meth:`derived` computes outside it, and
+        # this is the shared connection. A fetch here while another thread's statement on it
+        # waits for the GIL in keyword_text() (distinctive_terms) held the GIL while waiting for
+        # SQLite's mutex: the two threads, and with them the process, waited for each other for
+        # good.
+        return "files_fts" in self._table_names()
 
     @property
     def statistics(self) -> KeywordStatistics:
