@@ -4,14 +4,12 @@ one it was ranked on."""
 
 from __future__ import annotations
 
-import random
 import sqlite3
 import threading
 
 import pytest
 
 from explorer.core.indexing.indexer import Indexer
-from explorer.core.ingest.documents import Chunk
 from explorer.core.live.writer import LiveIndex
 from explorer.core.retrieval.query import MIN_PREFIX, fts_expression
 from explorer.core.store import kept_rankings
@@ -22,6 +20,7 @@ from explorer.core.store.phrase_sums import or_phrases
 from explorer.settings.config import Settings
 from tests.conftest import wait_until, write_files
 from tests.fakes import FakeEmbedder
+from tests.keyword_corpus import add_file, add_word_files
 
 WORDS = (
     "device devices developer tree node memory barrier interrupt internal into in a page"
@@ -31,22 +30,12 @@ FREQUENT = 60
 """Rows a phrase matches to be kept, in these tests (of 200)."""
 
 
-def chunk(text: str, line: int) -> Chunk:
-    return Chunk(
-        text=text, heading_path="", start_line=line, end_line=line, start_char=0, end_char=len(text)
-    )
-
-
 @pytest.fixture
 def keywords(tmp_path):
     index = KeywordIndex(tmp_path / "index" / "index.sqlite")
-    pick = random.Random(31)
-    for number in range(40):
-        texts = [" ".join(pick.choice(WORDS) for _ in range(pick.randint(3, 40))) for _ in range(5)]
-        if number % 10 == 0:
-            texts[0] += " spin lock"  # in 4 rows: not frequent
-        chunks = [(f"f{number:02}#{i}", chunk(text, i * 10 + 1)) for i, text in enumerate(texts)]
-        index.replace_file(f"f{number:02}.md", 100, 1, f"h{number}", chunks, {}, f"File {number}")
+    add_word_files(index, WORDS, seed=31, longest=40)
+    for number in range(4):
+        add_file(index, f"spin{number}.md", "spin lock")  # in 4 rows: not frequent
     yield index
     index.close()
 
@@ -93,7 +82,7 @@ def test_the_frequent_phrases_are_those_a_word_being_typed_asks(keywords):
     assert not [p for p in phrases if any("\u4e00" <= c <= "\u9fff" for c in p)]  # CJK: bigrams
     assert PREFIX_FROM == MIN_PREFIX
     with keywords._reading() as db:
-        assert frequent_phrases(db, 201) == []  # more rows than the table holds
+        assert frequent_phrases(db, 205) == []  # more rows than the table holds (204)
 
 
 def test_a_kept_ranking_is_fts5s_own_to_the_bit(keywords):
@@ -131,9 +120,7 @@ def test_a_ranking_kept_to_its_depth_is_not_read_deeper(keywords, monkeypatch):
 def test_a_write_to_the_table_leaves_the_kept_rankings_unread_until_ranked_again(keywords):
     keywords.keep_rankings(min_rows=FREQUENT)
     match = typed("dev")
-    keywords.replace_file(
-        "new.md", 100, 1, "h-new", [("new.md#0", chunk("developer " * 30, 1))], {}, "new"
-    )
+    add_file(keywords, "new.md", "developer " * 30)
     assert not keywords.rankings.current()
     assert keywords._kept_ranking(match, SEARCH_DEPTH) is None
     fresh = keywords.search(match, 5)
@@ -168,9 +155,7 @@ def test_a_write_while_ranking_keeps_nothing(keywords, monkeypatch):
 
     def frequent_then_a_write(db, min_rows):
         ranked.append(min_rows)
-        keywords.replace_file(
-            "late.md", 100, 1, "h-late", [("late.md#0", chunk("device " * 9, 1))], {}, "late"
-        )
+        add_file(keywords, "late.md", "device " * 9)
         return [('"dev" *', 100)]
 
     monkeypatch.setattr(kept_rankings, "frequent_phrases", frequent_then_a_write)

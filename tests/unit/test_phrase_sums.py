@@ -3,20 +3,19 @@ the bit, each phrase scored once while the words before the last one stay the sa
 
 from __future__ import annotations
 
-import random
 import sqlite3
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from explorer.core.ingest.documents import Chunk
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.query import fts_expression
 from explorer.core.retrieval.search import SearchRequest, rank_words_ahead
 from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable
 from explorer.core.store.keywords import _BM25_SCORE, KeywordIndex
 from explorer.core.store.phrase_sums import PhraseScores, best_of_sum, or_phrases
+from tests.keyword_corpus import add_file, add_word_files
 
 WORDS = (
     "device tree node memory barrier interrupt handler page cache spin lock mapping"
@@ -24,24 +23,10 @@ WORDS = (
 ).split()
 
 
-def chunk(text: str, line: int) -> Chunk:
-    return Chunk(
-        text=text, heading_path="", start_line=line, end_line=line, start_char=0, end_char=len(text)
-    )
-
-
-def add_file(keywords: KeywordIndex, path: str, text: str) -> None:
-    keywords.replace_file(path, 100, 1, f"h-{path}", [(f"{path}#0", chunk(text, 1))], {}, path)
-
-
 @pytest.fixture
 def keywords(tmp_path):
     index = KeywordIndex(tmp_path / "index" / "index.sqlite")
-    pick = random.Random(7)
-    for number in range(40):
-        texts = [" ".join(pick.choice(WORDS) for _ in range(pick.randint(3, 60))) for _ in range(5)]
-        chunks = [(f"f{number:02}#{i}", chunk(text, i * 10 + 1)) for i, text in enumerate(texts)]
-        index.replace_file(f"f{number:02}.md", 100, 1, f"h{number}", chunks, {}, f"File {number}")
+    add_word_files(index, WORDS, seed=7, longest=60)
     yield index
     index.close()
 
