@@ -30,10 +30,13 @@ import threading
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from explorer.core.store.phrase_sums import PhraseScores
+
+_Key = TypeVar("_Key", bound=Hashable)
+_Value = TypeVar("_Value")
 
 Derived = Callable[[Hashable, Callable[[], Any]], Any]
 """:meth:`KeywordIndex.derived`: a value kept until the database changes."""
@@ -64,11 +67,28 @@ class TableTotals:
         return self.tokens / self.rows if self.rows else 0.0
 
 
+ROWS_KEPT = 10_000
+"""Rows whose facts :func:`remember` keeps per kind (a search of the kernel's docs scores up to
+800 rows a phrase); past this it forgets them all and starts over (100-250 bytes a row)."""
+
+
 @dataclass
 class _Counts:
-    """Rows per phrase, kept while the database does not change."""
+    """Rows per phrase, and the facts of the rows searches scored, kept while the database does
+    not change: a query being typed scores mostly the same best rows at every key, and reading
+    their lengths and rows again cost about a quarter of a search of two folders."""
 
     rows: dict[tuple[KeywordTable, str], int] = field(default_factory=dict)
+    lengths: dict[tuple[KeywordTable, int], int] = field(default_factory=dict)
+    chunk_rows: dict[str, int] = field(default_factory=dict)
+    file_rows: dict[str, int] = field(default_factory=dict)
+
+
+def remember(kept: dict[_Key, _Value], found: dict[_Key, _Value]) -> None:
+    """Add ``found`` to ``kept``, which starts over when it would pass :data:`ROWS_KEPT`."""
+    if len(kept) + len(found) > ROWS_KEPT:
+        kept.clear()
+    kept.update(found)
 
 
 def read_varints(blob: bytes) -> list[int]:
@@ -141,7 +161,7 @@ class KeywordStatistics:
 
     def phrase_rows(self, table: KeywordTable, phrase: str) -> int:
         """Rows of ``table`` that hold ``phrase`` (an FTS5 phrase: ``"proxy cache"``)."""
-        counts: _Counts = self._derived("phrase rows", _Counts)
+        counts = self._counts()
         key = (table, phrase)
         if key not in counts.rows and (kept := self._kept_scores(table, phrase)) is not None:
             counts.rows[key] = len(kept.rowids)  # every row the phrase matches, scored
@@ -177,34 +197,52 @@ class KeywordStatistics:
 
     def row_lengths(self, table: KeywordTable, rowids: Sequence[int]) -> dict[int, int]:
         """Tokens of each of ``rowids`` (all columns), from FTS5's docsize table."""
-        if not rowids:
-            return {}
+        kept = self._counts().lengths
+        lengths = {rowid: kept[(table, rowid)] for rowid in rowids if (table, rowid) in kept}
+        missing = [rowid for rowid in rowids if rowid not in lengths]
+        if not missing:
+            return lengths
         with self._lock:
             rows = self._db.execute(
                 f"SELECT id, sz FROM {table}_docsize WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(list(rowids)),),
+                (json.dumps(missing),),
             ).fetchall()
-        return {int(rowid): _total(bytes(size)) for rowid, size in rows}
+        found = {int(rowid): _total(bytes(size)) for rowid, size in rows}
+        remember(kept, {(table, rowid): length for rowid, length in found.items()})
+        return lengths | found
 
     def chunk_rowids(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         """The row of each chunk id (its row in ``chunks_fts`` too)."""
-        if not chunk_ids:
-            return {}
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id, rowid FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(list(chunk_ids)),),
-            ).fetchall()
-        return {str(chunk_id): int(rowid) for chunk_id, rowid in rows}
+        return self._rows_of(
+            self._counts().chunk_rows,
+            "SELECT id, rowid FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+            chunk_ids,
+        )
 
     def file_rowids(self, paths: Sequence[str]) -> dict[str, int]:
         """The row of each file in ``files_fts``: its first passage's rowid."""
-        if not paths:
-            return {}
+        return self._rows_of(
+            self._counts().file_rows,
+            "SELECT path, MIN(rowid) FROM chunks WHERE path IN"
+            " (SELECT value FROM json_each(?)) GROUP BY path",
+            paths,
+        )
+
+    def _rows_of(self, kept: dict[str, int], sql: str, names: Sequence[str]) -> dict[str, int]:
+        """The row of each of ``names`` (chunk ids or paths) that has one: from ``kept``, the
+        rest by ``sql`` (one JSON array of names, answering (name, rowid) pairs)."""
+        rows = {name: kept[name] for name in names if name in kept}
+        missing = [name for name in names if name not in rows]
+        if not missing:
+            return rows
         with self._lock:
-            rows = self._db.execute(
-                "SELECT path, MIN(rowid) FROM chunks WHERE path IN"
-                " (SELECT value FROM json_each(?)) GROUP BY path",
-                (json.dumps(list(paths)),),
-            ).fetchall()
-        return {str(path): int(rowid) for path, rowid in rows}
+            found = {
+                str(name): int(rowid)
+                for name, rowid in self._db.execute(sql, (json.dumps(missing),)).fetchall()
+            }
+        remember(kept, found)
+        return rows | found
+
+    def _counts(self) -> _Counts:
+        counts: _Counts = self._derived("phrase rows", _Counts)
+        return counts

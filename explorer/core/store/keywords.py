@@ -46,7 +46,7 @@ from explorer.core.store.embedding_ledger import EmbeddingLedger
 from explorer.core.store.file_facts import FileFacts, metadata_tags, search_title
 from explorer.core.store.kept_rankings import TABLE as KEPT_RANKINGS_TABLE
 from explorer.core.store.kept_rankings import KeptRankings
-from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable
+from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable, remember
 from explorer.core.store.manifest_records import (
     FileRecord,
     FileSummary,
@@ -875,11 +875,22 @@ class KeywordIndex:
         ]
 
     def chunk_places(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
-        """(path, start char) of each chunk id that exists; lighter than :meth:`chunks_by_id`."""
-        rows = self._rows_by_id(
-            "SELECT id, path, start_char FROM chunks WHERE id IN ({})", chunk_ids
+        """(path, start char) of each chunk id that exists; lighter than :meth:`chunks_by_id`.
+        Kept while the keyword tables stay the same: each key of a query being typed asks
+        for mostly the same best passages."""
+        kept: dict[str, tuple[str, int]] = self.derived(
+            "chunk places", dict, keyword_tables=True
         )
-        return {row[0]: (row[1], row[2]) for row in rows}
+        places = {cid: kept[cid] for cid in chunk_ids if cid in kept}
+        missing = [cid for cid in chunk_ids if cid not in places]
+        if missing:
+            rows = self._rows_by_id(
+                "SELECT id, path, start_char FROM chunks WHERE id IN ({})", missing
+            )
+            found = {row[0]: (row[1], row[2]) for row in rows}
+            remember(kept, found)
+            places |= found
+        return {cid: places[cid] for cid in chunk_ids if cid in places}
 
     def _rows_by_id(self, sql: str, chunk_ids: Sequence[str]) -> list[tuple[Any, ...]]:
         """Run ``sql`` (one ``{}`` for the id placeholders) over the ids, 500 at a time (on a
@@ -1076,10 +1087,15 @@ class KeywordIndex:
         if not self.derived("file table", self._has_file_table):
             return {}
         with self._reading() as db:
+            # The paths' rows are found once and FTS5's matches kept by rowid (``+rowid``: not a
+            # constraint FTS5 sees, which would run the match once per row). Joined to each
+            # match instead, the paths cost a lookup per file the words are in: "device tre*"
+            # took 3.4 ms for 28 of the kernel's files this way, 1.5 ms the other way.
             rows = db.execute(
-                f"SELECT c.path, {_FILE_BM25_SCORE} FROM files_fts"
-                " JOIN chunks c ON c.rowid = files_fts.rowid WHERE files_fts MATCH ?"
-                " AND c.path IN (SELECT value FROM json_each(?))",
+                f"SELECT c.path, found.score FROM (SELECT rowid, {_FILE_BM25_SCORE} AS score"
+                " FROM files_fts WHERE files_fts MATCH ? AND +rowid IN (SELECT MIN(rowid)"
+                " FROM chunks WHERE path IN (SELECT value FROM json_each(?)) GROUP BY path))"
+                " AS found JOIN chunks c ON c.rowid = found.rowid",
                 (match, json.dumps(list(paths))),
             ).fetchall()
         return {row[0]: float(row[1]) for row in rows}
