@@ -878,9 +878,7 @@ class KeywordIndex:
         """(path, start char) of each chunk id that exists; lighter than :meth:`chunks_by_id`.
         Kept while the keyword tables stay the same: each key of a query being typed asks
         for mostly the same best passages."""
-        kept: dict[str, tuple[str, int]] = self.derived(
-            "chunk places", dict, keyword_tables=True
-        )
+        kept: dict[str, tuple[str, int]] = self.derived("chunk places", dict, keyword_tables=True)
         places = {cid: kept[cid] for cid in chunk_ids if cid in kept}
         missing = [cid for cid in chunk_ids if cid not in places]
         if missing:
