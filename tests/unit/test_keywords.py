@@ -11,6 +11,8 @@ import pytest
 from explorer.core.ingest.documents import Chunk
 from explorer.core.models import FileState
 from explorer.core.retrieval.query import fts_expression
+from explorer.core.store import keyword_statistics
+from explorer.core.store.keyword_statistics import KeywordTable
 from explorer.core.store.keywords import SCHEMA_VERSION, KeywordIndex
 
 
@@ -392,6 +394,62 @@ def test_the_whole_file_row_follows_replace_skip_and_remove(keywords):
         assert db.execute("SELECT COUNT(*) FROM files_fts").fetchone()[0] == 0
     finally:
         db.close()
+
+
+def _row_facts(keywords, ids, paths):
+    """What a search of two folders reads about its hits' rows."""
+    stats = keywords.statistics
+    rows = stats.chunk_rowids(ids)
+    return (
+        keywords.chunk_places(ids),
+        rows,
+        stats.file_rowids(paths),
+        stats.row_lengths(KeywordTable.CHUNKS, list(rows.values())),
+    )
+
+
+def placed(text: str, start: int) -> Chunk:
+    return Chunk(text, "", 1, 1, start, start + len(text))
+
+
+def test_the_rows_a_search_read_follow_a_file_rewritten_here_or_by_another_writer(
+    keywords, tmp_path
+):
+    # Each key of a query being typed asks for mostly the same rows: their places, rows and
+    # lengths are kept between searches, and must be the file's new ones once it changes.
+    ids, paths = ["a.md#0", "a.md#1", "b.md#0"], ["a.md", "b.md"]
+    add(keywords, "a.md", ["alpha apples", "beta bananas"])
+    add(keywords, "b.md", ["bananas too"])
+    before = _row_facts(keywords, ids, paths)
+    assert before == _row_facts(keywords, ids, paths)  # asked again: the same
+    new = [("a.md#0", placed("alpha apples and many more words", 40)), ("a.md#1", placed("x", 90))]
+    keywords.replace_file("a.md", 100, 2, "hash-a2", new, {}, "")
+    other = KeywordIndex(tmp_path / "index" / "index.sqlite")
+    try:
+        add(other, "b.md", ["bananas and a much longer passage than before"])
+    finally:
+        other.close()
+    after = _row_facts(keywords, ids, paths)
+    fresh = KeywordIndex(tmp_path / "index" / "index.sqlite")
+    try:
+        assert after == _row_facts(fresh, ids, paths)  # an index that never kept any
+    finally:
+        fresh.close()
+    places, rows, files, lengths = after
+    assert places["a.md#0"] == ("a.md", 40) and places["a.md#1"] == ("a.md", 90)
+    assert set(rows.values()).isdisjoint(before[1].values())  # every row written again
+    assert files["a.md"] == rows["a.md#0"] and files["b.md"] == rows["b.md#0"]
+    assert lengths[rows["a.md#0"]] > before[3][before[1]["a.md#0"]]
+
+
+def test_the_kept_rows_start_over_rather_than_grow_past_their_bound(keywords, monkeypatch):
+    monkeypatch.setattr(keyword_statistics, "ROWS_KEPT", 3)
+    add(keywords, "a.md", [f"passage {number}" for number in range(8)])
+    ids = [f"a.md#{number}" for number in range(8)]
+    for cid in ids:  # one at a time: each answer whole, whatever was forgotten before
+        assert keywords.chunk_places([cid]) == {cid: ("a.md", 0)}
+        assert len(keywords.derived("chunk places", dict, keyword_tables=True)) <= 3
+    assert keywords.chunk_places(ids) == dict.fromkeys(ids, ("a.md", 0))
 
 
 def test_an_index_without_the_file_table_reads_and_is_upgraded_when_written(tmp_path):
