@@ -442,6 +442,25 @@ def test_the_rows_a_search_read_follow_a_file_rewritten_here_or_by_another_write
     assert lengths[rows["a.md#0"]] > before[3][before[1]["a.md#0"]]
 
 
+def test_words_summed_name_the_passages_the_rows_hold_now(keywords, tmp_path):
+    # Several words are ranked by rows (rowid, score), then named by the chunk each row holds,
+    # kept between keys. SQLite gives the rows of a file added after the last one was removed
+    # that file's numbers again: the next search names the new file's passages.
+    for number in range(5):
+        add(keywords, f"f{number}.md", [f"alpha beta note {number}", "gamma"])
+    query = fts_expression("alpha beta")
+    first = keywords.search(query, 10)
+    assert {cid for cid, _p, _s in first} == {f"f{n}.md#0" for n in range(5)}
+    keywords.remove_file("f4.md")
+    add(keywords, "new.md", ["alpha beta written after", "alpha alone"])
+    fresh = KeywordIndex(tmp_path / "index" / "index.sqlite")
+    try:
+        assert keywords.search(query, 10) == fresh.search(query, 10)
+    finally:
+        fresh.close()
+    assert {"new.md#0", "new.md#1"} <= {cid for cid, _p, _s in keywords.search(query, 10)}
+
+
 def test_the_kept_rows_start_over_rather_than_grow_past_their_bound(keywords, monkeypatch):
     monkeypatch.setattr(keyword_statistics, "ROWS_KEPT", 3)
     add(keywords, "a.md", [f"passage {number}" for number in range(8)])
