@@ -73,10 +73,11 @@ ROWS_KEPT = 10_000
 
 
 @dataclass
-class _Counts:
-    """Rows per phrase, and the facts of the rows searches scored, kept while the database does
-    not change: a query being typed scores mostly the same best rows at every key, and reading
-    their lengths and rows again cost about a quarter of a search of two folders."""
+class _RowFacts:
+    """Rows per phrase, and the lengths and rows of the rows searches scored, kept while the
+    database does not change: a query being typed scores mostly the same best rows at every
+    key, and reading their lengths and rows again cost about a quarter of a search of two
+    folders."""
 
     rows: dict[tuple[KeywordTable, str], int] = field(default_factory=dict)
     lengths: dict[tuple[KeywordTable, int], int] = field(default_factory=dict)
@@ -161,7 +162,7 @@ class KeywordStatistics:
 
     def phrase_rows(self, table: KeywordTable, phrase: str) -> int:
         """Rows of ``table`` that hold ``phrase`` (an FTS5 phrase: ``"proxy cache"``)."""
-        counts = self._counts()
+        counts = self._facts()
         key = (table, phrase)
         if key not in counts.rows and (kept := self._kept_scores(table, phrase)) is not None:
             counts.rows[key] = len(kept.rowids)  # every row the phrase matches, scored
@@ -197,7 +198,7 @@ class KeywordStatistics:
 
     def row_lengths(self, table: KeywordTable, rowids: Sequence[int]) -> dict[int, int]:
         """Tokens of each of ``rowids`` (all columns), from FTS5's docsize table."""
-        kept = self._counts().lengths
+        kept = self._facts().lengths
         lengths = {rowid: kept[(table, rowid)] for rowid in rowids if (table, rowid) in kept}
         missing = [rowid for rowid in rowids if rowid not in lengths]
         if not missing:
@@ -214,7 +215,7 @@ class KeywordStatistics:
     def chunk_rowids(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         """The row of each chunk id (its row in ``chunks_fts`` too)."""
         return self._rows_of(
-            self._counts().chunk_rows,
+            self._facts().chunk_rows,
             "SELECT id, rowid FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
             chunk_ids,
         )
@@ -222,7 +223,7 @@ class KeywordStatistics:
     def file_rowids(self, paths: Sequence[str]) -> dict[str, int]:
         """The row of each file in ``files_fts``: its first passage's rowid."""
         return self._rows_of(
-            self._counts().file_rows,
+            self._facts().file_rows,
             "SELECT path, MIN(rowid) FROM chunks WHERE path IN"
             " (SELECT value FROM json_each(?)) GROUP BY path",
             paths,
@@ -243,6 +244,6 @@ class KeywordStatistics:
         remember(kept, found)
         return rows | found
 
-    def _counts(self) -> _Counts:
-        counts: _Counts = self._derived("phrase rows", _Counts)
-        return counts
+    def _facts(self) -> _RowFacts:
+        facts: _RowFacts = self._derived("rows' facts", _RowFacts)
+        return facts
