@@ -471,6 +471,25 @@ def test_the_kept_rows_start_over_rather_than_grow_past_their_bound(keywords, mo
     assert keywords.chunk_places(ids) == dict.fromkeys(ids, ("a.md", 0))
 
 
+class _StartsOverAfterEachLook(dict):
+    """Kept rows that another thread's remember() starts over right after each look."""
+
+    def __contains__(self, key):
+        found = super().__contains__(key)
+        self.clear()
+        return found
+
+    def get(self, key, default=None):
+        value = super().get(key, default)
+        self.clear()
+        return value
+
+
+def test_kept_rows_started_over_by_another_thread_cost_a_row_not_an_error():
+    kept = _StartsOverAfterEachLook({"a.md#0": ("a.md", 0), "a.md#1": ("a.md", 9)})
+    assert keyword_statistics.recall(kept, ["a.md#0", "a.md#1"]) == {"a.md#0": ("a.md", 0)}
+
+
 def test_an_index_without_the_file_table_reads_and_is_upgraded_when_written(tmp_path):
     path = tmp_path / "index.sqlite"
     made = KeywordIndex(path)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -90,6 +90,13 @@ def remember(kept: dict[_Key, _Value], found: dict[_Key, _Value]) -> None:
     if len(kept) + len(found) > ROWS_KEPT:
         kept.clear()
     kept.update(found)
+
+
+def recall(kept: dict[_Key, _Value], keys: Iterable[_Key]) -> dict[_Key, _Value]:
+    """What ``kept`` holds of ``keys``: one look per key, so that another thread's
+    :func:`remember` starting ``kept`` over between a test and a read costs a row, not an
+    error."""
+    return {key: value for key in keys if (value := kept.get(key)) is not None}
 
 
 def read_varints(blob: bytes) -> list[int]:
@@ -199,7 +206,9 @@ class KeywordStatistics:
     def row_lengths(self, table: KeywordTable, rowids: Sequence[int]) -> dict[int, int]:
         """Tokens of each of ``rowids`` (all columns), from FTS5's docsize table."""
         kept = self._facts().lengths
-        lengths = {rowid: kept[(table, rowid)] for rowid in rowids if (table, rowid) in kept}
+        lengths = {
+            rowid: length for rowid in rowids if (length := kept.get((table, rowid))) is not None
+        }
         missing = [rowid for rowid in rowids if rowid not in lengths]
         if not missing:
             return lengths
@@ -232,7 +241,7 @@ class KeywordStatistics:
     def _rows_of(self, kept: dict[str, int], sql: str, names: Sequence[str]) -> dict[str, int]:
         """The row of each of ``names`` (chunk ids or paths) that has one: from ``kept``, the
         rest by ``sql`` (one JSON array of names, answering (name, rowid) pairs)."""
-        rows = {name: kept[name] for name in names if name in kept}
+        rows = recall(kept, names)
         missing = [name for name in names if name not in rows]
         if not missing:
             return rows

@@ -46,7 +46,12 @@ from explorer.core.store.embedding_ledger import EmbeddingLedger
 from explorer.core.store.file_facts import FileFacts, metadata_tags, search_title
 from explorer.core.store.kept_rankings import TABLE as KEPT_RANKINGS_TABLE
 from explorer.core.store.kept_rankings import KeptRankings
-from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable, remember
+from explorer.core.store.keyword_statistics import (
+    KeywordStatistics,
+    KeywordTable,
+    recall,
+    remember,
+)
 from explorer.core.store.manifest_records import (
     FileRecord,
     FileSummary,
@@ -862,7 +867,7 @@ class KeywordIndex:
         Kept while the keyword tables stay the same: each key of a query being typed asks
         for mostly the same best passages."""
         kept: dict[str, tuple[str, int]] = self.derived("chunk places", dict, keyword_tables=True)
-        places = {cid: kept[cid] for cid in chunk_ids if cid in kept}
+        places = recall(kept, chunk_ids)
         missing = [cid for cid in chunk_ids if cid not in places]
         if missing:
             rows = self._rows_by_id(
@@ -972,7 +977,7 @@ class KeywordIndex:
         keyword tables stay the same: the keys of a query being typed rank mostly the same
         best rows, and reading 800 of them took 2.3 ms a key on the kernel's docs."""
         kept: dict[int, tuple[str, str]] = self.derived("chunks of rows", dict, keyword_tables=True)
-        known = {rowid: kept[rowid] for rowid, _score in best if rowid in kept}
+        known = recall(kept, [rowid for rowid, _score in best])
         missing = [rowid for rowid, _score in best if rowid not in known]
         if missing:
             found = {
