@@ -472,7 +472,7 @@ def test_the_kept_rows_start_over_rather_than_grow_past_their_bound(keywords, mo
 
 
 class _StartsOverAfterEachLook(dict):
-    """Kept rows that another thread's remember() starts over right after each look."""
+    """Kept rows that another thread starts over right after each look."""
 
     def __contains__(self, key):
         found = super().__contains__(key)
@@ -485,9 +485,17 @@ class _StartsOverAfterEachLook(dict):
         return value
 
 
-def test_kept_rows_started_over_by_another_thread_cost_a_row_not_an_error():
+def test_kept_rows_started_over_by_another_thread_cost_a_row_read_again_not_an_error():
     kept = _StartsOverAfterEachLook({"a.md#0": ("a.md", 0), "a.md#1": ("a.md", 9)})
-    assert keyword_statistics.recall(kept, ["a.md#0", "a.md#1"]) == {"a.md#0": ("a.md", 0)}
+    asked = []
+
+    def read(missing):
+        asked.append(missing)
+        return {"a.md#1": ("a.md", 9)}
+
+    whole = {"a.md#0": ("a.md", 0), "a.md#1": ("a.md", 9)}
+    assert keyword_statistics.kept_or_read(kept, ["a.md#0", "a.md#1"], read) == whole
+    assert asked == [["a.md#1"]]
 
 
 def test_an_index_without_the_file_table_reads_and_is_upgraded_when_written(tmp_path):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -68,7 +68,7 @@ class TableTotals:
 
 
 ROWS_KEPT = 10_000
-"""Rows whose facts :func:`remember` keeps per kind (a search of the kernel's docs scores up to
+"""Rows whose facts :func:`kept_or_read` keeps per kind (a search of the kernel's docs scores up to
 800 rows a phrase); past this it forgets them all and starts over (100-250 bytes a row)."""
 
 
@@ -80,23 +80,29 @@ class _RowFacts:
     folders."""
 
     rows: dict[tuple[KeywordTable, str], int] = field(default_factory=dict)
-    lengths: dict[tuple[KeywordTable, int], int] = field(default_factory=dict)
+    lengths: dict[KeywordTable, dict[int, int]] = field(default_factory=dict)
     chunk_rows: dict[str, int] = field(default_factory=dict)
     file_rows: dict[str, int] = field(default_factory=dict)
 
 
-def remember(kept: dict[_Key, _Value], found: dict[_Key, _Value]) -> None:
-    """Add ``found`` to ``kept``, which starts over when it would pass :data:`ROWS_KEPT`."""
+def kept_or_read(
+    kept: dict[_Key, _Value],
+    keys: Sequence[_Key],
+    read: Callable[[list[_Key]], dict[_Key, _Value]],
+) -> dict[_Key, _Value]:
+    """The value of each of ``keys`` that has one: from ``kept``, the rest by ``read`` (given
+    the keys ``kept`` lacks), then kept too. ``kept`` starts over when it would pass
+    :data:`ROWS_KEPT`; each key is looked at once, so another thread starting it over between
+    a look and a read costs a row read again, not an error."""
+    known = {key: value for key in keys if (value := kept.get(key)) is not None}
+    missing = [key for key in keys if key not in known]
+    if not missing:
+        return known
+    found = read(missing)
     if len(kept) + len(found) > ROWS_KEPT:
         kept.clear()
     kept.update(found)
-
-
-def recall(kept: dict[_Key, _Value], keys: Iterable[_Key]) -> dict[_Key, _Value]:
-    """What ``kept`` holds of ``keys``: one look per key, so that another thread's
-    :func:`remember` starting ``kept`` over between a test and a read costs a row, not an
-    error."""
-    return {key: value for key in keys if (value := kept.get(key)) is not None}
+    return known | found
 
 
 def read_varints(blob: bytes) -> list[int]:
@@ -205,21 +211,17 @@ class KeywordStatistics:
 
     def row_lengths(self, table: KeywordTable, rowids: Sequence[int]) -> dict[int, int]:
         """Tokens of each of ``rowids`` (all columns), from FTS5's docsize table."""
-        kept = self._facts().lengths
-        lengths = {
-            rowid: length for rowid in rowids if (length := kept.get((table, rowid))) is not None
-        }
-        missing = [rowid for rowid in rowids if rowid not in lengths]
-        if not missing:
-            return lengths
-        with self._lock:
-            rows = self._db.execute(
-                f"SELECT id, sz FROM {table}_docsize WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(missing),),
-            ).fetchall()
-        found = {int(rowid): _total(bytes(size)) for rowid, size in rows}
-        remember(kept, {(table, rowid): length for rowid, length in found.items()})
-        return lengths | found
+
+        def read(missing: list[int]) -> dict[int, int]:
+            with self._lock:
+                rows = self._db.execute(
+                    f"SELECT id, sz FROM {table}_docsize"
+                    " WHERE id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(missing),),
+                ).fetchall()
+            return {int(rowid): _total(bytes(size)) for rowid, size in rows}
+
+        return kept_or_read(self._facts().lengths.setdefault(table, {}), rowids, read)
 
     def chunk_rowids(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         """The row of each chunk id (its row in ``chunks_fts`` too)."""
@@ -241,17 +243,13 @@ class KeywordStatistics:
     def _rows_of(self, kept: dict[str, int], sql: str, names: Sequence[str]) -> dict[str, int]:
         """The row of each of ``names`` (chunk ids or paths) that has one: from ``kept``, the
         rest by ``sql`` (one JSON array of names, answering (name, rowid) pairs)."""
-        rows = recall(kept, names)
-        missing = [name for name in names if name not in rows]
-        if not missing:
-            return rows
-        with self._lock:
-            found = {
-                str(name): int(rowid)
-                for name, rowid in self._db.execute(sql, (json.dumps(missing),)).fetchall()
-            }
-        remember(kept, found)
-        return rows | found
+
+        def read(missing: list[str]) -> dict[str, int]:
+            with self._lock:
+                rows = self._db.execute(sql, (json.dumps(missing),)).fetchall()
+            return {str(name): int(rowid) for name, rowid in rows}
+
+        return kept_or_read(kept, names, read)
 
     def _facts(self) -> _RowFacts:
         facts: _RowFacts = self._derived("rows' facts", _RowFacts)

@@ -46,12 +46,7 @@ from explorer.core.store.embedding_ledger import EmbeddingLedger
 from explorer.core.store.file_facts import FileFacts, metadata_tags, search_title
 from explorer.core.store.kept_rankings import TABLE as KEPT_RANKINGS_TABLE
 from explorer.core.store.kept_rankings import KeptRankings
-from explorer.core.store.keyword_statistics import (
-    KeywordStatistics,
-    KeywordTable,
-    recall,
-    remember,
-)
+from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable, kept_or_read
 from explorer.core.store.manifest_records import (
     FileRecord,
     FileSummary,
@@ -213,6 +208,15 @@ class KeywordIndexDamaged(ExplorerError):
             f"the keyword index {path} is damaged ({self.reason}); "
             f"run `{repair_command}` to repair it"
         )
+
+
+def _chunks_at(db: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[str, str]]:
+    """(chunk id, path) of each of ``rowids`` that still holds a chunk."""
+    rows = db.execute(
+        "SELECT rowid, id, path FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
+        (json.dumps(rowids),),
+    )
+    return {row[0]: (row[1], row[2]) for row in rows}
 
 
 def _keyword_text_or_null(
@@ -866,16 +870,15 @@ class KeywordIndex:
         """(path, start char) of each chunk id that exists; lighter than :meth:`chunks_by_id`.
         Kept while the keyword tables stay the same: each key of a query being typed asks
         for mostly the same best passages."""
-        kept: dict[str, tuple[str, int]] = self.derived("chunk places", dict, keyword_tables=True)
-        places = recall(kept, chunk_ids)
-        missing = [cid for cid in chunk_ids if cid not in places]
-        if missing:
+
+        def read(missing: list[str]) -> dict[str, tuple[str, int]]:
             rows = self._rows_by_id(
                 "SELECT id, path, start_char FROM chunks WHERE id IN ({})", missing
             )
-            found = {row[0]: (row[1], row[2]) for row in rows}
-            remember(kept, found)
-            places |= found
+            return {row[0]: (row[1], row[2]) for row in rows}
+
+        kept: dict[str, tuple[str, int]] = self.derived("chunk places", dict, keyword_tables=True)
+        places = kept_or_read(kept, chunk_ids, read)
         return {cid: places[cid] for cid in chunk_ids if cid in places}
 
     def _rows_by_id(self, sql: str, chunk_ids: Sequence[str]) -> list[tuple[Any, ...]]:
@@ -977,21 +980,10 @@ class KeywordIndex:
         keyword tables stay the same: the keys of a query being typed rank mostly the same
         best rows, and reading 800 of them took 2.3 ms a key on the kernel's docs."""
         kept: dict[int, tuple[str, str]] = self.derived("chunks of rows", dict, keyword_tables=True)
-        known = recall(kept, [rowid for rowid, _score in best])
-        missing = [rowid for rowid, _score in best if rowid not in known]
-        if missing:
-            found = {
-                row[0]: (row[1], row[2])
-                for row in db.execute(
-                    "SELECT rowid, id, path FROM chunks"
-                    " WHERE rowid IN (SELECT value FROM json_each(?))",
-                    (json.dumps(missing),),
-                )
-            }
-            if len(found) != len(missing):
-                return None
-            remember(kept, found)
-            known |= found
+        rowids = [rowid for rowid, _score in best]
+        known = kept_or_read(kept, rowids, lambda missing: _chunks_at(db, missing))
+        if len(known) != len(rowids):
+            return None
         return tuple((*known[rowid], score) for rowid, score in best)
 
     def _has_kept_rankings(self) -> bool:
