@@ -19,6 +19,7 @@ import pytest
 from explorer.api.answers import SearchAnswer
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import SearchMode
+from explorer.core.retrieval import search as search_module
 from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
 from explorer.core.retrieval.collections import (
     Collection,
@@ -28,6 +29,7 @@ from explorer.core.retrieval.collections import (
 )
 from explorer.core.retrieval.file_filter import parse_filter_words
 from explorer.core.retrieval.keyword_scale import KeywordScale
+from explorer.core.retrieval.merged_search import MergedPlan
 from explorer.core.retrieval.query import QueryError, fts_phrases
 from explorer.core.retrieval.related import related_files
 from explorer.core.retrieval.scopes import CollectionsError, Scope
@@ -122,6 +124,57 @@ def test_two_folders_rank_as_one_folder_holding_both(folders, opened, query, mod
     assert [[p.score for p in hit.passages] for hit in together.results] == [
         [p.score for p in hit.passages] for hit in expected.results
     ]
+
+
+def test_rows_crowded_into_a_few_files_rank_deeper_before_they_are_fused(
+    tmp_path, monkeypatch
+) -> None:
+    """Each collection's best "quokka" rows lie in three long files: the merged keyword
+    search passes over the depths that hold fewer files than it shows, fuses once, and
+    answers as one folder holding both folders does."""
+    long_files = {
+        f"long/l{i}.md": "# Long\n"
+        + "".join(f"\n## Part {part}\n\nQuokka, quokka notes {part}.\n" for part in range(8))
+        for i in range(3)
+    }
+    short_files = {
+        f"short/s{i:02d}.md": f"# Short {i}\n\nA quokka once, among words of note {i}.\n"
+        for i in range(12)
+    }
+    first = long_files | dict(list(short_files.items())[:6])
+    second = dict(list(short_files.items())[6:])
+    embedder = FakeEmbedder()
+
+    def built(files: dict[str, str], name: str) -> Index:
+        index = build(write_files(tmp_path / name, files), tmp_path / f"i-{name}", embedder)
+        index.close()
+        return Index(replace(index.settings, candidates=5), embedder=embedder)
+
+    one, two = built(first, "one"), built(second, "two")
+    both = {f"one/{p}": t for p, t in first.items()} | {f"two/{p}": t for p, t in second.items()}
+    union = built(both, "union")
+    fused: list[int] = []
+    fuse = search_module._fuse
+
+    def counting_fuse(legs, *args):
+        fused.append(len(legs.keyword))
+        return fuse(legs, *args)
+
+    monkeypatch.setattr(search_module, "_fuse", counting_fuse)
+    request = SearchRequest("quokka", mode=SearchMode.KEYWORD, limit=10, prefix_last=True)
+    try:
+        collections = Collections([Collection("one", one), Collection("two", two)])
+        together = collections.search(request)
+        assert len(fused) == 1  # 5 and 20 rows: the long files alone
+        monkeypatch.setattr(MergedPlan, "keyword_leg_too_narrow", lambda *args: False)
+        assert answer(collections.search(request)) == answer(together)
+        assert len(fused) == 1 + 3
+        expected = search(union, request)
+    finally:
+        for index in (one, two, union):
+            index.close()
+    assert len(together.results) == 10
+    assert answer(together) == [(hit.path, hit.score) for hit in expected.results]
 
 
 def test_each_index_on_its_own_scale_would_rank_otherwise(folders, opened) -> None:

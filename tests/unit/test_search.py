@@ -12,6 +12,7 @@ import pytest
 from explorer.api.answers import SearchAnswer
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import SearchMode
+from explorer.core.retrieval import search as search_module
 from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
 from explorer.core.retrieval.query import QueryError, query_terms
 from explorer.core.retrieval.search import SearchRequest, VectorLeg, search
@@ -134,6 +135,33 @@ def test_limit_is_filled_even_when_files_have_many_matching_chunks(index):
         assert all(hit.path.startswith("zoo/") for hit in response.results)
     finally:
         small.close()
+
+
+def test_a_keyword_search_passes_over_depths_that_hold_too_few_files(index, monkeypatch):
+    """Rows crowded into a few files (each zoo file holds 6 quokka passages): the keyword
+    search ranks deeper before it fuses, and answers as fusing at every depth does."""
+    small = reopened(index, candidates=5)
+    fused: list[int] = []
+    fuse = search_module._fuse
+
+    def counting_fuse(legs, *args):
+        fused.append(len(legs.keyword))
+        return fuse(legs, *args)
+
+    monkeypatch.setattr(search_module, "_fuse", counting_fuse)
+    try:
+        request = SearchRequest("quokka habitat", mode="keyword", limit=10)
+        skipping = search(small, request)
+        assert len(fused) == 1  # 5 and 20 rows hold fewer than 10 files: fused at 80
+        monkeypatch.setattr(
+            search_module._OneIndexPlan, "keyword_leg_too_narrow", lambda *args: False
+        )
+        every_depth = search(small, request)
+        assert fused[1:] == [5, 20, fused[0]]  # every depth fused: 5, 20, then 80
+    finally:
+        small.close()
+    assert len(skipping.results) == 10
+    assert skipping.results == every_depth.results
 
 
 def test_highlights_mark_query_words_in_result_snippets(index):

@@ -46,6 +46,7 @@ from explorer.core.retrieval.search import (
     file_similarities,
     group_files,
     keyword_coverage,
+    keyword_rows_too_narrow,
     lacking_vectors_note,
     leg_hits,
     measured_cosines,
@@ -74,6 +75,10 @@ def unqualified(value: str) -> tuple[str, str]:
     return name, rest
 
 
+_LegAnswer = tuple[list[tuple[str, str, float]], list[tuple[str, float]], str | None]
+"""What :func:`~explorer.core.retrieval.search.leg_hits` returns for one collection."""
+
+
 @dataclass(frozen=True)
 class SearchedCollection:
     """A collection a search looks at, and the files its filters allow there."""
@@ -99,6 +104,11 @@ class MergedPlan:
     shared_scale: bool = True
     """Put BM25 on the shared scale (False: each index's own; for measuring what it changes)."""
     _indexes: dict[str, Index] = field(init=False, repr=False)
+    _merged_keyword: dict[int, tuple[dict[str, _LegAnswer], list[tuple[str, str, float]]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    """The merged keyword leg :meth:`keyword_leg_too_narrow` made, by depth, for
+    :meth:`gather`."""
 
     def __post_init__(self) -> None:
         self._indexes = {searched.name: searched.index for searched in self.searched}
@@ -121,32 +131,21 @@ class MergedPlan:
 
     def gather(self, request: SearchRequest, k: int, vector: np.ndarray | None) -> Legs:
         """Both legs of every searched collection, merged into the ``k`` best of each leg."""
-        found = _each(
-            self.searched, lambda one: leg_hits(one.index, request, k, one.allowed, vector)
-        )
-        answers = {one.name: answer for one, answer in zip(self.searched, found, strict=True)}
+        merged = self._merged_keyword.pop(k, None) if vector is None else None
+        answers, keyword = merged if merged is not None else self._keyword_leg(request, k, vector)
         expression = next((e for _hits, _vectors, e in answers.values() if e is not None), None)
-        own_hits = {name: hits for name, (hits, _vectors, _e) in answers.items()}
-        if expression is not None:
-            own_hits = self._keyword_hits(request, k, expression, own_hits)
-        keyword: list[tuple[str, str, float]] = []
         returned: list[tuple[str, float]] = []
-        places: dict[str, tuple[str, int]] = {}
         for name, (_hits, vectors, _expression) in answers.items():
-            hits = own_hits[name]
-            keyword.extend(
-                (qualified(name, cid), qualified(name, path), score) for cid, path, score in hits
-            )
             returned.extend((qualified(name, cid), similarity) for cid, similarity in vectors)
-            ids = list(dict.fromkeys([cid for cid, _p, _s in hits] + [cid for cid, _ in vectors]))
+        # Stable sorts: among equal scores, each collection's own order, collections in turn.
+        returned = sorted(returned, key=lambda hit: -hit[1])[:k]
+        # The places of the rows each leg keeps, read from the index that holds each.
+        wanted = [cid for cid, _p, _s in keyword] + [cid for cid, _s in returned]
+        places: dict[str, tuple[str, int]] = {}
+        for name, ids in _by_collection(dict.fromkeys(wanted)).items():
             for cid, (path, start) in self._indexes[name].keywords.chunk_places(ids).items():
                 places[qualified(name, cid)] = (qualified(name, path), start)
-        # Stable sorts: among equal scores, each collection's own order, collections in turn.
-        keyword = sorted(keyword, key=lambda hit: -hit[2])[:k]
-        returned = sorted(returned, key=lambda hit: -hit[1])[:k]
         known = [(cid, similarity) for cid, similarity in returned if cid in places]
-        kept = {cid for cid, _p, _s in keyword} | {cid for cid, _s in known}
-        places = {cid: place for cid, place in places.items() if cid in kept}
         legs = Legs(keyword, known, returned, places, lookup=request.parsed.lookup)
         if request.mode == SearchMode.HYBRID and vector is not None and known and keyword:
             legs.measured, legs.pending = self._measured(vector, keyword, {cid for cid, _ in known})
@@ -159,6 +158,37 @@ class MergedPlan:
         if expression is not None and keyword and self.settings.file_keyword_weight > 0:
             legs.file_keyword = self._file_keyword(request, expression, places)
         return legs
+
+    def keyword_leg_too_narrow(self, request: SearchRequest, k: int) -> bool:
+        """See :meth:`~explorer.core.retrieval.search.SearchPlan.keyword_leg_too_narrow`. The
+        merged keyword leg is made here once, and :meth:`gather` at the same depth takes it."""
+        if request.parsed.expression is None:
+            return False
+        merged = self._keyword_leg(request, k, None)
+        self._merged_keyword = {k: merged}
+        return keyword_rows_too_narrow([merged[1]], k, request)
+
+    def _keyword_leg(
+        self, request: SearchRequest, k: int, vector: np.ndarray | None
+    ) -> tuple[dict[str, _LegAnswer], list[tuple[str, str, float]]]:
+        """What each collection's legs return (:func:`leg_hits`), by name, and the merged
+        keyword leg: the ``k`` best (qualified chunk id, qualified path, BM25 on the shared
+        scale) of them all."""
+        found = _each(
+            self.searched, lambda one: leg_hits(one.index, request, k, one.allowed, vector)
+        )
+        answers = {one.name: answer for one, answer in zip(self.searched, found, strict=True)}
+        expression = next((e for _hits, _vectors, e in answers.values() if e is not None), None)
+        own_hits = {name: hits for name, (hits, _vectors, _e) in answers.items()}
+        if expression is not None:
+            own_hits = self._keyword_hits(request, k, expression, own_hits)
+        keyword = [
+            (qualified(name, cid), qualified(name, path), score)
+            for name, hits in own_hits.items()
+            for cid, path, score in hits
+        ]
+        # Stable: among equal scores, each collection's own order, collections in turn.
+        return answers, sorted(keyword, key=lambda hit: -hit[2])[:k]
 
     def _keyword_hits(
         self,

@@ -210,6 +210,13 @@ class SearchPlan(Protocol):
         """Both legs' ``k`` best candidates among the allowed files."""
         ...
 
+    def keyword_leg_too_narrow(self, request: SearchRequest, k: int) -> bool:
+        """Whether the keyword leg's ``k`` best rows are sure to hold fewer files than
+        ``request`` shows while more rows are left (see :func:`keyword_rows_too_narrow`):
+        :func:`run_search` would fuse them only to widen. False when that is not known for
+        the price of a kept ranking's slice (a filtered leg ranks anew at every depth)."""
+        ...
+
     def group(
         self, candidates: list[Candidate], file_scores: dict[str, float], request: SearchRequest
     ) -> list[FileHit]:
@@ -271,6 +278,13 @@ class _OneIndexPlan:
     def gather(self, request: SearchRequest, k: int, vector: np.ndarray | None) -> Legs:
         return _gather(self.index, request, k, self.allowed, vector)
 
+    def keyword_leg_too_narrow(self, request: SearchRequest, k: int) -> bool:
+        expression = request.parsed.expression
+        if self.allowed is not None or expression is None:
+            return False
+        hits = scoped_legs.keyword_hits(self.index, expression, k, None)
+        return keyword_rows_too_narrow([hits], k, request)
+
     def group(
         self, candidates: list[Candidate], file_scores: dict[str, float], request: SearchRequest
     ) -> list[FileHit]:
@@ -316,6 +330,13 @@ def run_search(source: SearchSource, request: SearchRequest) -> SearchResponse:
     settings = plan.settings
     rule = fusion_rule(settings)
     k = settings.candidates
+    deepest = 8 * settings.candidates
+    if request.mode == SearchMode.KEYWORD:
+        # A word whose best rows crowd into a few files ("c" over the kernel's docs: its 800
+        # best passages lie in 4 files) widens twice below; the passes it would throw away
+        # are skipped, with the same answer.
+        while k < deepest and plan.keyword_leg_too_narrow(request, k):
+            k *= 4
     vector = None
     vectors_lost = ""
     while True:
@@ -344,7 +365,7 @@ def run_search(source: SearchSource, request: SearchRequest) -> SearchResponse:
         files = {candidate.path for candidate in candidates}
         exhausted = len(keyword_hits) < k and len(legs.returned_vectors) < k
         wanted = request.offset + request.limit
-        if len(files) >= wanted or exhausted or k >= 8 * settings.candidates:
+        if len(files) >= wanted or exhausted or k >= deepest:
             break
         k *= 4
 
@@ -370,6 +391,18 @@ def run_search(source: SearchSource, request: SearchRequest) -> SearchResponse:
         response.notes.append("no vectors yet: results are by keyword only")
     response.results = plan.group(candidates, file_scores, request)
     return response
+
+
+def keyword_rows_too_narrow(
+    legs: Sequence[Sequence[tuple[str, str, float]]], k: int, request: SearchRequest
+) -> bool:
+    """Whether keyword legs (each index's ``k`` best (chunk id, path, BM25), of one or several
+    indexes) hold fewer files together than ``request`` shows, and at least ``k`` rows. The
+    files :func:`run_search` shows are among those of its keyword leg's best ``k`` rows, so at
+    that depth a keyword search shows too few and, with rows left, widens."""
+    files = {(leg, path) for leg, hits in enumerate(legs) for _cid, path, _score in hits}
+    rows = sum(len(hits) for hits in legs)
+    return rows >= k and len(files) < request.offset + request.limit
 
 
 def embedded_while(
