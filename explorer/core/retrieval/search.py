@@ -213,8 +213,9 @@ class SearchPlan(Protocol):
     def keyword_leg_too_narrow(self, request: SearchRequest, k: int) -> bool:
         """Whether the keyword leg's ``k`` best rows are sure to hold fewer files than
         ``request`` shows while more rows are left (see :func:`keyword_rows_too_narrow`):
-        :func:`run_search` would fuse them only to widen. False when that is not known for
-        the price of a kept ranking's slice (a filtered leg ranks anew at every depth)."""
+        :func:`run_search` would fuse them only to widen. It may answer False when finding
+        out would cost a ranking that :meth:`gather` then makes again (one index's filtered
+        leg, which is not kept)."""
         ...
 
     def group(
