@@ -217,3 +217,4 @@ def test_filter_describe_and_words():
     file_filter = FileFilter(("guides/",), ("a", "b"), ("1.5",))
     assert file_filter.describe() == "guides/ and tags a or b and version 1.5"
     assert file_filter.words() == ("guides/", "tag:a", "tag:b", "version:1.5")
+    assert FileFilter((), ("",), (" ",)).describe() == "tag '' and version ' '"

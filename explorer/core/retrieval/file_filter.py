@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from explorer.core.safe_text import echoed
+from explorer.core.safe_text import quoted as quoted_value
 
 if TYPE_CHECKING:
     from explorer.core.store.keywords import KeywordIndex
@@ -79,10 +80,10 @@ class FileFilter:
         if self.paths:
             parts.append(PathFilter(self.paths).describe())
         if self.tags:
-            tags = " or ".join(map(echoed, self.tags))
+            tags = " or ".join(map(_shown, self.tags))
             parts.append(("tag " if len(self.tags) == 1 else "tags ") + tags)
         if self.versions:
-            parts.append("version " + " or ".join(map(echoed, self.versions)))
+            parts.append("version " + " or ".join(map(_shown, self.versions)))
         excluded = PathFilter(self.exclude).describe() if self.exclude else ""
         if excluded and not parts:
             return f"all files but {excluded}"
@@ -145,3 +146,9 @@ def parse_filter_words(text: str) -> ParsedQuery:
         tuple(found["collection"]),
         tuple(found["scope"]),
     )
+
+
+def _shown(value: str) -> str:
+    """A tag or version as a note repeats it; a blank one in quotes (``tag ''``), which
+    would otherwise read as no tag at all."""
+    return echoed(value) if value.strip() else quoted_value(value)
