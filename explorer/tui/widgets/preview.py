@@ -17,6 +17,7 @@ pages in view.
 from __future__ import annotations
 
 import re
+import time
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,11 @@ class Heading:
     """The 1-based page it is on (a PDF), else None."""
 
 
+HEADINGS_AFTER = 0.3
+"""Seconds the loading worker waits after handing a file over before it works out the
+file's headings (the outline's), so that parsing them does not slow the file's first frames."""
+
+
 def markdown_headings(text: str, line_offset: int = 0) -> list[Heading]:
     """The headings of Markdown ``text`` (ATX and underlined, never a ``#`` line in a code
     fence), with their 1-based lines; ``line_offset``: lines of the file before ``text``."""
@@ -89,6 +95,24 @@ def markdown_headings(text: str, line_offset: int = 0) -> list[Heading]:
             level = int(token.tag[1:]) if token.tag[1:].isdigit() else 1
             headings.append(Heading(level, safe_text(title), token.map[0] + 1 + line_offset))
     return headings
+
+
+def file_headings(loaded: LoadedFile) -> list[Heading]:
+    """The headings of a loaded file: a Markdown file's (rendered, or line for line when long),
+    an extracted document's outline (a PDF's bookmarks); none for code and text."""
+    if loaded.kind == "markdown":
+        return markdown_headings("\n" * loaded.line_offset + loaded.text)
+    if loaded.kind not in ("code", "text"):
+        return []
+    if loaded.text:  # a long page, rendered line for line
+        return markdown_headings(loaded.text)
+    document = loaded.document
+    if document is None:
+        return []
+    return [
+        Heading(entry.level, entry.title, entry.line, document.page_at(entry.line))
+        for entry in document.outline
+    ]
 
 
 def find_pattern(text: str) -> re.Pattern[str] | None:
@@ -229,8 +253,6 @@ class Preview(Vertical):
         self._document: PreviewDocument | None = None
         """The open document's pages and outline (an extracted document), else None."""
         self._kept = LoadedFiles()
-        self._markdown_source = ""
-        """The Markdown source of a long page shown line for line (for its headings)."""
         self._shown_file: LoadedFile | None = None
         """What the loading worker gave for the file on show (its headings are kept in it)."""
 
@@ -398,23 +420,11 @@ class Preview(Vertical):
         if not self.loaded:
             return []
         shown = self._shown_file
-        if shown is not None and shown.headings is None:
-            shown.headings = self._headings()
-        return shown.headings if shown is not None and shown.headings is not None else []
-
-    def _headings(self) -> list[Heading]:
-        """The headings of the file on show, worked out from its text or its outline."""
-        if self.kind == "markdown":
-            return markdown_headings("\n".join(self._source))
-        if self._markdown_source:  # a long page, rendered line for line
-            return markdown_headings(self._markdown_source)
-        if self._document is not None:
-            document = self._document
-            return [
-                Heading(entry.level, entry.title, entry.line, document.page_at(entry.line))
-                for entry in document.outline
-            ]
-        return []
+        if shown is None:
+            return []
+        if shown.headings is None:  # the loading worker has not worked them out yet
+            shown.headings = file_headings(shown)
+        return shown.headings
 
     @property
     def page_count(self) -> int:
@@ -709,14 +719,22 @@ class Preview(Vertical):
         if worker.is_cancelled:
             return
         self.post_message(self.FileLoaded(token, loaded))
+        kept = loaded
         if large and loaded.kind == "code":
             # Shown plain at once; the colours follow when the lexer is done.
             coloured = load_file(path, absolute)
             if not worker.is_cancelled and len(coloured.lines) == len(loaded.lines):
                 self.post_message(self.FileLoaded(token, coloured, recolour=True))
-                self._kept.put(key, coloured)
-        elif not worker.is_cancelled:
-            self._kept.put(key, loaded)
+                kept = coloured
+        if worker.is_cancelled:
+            return
+        self._kept.put(key, kept)
+        # The outline's headings, worked out while the reader reads: parsing a long page at the
+        # first ``t`` held that key for 100-200 ms. After the file's first frames, which
+        # parsing beside them would slow.
+        time.sleep(HEADINGS_AFTER)
+        if not worker.is_cancelled and loaded.headings is None:
+            loaded.headings = kept.headings = file_headings(loaded)
 
     def show_failure(self, worker: Worker[Any], text: str) -> None:
         """The loading worker failed: say so in place of the file."""
@@ -739,7 +757,6 @@ class Preview(Vertical):
         self.kind = loaded.kind
         self._shown_file = loaded
         self._document = loaded.document if loaded.kind in ("code", "text") else None
-        self._markdown_source = loaded.text if loaded.kind in ("code", "text") else ""
         if loaded.kind == "message":
             self._source = []
             self.query_one("#preview-message", Static).update(Content(safe_text(loaded.note)))
