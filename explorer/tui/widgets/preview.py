@@ -17,7 +17,6 @@ pages in view.
 from __future__ import annotations
 
 import re
-import time
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,8 +77,8 @@ class Heading:
 
 
 HEADINGS_AFTER = 0.3
-"""Seconds the loading worker waits after handing a file over before it works out the
-file's headings (the outline's), so that parsing them does not slow the file's first frames."""
+"""Seconds after a file is shown before its headings (the outline's) are worked out, on a
+thread: parsing them beside its first frames would slow those."""
 
 
 def markdown_headings(text: str, line_offset: int = 0) -> list[Heading]:
@@ -725,16 +724,28 @@ class Preview(Vertical):
             coloured = load_file(path, absolute)
             if not worker.is_cancelled and len(coloured.lines) == len(loaded.lines):
                 self.post_message(self.FileLoaded(token, coloured, recolour=True))
+                coloured.headings = loaded.headings  # None, or worked out meanwhile
                 kept = coloured
-        if worker.is_cancelled:
-            return
-        self._kept.put(key, kept)
-        # The outline's headings, worked out while the reader reads: parsing a long page at the
-        # first ``t`` held that key for 100-200 ms. After the file's first frames, which
-        # parsing beside them would slow.
-        time.sleep(HEADINGS_AFTER)
-        if not worker.is_cancelled and loaded.headings is None:
-            loaded.headings = kept.headings = file_headings(loaded)
+        if not worker.is_cancelled:
+            self._kept.put(key, kept)
+
+    def _headings_soon(self, token: int) -> None:
+        """In :data:`HEADINGS_AFTER` seconds, work the shown file's headings out on a thread
+        (the outline's, for ``t``: parsing a long page at its first press held the key for
+        tens of milliseconds); not at once, which would slow the file's first frames."""
+
+        def start() -> None:
+            shown = self._shown_file
+            if token == self._token and shown is not None and shown.headings is None:
+                self._work_out_headings(shown)
+
+        self.set_timer(HEADINGS_AFTER, start)
+
+    @work(thread=True, exclusive=True, group="headings", exit_on_error=False)
+    def _work_out_headings(self, shown: LoadedFile) -> None:
+        headings = file_headings(shown)
+        if shown.headings is None:
+            shown.headings = headings
 
     def show_failure(self, worker: Worker[Any], text: str) -> None:
         """The loading worker failed: say so in place of the file."""
@@ -756,6 +767,8 @@ class Preview(Vertical):
             return
         self.kind = loaded.kind
         self._shown_file = loaded
+        if loaded.headings is None:
+            self._headings_soon(token)
         self._document = loaded.document if loaded.kind in ("code", "text") else None
         if loaded.kind == "message":
             self._source = []
