@@ -17,6 +17,7 @@ pages in view.
 from __future__ import annotations
 
 import re
+import time
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,8 @@ class Heading:
 HEADINGS_AFTER = 0.3
 """Seconds after a file is shown before its headings (the outline's) are worked out, on a
 thread: parsing them beside its first frames would slow those."""
+HEADINGS_STEP = 0.05
+"""The steps of that wait: a cancelled wait ends within one."""
 
 
 def markdown_headings(text: str, line_offset: int = 0) -> list[Heading]:
@@ -729,20 +732,21 @@ class Preview(Vertical):
         if not worker.is_cancelled:
             self._kept.put(key, kept)
 
-    def _headings_soon(self, token: int) -> None:
-        """In :data:`HEADINGS_AFTER` seconds, work the shown file's headings out on a thread
-        (the outline's, for ``t``: parsing a long page at its first press held the key for
-        tens of milliseconds); not at once, which would slow the file's first frames."""
-
-        def start() -> None:
-            shown = self._shown_file
-            if token == self._token and shown is not None and shown.headings is None:
-                self._work_out_headings(shown)
-
-        self.set_timer(HEADINGS_AFTER, start)
-
     @work(thread=True, exclusive=True, group="headings", exit_on_error=False)
     def _work_out_headings(self, shown: LoadedFile) -> None:
+        """Work the shown file's headings out (the outline's, for ``t``: parsing a long page at
+        its first press held the key for tens of milliseconds), :data:`HEADINGS_AFTER` seconds
+        on, not beside the file's first frames. The wait ends at once when the worker is
+        cancelled (another file shown, the app quitting, which waits for its threads)."""
+        worker = get_current_worker()
+        waited = 0.0
+        while waited < HEADINGS_AFTER:
+            if worker.is_cancelled:
+                return
+            time.sleep(HEADINGS_STEP)
+            waited += HEADINGS_STEP
+        if worker.is_cancelled or shown.headings is not None:
+            return
         headings = file_headings(shown)
         if shown.headings is None:
             shown.headings = headings
@@ -768,7 +772,7 @@ class Preview(Vertical):
         self.kind = loaded.kind
         self._shown_file = loaded
         if loaded.headings is None:
-            self._headings_soon(token)
+            self._work_out_headings(loaded)
         self._document = loaded.document if loaded.kind in ("code", "text") else None
         if loaded.kind == "message":
             self._source = []
