@@ -424,7 +424,7 @@ class Preview(Vertical):
         shown = self._shown_file
         if shown is None:
             return []
-        if shown.headings is None:  # the loading worker has not worked them out yet
+        if shown.headings is None:  # asked before the headings' thread worked them out
             shown.headings = file_headings(shown)
         return shown.headings
 
@@ -736,7 +736,7 @@ class Preview(Vertical):
     def _work_out_headings(self, shown: LoadedFile) -> None:
         """Work the shown file's headings out (the outline's, for ``t``: parsing a long page at
         its first press held the key for tens of milliseconds), :data:`HEADINGS_AFTER` seconds
-        on, not beside the file's first frames. The wait ends at once when the worker is
+        on, not beside the file's first frames. The wait ends within a step when the worker is
         cancelled (another file shown, the app quitting, which waits for its threads)."""
         worker = get_current_worker()
         waited = 0.0
