@@ -148,6 +148,22 @@ def phrases_scored(monkeypatch) -> list[str]:
 
 
 @pytest.fixture
+def fused_keyword_rows(monkeypatch) -> list[int]:
+    """The keyword rows of each pass a search fuses, in order, from now on."""
+    from explorer.core.retrieval import search
+
+    fused: list[int] = []
+    real = search._fuse
+
+    def counted(legs, *args):
+        fused.append(len(legs.keyword))
+        return real(legs, *args)
+
+    monkeypatch.setattr(search, "_fuse", counted)
+    return fused
+
+
+@pytest.fixture
 def fake_model(monkeypatch):
     """Every index opened by the test embeds with the fake embedder, not the real model."""
     monkeypatch.setattr(

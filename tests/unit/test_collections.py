@@ -19,7 +19,6 @@ import pytest
 from explorer.api.answers import SearchAnswer
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import SearchMode
-from explorer.core.retrieval import search as search_module
 from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
 from explorer.core.retrieval.collections import (
     Collection,
@@ -127,7 +126,7 @@ def test_two_folders_rank_as_one_folder_holding_both(folders, opened, query, mod
 
 
 def test_rows_crowded_into_a_few_files_rank_deeper_before_they_are_fused(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, fused_keyword_rows
 ) -> None:
     """Each collection's best "quokka" rows lie in three long files: the merged keyword
     search passes over the depths that hold fewer files than it shows, fuses once, and
@@ -153,14 +152,7 @@ def test_rows_crowded_into_a_few_files_rank_deeper_before_they_are_fused(
     one, two = built(first, "one"), built(second, "two")
     both = {f"one/{p}": t for p, t in first.items()} | {f"two/{p}": t for p, t in second.items()}
     union = built(both, "union")
-    fused: list[int] = []
-    fuse = search_module._fuse
-
-    def counting_fuse(legs, *args):
-        fused.append(len(legs.keyword))
-        return fuse(legs, *args)
-
-    monkeypatch.setattr(search_module, "_fuse", counting_fuse)
+    fused = fused_keyword_rows
     request = SearchRequest("quokka", mode=SearchMode.KEYWORD, limit=10, prefix_last=True)
     try:
         collections = Collections([Collection("one", one), Collection("two", two)])

@@ -137,18 +137,13 @@ def test_limit_is_filled_even_when_files_have_many_matching_chunks(index):
         small.close()
 
 
-def test_a_keyword_search_passes_over_depths_that_hold_too_few_files(index, monkeypatch):
+def test_a_keyword_search_passes_over_depths_that_hold_too_few_files(
+    index, monkeypatch, fused_keyword_rows
+):
     """Rows crowded into a few files (each zoo file holds 6 quokka passages): the keyword
     search ranks deeper before it fuses, and answers as fusing at every depth does."""
     small = reopened(index, candidates=5)
-    fused: list[int] = []
-    fuse = search_module._fuse
-
-    def counting_fuse(legs, *args):
-        fused.append(len(legs.keyword))
-        return fuse(legs, *args)
-
-    monkeypatch.setattr(search_module, "_fuse", counting_fuse)
+    fused = fused_keyword_rows
     try:
         request = SearchRequest("quokka habitat", mode="keyword", limit=10)
         skipping = search(small, request)
