@@ -103,7 +103,7 @@ def file_headings(loaded: LoadedFile) -> list[Heading]:
     """The headings of a loaded file: a Markdown file's (rendered, or line for line when long),
     an extracted document's outline (a PDF's bookmarks); none for code and text."""
     if loaded.kind == "markdown":
-        return markdown_headings("\n" * loaded.line_offset + loaded.text)
+        return markdown_headings(loaded.text, loaded.line_offset)
     if loaded.kind not in ("code", "text"):
         return []
     if loaded.text:  # a long page, rendered line for line
