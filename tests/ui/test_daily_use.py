@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 from textual.widget import Widget
-from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
 from explorer.tui.keys import key_groups
 from explorer.tui.screens.main import MainScreen
+from explorer.tui.widgets.footer import FittingFooter
 from explorer.tui.widgets.fuzzy_jump import FuzzyJump
 from explorer.tui.widgets.help import HelpScreen
 from explorer.tui.widgets.outline import OutlineScreen
@@ -39,8 +38,8 @@ async def open_and_wait(pilot, path: str, **kwargs) -> None:
 
 
 def footer_keys(app) -> dict[str, str]:
-    """What the footer shows now: {key as shown: description}."""
-    return {key.key_display: key.description for key in app.screen.query(FooterKey)}
+    """What the footer offers now: {key as shown: description}."""
+    return {key.key_display: key.description for key in app.screen.query_one(FittingFooter).keys}
 
 
 def long_code(docs: Path, name: str = "long.py", functions: int = 300) -> str:
@@ -816,7 +815,26 @@ async def test_the_footer_shows_the_focused_panes_keys(sample_copy, app_for):
         in_preview = footer_keys(app)
         for key, description in [("/", "Find"), ("n", "Next"), ("t", "Outline"), ("w", "Wrap")]:
             assert in_preview.get(key) == description, in_preview
-        assert app.screen.query_one(Footer)
+
+
+async def test_a_click_on_a_footer_key_presses_it_and_the_mouse_over_it_says_what_it_does(
+    sample_copy, app_for
+):
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        footer = screen.query_one(FittingFooter)
+        line = footer.render_line(0).text
+        at = line.index("^t Mode")
+        assert footer.key_at(at + 3).description == "Mode"
+        assert footer.key_at(len(line) - 1).palette  # the palette's key ends the line
+        before = screen.search_box.mode
+        await pilot.hover(FittingFooter, offset=(at + 1, 0))
+        assert footer.tooltip and "hybrid" in str(footer.tooltip)
+        await pilot.click(FittingFooter, offset=(at + 1, 0))
+        await pilot.pause()
+        assert screen.search_box.mode != before
 
 
 async def test_help_and_readme_list_every_key_grouped_by_pane(sample_copy, app_for):

@@ -334,9 +334,7 @@ def test_the_readme_key_table_is_the_generated_one():
 async def test_at_80x24_the_footer_and_the_status_bar_show_only_whole_words(
     sample_copy, app_for, pane
 ):
-    from textual.widgets._footer import FooterKey
-
-    from explorer.tui.widgets.footer import _cells
+    from explorer.tui.widgets.footer import FittingFooter
 
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -354,66 +352,74 @@ async def test_at_80x24_the_footer_and_the_status_bar_show_only_whole_words(
         else:
             await focus_pane(pilot, pane)
         await pilot.pause(0.2)
-        keys = [key for key in screen.query(FooterKey) if key.display]
-        assert keys, "the footer shows keys"
-        assert sum(_cells(key) for key in keys) <= 80, [key.render().plain for key in keys]
-        if pane != "link picker":  # laid out: each key inside the screen, whole
-            for key in keys:
-                assert key.region.right <= 80, key.render()
+        footer = screen.query_one(FittingFooter)
+        line = footer.render_line(0).text
+        shown = footer.shown
+        assert len(shown) >= 3, line  # a few of the pane's keys, and the palette's
+        offered = [key for key in footer.keys if not key.palette]
+        assert shown[:-1] == offered[: len(shown) - 1], line  # the first keys, in order
+        assert shown[-1].palette, line
+        assert len(line) <= 80, line
+        drawn = [f"{key.key_display} {key.description}".strip() for key in shown]
+        at = 0
+        for text in drawn:  # each key whole, in order
+            found = line.find(text, at)
+            assert found >= 0, (text, line)
+            at = found + len(text)
+        assert line.replace("▏", " ").split() == " ".join(drawn).split(), line  # nothing else
         status = screen.status
         await pilot.pause()
-        shown = status.render().plain
-        assert len(shown) <= status.size.width, shown
-        for part in shown.split(" │ "):  # every part whole: one of the bar's own parts
-            assert part.strip(), shown
-        assert not shown.rstrip().endswith("│"), shown
+        shown_status = status.render().plain
+        assert len(shown_status) <= status.size.width, shown_status
+        for part in shown_status.split(" │ "):  # every part whole: one of the bar's own parts
+            assert part.strip(), shown_status
+        assert not shown_status.rstrip().endswith("│"), shown_status
 
 
-async def test_a_focus_change_lays_the_footer_out_once_with_only_whole_keys(
-    sample_copy, app_for, monkeypatch
+@pytest.mark.parametrize("key, field", [("slash", "find"), ("colon", "go-to")])
+async def test_a_field_and_its_keys_in_the_footer_come_in_one_frame(
+    sample_copy, app_for, key, field
 ):
-    """Leaving the find field tells the footer twice; its keys are mounted again once, and
-    those that do not fit come hidden already (no second layout to hide them)."""
-    from textual.widgets import Footer
-    from textual.widgets._footer import FooterKey
+    """Opening the find or go-to field, and closing it, changes the footer in the frame that
+    shows the change: never a frame with the field and the page's keys, or the page and the
+    field's keys."""
+    from textual.widgets import Input
 
     from explorer.tui.widgets.footer import FittingFooter
 
-    recomposed: list[bool] = []
-    refits: list[bool] = []
-    recompose, fit = Footer.recompose, FittingFooter._fit
-
-    async def counted(footer):
-        recomposed.append(True)
-        await recompose(footer)
-
-    def checked(footer):
-        before = [key.display for key in footer.query(FooterKey)]
-        fit(footer)
-        refits.append(before != [key.display for key in footer.query(FooterKey)])
-
-    monkeypatch.setattr(Footer, "recompose", counted)
-    monkeypatch.setattr(FittingFooter, "_fit", checked)
     app = app_for(sample_copy, watch=False)
-    async with app.run_test(size=(80, 24)) as pilot:
+    frames: list[tuple[bool, tuple[str, ...]]] = []
+    composed = app._display
+
+    def display(screen, update) -> None:
+        if update is not None and screen is app.screen and screen.query(FittingFooter):
+            bar = screen.preview.query_one(f"#{field}", Input)
+            shown = screen.query_one(FittingFooter).shown
+            frames.append((bar.display, tuple(key.description for key in shown)))
+        composed(screen, update)
+
+    app._display = display  # type: ignore[method-assign]
+    async with app.run_test(size=(160, 45)) as pilot:
         screen = app.screen
         await wait_settled(pilot)
         screen.open_file("guides/backups.md")
         await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
         await focus_pane(pilot, "preview")
         await pilot.pause(0.3)
-        recomposed.clear()
-        refits.clear()
-        await pilot.press("slash")  # the find field
+        footer = screen.query_one(FittingFooter)
+        page_keys = tuple(key.description for key in footer.shown)
+        frames.clear()
+        await pilot.press(key)
         await pilot.pause(0.3)
-        await pilot.press("enter")  # back to the page
+        field_keys = tuple(key.description for key in footer.shown)
+        await pilot.press("escape")
         await pilot.pause(0.3)
-        assert len(recomposed) == 2  # one per focus change
-        assert refits and not any(refits)
-        keys = [key for key in screen.query(FooterKey) if key.display]
-        assert any(key.description == "Find" for key in keys)
-        for key in keys:
-            assert key.region.right <= 80, key.render()
+    assert "Find" in page_keys and "Find" not in field_keys, (page_keys, field_keys)
+    with_field = [keys for open_, keys in frames if open_]
+    without = [keys for open_, keys in frames if not open_]
+    assert with_field and without, frames
+    assert set(with_field) == {field_keys}, frames
+    assert set(without) == {page_keys}, frames
 
 
 async def test_the_tree_forced_on_at_80_columns_is_readable(sample_copy, app_for):

@@ -99,7 +99,7 @@ class MainScreen(Screen[None]):
     (:mod:`explorer.tui.key_routing`).
     """
 
-    ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusBar"
+    ALLOW_IN_MAXIMIZED_VIEW = "FittingFooter, StatusBar"
     ESCAPE_TO_MINIMIZE = False
     """Esc is :meth:`action_leave`'s: it leaves the zoom and goes to the search box at once."""
     BINDINGS: ClassVar[list[BindingType]] = [

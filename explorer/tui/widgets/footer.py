@@ -1,127 +1,223 @@
-"""The footer: the focused pane's keys, each shown whole or not at all.
+"""The footer: the focused pane's keys on one line, each shown whole or not at all.
 
-Textual's footer lays its keys out in a row and cuts the row at the screen's edge, so at 80
-columns the last key read ``Esc leave``'s half. Here the keys that do not fit whole are hidden
-(the ``?`` help lists every key), and below :data:`COMPACT_BELOW` columns the footer is compact
-(less space between keys), so more of them fit.
+Textual's footer is a row of widgets, one per key, mounted anew at every focus change: after a
+key that moves the focus it laid the screen out twice more and painted two more frames (on a
+long page the find field showed 25 ms after ``/``, and the footer settled at 76–81 ms). Here
+the footer is one widget that draws its keys as one line of text, so a focus change repaints
+it in the frame that shows the change, and nothing is laid out for it.
+
+Keys that do not fit whole are left out (the ``?`` help lists every key), and below
+:data:`COMPACT_BELOW` columns the keys sit closer (no space inside them), so more fit. It looks
+like Textual's footer, from the same theme variables; a click on a key presses it, and the
+mouse over a key shows what it does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from rich.cells import cell_len
+from rich.style import Style
+from rich.text import Text
 from textual import events
-from textual.app import ComposeResult
+from textual.app import RenderResult
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
 COMPACT_BELOW = 120
 """Terminals narrower than this get the compact footer."""
 
+PALETTE_EDGE = "▏"
+"""The thin rule left of the command palette's key (Textual's ``vkey`` border)."""
 
-class FittingFooter(Footer):
-    """A footer whose keys are shown whole or hidden."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._composed_for: tuple[object, ...] | None = None
-        self._extra: dict[tuple[bool, str], int] = {}
-        """Cells a key takes beyond its text, by (compact, kind), as :meth:`_fit` measured."""
+@dataclass(frozen=True)
+class FooterKey:
+    """One key the footer offers: the focused pane's binding, as the footer shows it."""
 
-    def compose(self) -> ComposeResult:
-        """Textual's keys, those that do not fit already hidden when the cells they take have
-        been measured once (:meth:`_fit`): the footer then changes in one layout, not two."""
-        keys = list(super().compose())
-        known = [self._cells_known(key) for key in keys]
-        cells = [cell for cell in known if cell is not None]
-        if keys and len(cells) == len(keys):
-            room = self.size.width or self.app.size.width
-            for key, shown in zip(keys, _whole(keys, cells, room), strict=True):
-                key.display = shown
-        yield from keys
+    key: str
+    """The key a click presses."""
+    key_display: str
+    description: str
+    enabled: bool
+    tooltip: str
+    palette: bool = False
+    """The command palette's key, at the right edge."""
 
-    async def recompose(self) -> None:
-        """Lay the keys out anew, unless they are the keys on show: one focus change tells the
-        footer twice (the field left, the pane focused), and each recompose mounts every key
-        again and lays the screen out twice (the keys, then their fit)."""
-        shown = self._shown()
-        if shown == self._composed_for:
+    def cells(self, compact: bool) -> int:
+        """The cells the key takes, the space after it included."""
+        text = cell_len(self.key_display) + cell_len(self.description)
+        if self.palette:  # "▏key desc " at any width
+            return text + 3
+        if compact:  # "key desc" and a space after it
+            return text + (2 if self.description else 1)
+        return text + 3 if self.description else text  # " key desc "; a bare key as it is
+
+
+class FittingFooter(Widget, can_focus=False):
+    """The focused pane's keys, those that fit whole, and the command palette's at the right."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "footer--item",
+        "footer--key",
+        "footer--description",
+        "footer--edge",
+    }
+    DEFAULT_CSS = """
+    FittingFooter {
+        dock: bottom;
+        height: 1;
+        color: $footer-foreground;
+        background: $footer-background;
+        & > .footer--item {
+            background: $footer-item-background;
+        }
+        & > .footer--key {
+            color: $footer-key-foreground;
+            background: $footer-key-background;
+            text-style: bold;
+        }
+        & > .footer--description {
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+        & > .footer--edge {
+            color: $foreground 20%;
+        }
+    }
+    """
+
+    compact = reactive(False)
+    """Keys without space inside them (set from the width; a change repaints)."""
+
+    ALLOW_SELECT = False
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._keys: tuple[FooterKey, ...] = ()
+
+    @property
+    def keys(self) -> tuple[FooterKey, ...]:
+        """The keys the footer offers now (the focused pane's), drawn or left out for want of
+        room."""
+        return self._keys
+
+    @property
+    def shown(self) -> list[FooterKey]:
+        """The keys drawn, in order (those that fit whole, and the command palette's)."""
+        return [key for _start, key in self._places()]
+
+    def _places(self) -> list[tuple[int, FooterKey]]:
+        """The keys drawn, each with the cell it starts at: the pane's keys from the left while
+        each fits whole beside the command palette's key, which ends the line."""
+        width, compact = self.size.width or self.app.size.width, self.compact
+        palette = [key for key in self._keys if key.palette]
+        room = width - sum(key.cells(compact) for key in palette)
+        places, used = [], 0
+        for key in self._keys:
+            if key.palette:
+                continue
+            if used + key.cells(compact) > room:
+                break  # this key and those after it: not whole
+            places.append((used, key))
+            used += key.cells(compact)
+        return places + [(room, key) for key in palette]
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+        self.bindings_changed(self.screen)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def bindings_changed(self, screen: Screen[Any]) -> None:
+        """Take the keys of the pane focused now; a repaint in the frame the change makes."""
+        if screen is not self.screen:
             return
-        self._composed_for = shown
-        await super().recompose()
-        self.call_after_refresh(self._fit)
-
-    def _shown(self) -> tuple[object, ...]:
-        """What :meth:`Footer.compose` shows, as a value to compare."""
-        if not self._bindings_ready:
-            return ()
-        return tuple(
-            (binding.key, binding.action, binding.description, binding.group, enabled, tooltip)
-            for _node, binding, enabled, tooltip in self.screen.active_bindings.values()
-            if binding.show or binding.key == self.app.COMMAND_PALETTE_BINDING
-        )
+        keys = self._offered(screen)
+        if keys != self._keys:
+            self._keys = keys
+            self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
         self.compact = event.size.width < COMPACT_BELOW
-        for key in self.query(FooterKey):
-            key.display = True
-        self.call_after_refresh(self._fit)
 
-    def _cells_known(self, key: Widget) -> int | None:
-        """The cells ``key`` (not yet mounted) will take, from its text and what :meth:`_fit`
-        measured of a key of its kind; None when that is not known."""
-        if not isinstance(key, FooterKey):
-            return None
-        extra = self._extra.get((self.compact, _kind(key)))
-        if extra is None:
-            return None
-        return cell_len(key.key_display) + cell_len(key.description) + extra
+    def _offered(self, screen: Screen[Any]) -> tuple[FooterKey, ...]:
+        """The focused pane's keys to show (a binding's first key per action), and the
+        command palette's last."""
+        keys: list[FooterKey] = []
+        actions: set[str] = set()
+        palette: FooterKey | None = None
+        for _node, binding, enabled, tooltip in screen.active_bindings.values():
+            if binding.key == self.app.COMMAND_PALETTE_BINDING and self.app.ENABLE_COMMAND_PALETTE:
+                palette = self._key(binding, enabled, binding.tooltip, palette=True)
+            elif binding.show and binding.action not in actions:
+                actions.add(binding.action)
+                keys.append(self._key(binding, enabled, tooltip))
+        return (*keys, *([palette] if palette is not None else []))
 
-    def _fit(self) -> None:
-        """Show the keys, in order, while each fits whole beside the command palette's key
-        (docked at the right); hide the rest. Widths are measured from what each key renders,
-        not from the layout, which a screen under a picker does not update."""
-        keys = list(self.query(FooterKey))
-        cells = [_cells(key) for key in keys]
-        for key, cell in zip(keys, cells, strict=True):
-            text = cell_len(key.key_display) + cell_len(key.description)
-            self._extra[(self.compact, _kind(key))] = cell - text
-        room = self.size.width or self.app.size.width
-        for key, shown in zip(keys, _whole(keys, cells, room), strict=True):
-            if key.display != shown:
-                key.display = shown
+    def _key(
+        self, binding: Binding, enabled: bool, tooltip: str, palette: bool = False
+    ) -> FooterKey:
+        return FooterKey(
+            binding.key,
+            self.app.get_key_display(binding),
+            binding.description,
+            enabled,
+            tooltip or binding.description,
+            palette,
+        )
 
+    def render(self) -> RenderResult:
+        line = Text(no_wrap=True, overflow="crop", end="")
+        for start, key in self._places():
+            line.append(" " * max(0, start - line.cell_len))  # before the palette's key
+            line.append_text(self._drawn(key))
+        return line
 
-def _whole(keys: Sequence[Widget], cells: list[int], room: int) -> list[bool]:
-    """Which of ``keys`` (taking ``cells`` each) show: in order, while each fits whole in
-    ``room`` beside the command palette's key (docked at the right, always shown)."""
-    room -= sum(cell for key, cell in zip(keys, cells, strict=True) if _palette(key))
-    used, cut, shown = 0, False, []
-    for key, cell in zip(keys, cells, strict=True):
-        if not _palette(key):
-            used += cell
-            cut = cut or used > room
-        shown.append(_palette(key) or not cut)
-    return shown
+    def _drawn(self, key: FooterKey) -> Text:
+        """``key`` as the footer draws it, the space after it included."""
+        item = self.get_component_rich_style("footer--item")
+        if not key.enabled:
+            item += Style(dim=True)
+        key_style = item + self.get_component_rich_style("footer--key")
+        description_style = item + self.get_component_rich_style("footer--description")
+        edge = item + self.get_component_rich_style("footer--edge")
+        if key.palette:  # the same at any width (as Textual's footer draws it)
+            parts = [(PALETTE_EDGE, edge), (key.key_display, key_style)]
+            parts += [(f" {key.description}", description_style), (" ", item)]
+        elif not key.description:
+            parts = [(key.key_display, key_style)]
+            if self.compact:
+                parts.append((" ", Style()))  # the space between keys: the footer's own
+        elif self.compact:
+            parts = [(key.key_display, key_style), (f" {key.description}", description_style)]
+            parts.append((" ", Style()))
+        else:
+            parts = [
+                (f" {key.key_display} ", key_style),
+                (f"{key.description} ", description_style),
+            ]
+        return Text.assemble(*parts)
 
+    def key_at(self, x: int) -> FooterKey | None:
+        """The key drawn at cell ``x``, if any."""
+        compact = self.compact
+        places = self._places()
+        return next((key for start, key in places if start <= x < start + key.cells(compact)), None)
 
-def _palette(key: Widget) -> bool:
-    """Whether ``key`` is the command palette's (docked at the footer's right)."""
-    return key.has_class("-command-palette")
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        key = self.key_at(event.x)
+        self.tooltip = key.tooltip if key is not None else None
 
-
-def _kind(key: FooterKey) -> str:
-    """Keys of one kind take the same cells beyond their text: the classes Textual gives a key
-    when it is made that change its padding or margin (``-compact``, set once it is mounted,
-    is the footer's own state), and whether it has a description (with none, no padding)."""
-    classes = [name for name in ("-grouped", "-command-palette") if key.has_class(name)]
-    return f"{classes}:{bool(key.description)}"
-
-
-def _cells(key: FooterKey) -> int:
-    """The cells ``key`` takes in the footer's row: what it renders, its padding and border,
-    and its margin."""
-    return key.render().cell_len + key.styles.gutter.width + key.styles.margin.width
+    def on_click(self, event: events.Click) -> None:
+        key = self.key_at(event.x)
+        if key is None:
+            return
+        if key.enabled:
+            self.app.simulate_key(key.key)
+        else:
+            self.app.bell()
