@@ -35,7 +35,7 @@ PALETTE_EDGE = "▏"
 
 
 @dataclass(frozen=True)
-class FooterKey:
+class OfferedKey:
     """One key the footer offers: the focused pane's binding, as the footer shows it."""
 
     key: str
@@ -97,20 +97,20 @@ class FittingFooter(Widget, can_focus=False):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._keys: tuple[FooterKey, ...] = ()
+        self._keys: tuple[OfferedKey, ...] = ()
 
     @property
-    def keys(self) -> tuple[FooterKey, ...]:
+    def keys(self) -> tuple[OfferedKey, ...]:
         """The keys the footer offers now (the focused pane's), drawn or left out for want of
         room."""
         return self._keys
 
     @property
-    def shown(self) -> list[FooterKey]:
+    def shown(self) -> list[OfferedKey]:
         """The keys drawn, in order (those that fit whole, and the command palette's)."""
         return [key for _start, key in self._places()]
 
-    def _places(self) -> list[tuple[int, FooterKey]]:
+    def _places(self) -> list[tuple[int, OfferedKey]]:
         """The keys drawn, each with the cell it starts at: the pane's keys from the left while
         each fits whole beside the command palette's key, which ends the line."""
         width, compact = self.size.width or self.app.size.width, self.compact
@@ -145,12 +145,12 @@ class FittingFooter(Widget, can_focus=False):
     def on_resize(self, event: events.Resize) -> None:
         self.compact = event.size.width < COMPACT_BELOW
 
-    def _offered(self, screen: Screen[Any]) -> tuple[FooterKey, ...]:
+    def _offered(self, screen: Screen[Any]) -> tuple[OfferedKey, ...]:
         """The focused pane's keys to show (a binding's first key per action), and the
         command palette's last."""
-        keys: list[FooterKey] = []
+        keys: list[OfferedKey] = []
         actions: set[str] = set()
-        palette: FooterKey | None = None
+        palette: OfferedKey | None = None
         for _node, binding, enabled, tooltip in screen.active_bindings.values():
             if binding.key == self.app.COMMAND_PALETTE_BINDING and self.app.ENABLE_COMMAND_PALETTE:
                 palette = self._key(binding, enabled, binding.tooltip, palette=True)
@@ -161,8 +161,8 @@ class FittingFooter(Widget, can_focus=False):
 
     def _key(
         self, binding: Binding, enabled: bool, tooltip: str, palette: bool = False
-    ) -> FooterKey:
-        return FooterKey(
+    ) -> OfferedKey:
+        return OfferedKey(
             binding.key,
             self.app.get_key_display(binding),
             binding.description,
@@ -178,7 +178,7 @@ class FittingFooter(Widget, can_focus=False):
             line.append_text(self._drawn(key))
         return line
 
-    def _drawn(self, key: FooterKey) -> Text:
+    def _drawn(self, key: OfferedKey) -> Text:
         """``key`` as the footer draws it, the space after it included."""
         item = self.get_component_rich_style("footer--item")
         if not key.enabled:
@@ -203,7 +203,7 @@ class FittingFooter(Widget, can_focus=False):
             ]
         return Text.assemble(*parts)
 
-    def key_at(self, x: int) -> FooterKey | None:
+    def key_at(self, x: int) -> OfferedKey | None:
         """The key drawn at cell ``x``, if any."""
         compact = self.compact
         places = self._places()
