@@ -80,6 +80,19 @@ _LegAnswer = tuple[list[tuple[str, str, float]], list[tuple[str, float]], str | 
 
 
 @dataclass(frozen=True)
+class _MergedKeyword:
+    """What the collections' legs answered at one depth, and the merged keyword leg."""
+
+    depth: int
+    answers: dict[str, _LegAnswer]
+    """Each collection's :func:`leg_hits`, by name."""
+    keyword: list[tuple[str, str, float]]
+    """The ``depth`` best (qualified chunk id, qualified path, BM25 on the shared scale)."""
+    expression: str | None
+    """The FTS5 expression the collections ran (None: no keyword leg)."""
+
+
+@dataclass(frozen=True)
 class SearchedCollection:
     """A collection a search looks at, and the files its filters allow there."""
 
@@ -104,11 +117,9 @@ class MergedPlan:
     shared_scale: bool = True
     """Put BM25 on the shared scale (False: each index's own; for measuring what it changes)."""
     _indexes: dict[str, Index] = field(init=False, repr=False)
-    _merged_keyword: dict[int, tuple[dict[str, _LegAnswer], list[tuple[str, str, float]]]] = field(
-        default_factory=dict, init=False, repr=False
-    )
-    """The merged keyword leg :meth:`keyword_leg_too_narrow` made, by depth, for
-    :meth:`gather`."""
+    _merged_keyword: _MergedKeyword | None = field(default=None, init=False, repr=False)
+    """The merged keyword leg :meth:`keyword_leg_too_narrow` made last, for :meth:`gather` at
+    the same depth."""
 
     def __post_init__(self) -> None:
         self._indexes = {searched.name: searched.index for searched in self.searched}
@@ -131,9 +142,10 @@ class MergedPlan:
 
     def gather(self, request: SearchRequest, k: int, vector: np.ndarray | None) -> Legs:
         """Both legs of every searched collection, merged into the ``k`` best of each leg."""
-        merged = self._merged_keyword.pop(k, None) if vector is None else None
-        answers, keyword = merged if merged is not None else self._keyword_leg(request, k, vector)
-        expression = next((e for _hits, _vectors, e in answers.values() if e is not None), None)
+        merged, self._merged_keyword = self._merged_keyword, None
+        if merged is None or merged.depth != k or vector is not None:
+            merged = self._keyword_leg(request, k, vector)
+        answers, keyword, expression = merged.answers, merged.keyword, merged.expression
         returned: list[tuple[str, float]] = []
         for name, (_hits, vectors, _expression) in answers.items():
             returned.extend((qualified(name, cid), similarity) for cid, similarity in vectors)
@@ -164,16 +176,14 @@ class MergedPlan:
         merged keyword leg is made here once, and :meth:`gather` at the same depth takes it."""
         if request.parsed.expression is None:
             return False
-        merged = self._keyword_leg(request, k, None)
-        self._merged_keyword = {k: merged}
-        return keyword_rows_too_narrow([merged[1]], k, request)
+        self._merged_keyword = merged = self._keyword_leg(request, k, None)
+        return keyword_rows_too_narrow([merged.keyword], k, request)
 
     def _keyword_leg(
         self, request: SearchRequest, k: int, vector: np.ndarray | None
-    ) -> tuple[dict[str, _LegAnswer], list[tuple[str, str, float]]]:
-        """What each collection's legs return (:func:`leg_hits`), by name, and the merged
-        keyword leg: the ``k`` best (qualified chunk id, qualified path, BM25 on the shared
-        scale) of them all."""
+    ) -> _MergedKeyword:
+        """What each collection's legs return (:func:`leg_hits`), and the merged keyword leg:
+        the ``k`` best of them all."""
         found = _each(
             self.searched, lambda one: leg_hits(one.index, request, k, one.allowed, vector)
         )
@@ -188,7 +198,7 @@ class MergedPlan:
             for cid, path, score in hits
         ]
         # Stable: among equal scores, each collection's own order, collections in turn.
-        return answers, sorted(keyword, key=lambda hit: -hit[2])[:k]
+        return _MergedKeyword(k, answers, sorted(keyword, key=lambda hit: -hit[2])[:k], expression)
 
     def _keyword_hits(
         self,
