@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -46,15 +45,6 @@ class OfferedKey:
     tooltip: str
     palette: bool = False
     """The command palette's key, at the right edge."""
-
-    def cells(self, compact: bool) -> int:
-        """The cells the key takes, the space after it included."""
-        text = cell_len(self.key_display) + cell_len(self.description)
-        if self.palette:  # "▏key desc " at any width
-            return text + 3
-        if compact:  # "key desc" and a space after it
-            return text + (2 if self.description else 1)
-        return text + 3 if self.description else text  # " key desc "; a bare key as it is
 
 
 class FittingFooter(Widget, can_focus=False):
@@ -108,23 +98,24 @@ class FittingFooter(Widget, can_focus=False):
     @property
     def shown(self) -> list[OfferedKey]:
         """The keys drawn, in order (those that fit whole, and the command palette's)."""
-        return [key for _start, key in self._places()]
+        return [key for _start, key, _drawn in self._places()]
 
-    def _places(self) -> list[tuple[int, OfferedKey]]:
-        """The keys drawn, each with the cell it starts at: the pane's keys from the left while
-        each fits whole beside the command palette's key, which ends the line."""
-        width, compact = self.size.width or self.app.size.width, self.compact
-        palette = [key for key in self._keys if key.palette]
-        room = width - sum(key.cells(compact) for key in palette)
+    def _places(self) -> list[tuple[int, OfferedKey, Text]]:
+        """The keys drawn, each with the cell it starts at and its text: the pane's keys from
+        the left while each fits whole beside the command palette's key, which ends the line."""
+        width = self.size.width or self.app.size.width
+        palette = [(key, self._drawn(key)) for key in self._keys if key.palette]
+        room = width - sum(drawn.cell_len for _key, drawn in palette)
         places, used = [], 0
         for key in self._keys:
             if key.palette:
                 continue
-            if used + key.cells(compact) > room:
+            drawn = self._drawn(key)
+            if used + drawn.cell_len > room:
                 break  # this key and those after it: not whole
-            places.append((used, key))
-            used += key.cells(compact)
-        return places + [(room, key) for key in palette]
+            places.append((used, key, drawn))
+            used += drawn.cell_len
+        return places + [(room, key, drawn) for key, drawn in palette]
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
@@ -173,9 +164,9 @@ class FittingFooter(Widget, can_focus=False):
 
     def render(self) -> RenderResult:
         line = Text(no_wrap=True, overflow="crop", end="")
-        for start, key in self._places():
+        for start, _key, drawn in self._places():
             line.append(" " * max(0, start - line.cell_len))  # before the palette's key
-            line.append_text(self._drawn(key))
+            line.append_text(drawn)
         return line
 
     def _drawn(self, key: OfferedKey) -> Text:
@@ -205,9 +196,10 @@ class FittingFooter(Widget, can_focus=False):
 
     def key_at(self, x: int) -> OfferedKey | None:
         """The key drawn at cell ``x``, if any."""
-        compact = self.compact
         places = self._places()
-        return next((key for start, key in places if start <= x < start + key.cells(compact)), None)
+        return next(
+            (key for start, key, drawn in places if start <= x < start + drawn.cell_len), None
+        )
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         key = self.key_at(event.x)
