@@ -291,6 +291,9 @@ VARIANTS: dict[str, dict] = {
         "lone_pair_factor": 0.5,
         "lone_pair_passages": 4,
     },
+    "no contents-page factor": {"contents_factor": 1.0},
+    "contents factor 0.7": {"contents_factor": 0.7},
+    "contents share 0.6": {"contents_share": 0.6},
     "backlink by source, 1": {
         "link_damping": LinkDamping(backlink_by_source=True, source_hub_links=1)
     },

@@ -41,6 +41,25 @@ def test_link_lists_are_told_from_text() -> None:
     assert link_share("# Only a heading\n") == 0.0
 
 
+def test_a_list_whose_links_are_known_by_line_is_a_link_list() -> None:
+    """Text read from HTML keeps no link syntax; its references' lines tell a table of
+    contents from prose that links a word on every line."""
+    contents = "Data Types\n\n- datetime\n- calendar\n- collections\n- heapq\n"
+    assert not is_link_list(contents)  # no syntax: nothing to see without the lines
+    assert is_link_list(contents, link_lines={3, 4, 5, 6}, first_line=1)
+    assert is_link_list(contents, link_lines={13, 14, 15}, first_line=11)  # a later passage
+    assert not is_link_list(contents, link_lines={3}, first_line=1)  # one link is no list
+    assert not is_link_list(contents, link_lines={23, 24, 25, 26}, first_line=1)  # elsewhere
+    prose = (
+        "The datetime module supplies classes for manipulating dates and times, as the\n"
+        "calendar module does for whole calendars; arithmetic on dates is supported while\n"
+        "the focus of the implementation is on efficient attribute extraction for output.\n"
+    )
+    assert not is_link_list(prose, link_lines={1, 2, 3}, first_line=1)  # sentences, not items
+    steps = "- datetime\n- calendar\n- collections\n- heapq\n"
+    assert not is_link_list(steps, link_lines={1}, first_line=1)
+
+
 @pytest.fixture
 def index(tmp_path):
     root = write_files(tmp_path / "docs", {"runbooks/restore.md": RUNBOOK})

@@ -15,8 +15,10 @@ from explorer.core.retrieval.related import (
     FileNotIndexed,
     NoVectorYet,
     RelatedError,
+    link_list_share,
     related_files,
 )
+from explorer.core.retrieval.related_structure import folder_structure
 from explorer.core.store.index import Index
 from explorer.settings.config import Settings
 from tests.conftest import write_files
@@ -472,6 +474,43 @@ def test_a_section_landing_page_counts_less_than_its_pages(indexed):
     paths = [r.path for r in related_files(index, "guide/caching.md", limit=3)]
     # the same text: as a page of another section it ranks above the section's landing page
     assert paths.index("other/cache.md") < paths.index("guide/_index.md")
+
+
+def contents_page(title: str, entries: dict[str, str]) -> str:
+    items = "".join(f'<li><a href="{href}">{text}</a></li>' for href, text in entries.items())
+    return f"<html><body><h1>{title}</h1><ul>{items}</ul></body></html>"
+
+
+@pytest.mark.parametrize("factor", [DEFAULT_TUNING.contents_factor, 1.0])
+def test_a_contents_page_counts_less_than_a_page_of_its_own(indexed, factor):
+    """A manual's table of contents (HTML: its links known by line, not by syntax) lists the
+    source's sections and links to it; a page of another folder says the same in prose. The
+    prose page ranks first, although the contents page has the link; with the factor at 1
+    the contents page would win."""
+    sections = {
+        "caching.html#keys": "Cache keys: request method, host",
+        "caching.html#expiry": "Cached responses: max age, etags",
+        "caching.html#purge": "Purging cached entries by key prefix",
+        "../kitchen/bread.html": "Bread dough and yeast",
+    }
+    prose = "<p>" + " ".join(sections.values()) + "</p>"
+    body = "".join(f"<h2>{head}</h2><p>{text}</p>" for head, text in CACHE_SECTIONS.items())
+    index = indexed(
+        {
+            "guide/caching.html": f"<html><body><h1>Caching</h1>{body}</body></html>",
+            "guide/contents.html": contents_page("Contents", sections),
+            "other/cache.html": f"<html><body><h1>Notes</h1>{prose}</body></html>",
+            "kitchen/bread.html": "<html><body><h1>Bread</h1><p>Knead it.</p></body></html>",
+        }
+    )
+    structure = folder_structure(index)
+    assert link_list_share(index, "guide/contents.html", structure) == 1.0
+    assert link_list_share(index, "other/cache.html", structure) == 0.0
+    tuning = replace(DEFAULT_TUNING, contents_factor=factor)
+    found = related_files(index, "guide/caching.html", limit=3, tuning=tuning)
+    paths = [r.path for r in found]
+    prose_first = paths.index("other/cache.html") < paths.index("guide/contents.html")
+    assert prose_first == (factor < 1.0), paths
 
 
 def test_a_file_with_nothing_but_words_in_common_is_not_listed(indexed):

@@ -26,7 +26,9 @@ Signals, added into one ranking value per candidate file:
   the words, they re-rank the files the pairs found (letting in linked files no pair found
   moved no measure, and cost a vector read per file). A folder's landing page (``_index.md``)
   counts ``section_page_factor`` of its value: a list of the section's pages is an index, not a
-  neighbour.
+  neighbour. A *contents page*, known by its text (at least ``contents_share`` of its passages
+  lists of links: a manual's table of contents, a chapter's list of its sections; HTML keeps
+  no link syntax, so there a list is known by its links' lines), counts ``contents_factor``.
 
 **Evidence first**: a file is listed only when one of its passages stands above a source
 passage's background, or a link, a tag or a small folder ties the two (``needs_evidence``). A
@@ -246,12 +248,23 @@ class RelatedTuning:
     of a two-passage note is half of it)."""
     bare_structure_factor: float = 1.0
     """The structure of a file with no passage pair above background counts this share."""
+    contents_share: float = 0.9
+    """A file of which at least this share of passages are lists of links is a contents page
+    (a manual's table of contents, a chapter's list of its sections)."""
+    contents_factor: float = 0.5
+    """A contents page counts this share of its value: it lists every page of its part, so its
+    passages and links match them all; measured on the Python manual (Sphinx HTML, 47 such
+    pages), own links hidden: link recall@5 0.238 to 0.254, hit@5 0.728 to 0.748; no page of
+    the nginx docs or the vault is one."""
     small_folder: int = 32
     """A folder of at most this many files ties its files as evidence; a larger one (a vault's
     folder of hundreds of notes) only adds its ``section_weight``."""
 
 
 DEFAULT_TUNING = RelatedTuning()
+CONTENTS_WINDOW = 3
+"""The files asked whether they are contents pages: this many times the files asked for (a
+contents page beyond them cannot reach the list)."""
 PASSAGE_CHARS = 300
 """A passage that explains a neighbour is cut (at a word) after this many characters."""
 NAMED_STRUCTURE = 0.2
@@ -286,7 +299,8 @@ def related_files(
     if not source_vectors:
         raise NoVectorYet(path, record.state, record.reason, index.settings.repair_command)
     ordered, matrix = source_passages(source_ids, source_vectors, tuning)
-    link_lists = link_list_passages(index, ordered)
+    structure = structure if structure is not None else folder_structure(index)
+    link_lists = link_list_passages(index, ordered, structure.link_lines.get(path, frozenset()))
 
     pairs = _passage_pairs(index, path, ordered, matrix, len(source_ids), link_lists, tuning)
     use_words = tuning.terms > 0 and tuning.keyword_weight > 0
@@ -296,7 +310,6 @@ def related_files(
     top_bm25 = max((score for _cid, score in keyword_best.values()), default=0.0) or 1.0
     words = {other: score / top_bm25 for other, (_cid, score) in keyword_best.items()}
 
-    structure = structure if structure is not None else folder_structure(index)
     candidates = set(pairs.best)  # words and structure re-rank files with vectors; add none
     if not candidates:
         return []
@@ -304,7 +317,15 @@ def related_files(
     candidates = with_evidence(candidates, pairs, evidence, tuning)
     lengths = keywords.text_lengths(sorted(candidates))
     chosen = rank(
-        candidates, pairs, words, lengths, evidence, min(tuning.pairs, len(ordered)), tuning
+        candidates,
+        pairs,
+        words,
+        lengths,
+        evidence,
+        min(tuning.pairs, len(ordered)),
+        tuning,
+        contents=lambda other: link_list_share(index, other, structure) >= tuning.contents_share,
+        window=limit * CONTENTS_WINDOW,
     )
     if unlinked:
         chosen = not_linked(chosen, evidence)
@@ -323,10 +344,31 @@ def source_passages(
     return ordered, np.asarray([vectors[cid] for cid in ordered], dtype=np.float32)
 
 
-def link_list_passages(index: Index, ordered: list[str]) -> set[str]:
-    """The passages of ``ordered`` mostly made of links."""
+def link_list_passages(
+    index: Index, ordered: list[str], link_lines: frozenset[int] = frozenset()
+) -> set[str]:
+    """The passages of ``ordered`` mostly made of links (``link_lines``: the lines of their
+    file holding one)."""
     chunks = index.keywords.chunks_by_id(ordered)
-    return {cid for cid, chunk in chunks.items() if is_link_list(chunk.text)}
+    return {
+        cid
+        for cid, chunk in chunks.items()
+        if is_link_list(chunk.text, link_lines, chunk.start_line)
+    }
+
+
+def link_list_share(index: Index, path: str, structure: FolderStructure) -> float:
+    """The share of ``path``'s passages that are lists of links: near 1 for a contents page
+    (a manual's table of contents, a chapter's list of its sections, a site map). Kept in
+    ``structure`` while the index's files and links stay as they are."""
+    share = structure.link_list_shares.get(path)
+    if share is None:
+        keywords = index.keywords
+        chunks = keywords.chunks_by_id(keywords.chunk_ids(path)).values()
+        lines = structure.link_lines.get(path, frozenset())
+        lists = sum(is_link_list(chunk.text, lines, chunk.start_line) for chunk in chunks)
+        share = structure.link_list_shares[path] = lists / len(chunks) if chunks else 0.0
+    return share
 
 
 def rank(
@@ -337,9 +379,13 @@ def rank(
     evidence: Mapping[str, Evidence],
     needed: int,
     tuning: RelatedTuning,
+    contents: Callable[[str], bool] | None = None,
+    window: int = 0,
 ) -> list[tuple[float, str]]:
     """(score shown, file) of every candidate, best first: the signals of the module
-    docstring added, times the length factor (and the landing-page factor)."""
+    docstring added, times the length factor (and the landing-page factor). ``contents``
+    tells a contents page, asked of the first ``window`` files only (it reads a file's
+    passages), each counting ``contents_factor`` of its value."""
     scored = []
     for other in candidates:
         value = pairs.score(other, needed) + tuning.keyword_weight * words.get(other, 0.0)
@@ -362,6 +408,12 @@ def rank(
         factor = _length_factor(lengths.get(other, 0), tuning, long=thin)
         scored.append((value * factor, other))
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
+    if contents is not None and tuning.contents_factor != 1.0:
+        head = [
+            (value * tuning.contents_factor if contents(other) else value, other)
+            for value, other in scored[:window]
+        ]
+        scored = sorted(head + scored[window:], key=lambda pair: (-pair[0], pair[1]))
     return [(_shown(value, tuning), other) for value, other in scored]
 
 

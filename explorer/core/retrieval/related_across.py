@@ -28,6 +28,7 @@ import numpy as np
 
 from explorer.core.retrieval.merged_search import qualified, unqualified
 from explorer.core.retrieval.related import (
+    CONTENTS_WINDOW,
     DEFAULT_TUNING,
     FileNotIndexed,
     NoVectorYet,
@@ -39,6 +40,7 @@ from explorer.core.retrieval.related import (
     _Pairs,
     _reasons_of,
     link_list_passages,
+    link_list_share,
     not_linked,
     rank,
     source_passages,
@@ -80,12 +82,13 @@ def related_across(
     if not vectors:
         raise NoVectorYet(path, record.state, record.reason, own.settings.repair_command)
     ordered, matrix = source_passages(source_ids, vectors, tuning)
-    link_lists = {qualified(source, cid) for cid in link_list_passages(own, ordered)}
+    structure = folder_structure(own)
+    own_lists = link_list_passages(own, ordered, structure.link_lines.get(path, frozenset()))
+    link_lists = {qualified(source, cid) for cid in own_lists}
 
     me = qualified(source, path)
     pairs = _pairs_across(by_name, source, me, ordered, matrix, len(source_ids), link_lists, tuning)
     words = _words_across(by_name, source, path, tuning)
-    structure = folder_structure(own)
     candidates = set(pairs.best)
     if not candidates:
         return []
@@ -101,7 +104,15 @@ def related_across(
             )
     candidates = with_evidence(candidates, pairs, evidence, tuning)
     needed = min(tuning.pairs, len(ordered))
-    chosen = rank(candidates, pairs, words, lengths, evidence, needed, tuning)
+
+    def contents(key: str) -> bool:
+        name, other = unqualified(key)
+        index = by_name[name]
+        share = link_list_share(index, other, folder_structure(index))
+        return share >= tuning.contents_share
+
+    window = limit * CONTENTS_WINDOW
+    chosen = rank(candidates, pairs, words, lengths, evidence, needed, tuning, contents, window)
     if unlinked:
         chosen = not_linked(chosen, evidence)
     return _explain(by_name, chosen[:limit], pairs, evidence)

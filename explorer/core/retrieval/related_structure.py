@@ -82,6 +82,12 @@ class FolderStructure:
     tags: dict[str, frozenset[str]] = field(default_factory=dict)
     tag_files: Counter[str] = field(default_factory=Counter)
     folder_files: Counter[str] = field(default_factory=Counter)
+    link_lines: dict[str, frozenset[int]] = field(default_factory=dict)
+    """The lines of each file holding a citing reference (resolved or not): text read from
+    HTML keeps its links' places, not their syntax."""
+    link_list_shares: dict[str, float] = field(default_factory=dict)
+    """The share of a file's passages that are lists of links, filled as files are asked
+    about (:func:`explorer.core.retrieval.related.link_list_share`)."""
 
     @classmethod
     def build(
@@ -89,9 +95,11 @@ class FolderStructure:
         paths: Iterable[str],
         links: Iterable[tuple[str, str]],
         tags: dict[str, set[str]],
+        link_lines: dict[str, frozenset[int]] | None = None,
     ) -> FolderStructure:
         """The structure of ``paths`` (the indexed files), their ``links`` (source, target:
-        both kept when both are indexed and differ) and ``tags`` (path → tags)."""
+        both kept when both are indexed and differ), ``tags`` (path → tags) and
+        ``link_lines`` (path → the lines holding a link)."""
         known = set(paths)
         outgoing: dict[str, set[str]] = {}
         incoming: dict[str, set[str]] = {}
@@ -106,6 +114,7 @@ class FolderStructure:
             tags=kept_tags,
             tag_files=Counter(tag for values in kept_tags.values() for tag in values),
             folder_files=Counter(posixpath.dirname(path) for path in known),
+            link_lines={path: lines for path, lines in (link_lines or {}).items() if path in known},
         )
 
     def without_links_of(self, source: str) -> FolderStructure:
@@ -116,7 +125,15 @@ class FolderStructure:
         for target in removed:
             incoming[target] = incoming[target] - {source}
         outgoing = {path: found for path, found in self.outgoing.items() if path != source}
-        return FolderStructure(outgoing, incoming, self.tags, self.tag_files, self.folder_files)
+        return FolderStructure(
+            outgoing,
+            incoming,
+            self.tags,
+            self.tag_files,
+            self.folder_files,
+            self.link_lines,
+            self.link_list_shares,
+        )
 
     def linked(self, source: str) -> frozenset[str]:
         """The files ``source`` links to."""
@@ -228,8 +245,9 @@ def folder_structure(index: Index) -> FolderStructure:
     if graph is not None and kept is not None and kept[0] is graph:
         return kept[1]
     links = [] if graph is None else _resolved_links(graph)
+    lines = {} if graph is None else _link_lines(graph)
     tags = keywords.facts.values_by_path(FileField.TAG)
-    structure = FolderStructure.build(keywords.paths(), links, tags)
+    structure = FolderStructure.build(keywords.paths(), links, tags, lines)
     if graph is not None:
         with _kept_lock:
             _kept[keywords] = (graph, structure)
@@ -244,3 +262,13 @@ def _resolved_links(graph: LinkGraph) -> list[tuple[str, str]]:
         for item in items
         if item.resolution.state is LinkState.RESOLVED and item.reference.kind in CITING_KINDS
     ]
+
+
+def _link_lines(graph: LinkGraph) -> dict[str, frozenset[int]]:
+    """The lines of each source holding a citing reference, resolved or not."""
+    return {
+        source: frozenset(
+            item.reference.line for item in items if item.reference.kind in CITING_KINDS
+        )
+        for source, items in graph.by_source.items()
+    }
