@@ -485,6 +485,25 @@ async def test_find_in_page_and_n_moves_down_from_where_the_reader_is(sample_cop
         assert screen.focused is preview.query_one(TextView)
 
 
+async def test_find_shows_a_match_far_down_a_line_taller_than_the_view(sample_copy, app_for):
+    """One line can fill more rows than the view has (a table row of an HTML index page, a
+    paragraph never broken): the find scrolls to the row of the match, not to the line's
+    first row with the match out of sight below it."""
+    docs, _index = sample_copy
+    words = " ".join(f"entry{i} (in module m{i})" for i in range(600))
+    (docs / "index-all.txt").write_text(f"Index\n{words} needle here {words}\nend\n")
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await reading(pilot, "index-all.txt")
+        height = view.scrollable_content_region.height
+        assert view.row_of(3) - view.row_of(2) > 3 * height  # line 2 is many screens tall
+        await pilot.press("slash", *"needle", "enter")
+        await pilot.pause()
+        shown = [view.render_line(y).text for y in range(height)]
+        assert any("needle" in row for row in shown), shown
+        assert str(app.screen.preview.border_subtitle).startswith("L2 · match 1/1")
+
+
 async def test_the_outline_lists_the_headings_and_goes_to_one(sample_copy, app_for):
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:

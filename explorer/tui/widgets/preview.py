@@ -708,8 +708,14 @@ class Preview(Vertical):
         elif self.kind in ("code", "text"):
             view = self.query_one(TextView)
             view.set_passage((line, line) if line is not None else None)
-            if line is not None and not self.lines_visible(line, line):
-                view.scroll_to_line(line)
+            if line is None:
+                return
+            # A line taller than the view (a table row of an HTML index, a paragraph never
+            # broken) may hold its match rows below its first: the match is what must show.
+            match = self._pattern.search(view.line_text(line)) if self._pattern else None
+            offset = match.start() if match else 0
+            if not view.row_visible(view.row_of(line, offset)):
+                view.scroll_to_line(line, offset=offset)
 
     # -- loading ------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)

@@ -108,10 +108,35 @@ class TextView(ScrollView, can_focus=True):
         """The plain text of 1-based ``line`` ("" past the end)."""
         return self._lines[line - 1].plain if 1 <= line <= len(self._lines) else ""
 
-    def scroll_to_line(self, line: int, margin: int = 3) -> None:
-        """Scroll so that 1-based ``line`` is ``margin`` rows below the top."""
+    def scroll_to_line(self, line: int, margin: int = 3, offset: int = 0) -> None:
+        """Scroll so that 1-based ``line`` (the row of its character ``offset``: a line
+        taller than the view) is ``margin`` rows below the top."""
+        row = self.row_of(line, offset)
+        self.scroll_to(y=max(0, row - margin), animate=False, immediate=True)
+
+    def row_of(self, line: int, offset: int = 0) -> int:
+        """The row showing character ``offset`` of 1-based ``line`` (its first row when the
+        line is not wrapped)."""
         self._layout()  # the width may have changed since the last resize event
-        self.scroll_to(y=max(0, self._row_of(line) - margin), animate=False, immediate=True)
+        row = self._row_of(line)
+        pieces = self._pieces.get(line - 1) if self._rows is not None else None
+        if not pieces or offset <= 0:
+            return row
+        text = self._lines[line - 1].plain
+        start = 0
+        for number, piece in enumerate(pieces):
+            found = text.find(piece.plain, start)
+            if found < 0:
+                break
+            start = found + len(piece.plain)
+            if offset < start:
+                return row + number
+        return row + len(pieces) - 1  # the spaces a break dropped after the last piece
+
+    def row_visible(self, row: int) -> bool:
+        """Whether ``row`` is on screen."""
+        top = int(self.scroll_offset.y)
+        return top <= row < top + max(1, self.scrollable_content_region.height)
 
     @property
     def top_line(self) -> int:
