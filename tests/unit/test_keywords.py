@@ -127,6 +127,20 @@ def test_a_files_distinctive_terms_follow_its_text_when_asked_again(keywords):
     assert "compost" in again and "kerbero" not in again
 
 
+def test_a_files_terms_counted_for_related_files_change_no_version_of_the_index(keywords):
+    """Related files count the source's terms in a scratch table; what searches keep between
+    keys (the files a filter allows, the references' fingerprint) must outlive that, as it
+    outlives vectors being recorded, and not outlive a real change."""
+    add(keywords, "notes.md", ["kerberos tickets renew kerberos", "kerberos realm keytab"])
+    add(keywords, "other.md", ["a note about gardening and tomatoes"])
+    manifest, words = keywords.manifest_version(), keywords.keyword_version()
+    assert keywords.distinctive_terms("notes.md", 10)
+    assert keywords.distinctive_terms("other.md", 10)
+    assert (keywords.manifest_version(), keywords.keyword_version()) == (manifest, words)
+    add(keywords, "third.md", ["another note"])
+    assert keywords.manifest_version() != manifest and keywords.keyword_version() != words
+
+
 def test_the_manifest_is_read_while_a_write_is_under_way(keywords):
     # The TUI's file tree lists the manifest while the live index writes: the list is the
     # last committed one, at once, not after the write.

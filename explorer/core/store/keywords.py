@@ -325,6 +325,9 @@ class KeywordIndex:
         self._repair_command = repair_command
         self._derived: OrderedDict[Hashable, tuple[tuple[int, int], Any]] = OrderedDict()
         self._file_terms_kept: OrderedDict[Hashable, list[tuple[str, int]]] = OrderedDict()
+        self._scratch_changes = 0
+        """Rows this connection wrote to its temporary tables (a file's terms counted for
+        "more like this"): not a change of the database, so not of :meth:`manifest_version`."""
         self.found_empty = False
         """The database file was there but empty (zero bytes) when this writer opened it:
         whatever it held is lost, and it now holds a fresh index."""
@@ -574,10 +577,11 @@ class KeywordIndex:
     # -- values derived from the manifest --------------------------------------------------------
     def manifest_version(self) -> tuple[int, int]:
         """A value that changes whenever the database does: another connection's commit moves
-        ``PRAGMA data_version``, this connection's own writes move its ``total_changes``."""
+        ``PRAGMA data_version``, this connection's own writes move its ``total_changes`` (those
+        to its temporary tables aside)."""
         with self._lock:
             other = int(self._db.execute("PRAGMA data_version").fetchone()[0])
-            return (other, self._db.total_changes)
+            return (other, self._db.total_changes - self._scratch_changes)
 
     def keyword_version(self) -> tuple[int, int]:
         """Like :meth:`manifest_version`, blind to the embedding ledger's own writes on this
@@ -1160,8 +1164,9 @@ class KeywordIndex:
         if kept is not None:
             self._file_terms_kept.move_to_end(key)
             return kept
-        self._more_like_this_tables()
         db = self._db
+        before = db.total_changes
+        self._more_like_this_tables()  # creating them writes their shadow tables' rows
         db.execute("DELETE FROM temp.file_terms")
         db.execute(
             "INSERT INTO temp.file_terms(title, heading, body) SELECT keyword_text(f.title),"
@@ -1178,6 +1183,7 @@ class KeywordIndex:
             key=lambda pair: (-pair[1], -len(pair[0]), pair[0]),
         )
         db.execute("DELETE FROM temp.file_terms")
+        self._scratch_changes += db.total_changes - before
         self._file_terms_kept[key] = counted
         while len(self._file_terms_kept) > FILE_TERMS_KEPT:
             self._file_terms_kept.popitem(last=False)
