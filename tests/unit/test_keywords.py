@@ -127,6 +127,20 @@ def test_a_files_distinctive_terms_follow_its_text_when_asked_again(keywords):
     assert "compost" in again and "kerbero" not in again
 
 
+def test_a_terms_weight_follows_the_files_that_hold_it_after_a_change(keywords):
+    """How many rows hold a term is kept between files asked (the frequent terms of one file
+    are those of the next), and counted again once the index changes."""
+    add(keywords, "notes.md", ["kerberos realm keytab kerberos", "tickets renew tickets"])
+    add(keywords, "other.md", ["a note about gardening and tomatoes"])
+    first = keywords.distinctive_terms("notes.md", 3)
+    assert first[:2] == ["kerbero", "ticket"]  # as often, as rare: by name
+    for number in range(6):  # kerberos is everywhere now; tickets still rare
+        add(keywords, f"k{number}.md", [f"kerberos note {number}"])
+    again = keywords.distinctive_terms("other.md", 3)  # another file asked: counts kept or not
+    assert again
+    assert keywords.distinctive_terms("notes.md", 3)[0] == "ticket"
+
+
 def test_a_files_terms_counted_for_related_files_change_no_version_of_the_index(keywords):
     """Related files count the source's terms in a scratch table; what searches keep between
     keys (the files a filter allows, the references' fingerprint) must outlive that, as it

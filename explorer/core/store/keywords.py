@@ -83,6 +83,8 @@ DERIVED_KEPT = 32
 """Values :meth:`KeywordIndex.derived` keeps (least recently used dropped first)."""
 FILE_TERMS_KEPT = 16
 """Files whose terms :meth:`KeywordIndex.distinctive_terms` keeps (the last ones asked)."""
+_TERM_DOCUMENTS = "more like this: rows per term"
+"""The key :meth:`KeywordIndex.distinctive_terms` keeps its terms' document counts under."""
 
 log = logging.getLogger(__name__)
 
@@ -1138,17 +1140,29 @@ class KeywordIndex:
             db = self._db
             counted = self._file_terms(path)[:candidates]
             total = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            # The frequent terms of one file are frequent in the next: kept while the keyword
+            # tables stay as they are (each costs a walk of its posting list).
+            kept: dict[str, int] = self.derived(_TERM_DOCUMENTS, dict, keyword_tables=True)
+            documents = kept_or_read(kept, [term for term, _count in counted], self._term_documents)
             weighed = []
             for term, count in counted:
-                row = db.execute(
-                    "SELECT doc FROM temp.index_terms_vocab WHERE term = ?", (term,)
-                ).fetchone()
-                frequency = row[0] if row else 0
+                frequency = documents.get(term, 0)
                 if 0 < frequency < total:
                     weight = (1.0 + math.log(count)) * math.log(total / frequency)
                     weighed.append((weight, term))
         weighed.sort(key=lambda pair: (-pair[0], pair[1]))
         return [term for _weight, term in weighed[:limit]]
+
+    def _term_documents(self, terms: list[str]) -> dict[str, int]:
+        """The rows of the index holding each of ``terms`` (those it holds). Under the lock."""
+        found = {}
+        for term in terms:
+            row = self._db.execute(
+                "SELECT doc FROM temp.index_terms_vocab WHERE term = ?", (term,)
+            ).fetchone()
+            if row is not None:
+                found[term] = int(row[0])
+        return found
 
     def _file_terms(self, path: str) -> list[tuple[str, int]]:
         """``path``'s telling terms and their counts, most frequent first, as the index stems
