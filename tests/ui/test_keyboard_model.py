@@ -315,6 +315,40 @@ async def test_f_lists_the_pages_links_and_enter_follows_one_to_its_anchor(
         assert screen.preview.position() > 1
 
 
+async def test_a_page_of_thousands_of_links_opens_its_picker_at_once_and_narrows_to_any(
+    tmp_path,
+):
+    """A manual's table of contents links thousands of pages: the picker lists the first
+    ones (a list measures every row it is given), says how many more there are, and typing
+    finds any of them, the last too."""
+    from explorer.tui.app import make_app
+    from explorer.tui.widgets.link_picker import ROWS_SHOWN, LinkPicker
+    from tests.conftest import write_files
+    from tests.fakes import FakeEmbedder
+
+    count = ROWS_SHOWN * 5
+    pages = {f"part/page{n}.md": f"# Page {n}\n\nText of page {n}.\n" for n in range(count)}
+    contents = "# Contents\n\n" + "".join(f"- [Page {n}](part/page{n}.md)\n" for n in range(count))
+    root = write_files(tmp_path / "docs", {"contents.md": contents, **pages})
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await open_when_indexed(pilot, screen, "contents.md")
+        await pilot.press("f")
+        await wait_for(pilot, lambda: isinstance(app.screen, LinkPicker))
+        picker = app.screen
+        assert len(picker.links) == count
+        rows = picker.options
+        assert rows.option_count == ROWS_SHOWN + 1
+        assert f"{count - ROWS_SHOWN:,} more" in str(rows.get_option_at_index(ROWS_SHOWN).prompt)
+        assert picker.chosen(ROWS_SHOWN) is None  # the line saying so leads nowhere
+        assert f"{count} of {count} links" in str(picker.query_one("#links-dialog").border_subtitle)
+        await pilot.press(*f"page{count - 1}.md")
+        assert [link.target for link in picker.shown] == [f"part/page{count - 1}.md"]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.current_path == f"part/page{count - 1}.md")
+
+
 # -- the key table ----------------------------------------------------------------------------
 def test_the_readme_key_table_is_the_generated_one():
     from pathlib import Path

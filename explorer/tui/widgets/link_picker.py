@@ -27,6 +27,9 @@ STATES = {
     LinkState.OUTSIDE_ROOT: ("external", "$text-muted"),
 }
 """How a link's state reads in the picker, and its style."""
+ROWS_SHOWN = 100
+"""Links listed at most; typing narrows the rest. A manual's table of contents holds 14,000
+links, and a list measures every row it is given: all of them took 1.0-1.4 s to open."""
 
 
 def link_prompt(link: Link) -> Content:
@@ -81,7 +84,11 @@ class LinkPicker(PickerScreen["Link"]):
         self.shown = [link for link in self.links if matches(link, words)]
         options = self.query_one("#links-picker-list", OptionList)
         if self.shown:
-            options.set_options([Option(link_prompt(link)) for link in self.shown])
+            rows = [Option(link_prompt(link)) for link in self.shown[:ROWS_SHOWN]]
+            if len(self.shown) > ROWS_SHOWN:
+                more = f"… {len(self.shown) - ROWS_SHOWN:,} more: type to narrow the links"
+                rows.append(Option(Content.styled(more, "$text-muted"), disabled=True))
+            options.set_options(rows)
             options.highlighted = 0
         else:
             said = "No such link" if self.links else "This page has no links"
@@ -91,4 +98,5 @@ class LinkPicker(PickerScreen["Link"]):
         ).border_subtitle = f"{len(self.shown)} of {len(self.links)} links · Enter follows"
 
     def chosen(self, index: int) -> Link | None:
-        return self.shown[index] if 0 <= index < len(self.shown) else None
+        listed = min(len(self.shown), ROWS_SHOWN)
+        return self.shown[index] if 0 <= index < listed else None
