@@ -186,6 +186,36 @@ async def test_link_rows_say_which_lead_nowhere_and_which_lead_outside_the_root(
         assert lines[3].startswith("→ x.png  L5 embed missing")
 
 
+async def test_a_page_of_thousands_of_links_lists_the_first_and_counts_the_rest():
+    """A manual's table of contents links to 14,000 places (and a hub is linked from as
+    many): the headers count them all, the first :data:`ROWS_SHOWN` each way are listed and a
+    row says how many more there are and where to see them."""
+    from explorer.tui.widgets.links import ROWS_SHOWN
+
+    app = LinksApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        links = app.query_one(LinksList)
+        many = ROWS_SHOWN + 37
+        outgoing = [
+            Link("toc.md", n, ReferenceKind.LINK, f"p{n}.md", f"p{n}.md", LinkState.RESOLVED)
+            for n in range(1, many + 1)
+        ]
+        backlinks = [
+            Link(f"p{n}.md", 2, ReferenceKind.LINK, "toc.md", "toc.md", LinkState.RESOLVED)
+            for n in range(1, many + 1)
+        ]
+        links.show_links("toc.md", FileLinks("toc.md", True, outgoing, backlinks))
+        await pilot.pause()
+        prompts = [links.get_option_at_index(i).prompt.plain for i in range(links.option_count)]
+        assert prompts[0] == f"Links to ({many})"
+        assert prompts[ROWS_SHOWN].startswith(f"→ p{ROWS_SHOWN}.md")
+        assert prompts[ROWS_SHOWN + 1] == "  … 37 more (f in the page lists all)"
+        assert prompts[ROWS_SHOWN + 2] == f"Linked from ({many})"
+        assert prompts[-1] == "  … 37 more (explorer links FILE)"
+        assert links.option_count == 2 * ROWS_SHOWN + 4
+        assert links.rows[ROWS_SHOWN + 1] is None and links.rows[-1] is None  # lead nowhere
+
+
 def test_a_related_row_whose_name_fills_the_line_keeps_its_folder():
     """A name too long to leave room for any folder is shown under its folder (two files of one
     name read alike otherwise); the row stays three lines, each within the width."""

@@ -59,8 +59,18 @@ def _row_prompt(arrow: str, path: str, line: int, state: str, kind: str, width: 
     return Content.assemble(*parts)
 
 
+ROWS_SHOWN = 100
+"""Links listed at most each way (the headers give the counts): a manual's table of contents
+links to 14,000 places, and listing them all held the screen for 0.75-1 s when it opened."""
+
+
 def _header(text: str) -> Option:
     return Option(Content.styled(text, "bold $text-secondary"), disabled=True)
+
+
+def _more(count: int, where: str) -> Option:
+    """The row saying ``count`` links are not listed, and ``where`` they are."""
+    return Option(Content.styled(f"  … {count:,} more ({where})", "$text-muted"), disabled=True)
 
 
 class LinksList(SidebarPanel):
@@ -131,17 +141,23 @@ class LinksList(SidebarPanel):
         self._rows_width = width
         options: list[Option] = [_header(f"Links to ({len(found.outgoing)})")]
         rows: list[LinkRow | None] = [None]
-        for link in found.outgoing:
+        for link in found.outgoing[:ROWS_SHOWN]:
             kind = str(link.kind)
             prompt = _row_prompt("→", link.target, link.line, str(link.state), kind, width)
             options.append(Option(prompt))
             rows.append(LinkRow(link.target, None, link.exists))
+        if len(found.outgoing) > ROWS_SHOWN:
+            options.append(_more(len(found.outgoing) - ROWS_SHOWN, "f in the page lists all"))
+            rows.append(None)
         options.append(_header(f"Linked from ({len(found.backlinks)})"))
         rows.append(None)
-        for link in found.backlinks:
+        for link in found.backlinks[:ROWS_SHOWN]:
             prompt = _row_prompt("←", link.source, link.line, "resolved", str(link.kind), width)
             options.append(Option(prompt))
             rows.append(LinkRow(link.source, link.line, True))
+        if len(found.backlinks) > ROWS_SHOWN:
+            options.append(_more(len(found.backlinks) - ROWS_SHOWN, "explorer links FILE"))
+            rows.append(None)
         self.rows = rows
         self.set_options(options)
         self.scroll_to(y=scroll_y, animate=False, immediate=True)
