@@ -528,6 +528,42 @@ async def test_the_outline_lists_the_headings_and_goes_to_one(sample_copy, app_f
         assert screen.preview.position() > 1
 
 
+async def test_an_outline_of_thousands_of_headings_opens_at_the_readers_and_narrows_to_any(
+    sample_copy, app_for
+):
+    """A changelog of a thousand versions: the outline lists the headings around the reader's
+    (a list measures every row it is given), says how many are above and below, and typing
+    finds any of them."""
+    from explorer.tui.widgets.outline import ROWS_SHOWN
+
+    docs, _index = sample_copy
+    count = ROWS_SHOWN * 4
+    versions = "".join(f"## Version {n}\n\nFixed bug {n}.\n\n" for n in range(count, 0, -1))
+    (docs / "CHANGELOG.md").write_text("# Changelog\n\n" + versions)
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await reading(pilot, "CHANGELOG.md")
+        await pilot.press("G")  # the oldest versions, at the end
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutlineScreen))
+        outline = app.screen
+        rows = outline.options
+        assert rows.option_count == ROWS_SHOWN + 1  # the headings above are counted in a row
+        assert "headings above" in str(rows.get_option_at_index(0).prompt)
+        at = outline.chosen(rows.highlighted)
+        assert at is not None and at <= screen.preview.position(below=1)
+        assert outline.chosen(0) is None
+        await pilot.press("up")
+        assert outline.chosen(rows.highlighted) < at  # the keys move among headings
+        await pilot.press(*f"version {count}")  # the newest, far above the list
+        assert [h.title for h in outline.shown] == [f"Version {count}"]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await pilot.pause()
+        assert screen.preview.lines_visible(3, 3)
+
+
 async def test_a_files_headings_are_read_once_for_its_outline(sample_copy, app_for, monkeypatch):
     """The loading worker works a page's headings out while the page is read, so ``t`` parses
     nothing (a long page's take 100-200 ms); ``t`` again, or after going away and back, lists

@@ -16,6 +16,9 @@ from explorer.tui.widgets.picker import PickerScreen
 from explorer.tui.widgets.preview import Heading
 
 INDENT = "  "
+ROWS_SHOWN = 200
+"""Headings listed at most, around the reader's; typing narrows them all. A list measures every
+row it is given: a changelog of 2,000 versions took 217 ms to open its outline."""
 
 
 def heading_prompt(heading: Heading, top_level: int) -> Content:
@@ -43,6 +46,8 @@ class OutlineScreen(PickerScreen[int]):
         self.headings = headings
         self.current = current
         self.shown: list[Heading] = []
+        self.first = 0
+        """The index in :attr:`shown` of the first heading listed."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="outline-dialog"):
@@ -52,24 +57,36 @@ class OutlineScreen(PickerScreen[int]):
     def on_mount(self) -> None:
         dialog = self.query_one("#outline-dialog")
         dialog.border_title = f"Outline · {self.path.rsplit('/', 1)[-1]}"
-        self._show("")
-        above = [i for i, heading in enumerate(self.shown) if heading.line <= self.current]
+        above = [i for i, heading in enumerate(self.headings) if heading.line <= self.current]
+        self._show("", around=above[-1] if above else None)
         if above:
-            self.query_one("#outline-list", OptionList).highlighted = above[-1]
+            self.query_one("#outline-list", OptionList).highlighted = self._row_of(above[-1])
         self.query_one("#outline-input", Input).focus()
 
     @on(Input.Changed, "#outline-input")
     def _changed(self, event: Input.Changed) -> None:
         self._show(event.value)
 
-    def _show(self, text: str) -> None:
+    def _show(self, text: str, around: int | None = None) -> None:
+        """List the headings ``text`` narrows to: at most :data:`ROWS_SHOWN`, from the first
+        or ``around`` the heading of that index."""
         words = text.lower().split()
         self.shown = [h for h in self.headings if all(w in h.title.lower() for w in words)]
         options = self.query_one("#outline-list", OptionList)
         top = min((h.level for h in self.headings), default=1)
-        if self.shown:
-            options.set_options([Option(heading_prompt(h, top)) for h in self.shown])
-            options.highlighted = 0
+        self.first = 0
+        if around is not None and len(self.shown) > ROWS_SHOWN:
+            self.first = min(max(0, around - ROWS_SHOWN // 2), len(self.shown) - ROWS_SHOWN)
+        listed = self.shown[self.first : self.first + ROWS_SHOWN]
+        if listed:
+            rows = [Option(heading_prompt(h, top)) for h in listed]
+            if self.first:
+                rows.insert(0, _more(f"… {self.first:,} headings above: type to narrow"))
+            below = len(self.shown) - self.first - len(listed)
+            if below:
+                rows.append(_more(f"… {below:,} more headings: type to narrow"))
+            options.set_options(rows)
+            options.highlighted = self._row_of(self.first)
         elif self.headings:
             options.set_options(
                 [Option(Content.styled("No such heading", "$text-muted"), disabled=True)]
@@ -82,5 +99,19 @@ class OutlineScreen(PickerScreen[int]):
             "#outline-dialog"
         ).border_subtitle = f"{len(self.shown)} of {len(self.headings)} headings"
 
+    def _row_of(self, position: int) -> int:
+        """The row of the list showing heading ``position`` of :attr:`shown`."""
+        return position - self.first + (1 if self.first else 0)
+
     def chosen(self, index: int) -> int | None:
-        return self.shown[index].line if 0 <= index < len(self.shown) else None
+        position = self.first + index - (1 if self.first else 0)
+        listed = min(len(self.shown), self.first + ROWS_SHOWN)
+        return self.shown[position].line if self.first <= position < listed else None
+
+    def listing(self) -> bool:
+        return bool(self.shown)
+
+
+def _more(text: str) -> Option:
+    """A row saying headings are not listed."""
+    return Option(Content.styled(text, "$text-muted"), disabled=True)

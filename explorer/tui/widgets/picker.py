@@ -34,6 +34,10 @@ class PickerScreen(ModalScreen[T | None], Generic[T]):
         """What row ``index`` of the list stands for (None: a message row)."""
         raise NotImplementedError
 
+    def listing(self) -> bool:
+        """Whether the list holds rows to take (not only a message saying why not)."""
+        return self.chosen(0) is not None
+
     @property
     def options(self) -> OptionList:
         return self.query_one(f"#{self.LIST_ID}", OptionList)
@@ -52,7 +56,7 @@ class PickerScreen(ModalScreen[T | None], Generic[T]):
 
     def action_move(self, delta: int) -> None:
         options = self.options
-        if options.option_count and self.chosen(0) is not None:
+        if options.option_count and self.listing():
             current = options.highlighted or 0
             options.highlighted = max(0, min(options.option_count - 1, current + delta))
 
