@@ -17,7 +17,7 @@ from textual.widgets.option_list import Option
 
 from explorer.core.retrieval.fuzzy import PathMatch, match_files
 from explorer.core.safe_text import LABEL_MAX, safe_spans
-from explorer.tui.widgets.picker import PickerScreen
+from explorer.tui.widgets.picker import PickerScreen, note_row
 
 LIMIT = 50
 MATCH_STYLE = "bold $text-accent underline"
@@ -107,9 +107,7 @@ class FuzzyJump(PickerScreen[str]):
             options.set_options([Option(match_prompt(m, width), id=m.path) for m in self.matches])
             options.highlighted = 0
         else:
-            options.set_options(
-                [Option(Content.styled("No matching file", "$text-muted"), disabled=True)]
-            )
+            options.set_options([note_row("No matching file")])
         self.query_one(
             "#fuzzy-dialog"
         ).border_subtitle = f"{len(self.matches)} of {len(self.paths)}"

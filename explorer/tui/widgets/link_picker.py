@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 
 from explorer.core.retrieval.link_resolution import LinkState
 from explorer.core.safe_text import safe_name, safe_text
-from explorer.tui.widgets.picker import PickerScreen
+from explorer.tui.widgets.picker import PickerScreen, note_row
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.links import Link
@@ -87,12 +87,12 @@ class LinkPicker(PickerScreen["Link"]):
             rows = [Option(link_prompt(link)) for link in self.shown[:ROWS_SHOWN]]
             if len(self.shown) > ROWS_SHOWN:
                 more = f"… {len(self.shown) - ROWS_SHOWN:,} more: type to narrow the links"
-                rows.append(Option(Content.styled(more, "$text-muted"), disabled=True))
+                rows.append(note_row(more))
             options.set_options(rows)
             options.highlighted = 0
         else:
             said = "No such link" if self.links else "This page has no links"
-            options.set_options([Option(Content.styled(said, "$text-muted"), disabled=True)])
+            options.set_options([note_row(said)])
         self.query_one(
             "#links-dialog"
         ).border_subtitle = f"{len(self.shown)} of {len(self.links)} links · Enter follows"

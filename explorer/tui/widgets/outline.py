@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
-from explorer.tui.widgets.picker import PickerScreen
+from explorer.tui.widgets.picker import PickerScreen, note_row
 from explorer.tui.widgets.preview import Heading
 
 INDENT = "  "
@@ -81,20 +81,16 @@ class OutlineScreen(PickerScreen[int]):
         if listed:
             rows = [Option(heading_prompt(h, top)) for h in listed]
             if self.first:
-                rows.insert(0, _more(f"… {self.first:,} headings above: type to narrow"))
+                rows.insert(0, note_row(f"… {self.first:,} headings above: type to narrow"))
             below = len(self.shown) - self.first - len(listed)
             if below:
-                rows.append(_more(f"… {below:,} more headings: type to narrow"))
+                rows.append(note_row(f"… {below:,} more headings: type to narrow"))
             options.set_options(rows)
             options.highlighted = self._row_of(self.first)
         elif self.headings:
-            options.set_options(
-                [Option(Content.styled("No such heading", "$text-muted"), disabled=True)]
-            )
+            options.set_options([note_row("No such heading")])
         else:
-            options.set_options(
-                [Option(Content.styled("This file has no headings", "$text-muted"), disabled=True)]
-            )
+            options.set_options([note_row("This file has no headings")])
         self.query_one(
             "#outline-dialog"
         ).border_subtitle = f"{len(self.shown)} of {len(self.headings)} headings"
@@ -110,8 +106,3 @@ class OutlineScreen(PickerScreen[int]):
 
     def listing(self) -> bool:
         return bool(self.shown)
-
-
-def _more(text: str) -> Option:
-    """A row saying headings are not listed."""
-    return Option(Content.styled(text, "$text-muted"), disabled=True)

@@ -11,10 +11,18 @@ from typing import Generic, TypeVar
 
 from textual import on
 from textual.binding import Binding
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import OptionList
+from textual.widgets.option_list import Option
 
 T = TypeVar("T")
+
+
+def note_row(text: str) -> Option:
+    """A row of a list that says something and leads nowhere: why the list is empty, or how
+    many rows it does not list."""
+    return Option(Content.styled(text, "$text-muted"), disabled=True)
 
 
 class PickerScreen(ModalScreen[T | None], Generic[T]):
