@@ -105,11 +105,14 @@ def related_across(
     candidates = with_evidence(candidates, pairs, evidence, tuning)
     needed = min(tuning.pairs, len(ordered))
 
+    structures = {source: structure}  # each collection's, read once a call, when asked
+
     def contents(key: str) -> bool:
         name, other = unqualified(key)
         index = by_name[name]
-        share = link_list_share(index, other, folder_structure(index))
-        return share >= tuning.contents_share
+        if name not in structures:
+            structures[name] = folder_structure(index)
+        return link_list_share(index, other, structures[name]) >= tuning.contents_share
 
     window = limit * CONTENTS_WINDOW
     chosen = rank(candidates, pairs, words, lengths, evidence, needed, tuning, contents, window)
