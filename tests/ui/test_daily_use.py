@@ -210,6 +210,40 @@ async def test_the_sidebar_keeps_its_rows_inert_until_the_new_file_s_rows_come(
         assert "runbooks/restore-from-backup.md" not in [item.path for item in side.items]
 
 
+async def test_rows_that_come_as_the_note_falls_due_stay_on_show(sample_copy, app_for, monkeypatch):
+    """Textual queues a timer's callback when its delay ends, and stopping the timer then does
+    not unqueue it. An answer handled between the two must not be covered by the note it made
+    unnecessary: CI once saw "Finding related files…" in place of ready rows."""
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        side = screen.related
+        await wait_settled(pilot)
+        await open_and_wait(pilot, "guides/backups.md")
+        await wait_for(pilot, lambda: side.state == "ready", what="related files")
+        due: list[object] = []
+        set_timer = side.set_timer
+
+        def queued_late(delay, callback=None, **kwargs):  # the delay ends at once, the call waits
+            due.append(callback)
+            return set_timer(3600, None, **kwargs)
+
+        monkeypatch.setattr(side, "set_timer", queued_late)
+        screen.open_file("runbooks/restore-from-backup.md")
+        await wait_for(
+            pilot,
+            lambda: side.state == "ready" and side.source == "runbooks/restore-from-backup.md",
+            what="the new rows",
+        )
+        rows = [str(side.get_option_at_index(i).prompt) for i in range(side.option_count)]
+        assert due, "the panel set no note"
+        for call in due:
+            call()  # what Textual's queue runs after the rows came
+        await pilot.pause()
+        assert [str(side.get_option_at_index(i).prompt) for i in range(side.option_count)] == rows
+        assert not any("Finding" in row for row in rows)
+
+
 async def test_recent_files_are_a_picker_most_recent_first(sample_copy, app_for):
     app = app_for(sample_copy, watch=False)
     async with app.run_test(size=SIZE) as pilot:

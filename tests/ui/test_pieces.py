@@ -23,6 +23,7 @@ from explorer.core.retrieval.fuzzy import match_files, match_paths
 from explorer.settings.config import Settings
 from explorer.tui.bridge import IndexBridge
 from explorer.tui.index_state import IndexState
+from explorer.tui.later import Later
 from explorer.tui.messages import LiveIndexEvent
 from explorer.tui.themes import ThemeFileError, load_theme_file, load_themes, shipped_themes_dir
 from explorer.tui.widgets.search_box import parse_query, split_filter
@@ -202,3 +203,42 @@ def test_the_index_state_reads_as_one_status_line():
     assert replace(state, error="cannot open the index: x").summary() == (
         "cannot open the index: x"
     )
+
+
+class _QueueingOwner:
+    """Stands for a widget: like Textual, it queues the timer's call when the delay ends, and
+    stopping the timer does not take the call off the queue."""
+
+    def __init__(self) -> None:
+        self.queued: list = []
+
+    def set_timer(self, delay, callback):
+        owner = self
+
+        class Timer:
+            def stop(self) -> None:
+                pass
+
+            def end(self) -> None:
+                owner.queued.append(callback)
+
+        self.timer = Timer()
+        return self.timer
+
+
+def test_a_later_call_stopped_after_its_delay_ended_does_not_run():
+    owner, calls = _QueueingOwner(), []
+    later = Later(owner, 1.0, lambda: calls.append("stale"))
+    owner.timer.end()
+    later.stop()
+    for call in owner.queued:
+        call()
+    assert calls == [] and not later.pending
+
+    later = Later(owner, 1.0, lambda: calls.append("due"))
+    assert later.pending
+    owner.timer.end()
+    for call in owner.queued[1:]:
+        call()
+        call()  # once, however often the queue runs it
+    assert calls == ["due"] and not later.pending

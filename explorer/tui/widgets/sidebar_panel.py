@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from textual import on
 from textual.binding import Binding, BindingType
 from textual.content import Content
-from textual.timer import Timer
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import Worker
 
 from explorer.core.safe_text import safe_name, safe_text
+from explorer.tui.later import Later
 from explorer.tui.messages import OpenFile
 from explorer.tui.text_fit import middle_path
 from explorer.tui.workers import report_worker_failure
@@ -60,7 +60,7 @@ class SidebarPanel(OptionList):
         super().__init__(**kwargs)
         self.source: str | None = None
         """The file the rows are about (or are being loaded for)."""
-        self._note: Timer | None = None
+        self._note: Later | None = None
         """The timer that puts :meth:`await_rows`'s note in place of the rows left on show."""
 
     # -- what a panel defines -----------------------------------------------------------------
@@ -90,7 +90,7 @@ class SidebarPanel(OptionList):
             self.name_source(source)
             self._message(note)
 
-        self._note = self.set_timer(NOTE_AFTER, late)
+        self._note = Later(self, NOTE_AFTER, late)
 
     def _stop_note(self) -> None:
         if self._note is not None:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from textual.content import Content
 from textual.reactive import reactive
-from textual.timer import Timer
 from textual.widget import Widget
 
 from explorer.core.live.events import ModelState
 from explorer.core.models import SearchMode
 from explorer.core.safe_text import safe_text
 from explorer.tui.index_state import IndexState
+from explorer.tui.later import Later
 from explorer.tui.widgets.search_panel import SearchSummary
 
 MODEL_STYLES = {
@@ -50,14 +50,14 @@ class StatusBar(Widget):
 
     def __init__(self, **kwargs: str | None) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self._hint_timer: Timer | None = None
+        self._hint_timer: Later | None = None
 
     def say(self, text: str, seconds: float = HINT_SECONDS) -> None:
         """Show ``text`` first in the bar for ``seconds``."""
         self.hint = text
         if self._hint_timer is not None:
             self._hint_timer.stop()
-        self._hint_timer = self.set_timer(seconds, self._forget_hint)
+        self._hint_timer = Later(self, seconds, self._forget_hint)
 
     def _forget_hint(self) -> None:
         self._hint_timer = None
