@@ -294,6 +294,9 @@ VARIANTS: dict[str, dict] = {
     "no contents-page factor": {"contents_factor": 1.0},
     "contents factor 0.7": {"contents_factor": 0.7},
     "contents share 0.6": {"contents_share": 0.6},
+    "release notes x0.5": {"release_notes_factor": 0.5},
+    "release notes x0.3": {"release_notes_factor": 0.3},
+    "release notes x0.7": {"release_notes_factor": 0.7},
     "backlink by source, 1": {
         "link_damping": LinkDamping(backlink_by_source=True, source_hub_links=1)
     },
@@ -317,6 +320,9 @@ def main() -> None:
     parser.add_argument("--old", action="store_true", help="Also the method before issue 10.")
     parser.add_argument("--sample", type=int, default=0, help="Judge only every n-th page.")
     parser.add_argument("--variants", action="store_true", help="Also try other settings.")
+    parser.add_argument(
+        "--shown", action="store_true", help="Run each variant with the page's links shown too."
+    )
     parser.add_argument(
         "--only", nargs="*", default=None, help="Variant names to run (with --variants)."
     )
@@ -358,6 +364,8 @@ def main() -> None:
             for name, change in VARIANTS.items():
                 if args.only is None or name in args.only:
                     tuning = replace(DEFAULT_TUNING, **change)
+                    if args.shown:
+                        methods.append((f"shown, {name}", new_method(tuning)))
                     methods.append((f"hidden, {name}", new_method(tuning, hide_own_links=True)))
         # one warm-up call each: the first opens Chroma's HNSW segment and reads the links
         first = next(iter(judged))

@@ -18,7 +18,7 @@ from explorer.core.retrieval.related import (
     link_list_share,
     related_files,
 )
-from explorer.core.retrieval.related_structure import folder_structure
+from explorer.core.retrieval.related_structure import folder_structure, is_release_notes
 from explorer.core.store.index import Index
 from explorer.settings.config import Settings
 from tests.conftest import write_files
@@ -474,6 +474,51 @@ def test_a_section_landing_page_counts_less_than_its_pages(indexed):
     paths = [r.path for r in related_files(index, "guide/caching.md", limit=3)]
     # the same text: as a page of another section it ranks above the section's landing page
     assert paths.index("other/cache.md") < paths.index("guide/_index.md")
+
+
+@pytest.mark.parametrize("factor", [0.5, 1.0])
+def test_release_notes_count_less_unless_the_page_links_to_them(indexed, factor):
+    """Release notes say, one entry each, a little of every page: the same words in a page of
+    their own rank above them (with the factor at 1 the name decides the tie, and the release
+    notes come first). A page that links to them, and release notes among themselves, are
+    not touched."""
+    page = "# Caching\n\n" + " ".join(CACHE_SECTIONS.values()) + "\n"
+    index = indexed(
+        {
+            "guide/caching.md": markdown("Caching", list(CACHE_SECTIONS.items())),
+            "guide/upgrade.md": "# Upgrade\n\nRead the [release notes](../notes/releases.md).\n",
+            "notes/releases.md": page,
+            "notes/whatsnew-2.md": page,
+            "other/cache.md": page,
+            "kitchen/bread.md": BREAD,
+        }
+    )
+    tuning = replace(DEFAULT_TUNING, release_notes_factor=factor)
+    paths = [r.path for r in related_files(index, "guide/caching.md", limit=4, tuning=tuning)]
+    assert (paths.index("other/cache.md") < paths.index("notes/releases.md")) == (factor < 1)
+    structure = folder_structure(index)
+    assert structure.evidence("guide/caching.md", "notes/releases.md").release_notes
+    assert not structure.evidence("guide/upgrade.md", "notes/releases.md").release_notes
+    assert not structure.evidence("notes/whatsnew-2.md", "notes/releases.md").release_notes
+    assert not structure.evidence("notes/releases.md", "other/cache.md").release_notes
+
+
+@pytest.mark.parametrize(
+    ("path", "notes"),
+    [
+        ("CHANGELOG.md", True),
+        ("docs/release-notes/v1.2.md", True),
+        ("content/nginx/releases.md", True),
+        ("whatsnew/3.7.html", True),
+        ("NEWS", True),
+        ("docs/whats_new.rst", True),
+        ("guides/backups.md", False),
+        ("news-feed.md", False),
+        ("notes/release-plan.md", False),
+    ],
+)
+def test_release_notes_are_known_by_their_names(path, notes):
+    assert is_release_notes(path) is notes
 
 
 def contents_page(title: str, entries: dict[str, str]) -> str:

@@ -256,6 +256,10 @@ class RelatedTuning:
     passages and links match them all; measured on the Python manual (Sphinx HTML, 47 such
     pages), own links hidden: link recall@5 0.238 to 0.255, hit@5 0.728 to 0.748; no page of
     the nginx docs or the vault is one."""
+    release_notes_factor: float = 1.0
+    """Release notes (a changelog, "what's new") count this share of their value as the
+    neighbours of a page that is not one and does not link to them: they name most of a
+    project's pages in passing."""
     small_folder: int = 32
     """A folder of at most this many files ties its files as evidence; a larger one (a vault's
     folder of hundreds of notes) only adds its ``section_weight``."""
@@ -397,6 +401,8 @@ def rank(
             value += structure
             if found.section_page:
                 value *= tuning.section_page_factor
+            if found.release_notes:
+                value *= tuning.release_notes_factor
         if (
             tuning.lone_pair_factor != 1.0
             and len(pairs.background) >= tuning.lone_pair_passages

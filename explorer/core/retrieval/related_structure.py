@@ -42,6 +42,11 @@ CITING_KINDS = frozenset({ReferenceKind.LINK, ReferenceKind.EMBED, ReferenceKind
 """The references that cite a file."""
 SECTION_PAGES = frozenset({"_index.md", "index.md", "readme.md"})
 """The names of a folder's landing page (a Hugo section's list page, a README)."""
+RELEASE_NOTES_NAMES = frozenset({"changes", "news", "releases"})
+"""A file or folder of release notes by its whole name (separators and case aside)."""
+RELEASE_NOTES_PREFIXES = ("changelog", "releasenote", "whatsnew")
+"""... or by the start of its name (``CHANGELOG.md``, ``release-notes-2.1.md``, Sphinx's
+``whatsnew/``)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,10 @@ class Evidence:
     """Both in one folder: ``1 / log2(1 + files in it)``, else 0."""
     section_page: bool = False
     """The candidate is a folder's landing page (``_index.md``, ``index.md``, ``README.md``)."""
+    release_notes: bool = False
+    """The candidate is release notes (:func:`is_release_notes`), the source is not, and the
+    source does not link to it (a page that sends its reader to the release notes means it;
+    release notes link to every page they name)."""
 
 
 @dataclass
@@ -187,7 +196,20 @@ class FolderStructure:
             tag_weight=min(1.0, sum(rarity.values())),
             same_section=damped(self.folder_files[folder]) if same else 0.0,
             section_page=posixpath.basename(candidate).lower() in SECTION_PAGES,
+            release_notes=not links_to
+            and is_release_notes(candidate)
+            and not is_release_notes(source),
         )
+
+
+def is_release_notes(path: str) -> bool:
+    """Whether ``path`` names release notes (a changelog, a "what's new", a folder of
+    them): pages that name, each in passing, most things a project has."""
+    for part in path.lower().split("/"):
+        name = "".join(ch for ch in part.split(".", 1)[0] if ch.isalnum())
+        if name in RELEASE_NOTES_NAMES or name.startswith(RELEASE_NOTES_PREFIXES):
+            return True
+    return False
 
 
 HUB_LINKS = 7
