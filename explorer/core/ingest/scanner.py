@@ -215,9 +215,9 @@ class ScanRules:
             return False
         if name == SPHINX_MARK and _in_sphinx_build(os.path.join(self._root_str, disk_path(rel))):
             return False
-        stem, dot, ext = name.rpartition(".")
-        if dot and stem:
-            if ext.lower() not in self.extensions:
+        ext = formats.extension_of(name)
+        if ext:
+            if ext not in self.extensions:
                 return False
         elif name.lower() not in self.names:
             return False

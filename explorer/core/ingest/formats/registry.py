@@ -15,6 +15,7 @@ from explorer.core.ingest.formats.code import CodeFormat
 from explorer.core.ingest.formats.contract import DocumentFormat
 from explorer.core.ingest.formats.docx import DocxFormat
 from explorer.core.ingest.formats.html import HtmlFormat
+from explorer.core.ingest.formats.manpage import ManPageFormat
 from explorer.core.ingest.formats.markdown import MarkdownFormat
 from explorer.core.ingest.formats.notebook import NotebookFormat
 from explorer.core.ingest.formats.pdf import PdfFormat
@@ -28,6 +29,7 @@ FORMATS: tuple[DocumentFormat, ...] = (
     PdfFormat(),
     DocxFormat(),
     NotebookFormat(),
+    ManPageFormat(),
     CodeFormat(),
     PlainTextFormat(),
 )
@@ -46,11 +48,24 @@ DEFAULT_NAMES: frozenset[str] = frozenset(_BY_FILE_NAME)
 """Extension-less file names a format claims (compared case-insensitively)."""
 
 
+COMPRESSED = frozenset({"gz"})
+"""Extensions of a compression: the extension is then the last two (``ls.1.gz``: ``1.gz``), so
+a format claims the compressed files it reads and nothing else (``.tar.gz`` stays unclaimed)."""
+
+
 def extension_of(rel_path: str) -> str:
-    """The lower-case extension of a path, without the dot (``""`` for ``Makefile``)."""
+    """The lower-case extension of a path, without the dot (``""`` for ``Makefile``; ``1.gz``
+    for ``ls.1.gz``)."""
     name = PurePosixPath(rel_path).name
     stem, dot, ext = name.rpartition(".")
-    return ext.lower() if dot and stem else ""
+    if not (dot and stem):
+        return ""
+    ext = ext.lower()
+    if ext in COMPRESSED:
+        inner_stem, inner_dot, inner = stem.rpartition(".")
+        if inner_dot and inner_stem and inner:
+            return f"{inner.lower()}.{ext}"
+    return ext
 
 
 def claimed_format(rel_path: str) -> DocumentFormat | None:

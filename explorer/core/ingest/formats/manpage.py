@@ -1,0 +1,390 @@
+"""Manual pages: roff written with the ``man`` macros, gzipped or not, read as sectioned text.
+
+A manual page (``ls.1``, or ``ls.1.gz`` as distributions install them under ``share/man``) is
+roff source: requests and macros on lines of their own (``.SH NAME``, ``.TP``, ``.B -a``) and
+text with inline escapes (``\\fB`` fonts, ``\\-``, ``\\(em``). :class:`ManPage` turns it into
+the same light Markdown style as the other extracted formats (:class:`TextBuilder`): the
+page's name and section as the first heading, ``.SH`` and ``.SS`` as headings, each option of
+a ``.TP``/``.IP`` list as an item with its description indented under it, ``.nf``/``.EX``
+blocks fenced, ``tbl`` tables as rows. Fonts, sizes, spacing and conditionals are typography,
+not text, and are left out. The title is the NAME section's line (``ls - list directory
+contents``), in whatever language the page is written.
+
+roff is a language (macros, conditionals, number registers); what is read here is the subset
+the ``man`` package defines, which is what manual pages are written in. No roff formatter is
+run: groff is not installed everywhere, and a page is read in the extraction worker like any
+other extracted format. A gzipped page is inflated there with a bound on its inflated size.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from typing import ClassVar
+
+from explorer.core.ingest.documents import SkipReason
+from explorer.core.ingest.file_reading import (
+    BINARY_PROBE_BYTES,
+    FileRefused,
+    decode_leniently,
+    human_size,
+)
+from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limits, PreviewKind
+from explorer.core.ingest.formats.text_builder import TextBuilder
+from explorer.core.ingest.front_matter import FIELD_CAPS, FileMetadata
+
+MAN_EXTENSIONS = frozenset({*"123456789", "man"})
+"""A manual page's extension: its section, or ``man``."""
+MAX_INFLATED_BYTES = 20_000_000
+"""Most bytes a gzipped page may inflate to."""
+GZIP_MAGIC = b"\x1f\x8b"
+
+NAMED_CHARACTERS = {
+    "em": "—", "en": "–", "hy": "-", "mi": "-", "bu": "•", "co": "©", "rg": "®", "tm": "™",
+    "lq": "“", "rq": "”", "oq": "‘", "cq": "’", "aq": "'", "dq": '"', "ti": "~", "ha": "^",
+    "rs": "\\", "sl": "/", "ga": "`", "aa": "´", "dg": "†", "de": "°", "<=": "≤", ">=": "≥",
+    "!=": "≠", "->": "→", "<-": "←", "mu": "×", "di": "÷", "+-": "±", "lB": "[", "rB": "]",
+    "lC": "{", "rC": "}", "la": "⟨", "ra": "⟩", "ba": "|", "bv": "|", "br": "│", "ul": "_",
+    "pl": "+", "eq": "=", "Fo": "«", "Fc": "»", "fo": "‹", "fc": "›", "sc": "§", "ps": "¶",
+}  # fmt: skip
+"""roff's named characters (``\\(em``, ``\\[lq]``) as the characters they print."""
+STRINGS = {"lq": "“", "rq": "”", "R": "®", "Tm": "™"}
+"""The ``man`` package's predefined strings (``\\*(lq``); any other string prints nothing."""
+SINGLE_ESCAPES = {"-": "-", "e": "\\", "\\": "\\", " ": " ", "~": " ", "0": " ", "t": "\t"}
+"""One-character escapes that print a character; every other one prints nothing (``\\&``,
+``\\|``, ``\\%``) or itself (``\\.``)."""
+SILENT_ESCAPES = frozenset("&|^%:)cdurpzk{},/")
+_ESCAPE = re.compile(
+    r"""\\(?:
+        [fF](?:\[[^\]]*\]|\(..|.)           # font
+      | s(?:[+-]?\d|\(\d\d|\[[^\]]*\])?      # size
+      | [nmgMV](?:\(..|\[[^\]]*\]|.)         # registers, colours
+      | [hvwoDlLbxXNAuCZRSH]'[^']*'          # motions and measured strings
+      | \((?P<named>..)
+      | \[(?P<bracket>[^\]]*)\]
+      | \*(?:\((?P<string2>..)|\[(?P<stringn>[^\]]*)\]|(?P<string1>.))
+      | (?P<single>.)
+    )""",
+    re.VERBOSE | re.DOTALL,
+)
+_UNICODE = re.compile(r"u([0-9A-Fa-f]{4,6})")
+
+IGNORED_BLOCKS = frozenset({"de", "de1", "am", "ig", "ds", "ds1"})
+"""Requests that open a block ending at ``..`` (a macro's definition, a comment block)."""
+BREAKS = frozenset({"PP", "LP", "P", "sp", "br", "HP", "RS", "RE", "in", "ti", "ne", "bp"})
+"""Requests that end the paragraph being filled."""
+FONT_MACROS = frozenset({"B", "I", "SM", "SB"})
+BULLETS = frozenset({"•", "-", "*", "o", "+"})
+"""An ``.IP`` mark that makes a bulleted item rather than a tagged one."""
+ALTERNATING_MACROS = frozenset({"BI", "BR", "IB", "IR", "RB", "RI"})
+
+
+class ManPageFormat(DocumentFormat):
+    """Manual pages (roff with the ``man`` macros), plain or gzipped."""
+
+    name = "man"
+    extensions = MAN_EXTENSIONS | frozenset(f"{ext}.gz" for ext in MAN_EXTENSIONS)
+    extracted = True
+    limits = Limits(max_bytes=5_000_000, seconds=30.0, max_chars=10_000_000)
+    preview_kind = PreviewKind.CODE
+    markdown_text: ClassVar[bool] = True
+    summary = "roff manual pages, gzipped too: sections as headings, options as items"
+
+    def extract(self, data: bytes, rel_path: str, limits: Limits) -> Document:
+        source = inflated(data)
+        if b"\x00" in source[:BINARY_PROBE_BYTES]:  # a library's version (libfoo.so.1)
+            raise FileRefused(SkipReason.BINARY, "not a manual page: binary content")
+        return ManPage(limits.max_chars).read(decode_leniently(source))
+
+    def preview_language(self, rel_path: str, text: str) -> str | None:
+        return "markdown"
+
+
+def inflated(data: bytes) -> bytes:
+    """``data`` as it is, or inflated when it is gzipped; refuses a damaged or cut gzip, and
+    one that inflates past :data:`MAX_INFLATED_BYTES` (without inflating the rest)."""
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(data, MAX_INFLATED_BYTES)
+    except zlib.error as error:
+        raise FileRefused(SkipReason.UNREADABLE, f"damaged gzip ({error})") from None
+    if inflater.unconsumed_tail:
+        raise FileRefused(
+            SkipReason.TOO_LARGE,
+            f"gzip of {human_size(len(data))} inflating past {human_size(MAX_INFLATED_BYTES)}",
+        )
+    if not inflater.eof:
+        raise FileRefused(SkipReason.UNREADABLE, "damaged gzip (cut short)")
+    return out
+
+
+def plain(text: str) -> str:
+    """A line of roff text as the words it prints: escapes resolved, a comment cut off."""
+    return _ESCAPE.sub(_escape, _without_comment(text))
+
+
+def _without_comment(text: str) -> str:
+    index = 0
+    while True:
+        index = text.find("\\", index)
+        if index < 0 or index + 1 >= len(text):
+            return text
+        if text[index + 1] in '"#':
+            return text[:index]
+        index += 2
+
+
+def _escape(match: re.Match[str]) -> str:
+    groups = match.groupdict()
+    name = groups["named"] or groups["bracket"]
+    if name is not None:
+        if name in NAMED_CHARACTERS:
+            return NAMED_CHARACTERS[name]
+        code = _UNICODE.fullmatch(name.split("_", 1)[0])
+        return chr(int(code.group(1), 16)) if code else ""
+    string = groups["string2"] or groups["stringn"] or groups["string1"]
+    if string is not None:
+        return STRINGS.get(string, "")
+    single = groups["single"]
+    if single is None:
+        return ""  # a font, a size, a register, a motion
+    if single in SINGLE_ESCAPES:
+        return SINGLE_ESCAPES[single]
+    return "" if single in SILENT_ESCAPES else single
+
+
+def arguments(text: str) -> list[str]:
+    """A request's arguments: split at spaces, a double-quoted one kept whole (``""`` in it
+    is a quote)."""
+    found: list[str] = []
+    index, size = 0, len(text)
+    while index < size:
+        while index < size and text[index] in " \t":
+            index += 1
+        if index >= size:
+            break
+        if text[index] == '"':
+            index += 1
+            piece: list[str] = []
+            while index < size:
+                if text[index] == '"':
+                    if text[index + 1 : index + 2] == '"':
+                        piece.append('"')
+                        index += 2
+                        continue
+                    index += 1
+                    break
+                piece.append(text[index])
+                index += 1
+            found.append("".join(piece))
+        else:
+            end = index
+            while end < size and text[end] not in " \t":
+                end += 1
+            found.append(text[index:end])
+            index = end
+    return found
+
+
+class ManPage:
+    """One page's roff read into a :class:`TextBuilder`, line by line."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.builder = TextBuilder(max_chars)
+        self.pieces: list[str] = []
+        """The paragraph being filled."""
+        self.prefix = ""
+        """What opens the paragraph being filled: an indent under an item's tag, a bullet."""
+        self.link = ""
+        """The address of the ``.UR``/``.MT`` link being read."""
+        self.preformatted: list[str] | None = None
+        self.table: list[list[str]] | None = None
+        self.table_format = False
+        """Inside a table, before its data (options and format lines)."""
+        self.table_tab = "\t"
+        self.next_line: tuple[str, int] | None = None
+        """What the next line of text is: ``("heading", level)`` or ``("tag", 0)``."""
+        self.skip_block = False
+        self.sections = 0
+        self.title = ""
+        self.name_line = ""
+
+    def read(self, source: str) -> Document:
+        for line in source.splitlines():
+            if self.builder.full:
+                break
+            self.line(line)
+        self.flush()
+        self.end_preformatted()
+        self.end_table()
+        builder = self.builder
+        text = builder.text()
+        notes = (f"text cut at {builder.max_chars:,} characters",) if builder.full else ()
+        metadata = FileMetadata()
+        title = self.name_line or self.title
+        if title:
+            metadata["title"] = title[: FIELD_CAPS["title"]]
+        return Document(text, metadata=metadata, notes=notes, headings=tuple(builder.headings))
+
+    # -- lines --------------------------------------------------------------------------------
+    def line(self, line: str) -> None:
+        if self.skip_block:
+            self.skip_block = line.strip() not in ("..", ".")
+            return
+        if line[:1] in (".", "'") and not line.startswith(('.\\"', "'\\\"")):
+            name, _, rest = line[1:].strip().partition(" ")
+            if name.startswith('\\"'):
+                return
+            if self.table is not None and name not in ("TE", "T&"):
+                self.table_line(line)
+                return
+            self.request(name, rest)
+            return
+        if line[:1] in (".", "'"):
+            return  # a comment
+        if self.table is not None:
+            self.table_line(line)
+        elif self.preformatted is not None:
+            self.preformatted.append(plain(line))
+        else:
+            self.text(plain(line), joined=line.rstrip().endswith("\\c"))
+
+    def text(self, text: str, joined: bool = False) -> None:
+        """Words of the page: a pending heading or tag, else the paragraph being filled."""
+        if self.next_line is not None:
+            kind, level = self.next_line
+            if not text.strip():
+                return
+            self.next_line = None
+            if kind == "heading":
+                self.heading(level, text)
+            else:
+                self.tag(text)
+            return
+        if self.preformatted is not None:
+            self.preformatted.append(text.rstrip())
+            return
+        if not text.strip():
+            self.flush()  # a blank line is a paragraph break
+            return
+        if text[:1].isspace() and self.pieces:
+            self.flush()  # a line that starts with a space starts a new line
+        self.pieces.append(text if joined else text + " ")
+
+    def request(self, name: str, rest: str) -> None:
+        args = arguments(plain(rest))
+        if name in IGNORED_BLOCKS:
+            self.skip_block = name not in ("ds", "ds1")
+        elif name == "TH":
+            self.flush()
+            if args:
+                section = f"({args[1]})" if len(args) > 1 and args[1] else ""
+                self.title = args[0] + section
+                self.builder.heading(1, self.title)
+        elif name in ("SH", "SS"):
+            level = 2 if name == "SH" else 3
+            self.flush()
+            self.end_preformatted()
+            if args:
+                self.heading(level, " ".join(args))
+            else:
+                self.next_line = ("heading", level)
+        elif name in ("TP", "TQ"):
+            self.flush()
+            self.next_line = ("tag", 0)
+        elif name == "IP":
+            self.flush()
+            mark = args[0].strip() if args else ""
+            if mark in BULLETS:
+                self.prefix = "- "
+            elif mark:
+                self.tag(mark)
+            else:
+                self.prefix = "  "
+        elif name in BREAKS:
+            self.flush()
+            if name in ("PP", "LP", "P", "HP", "RE"):
+                self.prefix = ""
+        elif name in ("nf", "EX"):
+            self.flush()
+            if self.preformatted is None:
+                self.preformatted = []
+        elif name in ("fi", "EE"):
+            self.end_preformatted()
+        elif name == "TS":
+            self.flush()
+            self.table, self.table_format = [], True
+        elif name in ("TE", "T&"):
+            if name == "TE":
+                self.end_table()
+            else:
+                self.table_format = True
+        elif name in FONT_MACROS:
+            if args:
+                self.text(" ".join(args))
+        elif name in ALTERNATING_MACROS:
+            self.text("".join(args))
+        elif name in ("UR", "MT"):
+            self.link = args[0] if args else ""
+        elif name in ("UE", "ME"):
+            if self.link:
+                self.text(f"<{self.link}>" + "".join(args))
+            self.link = ""
+        elif name == "SY":
+            self.flush()
+            self.text(" ".join(args))
+        elif name == "OP":
+            self.text("[" + " ".join(args) + "]")
+        elif name == "YS":
+            self.flush()
+        elif name == "so" and args:
+            self.text(f"See {args[0]}.")
+
+    def heading(self, level: int, text: str) -> None:
+        self.builder.heading(level, text)
+        if level == 2:
+            self.sections += 1
+
+    def tag(self, text: str) -> None:
+        """An item's tag (an option, a term) on a line of its own; what follows is its
+        description."""
+        self.builder.paragraph([text], "- ", "  ")
+        self.prefix = "  "
+
+    def flush(self) -> None:
+        """Write the paragraph being filled."""
+        if not self.pieces:
+            return
+        pieces, self.pieces = self.pieces, []
+        indent = "  " if self.prefix else ""
+        written = self.builder.paragraph(pieces, self.prefix, indent)
+        if self.prefix == "- ":
+            self.prefix = ""  # a bullet opens one paragraph
+        if written and self.sections == 1 and not self.name_line:
+            self.name_line = " ".join("".join(pieces).split())
+
+    def end_preformatted(self) -> None:
+        if self.preformatted is not None:
+            lines, self.preformatted = self.preformatted, None
+            self.builder.preformatted("\n".join(lines))
+
+    def table_line(self, line: str) -> None:
+        assert self.table is not None
+        if self.table_format:
+            tab = re.search(r"tab\s*\((.)\)", line)
+            if tab:
+                self.table_tab = tab.group(1)
+            if line.rstrip().endswith("."):
+                self.table_format = False  # the last format line
+            return
+        if line[:1] in (".", "'"):
+            return  # a request inside the table (``.sp``)
+        cells = line.split(self.table_tab)
+        self.table.append([plain(cell).replace("T{", "").replace("T}", "") for cell in cells])
+
+    def end_table(self) -> None:
+        if self.table is not None:
+            rows, self.table, self.table_tab = self.table, None, "\t"
+            self.builder.table(rows)

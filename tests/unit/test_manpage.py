@@ -1,0 +1,180 @@
+"""Manual pages: roff with the man macros, gzipped as distributions install them, read into
+sectioned text, indexed and searched, in any language; the preview shows what the index read."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.ingest.file_reading import FileRefused
+from explorer.core.ingest.formats import PreviewKind, extension_of, format_for
+from explorer.core.ingest.formats import manpage as manpage_module
+from explorer.core.ingest.formats.manpage import ManPageFormat, plain
+from explorer.core.ingest.formats.preview import preview_document
+from explorer.core.ingest.scanner import ScanRules, scan
+from explorer.core.models import FileState, SearchMode
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
+from tests.documents import write
+from tests.fakes import FakeEmbedder
+
+PAGE = r""".\" Comment lines are not text.
+.de XX
+.B this macro's body is never shown
+..
+.TH KETTLE 1 "2026-11-30" "kettle 2.1" "User Commands"
+.SH NAME
+kettle \- boil water from the command line
+.SH SYNOPSIS
+.B kettle
+[\fIOPTION\fR]... [\fB\-\-until\fR \fITEMP\fR]
+.SH DESCRIPTION
+.B kettle
+heats water\(emquickly\(emand says when it is done.
+It quotes \*(lqthe manual\*(rq and prints caf\[u00E9].
+.SS Options
+.TP
+.BR \-w ", " \-\-whistle
+whistle when the water boils
+.TP
+\fB\-q\fR, \fB\-\-quiet\fR
+say nothing
+.IP \(bu 2
+a bulleted remark
+.PP
+An example:
+.nf
+.RS
+kettle \-\-until 90
+kettle \-w
+.RE
+.fi
+.TS
+tab(:);
+l l.
+Mode:Temperature
+green tea:80
+.TE
+.SH "SEE ALSO"
+.BR teapot (1)
+"""
+
+
+def read(data: bytes):
+    fmt = ManPageFormat()
+    return fmt.extract(data, "man1/kettle.1", fmt.limits)
+
+
+def test_a_page_reads_as_sections_items_and_code_with_its_name_as_title():
+    document = read(PAGE.encode())
+    text = document.text
+    assert [(h.level, h.title) for h in document.headings] == [
+        (1, "KETTLE(1)"),
+        (2, "NAME"),
+        (2, "SYNOPSIS"),
+        (2, "DESCRIPTION"),
+        (3, "Options"),
+        (2, "SEE ALSO"),
+    ]
+    assert document.metadata["title"] == "kettle - boil water from the command line"
+    assert "kettle [OPTION]... [--until TEMP]" in text
+    assert "heats water—quickly—and says when it is done." in text
+    assert "It quotes “the manual” and prints café." in text
+    assert "- -w, --whistle\n\n  whistle when the water boils" in text
+    assert "- -q, --quiet\n\n  say nothing" in text
+    assert "- a bulleted remark" in text
+    assert "```\nkettle --until 90\nkettle -w\n```" in text
+    assert "| Mode | Temperature |\n| green tea | 80 |" in text
+    assert "teapot(1)" in text
+    for hidden in ("Comment", "macro's body", "tab(:)", "\\f", ".TP", "l l."):
+        assert hidden not in text, hidden
+
+
+@pytest.mark.parametrize(
+    ("roff", "words"),
+    [
+        (r"\fBbold\fP and \f[I]italic\fR", "bold and italic"),
+        (r"a\-b \e c\ d", "a-b \\ c d"),
+        (r"\s-1SMALL\s+1 \(co \[lq]q\[rq] \*(Tm", "SMALL © “q” ™"),
+        (r"\fI\,FILE\/\fR", "FILE"),
+        (r"text \" a comment", "text "),
+        (r"\[u4E2D]\[u6587]", "中文"),
+    ],
+)
+def test_escapes_print_what_roff_prints(roff, words):
+    assert plain(roff) == words
+
+
+def test_a_gzipped_page_reads_as_the_page_and_a_damaged_one_is_refused():
+    assert read(gzip.compress(PAGE.encode())).text == read(PAGE.encode()).text
+    whole = gzip.compress(PAGE.encode())
+    for damaged in (whole[:40], whole[:40] + b"\xff" * 40):
+        with pytest.raises(FileRefused, match="damaged gzip"):
+            read(damaged)
+
+
+def test_a_gzip_that_inflates_past_the_bound_is_refused_without_inflating_it(monkeypatch):
+    monkeypatch.setattr(manpage_module, "MAX_INFLATED_BYTES", 10_000)
+    with pytest.raises(FileRefused) as refused:
+        read(gzip.compress(b".TH BOMB 1\n" + b"a" * 1_000_000))
+    assert refused.value.reason == "too-large"
+
+
+def test_compressed_names_are_claimed_only_for_what_a_format_reads(tmp_path):
+    assert extension_of("man/man1/ls.1.gz") == "1.gz"
+    assert extension_of("dist/tool.tar.gz") == "tar.gz"
+    assert extension_of("README.gz") == "gz"
+    assert format_for("man/man1/ls.1.gz").name == "man"
+    assert format_for("man/man3/printf.3").name == "man"
+    for name in ("man1/ls.1.gz", "man5/fstab.5", "dist/tool.tar.gz", "README.gz", "a.md"):
+        write(tmp_path / name, b"x")
+    found = {file.rel_path for file in scan(tmp_path, ScanRules(tmp_path), 1_000_000).files}
+    assert found == {"man1/ls.1.gz", "man5/fstab.5", "a.md"}
+
+
+@pytest.fixture
+def man_tree(tmp_path):
+    root = tmp_path / "man"
+    write(root / "man1/kettle.1.gz", gzip.compress(PAGE.encode()))
+    chinese = (
+        ".TH LS 1\n.SH 名称\nls \\- 列出目录内容\n.SH 描述\n列出指定文件的信息。\n"
+        ".TP\n\\fB\\-a\\fR\n不要忽略以点号起始的条目\n"
+    )
+    write(root / "zh_CN/man1/ls.1.gz", gzip.compress(chinese.encode()))
+    write(root / "lib/libkettle.so.1", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)))
+    return root
+
+
+def test_a_tree_of_gzipped_pages_is_indexed_and_searched_in_its_languages(man_tree, settings_for):
+    index = Index(settings_for(man_tree), embedder=FakeEmbedder())
+    try:
+        report = Indexer(index).sync()
+        assert report.added == 2 and report.skipped == {"binary": 1} and not report.failed
+        files = index.keywords.files()
+        assert {path: record.state for path, record in files.items()} == {
+            "man1/kettle.1.gz": FileState.FRESH,
+            "zh_CN/man1/ls.1.gz": FileState.FRESH,
+            "lib/libkettle.so.1": FileState.SKIPPED,  # a library's version, not a section
+        }
+        assert files["zh_CN/man1/ls.1.gz"].title == "ls - 列出目录内容"
+
+        def hits(query: str) -> list[str]:
+            request = SearchRequest(query, mode=SearchMode.KEYWORD, limit=10)
+            return [hit.path for hit in search(index, request).results]
+
+        assert hits("whistle") == ["man1/kettle.1.gz"]
+        assert hits("点号") == ["zh_CN/man1/ls.1.gz"]
+        [hit] = search(index, SearchRequest("whistle", mode=SearchMode.KEYWORD)).results
+        assert hit.passages[0].heading.endswith("Options")
+    finally:
+        index.close()
+
+
+def test_the_preview_shows_a_page_as_the_index_read_it(man_tree):
+    document = preview_document("man1/kettle.1.gz", man_tree / "man1/kettle.1.gz")
+    assert document.format == "man"
+    assert document.kind == PreviewKind.CODE and document.language == "markdown"
+    assert document.text.startswith("# KETTLE(1)\n\n## NAME\n\nkettle - boil water")
+    assert [entry.title for entry in document.outline][:3] == ["KETTLE(1)", "NAME", "SYNOPSIS"]
