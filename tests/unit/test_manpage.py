@@ -92,6 +92,59 @@ def test_a_page_reads_as_sections_items_and_code_with_its_name_as_title():
         assert hidden not in text, hidden
 
 
+MDOC_PAGE = r""".Dd July 31, 1999
+.Dt BIFF 1
+.Os Linux
+.Sh NAME
+.Nm biff
+.Nd be notified if mail arrives
+.Sh SYNOPSIS
+.Nm
+.Op Fl v
+.Op Ar y | n
+.Sh DESCRIPTION
+.Nm
+tells the system whether you want to be notified, through
+.Xr comsat 8 ,
+on a
+.Ux Ns -like
+system.
+.Bl -tag -width Ds
+.It Fl v
+say which state
+.Pa \&.login
+sets.
+.El
+.Bd -literal
+biff y
+.Ed
+.Sh SEE ALSO
+.Xr mail 1 ,
+.Xr sh 1
+"""
+
+
+def test_an_mdoc_page_reads_as_the_same_sections_and_items():
+    document = read(MDOC_PAGE.encode())
+    text = document.text
+    assert [(h.level, h.title) for h in document.headings] == [
+        (1, "BIFF(1)"),
+        (2, "NAME"),
+        (2, "SYNOPSIS"),
+        (2, "DESCRIPTION"),
+        (2, "SEE ALSO"),
+    ]
+    assert document.metadata["title"] == "biff - be notified if mail arrives"
+    assert "biff [-v] [y | n]" in text
+    assert "biff tells the system whether you want to be notified, through comsat(8), on a" in text
+    assert "UNIX-like system." in text
+    assert "- -v\n\n  say which state .login sets." in text
+    assert "```\nbiff y\n```" in text
+    assert "mail(1), sh(1)" in text
+    for hidden in ("July 31", "Linux", "Ds", "-tag", "Xr", "Fl "):
+        assert hidden not in text, hidden
+
+
 @pytest.mark.parametrize(
     ("roff", "words"),
     [

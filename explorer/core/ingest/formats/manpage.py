@@ -1,4 +1,4 @@
-"""Manual pages: roff written with the ``man`` macros, gzipped or not, read as sectioned text.
+"""Manual pages: roff with the ``man`` or ``mdoc`` macros, gzipped or not, read as sectioned text.
 
 A manual page (``ls.1``, or ``ls.1.gz`` as distributions install them under ``share/man``) is
 roff source: requests and macros on lines of their own (``.SH NAME``, ``.TP``, ``.B -a``) and
@@ -10,8 +10,12 @@ blocks fenced, ``tbl`` tables as rows. Fonts, sizes, spacing and conditionals ar
 not text, and are left out. The title is the NAME section's line (``ls - list directory
 contents``), in whatever language the page is written.
 
+Pages written with ``mdoc``, the BSD package (``.Sh``, ``.It Fl a``, ``.Xr ls 1``; OpenSSH's,
+about one page in twenty), read the same way: its semantic macros print their words (``-a``,
+``ls(1)``, ``[-v]``) and its lists and displays become items and fenced blocks.
+
 roff is a language (macros, conditionals, number registers); what is read here is the subset
-the ``man`` package defines, which is what manual pages are written in. No roff formatter is
+the two packages define, which is what manual pages are written in. No roff formatter is
 run: groff is not installed everywhere, and a page is read in the extraction worker like any
 other extracted format. A gzipped page is inflated there with a bound on its inflated size.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Iterator
 from typing import ClassVar
 
 from explorer.core.ingest.documents import SkipReason
@@ -71,12 +76,37 @@ _UNICODE = re.compile(r"u([0-9A-Fa-f]{4,6})")
 
 IGNORED_BLOCKS = frozenset({"de", "de1", "am", "ig", "ds", "ds1"})
 """Requests that open a block ending at ``..`` (a macro's definition, a comment block)."""
-BREAKS = frozenset({"PP", "LP", "P", "sp", "br", "HP", "RS", "RE", "in", "ti", "ne", "bp"})
+BREAKS = frozenset(
+    {"PP", "LP", "P", "sp", "br", "HP", "RS", "RE", "in", "ti", "ne", "bp", "Pp", "Lp"}
+)
 """Requests that end the paragraph being filled."""
 FONT_MACROS = frozenset({"B", "I", "SM", "SB"})
 BULLETS = frozenset({"•", "-", "*", "o", "+"})
 """An ``.IP`` mark that makes a bulleted item rather than a tagged one."""
 ALTERNATING_MACROS = frozenset({"BI", "BR", "IB", "IR", "RB", "RI"})
+
+# mdoc, the BSD package: semantic macros (``.Fl a``, ``.Xr ls 1``) that are called on a line
+# and may call one another (``.It Fl a Ar file``).
+MDOC_ENCLOSURES = {
+    "Op": ("[", "]"), "Oo": ("[", ""), "Oc": ("", "]"), "Dq": ("“", "”"), "Do": ("“", ""),
+    "Dc": ("", "”"), "Qq": ('"', '"'), "Qo": ('"', ""), "Qc": ("", '"'), "Sq": ("‘", "’"),
+    "So": ("‘", ""), "Sc": ("", "’"), "Ql": ("‘", "’"), "Pq": ("(", ")"), "Po": ("(", ""),
+    "Pc": ("", ")"), "Bq": ("[", "]"), "Bo": ("[", ""), "Bc": ("", "]"), "Brq": ("{", "}"),
+    "Bro": ("{", ""), "Brc": ("", "}"), "Aq": ("⟨", "⟩"), "Ao": ("⟨", ""), "Ac": ("", "⟩"),
+}  # fmt: skip
+"""Macros that enclose the rest of their line (or open and close an enclosure)."""
+MDOC_NAMES = frozenset(
+    "Ad An Ap Ar At Bk Bsx Bx Cd Cm Dv Dx Ec Ek Em Eo Er Es Ev Ex Fa Fc Fd Fl Fn Fo Fr Ft Fx"
+    " Hf Ic In Lb Li Lk Ms Mt Nm No Ns Nx Ok Ox Pa Pf Rv Sm St Sx Sy Tn Ux Va Vt Xc Xo Xr".split()
+)
+"""mdoc's other callable macros: their name is left out, their words kept."""
+MDOC_SYSTEMS = {
+    "Ux": "UNIX", "Bx": "BSD", "Bsx": "BSD/OS", "Nx": "NetBSD", "Fx": "FreeBSD", "Ox": "OpenBSD",
+    "Dx": "DragonFly", "At": "AT&T UNIX",
+}  # fmt: skip
+"""Macros that print a system's name (before the version they may be given)."""
+PUNCTUATION = frozenset({".", ",", ";", ":", ")", "]", "?", "!"})
+"""An mdoc argument that closes up to the word before it."""
 
 
 class ManPageFormat(DocumentFormat):
@@ -118,6 +148,24 @@ def inflated(data: bytes) -> bytes:
     if not inflater.eof:
         raise FileRefused(SkipReason.UNREADABLE, "damaged gzip (cut short)")
     return out
+
+
+def _joined_lines(source: str) -> Iterator[str]:
+    """The input lines, a line that ends in an escaped newline (``\\``) joined to the next."""
+    held = ""
+    for line in source.splitlines():
+        stripped = line.rstrip("\\")
+        if (len(line) - len(stripped)) % 2:  # an odd run of backslashes escapes the newline
+            held += line[:-1]
+            continue
+        yield held + line
+        held = ""
+    if held:
+        yield held
+
+
+def _is_mdoc_macro(token: str) -> bool:
+    return token in MDOC_NAMES or token in MDOC_ENCLOSURES
 
 
 def plain(text: str) -> str:
@@ -210,9 +258,11 @@ class ManPage:
         self.sections = 0
         self.title = ""
         self.name_line = ""
+        self.page_name = ""
+        """The name an mdoc page gives itself (``.Nm ls``)."""
 
     def read(self, source: str) -> Document:
-        for line in source.splitlines():
+        for line in _joined_lines(source):
             if self.builder.full:
                 break
             self.line(line)
@@ -277,14 +327,16 @@ class ManPage:
         args = arguments(plain(rest))
         if name in IGNORED_BLOCKS:
             self.skip_block = name not in ("ds", "ds1")
-        elif name == "TH":
+        elif name in MDOC_NAMES or name in MDOC_ENCLOSURES:
+            self.mdoc_line(name, args)
+        elif name in ("TH", "Dt"):
             self.flush()
             if args:
                 section = f"({args[1]})" if len(args) > 1 and args[1] else ""
                 self.title = args[0] + section
                 self.builder.heading(1, self.title)
-        elif name in ("SH", "SS"):
-            level = 2 if name == "SH" else 3
+        elif name in ("SH", "SS", "Sh", "Ss"):
+            level = 2 if name in ("SH", "Sh") else 3
             self.flush()
             self.end_preformatted()
             if args:
@@ -305,7 +357,7 @@ class ManPage:
                 self.prefix = "  "
         elif name in BREAKS:
             self.flush()
-            if name in ("PP", "LP", "P", "HP", "RE"):
+            if name in ("PP", "LP", "P", "HP", "RE", "Pp", "Lp"):
                 self.prefix = ""
         elif name in ("nf", "EX"):
             self.flush()
@@ -341,6 +393,82 @@ class ManPage:
             self.flush()
         elif name == "so" and args:
             self.text(f"See {args[0]}.")
+        elif name == "Nd":
+            self.text("- " + " ".join(args))
+        elif name == "It":
+            self.flush()
+            if args:
+                self.tag(self.mdoc_words(args))
+            else:
+                self.prefix = "- "  # a bulleted or numbered list's item
+        elif name == "El":
+            self.flush()
+            self.prefix = ""
+        elif name in ("Bd", "Ed"):
+            self.flush()
+            if name == "Ed":
+                self.end_preformatted()
+            elif "-literal" in args or "-unfilled" in args:
+                self.preformatted = []
+        elif name in ("D1", "Dl"):
+            self.flush()
+            self.builder.paragraph([self.mdoc_words(args)], "  ", "  ")
+
+    def mdoc_line(self, name: str, args: list[str]) -> None:
+        """A line of mdoc's callable macros: its words, in the paragraph being filled. The
+        page's name (``.Nm ls``) is kept for the bare ``.Nm`` that stands for it later."""
+        if name == "Nm" and args and not self.page_name:
+            self.page_name = args[0]
+        words = self.mdoc_words([name, *args])
+        if words:  # (an empty line of text would end the paragraph)
+            self.text(words)
+
+    def mdoc_words(self, tokens: list[str]) -> str:
+        """What a line of mdoc macros and words prints: ``Fl a Ar file`` is ``-a file``,
+        ``Xr ls 1 ,`` is ``ls(1),``, ``Op Fl v`` is ``[-v]``."""
+        words: list[str] = []
+        glue = False
+        index = 0
+        while index < len(tokens):
+            token = tokens[index]
+            index += 1
+            following = tokens[index] if index < len(tokens) else None
+            plain_next = following is not None and not _is_mdoc_macro(following)
+            if token in MDOC_ENCLOSURES:
+                opening, closing = MDOC_ENCLOSURES[token]
+                inner = self.mdoc_words(tokens[index:])
+                tail = ""
+                while inner[-1:] in PUNCTUATION and closing and inner[:-1]:
+                    inner, tail = inner[:-1].rstrip(), inner[-1] + tail
+                word, index = opening + inner + closing + tail, len(tokens)
+            elif token == "Fl":
+                flag = following if plain_next and following not in PUNCTUATION else None
+                word = "-" + (flag or "")
+                index += flag is not None
+            elif token == "Xr" and plain_next and index + 1 < len(tokens):
+                word, index = f"{following}({tokens[index + 1]})", index + 2
+            elif token == "Nm" and not plain_next:
+                word = self.page_name
+            elif token in MDOC_SYSTEMS:
+                word = MDOC_SYSTEMS[token]
+            elif token == "Sm":  # spacing on or off: typography
+                index += plain_next
+                continue
+            elif token in ("Ns", "Pf", "Ap"):
+                glue = True
+                word = "'" if token == "Ap" else ""
+            elif token in MDOC_NAMES:
+                continue
+            else:
+                word = token
+            if not word:
+                continue
+            if words and (glue or word in PUNCTUATION):
+                words[-1] += word
+            else:
+                words.append(word)
+            glue = token == "Pf" or (token in ("Ns", "Ap") and glue)
+        return " ".join(words)
 
     def heading(self, level: int, text: str) -> None:
         self.builder.heading(level, text)
