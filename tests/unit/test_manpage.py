@@ -181,6 +181,8 @@ def test_compressed_names_are_claimed_only_for_what_a_format_reads(tmp_path):
     assert extension_of("README.gz") == "gz"
     assert format_for("man/man1/ls.1.gz").name == "man"
     assert format_for("man/man3/printf.3").name == "man"
+    assert format_for("zh_TW/man3/clipboard.3tk.gz").name == "man"  # a section's suffix
+    assert format_for("man1/openssl-ca.1ssl.gz").name == "man"
     for name in ("man1/ls.1.gz", "man5/fstab.5", "dist/tool.tar.gz", "README.gz", "a.md"):
         write(tmp_path / name, b"x")
     found = {file.rel_path for file in scan(tmp_path, ScanRules(tmp_path), 1_000_000).files}

@@ -38,8 +38,15 @@ from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limi
 from explorer.core.ingest.formats.text_builder import TextBuilder
 from explorer.core.ingest.front_matter import FIELD_CAPS, FileMetadata
 
-MAN_EXTENSIONS = frozenset({*"123456789", "man"})
-"""A manual page's extension: its section, or ``man``."""
+MAN_SUFFIXES = (
+    "", "p", "x", "t", "ssl", "type", "const", "head", "perl", "pm", "tcl", "tk", "readline",
+    "edit", "posix", "ncurses",
+)  # fmt: skip
+"""What distributions add to a section number (``printf.3p``, ``ca.1ssl``, ``after.3tcl``)."""
+MAN_EXTENSIONS = frozenset(
+    {f"{section}{suffix}" for section in "123456789" for suffix in MAN_SUFFIXES} | {"n", "man"}
+)
+"""A manual page's extension: its section with any suffix, Tcl's ``n``, or ``man``."""
 MAX_INFLATED_BYTES = 20_000_000
 """Most bytes a gzipped page may inflate to."""
 GZIP_MAGIC = b"\x1f\x8b"
