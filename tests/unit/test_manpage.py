@@ -82,8 +82,8 @@ def test_a_page_reads_as_sections_items_and_code_with_its_name_as_title():
     assert "kettle [OPTION]... [--until TEMP]" in text
     assert "heats water—quickly—and says when it is done." in text
     assert "It quotes “the manual” and prints café." in text
-    assert "- -w, --whistle\n\n  whistle when the water boils" in text
-    assert "- -q, --quiet\n\n  say nothing" in text
+    assert "\n\n-w, --whistle\n    whistle when the water boils\n\n" in text  # as man shows it
+    assert "\n\n-q, --quiet\n    say nothing\n\n" in text
     assert "- a bulleted remark" in text
     assert "```\nkettle --until 90\nkettle -w\n```" in text
     assert "| Mode | Temperature |\n| green tea | 80 |" in text
@@ -138,7 +138,7 @@ def test_an_mdoc_page_reads_as_the_same_sections_and_items():
     assert "biff [-v] [y | n]" in text
     assert "biff tells the system whether you want to be notified, through comsat(8), on a" in text
     assert "UNIX-like system." in text
-    assert "- -v\n\n  say which state .login sets." in text
+    assert "\n\n-v\n    say which state .login sets.\n\n" in text
     assert "```\nbiff y\n```" in text
     assert "mail(1), sh(1)" in text
     for hidden in ("July 31", "Linux", "Ds", "-tag", "Xr", "Fl "):
@@ -233,3 +233,18 @@ def test_the_preview_shows_a_page_as_the_index_read_it(man_tree):
     assert document.kind == PreviewKind.CODE and document.language == "markdown"
     assert document.text.startswith("# KETTLE(1)\n\n## NAME\n\nkettle - boil water")
     assert [entry.title for entry in document.outline][:3] == ["KETTLE(1)", "NAME", "SYNOPSIS"]
+
+
+def test_hostile_roff_reads_in_linear_time():
+    """Escapes that never close (a megabyte of ``\\[`` or ``\\h'``) are read as characters, at
+    once: the bounded extraction's time cap is a last resort, not how such a page ends."""
+    import time
+
+    started = time.perf_counter()
+    for opener in ("\\[", "\\h'", "\\*[", "\\f["):
+        document = read((".TH X 1\n.SH NAME\n" + opener * 200_000 + "\n").encode())
+        assert document.headings
+    nested = read((".Dt X 1\n.Sh NAME\n.Op" + " Op" * 50_000 + " Fl v\n").encode())
+    depth = manpage_module.MDOC_DEPTH + 1  # enclosures drawn, then the words alone
+    assert "[" * depth + "v" + "]" * depth in nested.text
+    assert time.perf_counter() - started < 5

@@ -68,13 +68,13 @@ SINGLE_ESCAPES = {"-": "-", "e": "\\", "\\": "\\", " ": " ", "~": " ", "0": " ",
 SILENT_ESCAPES = frozenset("&|^%:)cdurpzk{},/")
 _ESCAPE = re.compile(
     r"""\\(?:
-        [fF](?:\[[^\]]*\]|\(..|.)           # font
-      | s(?:[+-]?\d|\(\d\d|\[[^\]]*\])?      # size
-      | [nmgMV](?:\(..|\[[^\]]*\]|.)         # registers, colours
-      | [hvwoDlLbxXNAuCZRSH]'[^']*'          # motions and measured strings
+        [fF](?:\[[^\]\n]{0,64}\]|\(..|.)           # font
+      | s(?:[+-]?\d|\(\d\d|\[[^\]\n]{0,64}\])?      # size
+      | [nmgMV](?:\(..|\[[^\]\n]{0,64}\]|.)         # registers, colours
+      | [hvwoDlLbxXNAuCZRSH]'[^'\n]{0,256}'          # motions and measured strings
       | \((?P<named>..)
-      | \[(?P<bracket>[^\]]*)\]
-      | \*(?:\((?P<string2>..)|\[(?P<stringn>[^\]]*)\]|(?P<string1>.))
+      | \[(?P<bracket>[^\]\n]{0,64})\]
+      | \*(?:\((?P<string2>..)|\[(?P<stringn>[^\]\n]{0,64})\]|(?P<string1>.))
       | (?P<single>.)
     )""",
     re.VERBOSE | re.DOTALL,
@@ -89,6 +89,8 @@ BREAKS = frozenset(
 """Requests that end the paragraph being filled."""
 FONT_MACROS = frozenset({"B", "I", "SM", "SB"})
 BULLETS = frozenset({"•", "-", "*", "o", "+"})
+INDENT = "    "
+"""The indent of an item's description under its tag (an option under ``-a, --all``)."""
 """An ``.IP`` mark that makes a bulleted item rather than a tagged one."""
 ALTERNATING_MACROS = frozenset({"BI", "BR", "IB", "IR", "RB", "RI"})
 
@@ -113,6 +115,8 @@ MDOC_SYSTEMS = {
 }  # fmt: skip
 """Macros that print a system's name (before the version they may be given)."""
 PUNCTUATION = frozenset({".", ",", ";", ":", ")", "]", "?", "!"})
+MDOC_DEPTH = 16
+"""Enclosures nested deeper than this on one line are not drawn (``.Op Op Op …``)."""
 """An mdoc argument that closes up to the word before it."""
 
 
@@ -252,6 +256,10 @@ class ManPage:
         """The paragraph being filled."""
         self.prefix = ""
         """What opens the paragraph being filled: an indent under an item's tag, a bullet."""
+        self.after_tag = False
+        """The paragraph being filled is the first under an item's tag (no blank line)."""
+        self.lists = 0
+        """mdoc lists open (``.Bl`` … ``.El``)."""
         self.link = ""
         """The address of the ``.UR``/``.MT`` link being read."""
         self.preformatted: list[str] | None = None
@@ -361,11 +369,11 @@ class ManPage:
             elif mark:
                 self.tag(mark)
             else:
-                self.prefix = "  "
+                self.prefix = INDENT
         elif name in BREAKS:
             self.flush()
-            if name in ("PP", "LP", "P", "HP", "RE", "Pp", "Lp"):
-                self.prefix = ""
+            if name in ("PP", "LP", "P", "HP", "RE") or (name in ("Pp", "Lp") and not self.lists):
+                self.prefix = ""  # (mdoc's paragraph inside a list goes on with its item)
         elif name in ("nf", "EX"):
             self.flush()
             if self.preformatted is None:
@@ -408,9 +416,13 @@ class ManPage:
                 self.tag(self.mdoc_words(args))
             else:
                 self.prefix = "- "  # a bulleted or numbered list's item
+        elif name == "Bl":
+            self.flush()
+            self.lists += 1
         elif name == "El":
             self.flush()
-            self.prefix = ""
+            self.lists = max(0, self.lists - 1)
+            self.prefix = INDENT if self.lists else ""
         elif name in ("Bd", "Ed"):
             self.flush()
             if name == "Ed":
@@ -419,7 +431,7 @@ class ManPage:
                 self.preformatted = []
         elif name in ("D1", "Dl"):
             self.flush()
-            self.builder.paragraph([self.mdoc_words(args)], "  ", "  ")
+            self.builder.paragraph([self.mdoc_words(args)], INDENT, INDENT)
 
     def mdoc_line(self, name: str, args: list[str]) -> None:
         """A line of mdoc's callable macros: its words, in the paragraph being filled. The
@@ -430,9 +442,12 @@ class ManPage:
         if words:  # (an empty line of text would end the paragraph)
             self.text(words)
 
-    def mdoc_words(self, tokens: list[str]) -> str:
+    def mdoc_words(self, tokens: list[str], depth: int = 0) -> str:
         """What a line of mdoc macros and words prints: ``Fl a Ar file`` is ``-a file``,
-        ``Xr ls 1 ,`` is ``ls(1),``, ``Op Fl v`` is ``[-v]``."""
+        ``Xr ls 1 ,`` is ``ls(1),``, ``Op Fl v`` is ``[-v]``. Enclosures nest at most
+        :data:`MDOC_DEPTH` deep; deeper, a line's words are printed without them."""
+        if depth > MDOC_DEPTH:
+            return " ".join(token for token in tokens if not _is_mdoc_macro(token))
         words: list[str] = []
         glue = False
         index = 0
@@ -443,7 +458,7 @@ class ManPage:
             plain_next = following is not None and not _is_mdoc_macro(following)
             if token in MDOC_ENCLOSURES:
                 opening, closing = MDOC_ENCLOSURES[token]
-                inner = self.mdoc_words(tokens[index:])
+                inner = self.mdoc_words(tokens[index:], depth + 1)
                 tail = ""
                 while inner[-1:] in PUNCTUATION and closing and inner[:-1]:
                     inner, tail = inner[:-1].rstrip(), inner[-1] + tail
@@ -479,22 +494,25 @@ class ManPage:
 
     def heading(self, level: int, text: str) -> None:
         self.builder.heading(level, text)
+        self.prefix, self.after_tag, self.lists = "", False, 0
         if level == 2:
             self.sections += 1
 
     def tag(self, text: str) -> None:
         """An item's tag (an option, a term) on a line of its own; what follows is its
         description."""
-        self.builder.paragraph([text], "- ", "  ")
-        self.prefix = "  "
+        self.builder.paragraph([text])
+        self.prefix = INDENT
+        self.after_tag = True
 
     def flush(self) -> None:
         """Write the paragraph being filled."""
         if not self.pieces:
             return
         pieces, self.pieces = self.pieces, []
-        indent = "  " if self.prefix else ""
-        written = self.builder.paragraph(pieces, self.prefix, indent)
+        indent = "  " if self.prefix == "- " else self.prefix
+        written = self.builder.paragraph(pieces, self.prefix, indent, follows=self.after_tag)
+        self.after_tag = False
         if self.prefix == "- ":
             self.prefix = ""  # a bullet opens one paragraph
         if written and self.sections == 1 and not self.name_line:
@@ -504,6 +522,7 @@ class ManPage:
         if self.preformatted is not None:
             lines, self.preformatted = self.preformatted, None
             self.builder.preformatted("\n".join(lines))
+            self.after_tag = False
 
     def table_line(self, line: str) -> None:
         assert self.table is not None

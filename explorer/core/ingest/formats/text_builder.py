@@ -118,17 +118,23 @@ class TextBuilder:
             self.headings.append(Heading(start, level, title, self._length))
 
     def paragraph(
-        self, pieces: Sequence[str], prefix: str = "", indent: str = "", tight: bool = False
+        self,
+        pieces: Sequence[str],
+        prefix: str = "",
+        indent: str = "",
+        tight: bool = False,
+        follows: bool = False,
     ) -> list[int] | None:
         """Prose, its white space collapsed and wrapped; ``prefix`` opens the first line
         (``- ``) and ``indent`` the others; a ``tight`` paragraph (a list item) follows a
-        tight one without a blank line. Returns the line each piece starts on (for the links
-        among them), or None when the paragraph holds no text."""
+        tight one without a blank line, and one that ``follows`` follows any block so (a
+        term's definition under the term). Returns the line each piece starts on (for the
+        links among them), or None when the paragraph holds no text."""
         text, starts = collapse(pieces)
         if not text:
             return None
-        if tight and self._tight and self._tail.endswith("\n") and not self.full:
-            pass  # list items stay together
+        if (follows or (tight and self._tight)) and self._tail.endswith("\n") and not self.full:
+            pass  # list items stay together, a definition under its term
         else:
             self._separate()
         width = max(20, self.width - len(prefix))
