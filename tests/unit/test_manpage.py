@@ -15,6 +15,8 @@ from explorer.core.ingest.formats.manpage import ManPageFormat, plain
 from explorer.core.ingest.formats.preview import preview_document
 from explorer.core.ingest.scanner import ScanRules, scan
 from explorer.core.models import FileState, SearchMode
+from explorer.core.retrieval.link_resolution import LinkState
+from explorer.core.retrieval.links import file_links
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
 from tests.documents import write
@@ -199,6 +201,8 @@ def man_tree(tmp_path):
     )
     write(root / "zh_CN/man1/ls.1.gz", gzip.compress(chinese.encode()))
     write(root / "lib/libkettle.so.1", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)))
+    teapot = ".TH TEAPOT 1\n.SH NAME\nteapot \\- keeps tea warm\n.SH SEE ALSO\n.BR kettle (1)\n"
+    write(root / "man1/teapot.1.gz", gzip.compress(teapot.encode()))
     return root
 
 
@@ -206,11 +210,12 @@ def test_a_tree_of_gzipped_pages_is_indexed_and_searched_in_its_languages(man_tr
     index = Index(settings_for(man_tree), embedder=FakeEmbedder())
     try:
         report = Indexer(index).sync()
-        assert report.added == 2 and report.skipped == {"binary": 1} and not report.failed
+        assert report.added == 3 and report.skipped == {"binary": 1} and not report.failed
         files = index.keywords.files()
         assert {path: record.state for path, record in files.items()} == {
             "man1/kettle.1.gz": FileState.FRESH,
             "zh_CN/man1/ls.1.gz": FileState.FRESH,
+            "man1/teapot.1.gz": FileState.FRESH,
             "lib/libkettle.so.1": FileState.SKIPPED,  # a library's version, not a section
         }
         assert files["zh_CN/man1/ls.1.gz"].title == "ls - 列出目录内容"
@@ -220,6 +225,7 @@ def test_a_tree_of_gzipped_pages_is_indexed_and_searched_in_its_languages(man_tr
             return [hit.path for hit in search(index, request).results]
 
         assert hits("whistle") == ["man1/kettle.1.gz"]
+        assert hits("warm") == ["man1/teapot.1.gz"]
         assert hits("点号") == ["zh_CN/man1/ls.1.gz"]
         [hit] = search(index, SearchRequest("whistle", mode=SearchMode.KEYWORD)).results
         assert hit.passages[0].heading.endswith("Options")
@@ -248,3 +254,30 @@ def test_hostile_roff_reads_in_linear_time():
     depth = manpage_module.MDOC_DEPTH + 1  # enclosures drawn, then the words alone
     assert "[" * depth + "v" + "]" * depth in nested.text
     assert time.perf_counter() - started < 5
+
+
+def test_pages_named_in_a_page_are_its_links(man_tree, settings_for):
+    """``teapot(1)`` in SEE ALSO links to ``man1/teapot.1.gz`` of the same tree, both ways; a
+    page the tree lacks is a missing link where it would be."""
+    write(
+        man_tree / "man5/kettle.conf.5",
+        ".TH KETTLE.CONF 5\n.SH NAME\nkettle.conf \\- settings of kettle(1) and pot(8)\n",
+    )
+    index = Index(settings_for(man_tree), embedder=FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        found = file_links(index, "man1/kettle.1.gz")
+        assert [(link.target, link.raw, link.state) for link in found.outgoing] == [
+            ("man1/teapot.1.gz", "teapot(1)", LinkState.RESOLVED)
+        ]
+        assert {link.source for link in found.backlinks} == {
+            "man1/teapot.1.gz",
+            "man5/kettle.conf.5",  # an uncompressed page finds a gzipped one, and back
+        }
+        conf = file_links(index, "man5/kettle.conf.5")
+        assert [(link.target, link.state) for link in conf.outgoing] == [
+            ("man1/kettle.1.gz", LinkState.RESOLVED),
+            ("man8/pot.8", LinkState.MISSING),
+        ]
+    finally:
+        index.close()

@@ -74,6 +74,8 @@ class LinkSyntax(StrEnum):
     """``[[Note]]``: a note's name (or a path's end), found anywhere in the vault."""
     HUGO_REF = "ref"
     """``{{< ref "path" >}}``: a content path, relative to the page or to the content root."""
+    MAN_PAGE = "man"
+    """``ls(1)`` in a manual page: another page by its name and section, in the same tree."""
 
 
 @dataclass(frozen=True)

@@ -301,6 +301,27 @@ class SiteRoutes:
         return self.names.get(name.casefold(), [])
 
 
+def man_page_paths(source: str, target: str) -> list[str]:
+    """Where the page ``target`` (``ls(1)``) named in the manual page ``source`` would be, most
+    likely first: beside it, or in its section's folder of the same tree (``man1/``, under the
+    same language), as ``source`` is stored (gzipped or not)."""
+    name, _, section = target.rstrip(")").partition("(")
+    folder, _, own = source.rpartition("/")
+    packed = own.endswith(".gz")
+    files = [f"{name}.{section}.gz", f"{name}.{section}"]
+    if not packed:
+        files.reverse()
+    parent, _, here = folder.rpartition("/")
+    folders = [folder]
+    if here.startswith("man") and section[:1].isdigit():
+        folders.insert(0, f"{parent}/man{section[0]}" if parent else f"man{section[0]}")
+    seen: dict[str, None] = {}
+    for place in folders:
+        for file in files:
+            seen[f"{place}/{file}" if place else file] = None
+    return list(seen)
+
+
 def _normal_url(url: str) -> str:
     """A URL path with ``.`` and ``..`` folded (never above ``/``), its trailing slash kept."""
     if not url.strip("/"):
@@ -338,6 +359,8 @@ class LinkResolver:
             return self._wikilink(source, reference.target)
         if reference.syntax is LinkSyntax.HUGO_REF:
             return self._hugo_ref(source, reference.target)
+        if reference.syntax is LinkSyntax.MAN_PAGE:
+            return self._first(man_page_paths(source, reference.target))
         return self._path(source, reference.raw)
 
     # -- the forms ----------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from explorer.core.ingest.file_reading import (
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limits, PreviewKind
 from explorer.core.ingest.formats.text_builder import TextBuilder
 from explorer.core.ingest.front_matter import FIELD_CAPS, FileMetadata
+from explorer.core.ingest.references import FileReference, LinkSyntax, ReferenceKind
 
 MAN_SUFFIXES = (
     "", "p", "x", "t", "ssl", "type", "const", "head", "perl", "pm", "tcl", "tk", "readline",
@@ -80,6 +81,9 @@ _ESCAPE = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _UNICODE = re.compile(r"u([0-9A-Fa-f]{4,6})")
+_PAGE_REFERENCE = re.compile(r"(?<![\w/.:+-])([A-Za-z_][\w.:+-]{0,80})\((\d[a-z]{0,12}|n)\)")
+"""Another manual page named in the text: ``ls(1)``, ``File::Spec(3pm)``, ``after(n)``."""
+MAN_LINK = LinkSyntax.MAN_PAGE
 
 IGNORED_BLOCKS = frozenset({"de", "de1", "am", "ig", "ds", "ds1"})
 """Requests that open a block ending at ``..`` (a macro's definition, a comment block)."""
@@ -275,6 +279,7 @@ class ManPage:
         self.name_line = ""
         self.page_name = ""
         """The name an mdoc page gives itself (``.Nm ls``)."""
+        self.references: list[FileReference] = []
 
     def read(self, source: str) -> Document:
         for line in _joined_lines(source):
@@ -291,7 +296,13 @@ class ManPage:
         title = self.name_line or self.title
         if title:
             metadata["title"] = title[: FIELD_CAPS["title"]]
-        return Document(text, metadata=metadata, notes=notes, headings=tuple(builder.headings))
+        return Document(
+            text,
+            metadata=metadata,
+            notes=notes,
+            headings=tuple(builder.headings),
+            references=tuple(self.references),
+        )
 
     # -- lines --------------------------------------------------------------------------------
     def line(self, line: str) -> None:
@@ -513,6 +524,11 @@ class ManPage:
         indent = "  " if self.prefix == "- " else self.prefix
         written = self.builder.paragraph(pieces, self.prefix, indent, follows=self.after_tag)
         self.after_tag = False
+        for piece, line in zip(pieces, written or (), strict=False):
+            for match in _PAGE_REFERENCE.finditer(piece):
+                named = f"{match.group(1)}({match.group(2)})"
+                link = FileReference(line, ReferenceKind.LINK, named, named, syntax=MAN_LINK)
+                self.references.append(link)
         if self.prefix == "- ":
             self.prefix = ""  # a bullet opens one paragraph
         if written and self.sections == 1 and not self.name_line:

@@ -36,7 +36,7 @@ from explorer.core.ingest.file_reading import FileRefused
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limits, Page
 from explorer.core.ingest.front_matter import FileMetadata
 from explorer.core.ingest.markup import Heading
-from explorer.core.ingest.references import FileReference, ReferenceKind
+from explorer.core.ingest.references import FileReference, LinkSyntax, ReferenceKind
 
 WORKER_MEMORY_BYTES = 2 * 1024**3
 """The worker's address-space cap (the interpreter and its parsers take about 300 MB of it)."""
@@ -272,7 +272,10 @@ def encode_document(document: Document) -> dict[str, Any]:
         "pages": [[page.start, page.end] for page in document.pages],
         "references": None
         if document.references is None
-        else [[r.line, str(r.kind), r.raw, r.target, r.alternative] for r in document.references],
+        else [
+            [r.line, str(r.kind), r.raw, r.target, r.alternative, str(r.syntax)]
+            for r in document.references
+        ],
     }
 
 
@@ -299,8 +302,15 @@ def decode_document(data: Any) -> Document:
     references = None
     if data["references"] is not None:
         references = tuple(
-            FileReference(int(line), ReferenceKind(kind), str(raw), str(target), str(other))
-            for line, kind, raw, target, other in data["references"]
+            FileReference(
+                int(line),
+                ReferenceKind(kind),
+                str(raw),
+                str(target),
+                str(other),
+                LinkSyntax(syntax),
+            )
+            for line, kind, raw, target, other, syntax in data["references"]
         )
     pages = tuple(Page(offset(start), offset(end)) for start, end in data["pages"])
     return Document(
