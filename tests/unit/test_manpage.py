@@ -274,6 +274,10 @@ def test_pages_named_in_a_page_are_its_links(man_tree, settings_for):
             "man1/teapot.1.gz",
             "man5/kettle.conf.5",  # an uncompressed page finds a gzipped one, and back
         }
+        write(man_tree / "man1/kettle-alias.1", ".so man1/kettle.1\n")  # a page that is another's
+        Indexer(index).sync()
+        [alias] = file_links(index, "man1/kettle-alias.1").outgoing
+        assert (alias.target, alias.state) == ("man1/kettle.1.gz", LinkState.RESOLVED)
         conf = file_links(index, "man5/kettle.conf.5")
         assert [(link.target, link.state) for link in conf.outgoing] == [
             ("man1/kettle.1.gz", LinkState.RESOLVED),

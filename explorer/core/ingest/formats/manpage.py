@@ -417,8 +417,9 @@ class ManPage:
             self.text("[" + " ".join(args) + "]")
         elif name == "YS":
             self.flush()
-        elif name == "so" and args:
-            self.text(f"See {args[0]}.")
+        elif name == "so" and args:  # this page is another's text: name it, as a link
+            stem, _, section = args[0].rpartition("/")[2].removesuffix(".gz").rpartition(".")
+            self.text(f"See {stem}({section})." if stem and section else f"See {args[0]}.")
         elif name == "Nd":
             self.text("- " + " ".join(args))
         elif name == "It":
