@@ -27,7 +27,7 @@ from explorer.settings.config import NamedFolder, Settings
 from explorer.tui import themes
 from explorer.tui.key_routing import KeyRouter
 from explorer.tui.screens.main import MainScreen
-from explorer.tui.terminal_watch import watch_terminal
+from explorer.tui.terminal_watch import EXIT_STATUS, terminal_present, watch_terminal
 
 if TYPE_CHECKING:
     from explorer.core.embed.embedder import Embedder
@@ -189,14 +189,26 @@ def run_app(
     chroma_url: str | None = None,
 ) -> int:
     """Run the explorer on ``root`` in this terminal until the user quits; its exit status."""
-    app = make_app(Path(root), index_dir=index_dir, model=model, chroma_url=chroma_url)
-    app.run()
-    return app.return_code or 0
+    return run_in_terminal(
+        make_app(Path(root), index_dir=index_dir, model=model, chroma_url=chroma_url)
+    )
 
 
 def run_window(folders: Sequence[NamedFolder], scopes: Sequence[Scope] = ()) -> int:
     """Run the explorer on several named folders in this terminal until the user quits; its
     exit status."""
-    app = ExplorerApp(folders, scopes=scopes)
-    app.run()
+    return run_in_terminal(ExplorerApp(folders, scopes=scopes))
+
+
+def run_in_terminal(app: App[Any]) -> int:
+    """Run ``app`` until it ends; its exit status. A terminal that went away ends it as a
+    hang-up (:data:`~explorer.tui.terminal_watch.EXIT_STATUS`), not as an error: Textual's
+    input thread then fails on the lost terminal and leaves its traceback to be printed
+    there at exit, which fails in turn."""
+    try:
+        app.run()
+    except OSError:
+        if sys.__stdin__ is None or terminal_present(sys.__stdin__.fileno()):
+            raise
+        return EXIT_STATUS
     return app.return_code or 0
