@@ -24,6 +24,7 @@ from tests.fakes import FakeEmbedder
 
 PAGE = r""".\" Comment lines are not text.
 .de XX
+.
 .B this macro's body is never shown
 ..
 .TH KETTLE 1 "2026-11-30" "kettle 2.1" "User Commands"

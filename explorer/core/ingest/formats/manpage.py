@@ -93,9 +93,9 @@ BREAKS = frozenset(
 """Requests that end the paragraph being filled."""
 FONT_MACROS = frozenset({"B", "I", "SM", "SB"})
 BULLETS = frozenset({"•", "-", "*", "o", "+"})
+"""An ``.IP`` mark that makes a bulleted item rather than a tagged one."""
 INDENT = "    "
 """The indent of an item's description under its tag (an option under ``-a, --all``)."""
-"""An ``.IP`` mark that makes a bulleted item rather than a tagged one."""
 ALTERNATING_MACROS = frozenset({"BI", "BR", "IB", "IR", "RB", "RI"})
 
 # mdoc, the BSD package: semantic macros (``.Fl a``, ``.Xr ls 1``) that are called on a line
@@ -119,13 +119,13 @@ MDOC_SYSTEMS = {
 }  # fmt: skip
 """Macros that print a system's name (before the version they may be given)."""
 PUNCTUATION = frozenset({".", ",", ";", ":", ")", "]", "?", "!"})
+"""An mdoc argument that closes up to the word before it."""
 MDOC_DEPTH = 16
 """Enclosures nested deeper than this on one line are not drawn (``.Op Op Op …``)."""
-"""An mdoc argument that closes up to the word before it."""
 
 
 class ManPageFormat(DocumentFormat):
-    """Manual pages (roff with the ``man`` macros), plain or gzipped."""
+    """Manual pages (roff with the ``man`` or ``mdoc`` macros), plain or gzipped."""
 
     name = "man"
     extensions = MAN_EXTENSIONS | frozenset(f"{ext}.gz" for ext in MAN_EXTENSIONS)
@@ -306,11 +306,11 @@ class ManPage:
 
     # -- lines --------------------------------------------------------------------------------
     def line(self, line: str) -> None:
-        if self.skip_block:
-            self.skip_block = line.strip() not in ("..", ".")
+        if self.skip_block:  # a macro's definition or a comment block, up to ``..``
+            self.skip_block = not line.startswith("..")
             return
         if line[:1] in (".", "'") and not line.startswith(('.\\"', "'\\\"")):
-            name, _, rest = line[1:].strip().partition(" ")
+            name, _, rest = line[1:].strip().replace("\t", " ").partition(" ")
             if name.startswith('\\"'):
                 return
             if self.table is not None and name not in ("TE", "T&"):
