@@ -367,11 +367,9 @@ def link_list_share(index: Index, path: str, structure: FolderStructure) -> floa
     ``structure`` while the index's files and links stay as they are."""
     share = structure.link_list_shares.get(path)
     if share is None:
-        keywords = index.keywords
-        chunks = keywords.chunks_by_id(keywords.chunk_ids(path)).values()
-        lines = structure.link_lines.get(path, frozenset())
-        lists = sum(is_link_list(chunk.text, lines, chunk.start_line) for chunk in chunks)
-        share = structure.link_list_shares[path] = lists / len(chunks) if chunks else 0.0
+        ids = index.keywords.chunk_ids(path)
+        lists = link_list_passages(index, ids, structure.link_lines.get(path, frozenset()))
+        share = structure.link_list_shares[path] = len(lists) / len(ids) if ids else 0.0
     return share
 
 
