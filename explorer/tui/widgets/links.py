@@ -21,6 +21,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.safe_text import safe_name
 from explorer.tui.messages import OpenFile
 from explorer.tui.text_fit import middle_path
+from explorer.tui.widgets.picker import note_row
 from explorer.tui.widgets.sidebar_panel import SidebarPanel
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def _header(text: str) -> Option:
 
 def _more(count: int, where: str) -> Option:
     """The row saying ``count`` links are not listed, and ``where`` they are."""
-    return Option(Content.styled(f"  … {count:,} more ({where})", "$text-muted"), disabled=True)
+    return note_row(f"  … {count:,} more ({where})")
 
 
 class LinksList(SidebarPanel):

@@ -17,13 +17,14 @@ from textual import on
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import OptionList
-from textual.widgets.option_list import Option, OptionDoesNotExist
+from textual.widgets.option_list import OptionDoesNotExist
 from textual.worker import Worker
 
 from explorer.core.safe_text import safe_name, safe_text
 from explorer.tui.later import Later
 from explorer.tui.messages import OpenFile
 from explorer.tui.text_fit import middle_path
+from explorer.tui.widgets.picker import note_row
 from explorer.tui.workers import report_worker_failure
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ class SidebarPanel(OptionList):
 
     def _message(self, text: str) -> None:
         """``text`` (muted, not selectable) in place of the rows."""
-        self.set_options([Option(Content.styled(safe_text(text), "$text-muted"), disabled=True)])
+        self.set_options([note_row(safe_text(text))])
 
     def show_failure(self, worker: Worker[Any], text: str) -> None:
         """The panel's worker failed: say so in place of the rows."""
