@@ -135,18 +135,25 @@ def bom_encoding(data: bytes) -> tuple[str, int] | None:
     return None
 
 
+def refuse_binary(data: bytes) -> None:
+    """Raises :class:`FileRefused` (``binary``) for bytes that are no text: a NUL byte in the
+    first :data:`BINARY_PROBE_BYTES` of a file without a UTF-16/32 byte-order mark."""
+    found = bom_encoding(data)
+    if found is None or found[0] == "utf-8":
+        nul = data.find(b"\0", 0, BINARY_PROBE_BYTES)
+        if nul >= 0:
+            raise FileRefused(SkipReason.BINARY, f"NUL byte at offset {nul}")
+
+
 def decode_text(data: bytes) -> str:
     """The text of a file's bytes, nothing changed but a byte-order mark dropped.
 
     Raises :class:`FileRefused`: ``binary`` (a NUL byte in the first 8 KiB of a file without a
     UTF-16/32 BOM) or ``undecodable`` (not valid in its encoding).
     """
+    refuse_binary(data)
     found = bom_encoding(data)
     codec, skip = found if found else ("utf-8", 0)
-    if codec == "utf-8":
-        nul = data.find(b"\0", 0, BINARY_PROBE_BYTES)
-        if nul >= 0:
-            raise FileRefused(SkipReason.BINARY, f"NUL byte at offset {nul}")
     try:
         return data[skip:].decode(codec)
     except UnicodeDecodeError as error:

@@ -29,10 +29,10 @@ from typing import ClassVar
 
 from explorer.core.ingest.documents import SkipReason
 from explorer.core.ingest.file_reading import (
-    BINARY_PROBE_BYTES,
     FileRefused,
     decode_leniently,
     human_size,
+    refuse_binary,
 )
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limits, PreviewKind
 from explorer.core.ingest.formats.text_builder import TextBuilder
@@ -137,8 +137,7 @@ class ManPageFormat(DocumentFormat):
 
     def extract(self, data: bytes, rel_path: str, limits: Limits) -> Document:
         source = inflated(data)
-        if b"\x00" in source[:BINARY_PROBE_BYTES]:  # a library's version (libfoo.so.1)
-            raise FileRefused(SkipReason.BINARY, "not a manual page: binary content")
+        refuse_binary(source)  # a library's version (libfoo.so.1)
         return ManPage(limits.max_chars).read(decode_leniently(source))
 
     def preview_language(self, rel_path: str, text: str) -> str | None:
