@@ -23,6 +23,7 @@ were never extracted has no link signals.
 
 from __future__ import annotations
 
+import functools
 import math
 import posixpath
 import threading
@@ -47,6 +48,8 @@ RELEASE_NOTES_NAMES = frozenset({"changes", "news", "releases"})
 RELEASE_NOTES_PREFIXES = ("changelog", "releasenote", "whatsnew")
 """... or by the start of its name (``CHANGELOG.md``, ``release-notes-2.1.md``, Sphinx's
 ``whatsnew/``)."""
+RELEASE_NOTES_KEPT = 65_536
+"""Paths whose answer :func:`is_release_notes` keeps."""
 
 
 @dataclass(frozen=True)
@@ -202,9 +205,11 @@ class FolderStructure:
         )
 
 
+@functools.lru_cache(maxsize=RELEASE_NOTES_KEPT)
 def is_release_notes(path: str) -> bool:
     """Whether ``path`` names release notes (a changelog, a "what's new", a folder of
-    them): pages that name, each in passing, most things a project has."""
+    them): pages that name, each in passing, most things a project has. Asked of every
+    candidate of every related-files call (4 us a path), so the answers are kept."""
     for part in path.lower().split("/"):
         name = "".join(ch for ch in part.split(".", 1)[0] if ch.isalnum())
         if name in RELEASE_NOTES_NAMES or name.startswith(RELEASE_NOTES_PREFIXES):
