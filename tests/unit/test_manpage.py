@@ -17,6 +17,7 @@ from explorer.core.ingest.scanner import ScanRules, scan
 from explorer.core.models import FileState, SearchMode
 from explorer.core.retrieval.link_resolution import LinkState
 from explorer.core.retrieval.links import file_links
+from explorer.core.retrieval.scopes import Scope
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
 from tests.documents import write
@@ -286,3 +287,14 @@ def test_pages_named_in_a_page_are_its_links(man_tree, settings_for):
         ]
     finally:
         index.close()
+
+
+def test_a_scope_of_a_section_keeps_its_gzipped_pages() -> None:
+    pages = {"man/man1/ls.1.gz", "man/man5/passwd.5", "dist/tool.tar.gz", "notes/ls.1.md"}
+    assert Scope("commands", extensions=("1",)).select(pages) == {"man/man1/ls.1.gz"}
+    assert Scope("compressed", extensions=(".1.gz",)).select(pages) == {"man/man1/ls.1.gz"}
+    assert Scope("gzipped", extensions=("gz",)).select(pages) == {
+        "man/man1/ls.1.gz",
+        "dist/tool.tar.gz",
+    }
+    assert Scope("markdown", extensions=("md",)).select(pages) == {"notes/ls.1.md"}

@@ -50,6 +50,16 @@ def test_extension_filter_and_bare_names(tmp_path: Path) -> None:
     assert "md" in DEFAULT_EXTENSIONS and "yml" in DEFAULT_EXTENSIONS
 
 
+def test_an_extension_filter_keeps_the_compressed_pages_of_that_extension(tmp_path: Path) -> None:
+    make(
+        tmp_path,
+        {"man1/ls.1": "x", "man1/cp.1.gz": "x", "man5/passwd.5.gz": "x", "dist/tool.tar.gz": "x"},
+    )
+    assert found(tmp_path, extensions={"1"}) == ["man1/cp.1.gz", "man1/ls.1"]
+    assert found(tmp_path, extensions={"5.gz"}) == ["man5/passwd.5.gz"]
+    assert found(tmp_path, extensions={"tar"}) == []
+
+
 def test_root_and_nested_gitignore(tmp_path: Path) -> None:
     make(
         tmp_path,

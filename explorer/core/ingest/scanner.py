@@ -125,6 +125,16 @@ def _normalise(rel_path: str) -> str:
     return rel
 
 
+def _with_compressed(extensions: Iterable[str]) -> frozenset[str]:
+    """``extensions`` and the compressed forms a format reads of each (``1``: ``1.gz`` too, so
+    a folder of manual pages limited to section 1 keeps ``ls.1.gz``)."""
+    wanted = set(extensions)
+    wanted.update(
+        ext for ext in DEFAULT_EXTENSIONS if "." in ext and ext.split(".", 1)[0] in wanted
+    )
+    return frozenset(wanted)
+
+
 class ScanRules:
     """Decides whether a path under a root belongs in the index.
 
@@ -155,7 +165,7 @@ class ScanRules:
         self.real_root = os.path.realpath(self.root)
         self.problems: dict[str, SkippedFile] = {}
         """``.gitignore`` files that could not be used, by folder (cleared by each scan)."""
-        self.extensions = frozenset(ext.lower().lstrip(".") for ext in extensions)
+        self.extensions = _with_compressed(ext.lower().lstrip(".") for ext in extensions)
         self.names = frozenset(name.lower() for name in names)
         self._always = IgnorePatterns.from_lines([*DEFAULT_EXCLUDES, *exclude])
         self._extra_dirs: set[str] = set()

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from explorer.core.errors import ExplorerError
+from explorer.core.ingest.extensions import extension_names
 from explorer.core.retrieval.query import PathFilter
 from explorer.core.safe_text import quoted
 
@@ -70,6 +70,5 @@ class Scope:
         return {
             path
             for path in paths
-            if globs.matches(path)
-            and (not wanted or PurePosixPath(path).suffix.lower().lstrip(".") in wanted)
+            if globs.matches(path) and (not wanted or not wanted.isdisjoint(extension_names(path)))
         }

@@ -12,6 +12,7 @@ Formats that are not plain text are extracted in a worker process with limits
 reads a file for the index and :mod:`~explorer.core.ingest.formats.preview` for the preview.
 """
 
+from explorer.core.ingest.extensions import extension_of
 from explorer.core.ingest.formats.contract import (
     Document,
     DocumentFormat,
@@ -26,7 +27,6 @@ from explorer.core.ingest.formats.registry import (
     DEFAULT_NAMES,
     FORMATS,
     claimed_format,
-    extension_of,
     format_for,
     format_named,
     is_markdown,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from explorer.core.ingest.extensions import extension_of
 from explorer.core.ingest.formats.code import CodeFormat
 from explorer.core.ingest.formats.contract import DocumentFormat
 from explorer.core.ingest.formats.docx import DocxFormat
@@ -46,26 +47,6 @@ DEFAULT_EXTENSIONS: frozenset[str] = frozenset(_BY_EXTENSION)
 """Every extension a format claims: what the scanner indexes by default."""
 DEFAULT_NAMES: frozenset[str] = frozenset(_BY_FILE_NAME)
 """Extension-less file names a format claims (compared case-insensitively)."""
-
-
-COMPRESSED = frozenset({"gz"})
-"""Extensions of a compression: the extension is then the last two (``ls.1.gz``: ``1.gz``), so
-a format claims the compressed files it reads and nothing else (``.tar.gz`` stays unclaimed)."""
-
-
-def extension_of(rel_path: str) -> str:
-    """The lower-case extension of a path, without the dot (``""`` for ``Makefile``; ``1.gz``
-    for ``ls.1.gz``)."""
-    name = PurePosixPath(rel_path).name
-    stem, dot, ext = name.rpartition(".")
-    if not (dot and stem):
-        return ""
-    ext = ext.lower()
-    if ext in COMPRESSED:
-        inner_stem, inner_dot, inner = stem.rpartition(".")
-        if inner_dot and inner_stem and inner:
-            return f"{inner.lower()}.{ext}"
-    return ext
 
 
 def claimed_format(rel_path: str) -> DocumentFormat | None:
