@@ -1,6 +1,6 @@
 """A result file leads with its own text, not with a list of links to other pages: a "Related"
 section whose link titles hold the question's words scored as a page's best passage, and Enter
-opened the page there."""
+opened the page there. A PDF's contents and index pages are lists too, of page numbers."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import pytest
 
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import SearchMode
-from explorer.core.retrieval.passage_order import is_link_list, link_share
+from explorer.core.retrieval.passage_order import is_link_list, is_reference_list, link_share
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
 from explorer.settings.config import Settings
 from tests.conftest import write_files
+from tests.documents import make_pdf
 from tests.fakes import FakeEmbedder
 
 RUNBOOK = """# Restoring from a backup
@@ -97,3 +98,62 @@ def test_passages_that_tie_as_shown_keep_their_order() -> None:
     links = Scored(0.85, "- [Backups](a.md)\n- [Restore](b.md)\n")
     ordered = content_first([links, first, second], lambda passage: passage.text)
     assert ordered == [first, second, links]
+
+
+CONTENTS = """Contents
+1 Arrays of integers 3
+1.1 Creating an array . . . . . . . . . . . . . . . . . . . . . . 3
+1.2 Setting an entry . . . . . . . . . . . . . . . . . . . . . . . 4
+1.3 Reading an entry . . . . . . . . . . . . . . . . . . . . . . . 4
+"""
+INDEX_PAGE = """Index
+\\intarray_gset:Nnn . . . . . . . . 237
+\\intarray_item:Nn . . . .
+. . . . . 238, 241
+\\intarray_new:Nn . . . . 236, 1172,
+1180, 1184
+"""
+
+
+def test_a_pdfs_contents_and_index_are_lists_of_references() -> None:
+    assert is_reference_list(CONTENTS)
+    assert is_reference_list(INDEX_PAGE)
+    assert is_reference_list("\\tl_set:Nn g326, g535\n\\tl_put:Nn h785, h790\n\\tl_new:N 12, 14\n")
+    config = "server {\n    listen 80;\n    worker_processes 4;\n    keepalive_timeout 65\n}\n"
+    assert not is_reference_list(config)
+    prose = (
+        "Arrays of integers are created with a size of 300 entries, set one at a time in\n"
+        "constant time, and read back by position. Chapter 4 explains the bounds, and the\n"
+        "ellipsis... in an error message stands for the rest of the array.\n"
+    )
+    assert not is_reference_list(prose)
+    assert not is_reference_list("1.1 Creating an array . . . . . . . 3\n")  # one line is no list
+
+
+def test_a_manual_leads_with_the_page_that_documents_a_name_not_its_index(tmp_path) -> None:
+    """An index page holds the name once per entry and scored above the page documenting it;
+    the result now opens on the documentation, and the file keeps its score."""
+    pages = [
+        CONTENTS.splitlines(),
+        [
+            "1.2 Setting an entry",
+            "\\intarray_gset:Nnn stores the value of an integer expression in the array",
+            "at the position given; the position must lie between one and the array's size.",
+        ],
+        ["Index", *INDEX_PAGE.splitlines()[1:], "\\intarray_gset:cnn . . . . . . . . 237"],
+    ]
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "manual.pdf").write_bytes(make_pdf(pages))
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    opened = Index(settings, embedder=FakeEmbedder())
+    try:
+        Indexer(opened).sync()
+        request = SearchRequest("intarray_gset", SearchMode.KEYWORD, limit=5, per_file=3)
+        [hit] = search(opened, request).results
+    finally:
+        opened.close()
+    assert [passage.page for passage in hit.passages][:1] == [2], hit.passages
+    assert hit.score == max(passage.score for passage in hit.passages)
+    index_snippets = [p.snippet for p in hit.passages if p.page == 3]
+    assert index_snippets and " … 237" in index_snippets[0], index_snippets

@@ -253,6 +253,24 @@ def test_highlights_point_at_query_words_in_the_snippet():
     assert "\n" not in snippet and "  " not in snippet
 
 
+def test_leaders_of_dots_read_as_one_mark_in_a_snippet():
+    """A PDF's contents or index: entries joined to their pages by dots, a leader broken
+    across lines too; the words after a leader stay marked."""
+    text = (
+        "Contents\n5.1 Defining new variants . . . . . . . . . . . . . . 30\n"
+        "5.2 Methods for defining variants .\n. . . . . . . . . . 31\n"
+        "5.3 Proxy settings ........................ 32 and so... on"
+    )
+    snippet, spans = make_snippet(text, query_terms("defining variants"))
+    assert snippet == (
+        "Contents 5.1 Defining new variants … 30 5.2 Methods for defining variants … 31"
+        " 5.3 Proxy settings … 32 and so... on"
+    )
+    assert _marked_words(snippet, spans) == ["Defining", "variants", "defining", "variants"]
+    plain, spans = make_snippet(text, ["absent"])
+    assert plain.startswith("Contents 5.1 Defining new variants … 30") and spans == []
+
+
 def test_stopwords_are_not_marked():
     text = "What is the best way to configure the proxy for the server?"
     snippet, spans = make_snippet(text, query_terms("what is the proxy"))

@@ -1,4 +1,4 @@
-"""Which passages of a result file come first: content before lists of links.
+"""Which passages of a result file come first: content before lists of links or of pages.
 
 A page's "Related" or "See also" section is a list of links whose texts are the titles of other
 pages. Those titles hold the words a question asks about, so such a section often scores as the
@@ -12,8 +12,17 @@ syntax, only the lines its references are on: given those lines, a passage is a 
 most of its lines are short list items holding a link (a table of contents, a "See also" list;
 related files pass them, the order of a result's passages does not yet). Within a
 file, such a passage gives its place to a content passage that scores at most
-:data:`LINK_LIST_PENALTY` below it. Only the order of a file's passages changes: the file's
-score, and so the ranking of files, does not.
+:data:`LINK_LIST_PENALTY` below it.
+
+A PDF's table of contents and its index are such lists too, with page numbers for links: an
+index holds every name the manual defines, and its page matched ``\\intarray`` above the
+pages that document it. A passage is a *list of references* when most of its lines join an
+entry to its pages by a leader of dots (``5.1 Defining variants . . . . 30``) or end with
+several numbers (``\\tl_set:Nn 237, 1172``); it gives its place to a content passage that
+scores at most :data:`REFERENCE_LIST_PENALTY` below it.
+
+Only the order of a file's passages changes: the file's score, and so the ranking of files,
+does not.
 """
 
 from __future__ import annotations
@@ -32,6 +41,15 @@ LINK_LINE_CHARS = 60
 """The longest mean line of such a list: its items are titles, not sentences."""
 LINK_LIST_PENALTY = 0.1
 """How far below a link list a content passage of the same file may score and still lead."""
+REFERENCE_LIST_PENALTY = 0.3
+"""The same for a list of references: an index names a term once per entry it points at, so it
+outscores the page about the term by more than a link list outscores its page's text."""
+
+REFERENCE_LINE_SHARE = 0.5
+"""The least share of a passage's non-blank lines that point at pages, for it to read as a
+table of contents or an index."""
+REFERENCE_LINES = 3
+"""The fewest such lines a list of references has."""
 
 # A density estimate, not a parse: the chunk is Markdown as written, and a link that this misses
 # only leaves the passage where its score puts it.
@@ -39,6 +57,14 @@ _LINK = re.compile(r"!?\[[^\]\n]{0,500}\]\([^)\n]{0,2000}\)|\[\[[^\]\n]{1,1000}\
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.MULTILINE)
 _SPACE = re.compile(r"\s+")
 _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,3}[.)])\s")
+# A line that points at pages: a leader of dots (four or more, spaced or not), or a list of two
+# or more numbers at its end (``237, 1172``; ``g326, h785``: a code line's number), or numbers
+# alone (an index entry's pages wrapped to the next line).
+_REFERENCE_LINE = re.compile(
+    r"(?:\.\s?){4,}"
+    r"|(?:^|\s)[a-z]?\d{1,6}(?:\s*[,–-]\s*[a-z]?\d{1,6})+,?\s*$"
+    r"|^[\d,–\s-]*\d[\d,–\s-]*$"
+)
 
 
 def link_share(text: str) -> float:
@@ -68,6 +94,14 @@ def is_link_list(text: str, link_lines: Collection[int] = (), first_line: int = 
     )
 
 
+def is_reference_list(text: str) -> bool:
+    """Whether ``text`` reads as a table of contents or an index: :data:`REFERENCE_LINES` lines
+    or more, and :data:`REFERENCE_LINE_SHARE` of its non-blank lines, point at pages."""
+    filled = [line.strip() for line in text.splitlines() if line.strip()]
+    pointing = sum(1 for line in filled if _REFERENCE_LINE.search(line))
+    return pointing >= REFERENCE_LINES and pointing >= REFERENCE_LINE_SHARE * len(filled)
+
+
 class Scored(Protocol):
     @property
     def score(self) -> float: ...
@@ -84,7 +118,11 @@ def content_first(passages: Sequence[S], text_of: Callable[[S], str | None]) -> 
     def key(position: int) -> tuple[float, int]:
         passage = passages[position]
         text = text_of(passage)
-        penalty = LINK_LIST_PENALTY if text is not None and is_link_list(text) else 0.0
+        penalty = 0.0
+        if text is not None and is_link_list(text):
+            penalty = LINK_LIST_PENALTY
+        elif text is not None and is_reference_list(text):
+            penalty = REFERENCE_LIST_PENALTY
         # Scores as shown (4 places): passages that tie keep their order (by position).
         return (-round(passage.score - penalty, 4), position)
 

@@ -482,7 +482,7 @@ def make_snippet(
     folded = match_fold(text) if matcher else ""
     hits = [(m.start(), m.end()) for m in matcher.finditer(folded)] if matcher else []
     if not hits:
-        return _shorten(" ".join(text.split()), width), []
+        return _shorten(fold_runs(text), width), []
     starts = [start for start, _end in hits]  # increasing: the matches do not overlap
     best_start, best_count = starts[0], 0
     for place, start in enumerate(starts):
@@ -502,19 +502,34 @@ def make_snippet(
     return prefix + snippet + suffix, spans
 
 
-SPACE_RUN = re.compile(r"\s+")
+FOLDED_RUN = re.compile(r"\s*(?:\.\s?){4,}\s*|\s+")
+"""What a snippet folds: a run of white space, and a leader of dots (``Setup . . . . 12`` in a
+PDF's contents or index) with the blanks around it."""
+LEADER = " … "
+"""What a leader of dots reads as in a snippet."""
+
+
+def fold_runs(text: str) -> str:
+    """``text`` with white space folded to one space and leaders of dots to :data:`LEADER`."""
+    return FOLDED_RUN.sub(_folded, text).strip()
+
+
+def _folded(match: re.Match[str]) -> str:
+    return " " if match.group().isspace() else LEADER
 
 
 def _collapse(
     window: str, hits: list[tuple[int, int]], offset: int
 ) -> tuple[str, list[tuple[int, int]]]:
-    """Fold runs of white space to one space, carrying the hit spans along."""
+    """Fold runs of white space and leaders of dots (:func:`fold_runs`), carrying the hit spans
+    along."""
     run_ends: list[int] = []
     removed_before: list[int] = []  # characters dropped by all runs up to and including this one
     removed = 0
-    for match in SPACE_RUN.finditer(window):
-        if match.end() - match.start() > 1:
-            removed += match.end() - match.start() - 1
+    for match in FOLDED_RUN.finditer(window):
+        dropped = len(match.group()) - len(_folded(match))
+        if dropped:
+            removed += dropped
             run_ends.append(match.end())
             removed_before.append(removed)
 
@@ -522,7 +537,7 @@ def _collapse(
         runs = bisect_right(run_ends, position)
         return position - (removed_before[runs - 1] if runs else 0)
 
-    collapsed = SPACE_RUN.sub(" ", window)
+    collapsed = FOLDED_RUN.sub(_folded, window)
     shift = offset - (len(collapsed) - len(collapsed.lstrip()))
     spans = [(moved(s) + shift, moved(e) + shift) for s, e in hits if s >= 0 and e <= len(window)]
     return collapsed.strip(), spans
