@@ -94,9 +94,15 @@ def is_link_list(text: str, link_lines: Collection[int] = (), first_line: int = 
     )
 
 
+_NUMBER_END = re.compile(r"\d,?[ \t]*$", re.MULTILINE)
+
+
 def is_reference_list(text: str) -> bool:
     """Whether ``text`` reads as a table of contents or an index: :data:`REFERENCE_LINES` lines
     or more, and :data:`REFERENCE_LINE_SHARE` of its non-blank lines, point at pages."""
+    # Each such line ends with a number or holds a leader: too few of either rules it out cheaply.
+    if len(_NUMBER_END.findall(text)) + text.count(". .") + text.count("....") < REFERENCE_LINES:
+        return False
     filled = [line.strip() for line in text.splitlines() if line.strip()]
     pointing = sum(1 for line in filled if _REFERENCE_LINE.search(line))
     return pointing >= REFERENCE_LINES and pointing >= REFERENCE_LINE_SHARE * len(filled)

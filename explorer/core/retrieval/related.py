@@ -14,9 +14,9 @@ Signals, added into one ranking value per candidate file:
   every document counts little in BM25). A source passage whose near copies (cosine at least
   ``near_cosine``) lie in ``df`` other files weighs ``(log((k + 1) / df) / log(k + 1))``, ``k``
   the neighbours asked: a section repeated on three Lambda pages, a shared footer or console
-  transcript explains little. A passage mostly made of links (a "Learn more" list) weighs
-  ``link_list_weight``. The frequency comes from the neighbours the query fetched anyway, so it
-  costs nothing.
+  transcript explains little. A passage mostly made of links (a "Learn more" list) or of
+  references to pages (a PDF's contents or index) weighs ``link_list_weight``. The frequency
+  comes from the neighbours the query fetched anyway, so it costs nothing.
 - **More like this** (words). The source file's most distinctive index terms (tf-idf over the
   keyword index) are OR-ed into one BM25 query; a candidate scores the BM25 of its best chunks
   relative to the best candidate's, times ``keyword_weight``: a tie-breaker among the files the
@@ -61,7 +61,7 @@ import numpy as np
 
 from explorer.core.errors import ExplorerError
 from explorer.core.models import FileState
-from explorer.core.retrieval.passage_order import is_link_list
+from explorer.core.retrieval.passage_order import is_link_list, is_reference_list
 from explorer.core.retrieval.related_structure import (
     Evidence,
     FolderStructure,
@@ -352,12 +352,12 @@ def link_list_passages(
     index: Index, ordered: list[str], link_lines: frozenset[int] = frozenset()
 ) -> set[str]:
     """The passages of ``ordered`` mostly made of links (``link_lines``: the lines of their
-    file holding one)."""
+    file holding one) or of references to pages (a PDF's contents or index)."""
     chunks = index.keywords.chunks_by_id(ordered)
     return {
         cid
         for cid, chunk in chunks.items()
-        if is_link_list(chunk.text, link_lines, chunk.start_line)
+        if is_link_list(chunk.text, link_lines, chunk.start_line) or is_reference_list(chunk.text)
     }
 
 
