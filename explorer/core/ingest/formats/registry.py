@@ -16,6 +16,7 @@ from explorer.core.ingest.formats.code import CodeFormat
 from explorer.core.ingest.formats.contract import DocumentFormat
 from explorer.core.ingest.formats.docx import DocxFormat
 from explorer.core.ingest.formats.html import HtmlFormat
+from explorer.core.ingest.formats.latex import LatexFormat
 from explorer.core.ingest.formats.manpage import ManPageFormat
 from explorer.core.ingest.formats.markdown import MarkdownFormat
 from explorer.core.ingest.formats.notebook import NotebookFormat
@@ -26,6 +27,7 @@ from explorer.core.ingest.formats.restructured_text import RestructuredTextForma
 FORMATS: tuple[DocumentFormat, ...] = (
     MarkdownFormat(),
     RestructuredTextFormat(),
+    LatexFormat(),
     HtmlFormat(),
     PdfFormat(),
     DocxFormat(),

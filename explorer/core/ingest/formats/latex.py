@@ -1,0 +1,149 @@
+"""LaTeX sources: sections at the sectioning commands, the title from ``\\title``.
+
+The source is indexed and shown as written (highlighted as TeX in the preview). Its structure
+is read by a scan of the commands, not by a TeX parser: ``\\part`` to ``\\subparagraph``
+(starred or not, with or without a short title in brackets) head sections at their level,
+``\\title{…}`` names the document, and commands inside verbatim environments (a manual showing
+``\\section`` in an example) and in comments are passed over. pylatexenc, the parser at hand,
+took 2.3 s for the amsmath manual's 100 KB here; only the titles need reading, and they are cut
+down to their words: commands dropped, their braced arguments kept.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind, Structure
+from explorer.core.ingest.markup import Heading, heading_sections
+from explorer.core.ingest.windows import Chunker
+
+LEVELS = {
+    "part": 0,
+    "chapter": 1,
+    "section": 2,
+    "subsection": 3,
+    "subsubsection": 4,
+    "paragraph": 5,
+    "subparagraph": 6,
+}
+"""The sectioning commands and their depth (smaller is higher)."""
+
+TITLE_CHARS = 500
+"""The longest braced title read; an argument that does not close by then ends at its line."""
+
+_SECTIONING = re.compile(
+    r"^[ \t]*\\(" + "|".join(LEVELS) + r")\*?[ \t]*(?:\[[^\]\n]*\][ \t]*)?\{",
+    re.MULTILINE,
+)
+_TITLE = re.compile(r"\\title[ \t]*(?:\[[^\]\n]*\][ \t]*)?\{")
+_VERBATIM = re.compile(
+    r"\\begin\{(verbatim\*?|Verbatim\*?|lstlisting|minted|comment|alltt)\}.*?\\end\{\1\}",
+    re.DOTALL,
+)
+_COMMENT = re.compile(r"(?<!\\)%.*")
+_DROPPED = re.compile(r"\\(?:label|index|footnote|thanks|cite|ref)\*?(?:\[[^\]]*\])?\{[^{}]*\}")
+_LOGOS = {"TeX": "TeX", "LaTeX": "LaTeX", "LaTeXe": "LaTeX2e", "BibTeX": "BibTeX"}
+_COMMAND = re.compile(r"\\([A-Za-z]+)\*?|\\(.)")
+_SPACE = re.compile(r"\s+")
+
+
+class LatexFormat(DocumentFormat):
+    """LaTeX, read as text with its sectioning commands as headings."""
+
+    name = "latex"
+    extensions = frozenset({"tex", "ltx", "latex"})
+    preview_kind = PreviewKind.CODE
+    summary = "sections at \\section and its kin, the \\title"
+
+    def from_text(self, rel_path: str, text: str) -> Document:
+        skipped = _verbatim_spans(text)
+        for match in _TITLE.finditer(text):
+            if not _inside(match.start(), skipped) and not _commented(text, match.start()):
+                title = plain_title(_braced(text, match.end())[0])
+                return Document(text, metadata={"title": title} if title else {})
+        return Document(text)
+
+    def structure(self, rel_path: str, document: Document, chunker: Chunker) -> Structure:
+        headings = latex_headings(chunker, document.body_start)
+        title = str(document.metadata.get("title", ""))
+        sections = heading_sections(document.text, document.body_start, title, headings)
+        return Structure(sections, self.link_facts(rel_path, document).references)
+
+    def preview_language(self, rel_path: str, text: str) -> str | None:
+        return "latex"
+
+
+def latex_headings(chunker: Chunker, body: int) -> list[Heading]:
+    """The sectioning commands of a LaTeX source, outside verbatim text, in order."""
+    text = chunker.text
+    skipped = _verbatim_spans(text)
+    starts = chunker.line_starts
+    headings: list[Heading] = []
+    for match in _SECTIONING.finditer(text, body):
+        start = match.start()
+        if _inside(start, skipped) or (headings and start < headings[-1].end):
+            continue
+        title, close = _braced(text, match.end())
+        after = bisect_right(starts, close)  # the line after the one the title closes on
+        end = starts[after] if after < len(starts) else len(text)
+        headings.append(Heading(start, LEVELS[match.group(1)], plain_title(title), end))
+    return headings
+
+
+def plain_title(source: str) -> str:
+    """A title's words: labels, footnotes and references dropped, other commands' names
+    dropped and their braced arguments kept, TeX's logos spelt out, ``~`` a space."""
+    text = _COMMENT.sub("", source)
+    for _ in range(3):  # nested: \footnote{see \ref{x}}
+        text = _DROPPED.sub("", text)
+    text = _COMMAND.sub(_command_text, text)
+    text = text.replace("~", " ").replace("{", "").replace("}", "")
+    return _SPACE.sub(" ", text).strip()
+
+
+def _command_text(match: re.Match[str]) -> str:
+    name, symbol = match.group(1), match.group(2)
+    if name is not None:
+        return _LOGOS.get(name, "")
+    return " " if symbol == "\\" else symbol  # \\ breaks a line; \& \% \_ \$ \# are the sign
+
+
+def _braced(text: str, start: int) -> tuple[str, int]:
+    """The argument opened just before ``start`` and where it closes (its ``}``): braces
+    balanced, escaped ones aside; unclosed within :data:`TITLE_CHARS`, to the end of its line."""
+    depth = 1
+    position = start
+    limit = min(len(text), start + TITLE_CHARS)
+    while position < limit:
+        char = text[position]
+        if char == "\\":
+            position += 2
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:position], position
+        position += 1
+    line_end = text.find("\n", start)
+    line_end = len(text) if line_end < 0 else line_end
+    return text[start:line_end], max(start, line_end - 1)
+
+
+def _verbatim_spans(text: str) -> list[tuple[int, int]]:
+    """Where the verbatim environments stand (in order, never overlapping)."""
+    if "\\begin{" not in text:
+        return []
+    return [match.span() for match in _VERBATIM.finditer(text)]
+
+
+def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
+    index = bisect_right(spans, (position, 1 << 62)) - 1  # the last span starting at or before
+    return index >= 0 and spans[index][0] <= position < spans[index][1]
+
+
+def _commented(text: str, position: int) -> bool:
+    line_start = text.rfind("\n", 0, position) + 1
+    return _COMMENT.search(text, line_start, position) is not None

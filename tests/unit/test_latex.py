@@ -1,0 +1,98 @@
+"""LaTeX sources: indexed (they were skipped), with their sections as headings and their
+``\\title`` as title; a manual's verbatim examples of ``\\section`` head nothing."""
+
+from __future__ import annotations
+
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.ingest.formats import PreviewKind, format_for
+from explorer.core.ingest.formats.latex import LatexFormat, plain_title
+from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS
+from explorer.core.ingest.windows import Chunker
+from explorer.core.models import SearchMode
+from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.store.index import Index
+from explorer.settings.config import Settings
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+
+PAPER = r"""\documentclass{article}
+\usepackage{amsmath}
+% \section{A commented-out section}
+\title{Sparse \emph{Arrays} for the \LaTeX~Kernel\thanks{Draft of 2023.}}
+\author{A. Writer}
+\begin{document}
+\maketitle
+
+\section{Introduction}\label{sec:intro}
+Integer arrays give constant-time access, unlike sequences.
+
+\subsection*[Short]{Creating an array of
+  integers}
+Use the creation command with a size.
+
+\begin{verbatim}
+\section{Not a heading: an example in the manual}
+\end{verbatim}
+
+\section{Storing values \& reading them}
+Assignments are always global; 50\% of the entries may be zero.
+
+\chapter{Stray}
+\paragraph{Bounds} A position outside the array is an error.
+\end{document}
+"""
+
+
+def headings_of(text: str) -> list[tuple[int, str]]:
+    fmt = LatexFormat()
+    document = fmt.from_text("paper.tex", text)
+    chunker = Chunker(text, FakeEmbedder().token_spans, 240, 32)
+    structure = fmt.structure("paper.tex", document, chunker)
+    assert structure.sections is not None
+    return [(section.start, section.heading) for section in structure.sections]
+
+
+def test_sections_are_its_sectioning_commands_outside_verbatim_and_comments() -> None:
+    found = [heading for _start, heading in headings_of(PAPER)]
+    assert found == [
+        "Sparse Arrays for the LaTeX Kernel",
+        "Introduction",
+        "Introduction > Creating an array of integers",
+        "Storing values & reading them",
+        "Stray > Bounds",
+    ]
+
+
+def test_the_title_is_the_title_commands_words() -> None:
+    document = LatexFormat().from_text("paper.tex", PAPER)
+    assert document.metadata == {"title": "Sparse Arrays for the LaTeX Kernel"}
+    assert LatexFormat().from_text("notes.tex", "\\section{Only this}\n").metadata == {}
+    assert plain_title(r"The \texttt{frac}, \texttt{dfrac} and~\verb|x| commands") == (
+        "The frac, dfrac and |x| commands"
+    )
+    assert plain_title(r"Cross references\footnote{See \ref{eq} too.} to \LaTeXe") == (
+        "Cross references to LaTeX2e"
+    )
+
+
+def test_a_title_that_never_closes_ends_at_its_line() -> None:
+    text = "\\section{Broken {title\nNext line stays text.\n\\section{Fine}\nBody.\n"
+    assert [heading for _s, heading in headings_of(text)][-2:] == ["Broken title", "Fine"]
+
+
+def test_latex_is_claimed_indexed_and_searched_by_section(tmp_path) -> None:
+    assert {"tex", "ltx", "latex"} <= DEFAULT_EXTENSIONS
+    assert format_for("paper/main.tex").name == "latex"
+    assert format_for("paper/main.tex").preview_kind is PreviewKind.CODE
+    root = write_files(tmp_path / "docs", {"paper/main.tex": PAPER})
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    index = Index(settings, embedder=FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        assert index.keywords.file("paper/main.tex").title == "Sparse Arrays for the LaTeX Kernel"
+        request = SearchRequest("assignments global", SearchMode.KEYWORD, limit=5)
+        [hit] = search(index, request).results
+    finally:
+        index.close()
+    assert hit.path == "paper/main.tex"
+    assert hit.passages[0].heading == "Storing values & reading them"
