@@ -9,6 +9,8 @@ from explorer.core.ingest.formats.latex import LatexFormat, plain_title
 from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS
 from explorer.core.ingest.windows import Chunker
 from explorer.core.models import SearchMode
+from explorer.core.retrieval.link_resolution import LinkState
+from explorer.core.retrieval.links import file_links
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
 from explorer.settings.config import Settings
@@ -96,3 +98,40 @@ def test_latex_is_claimed_indexed_and_searched_by_section(tmp_path) -> None:
         index.close()
     assert hit.path == "paper/main.tex"
     assert hit.passages[0].heading == "Storing values & reading them"
+
+
+def test_the_files_a_source_pulls_in_are_its_links(tmp_path) -> None:
+    main = (
+        "\\documentclass{book}\n% \\input{old}\n\\begin{document}\n\\include{chapters/intro}\n"
+        "\\begin{verbatim}\n\\input{shown-only}\n\\end{verbatim}\n"
+        "\\bibliography{refs,missing}\n\\includegraphics[width=3in]{figs/plot.pdf}\n"
+        "\\input{https://example.org/remote}\n\\end{document}\n"
+    )
+    root = write_files(
+        tmp_path / "thesis",
+        {
+            "main.tex": main,
+            "chapters/intro.tex": "\\chapter{Introduction}\nWhy arrays.\n\\input{tables/sizes}\n",
+            "tables/sizes.tex": "\\begin{tabular}{ll} a & b \\end{tabular}\n",
+            "refs.bib": "@book{knuth, title={The TeXbook}}\n",
+        },
+    )
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    index = Index(settings, embedder=FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        found = file_links(index, "main.tex")
+        intro = file_links(index, "chapters/intro.tex")
+    finally:
+        index.close()
+    assert [(link.line, link.raw, link.target, link.state) for link in found.outgoing] == [
+        (4, "chapters/intro", "chapters/intro.tex", LinkState.RESOLVED),
+        (8, "refs", "refs.bib", LinkState.RESOLVED),
+        (8, "missing", "missing.bib", LinkState.MISSING),
+        (9, "figs/plot.pdf", "figs/plot.pdf", LinkState.MISSING),
+    ]
+    assert [link.source for link in intro.backlinks] == ["main.tex"]
+    # TeX reads from the main file's folder: the chapter's table is found one folder up.
+    assert [(link.target, link.state) for link in intro.outgoing] == [
+        ("tables/sizes.tex", LinkState.RESOLVED)
+    ]

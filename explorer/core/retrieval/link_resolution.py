@@ -322,6 +322,21 @@ def man_page_paths(source: str, target: str) -> list[str]:
     return list(seen)
 
 
+def tex_input_paths(source: str, target: str) -> list[str]:
+    """Where the file ``target`` pulled in by the LaTeX source ``source`` would be, most likely
+    first: read from the source's folder, then from each folder above it (TeX reads from the
+    main file's, and a chapter in a folder of its own names files by the main file's path)."""
+    folder = source.rpartition("/")[0]
+    seen: dict[str, None] = {}
+    while True:
+        path = normalise_path(f"{folder}/{target}" if folder else target)
+        if path is not None:
+            seen[path] = None
+        if not folder:
+            return list(seen)
+        folder = folder.rpartition("/")[0]
+
+
 def _normal_url(url: str) -> str:
     """A URL path with ``.`` and ``..`` folded (never above ``/``), its trailing slash kept."""
     if not url.strip("/"):
@@ -361,6 +376,8 @@ class LinkResolver:
             return self._hugo_ref(source, reference.target)
         if reference.syntax is LinkSyntax.MAN_PAGE:
             return self._first(man_page_paths(source, reference.target))
+        if reference.syntax is LinkSyntax.TEX_INPUT:
+            return self._first(tex_input_paths(source, reference.target))
         return self._path(source, reference.raw)
 
     # -- the forms ----------------------------------------------------------------------------

@@ -7,15 +7,28 @@ is read by a scan of the commands, not by a TeX parser: ``\\part`` to ``\\subpar
 ``\\section`` in an example) and in comments are passed over. pylatexenc, the parser at hand,
 took 2.3 s for the amsmath manual's 100 KB here; only the titles need reading, and they are cut
 down to their words: commands dropped, their braced arguments kept.
+
+The files a source pulls in are its links: ``\\input``, ``\\include`` and ``\\subfile``
+(``.tex`` when no extension is written), ``\\bibliography`` (``.bib``) and
+``\\addbibresource``, and ``\\includegraphics`` as an image. TeX reads each from the main
+file's folder: a link resolves from the source's folder or the nearest one above holding it.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from pathlib import PurePosixPath
 
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind, Structure
 from explorer.core.ingest.markup import Heading, heading_sections
+from explorer.core.ingest.references import (
+    FileReference,
+    LinkFacts,
+    LinkSyntax,
+    ReferenceKind,
+    link_path,
+)
 from explorer.core.ingest.windows import Chunker
 
 LEVELS = {
@@ -42,6 +55,20 @@ _VERBATIM = re.compile(
     re.DOTALL,
 )
 _COMMENT = re.compile(r"(?<!\\)%.*")
+_PULLED_IN = re.compile(
+    r"\\(input|include|subfile|bibliography|addbibresource|includegraphics)\*?[ \t]*"
+    r"(?:\[[^\]\n]*\][ \t]*)?\{([^{}\n]+)\}"
+)
+_DEFAULT_EXTENSION = {
+    "input": ".tex",
+    "include": ".tex",
+    "subfile": ".tex",
+    "bibliography": ".bib",
+    "addbibresource": "",
+    "includegraphics": "",
+}
+"""What TeX adds to a name written without an extension (a picture's is the driver's to find)."""
+TEX_LINK = LinkSyntax.TEX_INPUT
 _DROPPED = re.compile(r"\\(?:label|index|footnote|thanks|cite|ref)\*?(?:\[[^\]]*\])?\{[^{}]*\}")
 _LOGOS = {"TeX": "TeX", "LaTeX": "LaTeX", "LaTeXe": "LaTeX2e", "BibTeX": "BibTeX"}
 _COMMAND = re.compile(r"\\([A-Za-z]+)\*?|\\(.)")
@@ -70,8 +97,34 @@ class LatexFormat(DocumentFormat):
         sections = heading_sections(document.text, document.body_start, title, headings)
         return Structure(sections, self.link_facts(rel_path, document).references)
 
+    def link_facts(self, rel_path: str, document: Document) -> LinkFacts:
+        return LinkFacts(latex_references(rel_path, document.text))
+
     def preview_language(self, rel_path: str, text: str) -> str | None:
         return "latex"
+
+
+def latex_references(rel_path: str, text: str) -> list[FileReference]:
+    """The files the source at ``rel_path`` pulls in, outside verbatim text and comments."""
+    skipped = _verbatim_spans(text)
+    references: list[FileReference] = []
+    line, counted = 1, 0
+    for match in _PULLED_IN.finditer(text):
+        if _inside(match.start(), skipped) or _commented(text, match.start()):
+            continue
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        command = match.group(1)
+        kind = ReferenceKind.IMAGE if command == "includegraphics" else ReferenceKind.LINK
+        for name in match.group(2).split(","):
+            raw = name.strip()
+            if not raw or link_path(raw) is None:
+                continue
+            named = raw
+            if not PurePosixPath(raw).suffix:
+                named += _DEFAULT_EXTENSION[command]
+            references.append(FileReference(line, kind, raw, named, syntax=TEX_LINK))
+    return references
 
 
 def latex_headings(chunker: Chunker, body: int) -> list[Heading]:
