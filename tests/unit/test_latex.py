@@ -6,6 +6,7 @@ from __future__ import annotations
 from explorer.core.indexing.indexer import Indexer
 from explorer.core.ingest.formats import PreviewKind, format_for
 from explorer.core.ingest.formats.latex import LatexFormat, plain_title
+from explorer.core.ingest.formats.preview import preview_document
 from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS
 from explorer.core.ingest.windows import Chunker
 from explorer.core.models import SearchMode
@@ -134,4 +135,19 @@ def test_the_files_a_source_pulls_in_are_its_links(tmp_path) -> None:
     # TeX reads from the main file's folder: the chapter's table is found one folder up.
     assert [(link.target, link.state) for link in intro.outgoing] == [
         ("tables/sizes.tex", LinkState.RESOLVED)
+    ]
+
+
+def test_the_preview_outlines_a_source_by_its_sections(tmp_path) -> None:
+    path = tmp_path / "paper.tex"
+    path.write_text(PAPER, encoding="utf-8")
+    document = preview_document("paper.tex", path)
+    assert document.kind == PreviewKind.CODE and document.language == "latex"
+    outline = [(entry.level, entry.title, entry.line) for entry in document.outline]
+    assert outline == [
+        (2, "Introduction", 9),
+        (3, "Creating an array of integers", 12),
+        (2, "Storing values & reading them", 20),
+        (1, "Stray", 23),
+        (5, "Bounds", 24),
     ]

@@ -21,6 +21,7 @@ from bisect import bisect_right
 from pathlib import PurePosixPath
 
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind, Structure
+from explorer.core.ingest.front_matter import FileMetadata
 from explorer.core.ingest.markup import Heading, heading_sections
 from explorer.core.ingest.references import (
     FileReference,
@@ -85,14 +86,18 @@ class LatexFormat(DocumentFormat):
 
     def from_text(self, rel_path: str, text: str) -> Document:
         skipped = _verbatim_spans(text)
+        metadata = FileMetadata()
         for match in _TITLE.finditer(text):
             if not _inside(match.start(), skipped) and not _commented(text, match.start()):
                 title = plain_title(_braced(text, match.end())[0])
-                return Document(text, metadata={"title": title} if title else {})
-        return Document(text)
+                if title:
+                    metadata["title"] = title
+                break
+        # The headings go with the document: the preview's outline (t) reads them there.
+        return Document(text, metadata=metadata, headings=tuple(latex_headings(text, skipped)))
 
     def structure(self, rel_path: str, document: Document, chunker: Chunker) -> Structure:
-        headings = latex_headings(chunker, document.body_start)
+        headings = [h for h in document.headings or () if h.start >= document.body_start]
         title = str(document.metadata.get("title", ""))
         sections = heading_sections(document.text, document.body_start, title, headings)
         return Structure(sections, self.link_facts(rel_path, document).references)
@@ -127,19 +132,18 @@ def latex_references(rel_path: str, text: str) -> list[FileReference]:
     return references
 
 
-def latex_headings(chunker: Chunker, body: int) -> list[Heading]:
-    """The sectioning commands of a LaTeX source, outside verbatim text, in order."""
-    text = chunker.text
-    skipped = _verbatim_spans(text)
-    starts = chunker.line_starts
+def latex_headings(text: str, skipped: list[tuple[int, int]] | None = None) -> list[Heading]:
+    """The sectioning commands of a LaTeX source, outside verbatim text (``skipped``: where it
+    stands, found when not given), in order."""
+    skipped = _verbatim_spans(text) if skipped is None else skipped
     headings: list[Heading] = []
-    for match in _SECTIONING.finditer(text, body):
+    for match in _SECTIONING.finditer(text):
         start = match.start()
         if _inside(start, skipped) or (headings and start < headings[-1].end):
             continue
         title, close = _braced(text, match.end())
-        after = bisect_right(starts, close)  # the line after the one the title closes on
-        end = starts[after] if after < len(starts) else len(text)
+        line_end = text.find("\n", close)
+        end = len(text) if line_end < 0 else line_end + 1  # the line after the title's
         headings.append(Heading(start, LEVELS[match.group(1)], plain_title(title), end))
     return headings
 

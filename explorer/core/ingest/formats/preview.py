@@ -135,7 +135,12 @@ def preview_document(
     if kind != PreviewKind.MARKDOWN:
         kind = PreviewKind.CODE if language else PreviewKind.TEXT
     body = front_matter_end(text) if kind == PreviewKind.MARKDOWN else 0
-    return PreviewDocument(rel_path, kind, text, language, body, note=note, format=fmt.name)
+    # A text format that finds its headings as it reads (LaTeX) gives the outline (t) of its
+    # preview; Markdown's comes from its rendering.
+    outline = _outline(fmt.from_text(rel_path, text)) if kind != PreviewKind.MARKDOWN else ()
+    return PreviewDocument(
+        rel_path, kind, text, language, body, note=note, format=fmt.name, outline=outline
+    )
 
 
 def image_note(rel_path: str, absolute: Path) -> str:
