@@ -426,3 +426,18 @@ def test_a_file_that_is_not_a_notebook_is_refused():
     with pytest.raises(FileRefused) as refused:
         extract("notebook", "[1, 2")
     assert refused.value.detail.startswith("not a notebook (bad JSON")
+
+
+def test_a_restructured_text_preview_outlines_its_titles(tmp_path):
+    """t on a .rst file lists its titles (an overlined one, underlined ones of two levels),
+    read as the index reads them; before, the outline of a text preview was always empty."""
+    from explorer.core.ingest.formats.preview import preview_document
+
+    path = tmp_path / "howto.rst"
+    path.write_text(
+        "=====\nGuide\n=====\n\nIntro.\n\nInstall\n-------\n\nSteps.\n\nOn Linux\n~~~~~~~~\n\n"
+        "apt.\n\nUpgrade\n-------\n\nLater.\n",
+        encoding="utf-8",
+    )
+    outline = [(e.level, e.title, e.line) for e in preview_document("howto.rst", path).outline]
+    assert outline == [(0, "Guide", 1), (1, "Install", 7), (2, "On Linux", 12), (1, "Upgrade", 17)]

@@ -63,9 +63,12 @@ def markdown_headings(chunker: Chunker, body: int, blocks: Sequence[Token]) -> l
     return headings
 
 
-def rst_headings(chunker: Chunker, body: int) -> list[Heading]:
+def rst_headings(text: str, body: int) -> list[Heading]:
     """Headings of reStructuredText: a line underlined (and maybe overlined) with punctuation."""
-    lines = chunker.text.split("\n")
+    lines = text.split("\n")
+    line_starts = [0]
+    for line in lines[:-1]:
+        line_starts.append(line_starts[-1] + len(line) + 1)
     styles: list[str] = []
     headings: list[Heading] = []
     for number in range(1, len(lines)):
@@ -81,11 +84,11 @@ def rst_headings(chunker: Chunker, body: int) -> list[Heading]:
             and before != under
         ):
             continue  # not a title, or one that does not follow a blank line or its overline
-        start = chunker.line_starts[number - 2 if before else number - 1]
+        start = line_starts[number - 2 if before else number - 1]
         if start >= body and (not headings or start >= headings[-1].end):
             style = match.group(1) + ("/" if before else "")
             styles += [] if style in styles else [style]
-            end = chunker.line_range(number + 1, number + 1)[1]
+            end = line_starts[number + 1] if number + 1 < len(line_starts) else len(text)
             headings.append(Heading(start, styles.index(style), title, end))
     return headings
 

@@ -19,7 +19,11 @@ class RestructuredTextFormat(DocumentFormat):
     preview_kind = PreviewKind.CODE
     summary = "sections at titles, path mentions"
 
+    def from_text(self, rel_path: str, text: str) -> Document:
+        # The headings go with the document: the preview's outline (t) reads them there.
+        return Document(text, headings=tuple(rst_headings(text, 0)))
+
     def structure(self, rel_path: str, document: Document, chunker: Chunker) -> Structure:
-        headings = rst_headings(chunker, document.body_start)
+        headings = [h for h in document.headings or () if h.start >= document.body_start]
         sections = heading_sections(document.text, document.body_start, "", headings)
         return Structure(sections, self.link_facts(rel_path, document).references)
