@@ -441,3 +441,18 @@ def test_a_restructured_text_preview_outlines_its_titles(tmp_path):
     )
     outline = [(e.level, e.title, e.line) for e in preview_document("howto.rst", path).outline]
     assert outline == [(0, "Guide", 1), (1, "Install", 7), (2, "On Linux", 12), (1, "Upgrade", 17)]
+
+
+def test_code_without_a_grammar_here_is_read_in_windows_not_skipped(tmp_path):
+    """A Lua, Perl, R or Terraform project was skipped whole: no format claimed the files."""
+    from explorer.core.ingest.formats.preview import preview_document
+
+    for name in ("init.lua", "lib/Tool.pm", "analysis.R", "main.tf", "schema.proto"):
+        assert format_for(name).name == "code", name
+        assert name.rsplit(".", 1)[1].lower() in SCANNED_EXTENSIONS
+    text = "-- Retry a request with backoff\nlocal function retry(times)\n  return times * 2\nend\n"
+    result = chunk_file("init.lua", text, FakeEmbedder().token_spans)
+    assert [chunk.text for chunk in result.chunks] == [text.rstrip()]
+    path = tmp_path / "init.lua"
+    path.write_text(text, encoding="utf-8")
+    assert preview_document("init.lua", path).language == "lua"

@@ -3,8 +3,8 @@
 Python's definitions are read with ``ast`` (:mod:`explorer.core.ingest.code_sections`); those of
 the languages in :data:`~explorer.core.ingest.code_grammars.GRAMMARS` with tree-sitter
 (:mod:`explorer.core.ingest.code_grammars`). A file that does not parse, or whose grammar is not
-installed, is cut into windows like plain text. References are path mentions in backticks
-(comments, docstrings).
+installed (:data:`WINDOWED_EXTENSIONS`), is cut into windows like plain text. References are
+path mentions in backticks (comments, docstrings).
 """
 
 from __future__ import annotations
@@ -17,15 +17,23 @@ from explorer.core.ingest.formats.contract import Document, DocumentFormat, Prev
 from explorer.core.ingest.windows import Chunker
 
 PYTHON_EXTENSIONS = frozenset({"py", "pyi"})
+WINDOWED_EXTENSIONS = frozenset(
+    "lua pl pm r jl hs lhs ex exs erl hrl clj cljs cljc dart zig nim ml mli fs fsx elm "
+    "groovy gradle m mm ps1 psm1 bat cmd fish el vim lisp scm rkt f90 f95 pas sol tf hcl "
+    "proto graphql gql vue svelte nix cmake sty cls".split()
+)
+"""Languages read in windows, like plain text, for want of a grammar installed here (Lua,
+Perl, R, Julia, Haskell, Elixir, Erlang, Clojure, Dart, Zig, OCaml, F#, Terraform, Protocol
+Buffers, GraphQL, Vue, Nix, CMake, LaTeX packages…): found by search all the same."""
 
 
 class CodeFormat(DocumentFormat):
     """Source code of Python and of every language with a tree-sitter grammar."""
 
     name = "code"
-    extensions = PYTHON_EXTENSIONS | frozenset(GRAMMARS)
+    extensions = PYTHON_EXTENSIONS | frozenset(GRAMMARS) | WINDOWED_EXTENSIONS
     preview_kind = PreviewKind.CODE
-    summary = "sections at definitions (Python by ast, others by tree-sitter)"
+    summary = "sections at definitions (Python by ast, others by tree-sitter); others in windows"
 
     def structure(self, rel_path: str, document: Document, chunker: Chunker) -> Structure:
         ext = PurePosixPath(rel_path).suffix.lower().lstrip(".")
@@ -33,6 +41,6 @@ class CodeFormat(DocumentFormat):
             sections = python_sections(chunker, document.text)
         elif ext in GRAMMARS:
             sections = grammar_sections(chunker, GRAMMARS[ext])
-        else:  # a file sniffed as code by another name: windows
+        else:  # a language without a grammar here, or a file sniffed as code: windows
             sections = None
         return Structure(sections, self.link_facts(rel_path, document).references)
