@@ -456,3 +456,34 @@ def test_code_without_a_grammar_here_is_read_in_windows_not_skipped(tmp_path):
     path = tmp_path / "init.lua"
     path.write_text(text, encoding="utf-8")
     assert preview_document("init.lua", path).language == "lua"
+
+
+def test_a_source_files_outline_is_its_definitions(tmp_path):
+    """t on a code file said it had no headings; it lists the definitions, a class's methods
+    under it, by the grammar of the language (Python by ast, Go by tree-sitter)."""
+    from explorer.core.ingest.formats.preview import preview_document
+
+    python = tmp_path / "store.py"
+    python.write_text(
+        "import os\n\n\nclass Store:\n    def open(self):\n        pass\n\n"
+        "    @property\n    def size(self):\n        return 1\n\n\ndef main():\n    Store()\n",
+        encoding="utf-8",
+    )
+    outline = [(e.level, e.title, e.line) for e in preview_document("store.py", python).outline]
+    assert outline == [
+        (1, "class Store", 4),
+        (2, "def open", 5),
+        (2, "def size", 8),
+        (1, "def main", 13),
+    ]
+    go = tmp_path / "main.go"
+    go.write_text(
+        "package main\n\n// Server serves.\ntype Server struct{}\n\n"
+        "func (s *Server) Run() error {\n\treturn nil\n}\n",
+        encoding="utf-8",
+    )
+    outline = [(e.title, e.line) for e in preview_document("main.go", go).outline]
+    assert outline == [("type Server struct", 3), ("func (s *Server) Run() error", 6)]
+    broken = tmp_path / "broken.py"
+    broken.write_text("def oops(:\n", encoding="utf-8")
+    assert preview_document("broken.py", broken).outline == ()

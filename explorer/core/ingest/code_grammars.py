@@ -279,15 +279,22 @@ def _language(grammar: Grammar) -> Language | None:
 
 def grammar_sections(chunker: Chunker, grammar: Grammar) -> list[Section] | None:
     """Sections of the chunker's text at its top-level definitions; None without the grammar."""
+    definitions = grammar_definitions(chunker.text, grammar)
+    if definitions is None:
+        return None
+    return definition_sections(chunker, definitions, 1, len(chunker.line_starts), "")
+
+
+def grammar_definitions(text: str, grammar: Grammar) -> list[Definition] | None:
+    """The top-level definitions of ``text`` in ``grammar``'s language (a class's members
+    found when asked); None without the grammar or when the parse fails."""
     language = _language(grammar)
     if language is None:
         return None
-    tree = _parse(language, chunker.text.encode("utf-8", "surrogatepass"))
+    tree = _parse(language, text.encode("utf-8", "surrogatepass"))
     if tree is None:
         return None
-    reader = _DefinitionReader(grammar, chunker.text.split("\n"))
-    definitions = reader.inside(tree.root_node)
-    return definition_sections(chunker, definitions, 1, len(chunker.line_starts), "")
+    return _DefinitionReader(grammar, text.split("\n")).inside(tree.root_node)
 
 
 def _parse(language: Language, source: bytes) -> Tree | None:

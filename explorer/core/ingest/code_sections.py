@@ -84,6 +84,15 @@ def _member_sections(
 
 def python_sections(chunker: Chunker, text: str) -> list[Section] | None:
     """Sections at top-level ``def``/``class`` (classes split at methods when too long)."""
+    definitions = python_definitions(text)
+    if definitions is None:
+        return None
+    return definition_sections(chunker, definitions, 1, len(chunker.line_starts), "")
+
+
+def python_definitions(text: str) -> list[Definition] | None:
+    """The top-level ``def`` and ``class`` statements of Python source (a class's methods as
+    its members); None when it does not parse."""
     if re.search(r"\r(?!\n)", text):
         return None  # ast would count lone CRs as line breaks; the line table does not
     try:
@@ -95,8 +104,7 @@ def python_sections(chunker: Chunker, text: str) -> list[Section] | None:
     except Exception:  # noqa: BLE001 - syntax errors, NUL bytes, too deep nesting...
         return None
     lines = text.split("\n")
-    definitions = _python_definitions(tree.body, len(lines), lines)
-    return definition_sections(chunker, definitions, 1, len(lines), "")
+    return _python_definitions(tree.body, len(lines), lines)
 
 
 def _python_definitions(body: list[ast.stmt], hi: int, lines: list[str]) -> list[Definition]:

@@ -183,7 +183,12 @@ class Preview(Vertical):
         Binding("slash", "find", "Find", key_display="/", tooltip="Find in the page"),
         Binding("n", "next_passage", "Next", tooltip="Next passage or match, down from here"),
         Binding("N", "previous_passage", "Prev", tooltip="Previous passage or match, up from here"),
-        Binding("t", "outline", "Outline", tooltip="The file's headings; Enter goes to one"),
+        Binding(
+            "t",
+            "outline",
+            "Outline",
+            tooltip="The file's headings (a source file's definitions); Enter goes to one",
+        ),
         Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap long lines, or scroll sideways"),
         # The screen opens the picker while this key is handled: the keys typed after it are
         # the picker's.

@@ -9,11 +9,14 @@ path mentions in backticks (comments, docstrings).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-from explorer.core.ingest.code_grammars import GRAMMARS, grammar_sections
-from explorer.core.ingest.code_sections import python_sections
+from explorer.core.ingest.code_grammars import GRAMMARS, grammar_definitions, grammar_sections
+from explorer.core.ingest.code_sections import Definition, python_definitions, python_sections
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind, Structure
+from explorer.core.ingest.markup import Heading
 from explorer.core.ingest.windows import Chunker
 
 PYTHON_EXTENSIONS = frozenset({"py", "pyi"})
@@ -27,6 +30,10 @@ Perl, R, Julia, Haskell, Elixir, Erlang, Clojure, Dart, Zig, OCaml, F#, Terrafor
 Buffers, GraphQL, Vue, Nix, CMake, LaTeX packages…): found by search all the same."""
 
 
+OUTLINE_DEPTH = 3
+"""How deep the outline lists definitions: a module's classes, their methods, and one more."""
+
+
 class CodeFormat(DocumentFormat):
     """Source code of Python and of every language with a tree-sitter grammar."""
 
@@ -34,6 +41,31 @@ class CodeFormat(DocumentFormat):
     extensions = PYTHON_EXTENSIONS | frozenset(GRAMMARS) | WINDOWED_EXTENSIONS
     preview_kind = PreviewKind.CODE
     summary = "sections at definitions (Python by ast, others by tree-sitter); others in windows"
+
+    def outline(self, rel_path: str, text: str) -> Sequence[Heading]:
+        """The file's definitions (a class's members under it), each at its first line."""
+        ext = PurePosixPath(rel_path).suffix.lower().lstrip(".")
+        if ext in PYTHON_EXTENSIONS:
+            definitions = python_definitions(text)
+        elif ext in GRAMMARS:
+            definitions = grammar_definitions(text, GRAMMARS[ext])
+        else:
+            definitions = None
+        if not definitions:
+            return ()
+        starts = [0] + [match.end() for match in re.finditer("\n", text)]
+        headings: list[Heading] = []
+
+        def add(found: list[Definition], level: int) -> None:
+            for definition in found:
+                start = starts[definition.first - 1]
+                end = starts[definition.first] if definition.first < len(starts) else len(text)
+                headings.append(Heading(start, level, definition.name, end))
+                if definition.members is not None and level < OUTLINE_DEPTH:
+                    add(definition.members(), level + 1)
+
+        add(definitions, 1)
+        return headings
 
     def structure(self, rel_path: str, document: Document, chunker: Chunker) -> Structure:
         ext = PurePosixPath(rel_path).suffix.lower().lstrip(".")

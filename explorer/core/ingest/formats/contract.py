@@ -156,6 +156,11 @@ class DocumentFormat(ABC):
         markdown = self.markdown_text
         return extract_link_facts(rel_path, document.text, document.fence_end, markdown=markdown)
 
+    def outline(self, rel_path: str, text: str) -> Sequence[Heading]:
+        """The headings the preview's outline lists for a text format's ``text``: those
+        :meth:`from_text` finds (LaTeX, reStructuredText), none by default."""
+        return self.from_text(rel_path, text).headings or ()
+
     def preview_language(self, rel_path: str, text: str) -> str | None:
         """The Pygments language the preview highlights a document's text in, or None for
         plain text. By default the one Pygments picks for the file name."""

@@ -14,6 +14,7 @@ kept.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -32,6 +33,7 @@ from explorer.core.ingest.formats.registry import format_for, sniffed_format
 from explorer.core.ingest.formats.sandbox import CancelFlag, ExtractionCancelled, ExtractionPool
 from explorer.core.ingest.formats.text_builder import PAGE_BREAK_LINES
 from explorer.core.ingest.front_matter import front_matter_end
+from explorer.core.ingest.markup import Heading
 from explorer.core.safe_text import safe_text
 
 MAX_PREVIEW_BYTES = 8_000_000
@@ -135,9 +137,9 @@ def preview_document(
     if kind != PreviewKind.MARKDOWN:
         kind = PreviewKind.CODE if language else PreviewKind.TEXT
     body = front_matter_end(text) if kind == PreviewKind.MARKDOWN else 0
-    # A text format that finds its headings as it reads (LaTeX) gives the outline (t) of its
-    # preview; Markdown's comes from its rendering.
-    outline = _outline(fmt.from_text(rel_path, text)) if kind != PreviewKind.MARKDOWN else ()
+    # A text format's outline (t): its sections (LaTeX, reStructuredText), a source file's
+    # definitions; Markdown's comes from its rendering.
+    outline = _outline(text, fmt.outline(rel_path, text)) if kind != PreviewKind.MARKDOWN else ()
     return PreviewDocument(
         rel_path, kind, text, language, body, note=note, format=fmt.name, outline=outline
     )
@@ -202,7 +204,7 @@ def _extracted(
         page_lines=_page_lines(document),
         note="; ".join(document.notes),
         format=fmt.name,
-        outline=_outline(document),
+        outline=_outline(document.text, document.headings or ()),
     )
 
 
@@ -217,12 +219,11 @@ def _page_lines(document: Document) -> tuple[int, ...]:
     return tuple(lines)
 
 
-def _outline(document: Document) -> tuple[OutlineEntry, ...]:
-    """The extraction's headings as outline entries, with their lines."""
-    text = document.text
+def _outline(text: str, headings: Sequence[Heading]) -> tuple[OutlineEntry, ...]:
+    """A document's headings as outline entries, with their lines."""
     entries: list[OutlineEntry] = []
     line, counted = 1, 0
-    for heading in document.headings or ():
+    for heading in headings:
         if heading.start < counted:  # out of order: counted from the start again
             line, counted = 1, 0
         line += text.count("\n", counted, heading.start)
