@@ -330,3 +330,23 @@ async def test_lines_shown_again_are_not_wrapped_again(monkeypatch):
         await pilot.pause()
         assert wraps == []
         assert view.virtual_size.height > 50  # still wrapped
+
+
+def test_a_result_deep_in_folders_keeps_its_file_name():
+    """A vault note four folders deep: the result line cut at its end showed only folders
+    ("04. Organized Knowledge - Old Format/Science and Engineering/Mathematics/Comp…"); the
+    middle folders give way and the note's name stays."""
+    from explorer.core.retrieval.search import FileHit, Passage
+
+    path = (
+        "04. Organized Knowledge - Old Format/Science and Engineering/Mathematics/"
+        "Computer Science/Artificial Intelligence/Types of Neural Networks.md"
+    )
+    passage = Passage("c1", "Types", 11, 14, 0, 90, 0.98, "GANs and transformers", [])
+    hit = FileHit(path, "Types of Neural Networks", 0.98, [passage])
+    for width in (60, 80, 120):
+        first = hit_lines(hit, width)[0].plain
+        assert first.startswith("0.98 ") and "…/" in first, first
+        assert first.endswith("Types of Neural Networks.md"), first
+        assert len(first) <= width
+    assert hit_lines(hit, 120)[0].plain.startswith("0.98 04. Organized Knowledge - Old Format/…/")

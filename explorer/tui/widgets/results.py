@@ -26,6 +26,7 @@ from textual.strip import Strip
 from explorer.core.models import SearchMode
 from explorer.core.safe_text import safe_label, safe_name, safe_spans, safe_text
 from explorer.tui.messages import OpenFile
+from explorer.tui.text_fit import middle_path
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.search import FileHit, Passage, SearchResponse
@@ -84,7 +85,11 @@ def hit_lines(hit: FileHit, width: int) -> list[Content]:
     with their control characters escaped.
     """
     width = max(20, width)
-    path = Content.assemble((f"{hit.score:.2f} ", MUTED_STYLE), (safe_name(hit.path), PATH_STYLE))
+    score = f"{hit.score:.2f} "
+    # A long path gives up its middle folders, never its file's name (a vault's notes sit
+    # four folders deep: cut at the end, every result read "04. Organized Knowledge - Old…").
+    shown = middle_path(safe_name(hit.path), width - len(score))
+    path = Content.assemble((score, MUTED_STYLE), (shown, PATH_STYLE))
     if not hit.passages:
         return [_cut(path, width)]
     best = hit.passages[0]
