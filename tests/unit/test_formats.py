@@ -431,7 +431,7 @@ def test_a_file_that_is_not_a_notebook_is_refused():
 def test_a_restructured_text_preview_outlines_its_titles(tmp_path):
     """t on a .rst file lists its titles (an overlined one, underlined ones of two levels),
     read as the index reads them; before, the outline of a text preview was always empty."""
-    from explorer.core.ingest.formats.preview import preview_document
+    from explorer.core.ingest.formats.preview import preview_document, text_outline
 
     path = tmp_path / "howto.rst"
     path.write_text(
@@ -439,7 +439,9 @@ def test_a_restructured_text_preview_outlines_its_titles(tmp_path):
         "apt.\n\nUpgrade\n-------\n\nLater.\n",
         encoding="utf-8",
     )
-    outline = [(e.level, e.title, e.line) for e in preview_document("howto.rst", path).outline]
+    outline = [
+        (e.level, e.title, e.line) for e in text_outline(preview_document("howto.rst", path))
+    ]
     assert outline == [(0, "Guide", 1), (1, "Install", 7), (2, "On Linux", 12), (1, "Upgrade", 17)]
 
 
@@ -461,7 +463,7 @@ def test_code_without_a_grammar_here_is_read_in_windows_not_skipped(tmp_path):
 def test_a_source_files_outline_is_its_definitions(tmp_path):
     """t on a code file said it had no headings; it lists the definitions, a class's methods
     under it, by the grammar of the language (Python by ast, Go by tree-sitter)."""
-    from explorer.core.ingest.formats.preview import preview_document
+    from explorer.core.ingest.formats.preview import preview_document, text_outline
 
     python = tmp_path / "store.py"
     python.write_text(
@@ -469,7 +471,9 @@ def test_a_source_files_outline_is_its_definitions(tmp_path):
         "    @property\n    def size(self):\n        return 1\n\n\ndef main():\n    Store()\n",
         encoding="utf-8",
     )
-    outline = [(e.level, e.title, e.line) for e in preview_document("store.py", python).outline]
+    outline = [
+        (e.level, e.title, e.line) for e in text_outline(preview_document("store.py", python))
+    ]
     assert outline == [
         (1, "class Store", 4),
         (2, "def open", 5),
@@ -482,8 +486,8 @@ def test_a_source_files_outline_is_its_definitions(tmp_path):
         "func (s *Server) Run() error {\n\treturn nil\n}\n",
         encoding="utf-8",
     )
-    outline = [(e.title, e.line) for e in preview_document("main.go", go).outline]
+    outline = [(e.title, e.line) for e in text_outline(preview_document("main.go", go))]
     assert outline == [("type Server struct", 3), ("func (s *Server) Run() error", 6)]
     broken = tmp_path / "broken.py"
     broken.write_text("def oops(:\n", encoding="utf-8")
-    assert preview_document("broken.py", broken).outline == ()
+    assert text_outline(preview_document("broken.py", broken)) == ()

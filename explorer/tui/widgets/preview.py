@@ -32,7 +32,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
-from explorer.core.ingest.formats.preview import PreviewDocument
+from explorer.core.ingest.formats.preview import PreviewDocument, text_outline
 from explorer.core.ingest.keyword_text import accent_pattern
 from explorer.core.safe_text import safe_name, safe_text
 from explorer.tui.messages import FollowLink
@@ -101,7 +101,8 @@ def markdown_headings(text: str, line_offset: int = 0) -> list[Heading]:
 
 def file_headings(loaded: LoadedFile) -> list[Heading]:
     """The headings of a loaded file: a Markdown file's (rendered, or line for line when long),
-    an extracted document's outline (a PDF's bookmarks); none for code and text."""
+    an extracted document's outline (a PDF's bookmarks), a source file's definitions, the
+    sections of LaTeX or reStructuredText; none for other text."""
     if loaded.kind == "markdown":
         return markdown_headings(loaded.text, loaded.line_offset)
     if loaded.kind not in ("code", "text"):
@@ -113,7 +114,7 @@ def file_headings(loaded: LoadedFile) -> list[Heading]:
         return []
     return [
         Heading(entry.level, entry.title, entry.line, document.page_at(entry.line))
-        for entry in document.outline
+        for entry in text_outline(document)
     ]
 
 
