@@ -51,11 +51,9 @@ _SECTIONING = re.compile(
     re.MULTILINE,
 )
 _TITLE = re.compile(r"\\title[ \t]*(?:\[[^\]\n]*\][ \t]*)?\{")
-_VERBATIM = re.compile(
-    r"\\begin\{(verbatim\*?|Verbatim\*?|lstlisting|minted|comment|alltt)\}.*?\\end\{\1\}",
-    re.DOTALL,
-)
+_VERBATIM = re.compile(r"\\begin\{(verbatim\*?|Verbatim\*?|lstlisting|minted|comment|alltt)\}")
 _COMMENT = re.compile(r"(?<!\\)%.*")
+_COMMENT_START = re.compile(r"(?<!\\)%")
 _PULLED_IN = re.compile(
     r"\\(input|include|subfile|bibliography|addbibresource|includegraphics)\*?[ \t]*"
     r"(?:\[[^\]\n]*\][ \t]*)?\{([^{}\n]+)\}"
@@ -85,16 +83,16 @@ class LatexFormat(DocumentFormat):
     summary = "sections at \\section and its kin, the \\title"
 
     def from_text(self, rel_path: str, text: str) -> Document:
-        skipped = _verbatim_spans(text)
+        source = _Source(text)
         metadata = FileMetadata()
         for match in _TITLE.finditer(text):
-            if not _inside(match.start(), skipped) and not _commented(text, match.start()):
+            if not source.passed_over(match.start()):
                 title = plain_title(_braced(text, match.end())[0])
                 if title:
                     metadata["title"] = title
                 break
         # The headings go with the document: the preview's outline (t) reads them there.
-        return Document(text, metadata=metadata, headings=tuple(latex_headings(text, skipped)))
+        return Document(text, metadata=metadata, headings=tuple(latex_headings(source)))
 
     def structure(self, rel_path: str, document: Document, chunker: Chunker) -> Structure:
         headings = [h for h in document.headings or () if h.start >= document.body_start]
@@ -111,11 +109,11 @@ class LatexFormat(DocumentFormat):
 
 def latex_references(rel_path: str, text: str) -> list[FileReference]:
     """The files the source at ``rel_path`` pulls in, outside verbatim text and comments."""
-    skipped = _verbatim_spans(text)
+    source = _Source(text)
     references: list[FileReference] = []
     line, counted = 1, 0
     for match in _PULLED_IN.finditer(text):
-        if _inside(match.start(), skipped) or _commented(text, match.start()):
+        if source.passed_over(match.start()):
             continue
         line += text.count("\n", counted, match.start())
         counted = match.start()
@@ -132,14 +130,14 @@ def latex_references(rel_path: str, text: str) -> list[FileReference]:
     return references
 
 
-def latex_headings(text: str, skipped: list[tuple[int, int]] | None = None) -> list[Heading]:
-    """The sectioning commands of a LaTeX source, outside verbatim text (``skipped``: where it
-    stands, found when not given), in order."""
-    skipped = _verbatim_spans(text) if skipped is None else skipped
+def latex_headings(source: _Source) -> list[Heading]:
+    """The sectioning commands of a LaTeX source, outside verbatim text and comments, in
+    order."""
+    text = source.text
     headings: list[Heading] = []
     for match in _SECTIONING.finditer(text):
         start = match.start()
-        if _inside(start, skipped) or (headings and start < headings[-1].end):
+        if source.passed_over(start) or (headings and start < headings[-1].end):
             continue
         title, close = _braced(text, match.end())
         line_end = text.find("\n", close)
@@ -184,23 +182,46 @@ def _braced(text: str, start: int) -> tuple[str, int]:
             if depth == 0:
                 return text[start:position], position
         position += 1
-    line_end = text.find("\n", start)
-    line_end = len(text) if line_end < 0 else line_end
+    line_end = text.find("\n", start, limit)
+    line_end = limit if line_end < 0 else line_end
     return text[start:line_end], max(start, line_end - 1)
 
 
+class _Source:
+    """A LaTeX source and where its verbatim environments and comments stand, found once in
+    linear time (a hostile file of unclosed environments or of one long line included): each
+    question after is a bisect."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.verbatim = _verbatim_spans(text)
+        self.line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
+        self.comments = [match.start() for match in _COMMENT_START.finditer(text)]
+
+    def passed_over(self, position: int) -> bool:
+        """Whether ``position`` is inside a verbatim environment or after a ``%`` on its line."""
+        spans = self.verbatim
+        index = bisect_right(spans, (position, 1 << 62)) - 1  # the last span starting by it
+        if index >= 0 and spans[index][0] <= position < spans[index][1]:
+            return True
+        comment = bisect_right(self.comments, position - 1) - 1  # the last % before it
+        if comment < 0:
+            return False
+        line_start = self.line_starts[bisect_right(self.line_starts, position) - 1]
+        return self.comments[comment] >= line_start
+
+
 def _verbatim_spans(text: str) -> list[tuple[int, int]]:
-    """Where the verbatim environments stand (in order, never overlapping)."""
-    if "\\begin{" not in text:
-        return []
-    return [match.span() for match in _VERBATIM.finditer(text)]
-
-
-def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
-    index = bisect_right(spans, (position, 1 << 62)) - 1  # the last span starting at or before
-    return index >= 0 and spans[index][0] <= position < spans[index][1]
-
-
-def _commented(text: str, position: int) -> bool:
-    line_start = text.rfind("\n", 0, position) + 1
-    return _COMMENT.search(text, line_start, position) is not None
+    """Where the verbatim environments stand, in order; one left open runs to the end (as TeX
+    reads it), so the scan stops there."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    while (match := _VERBATIM.search(text, position)) is not None:
+        closing = f"\\end{{{match.group(1)}}}"
+        end = text.find(closing, match.end())
+        if end < 0:
+            spans.append((match.start(), len(text)))
+            break
+        position = end + len(closing)
+        spans.append((match.start(), position))
+    return spans
