@@ -157,3 +157,14 @@ def test_a_manual_leads_with_the_page_that_documents_a_name_not_its_index(tmp_pa
     assert hit.score == max(passage.score for passage in hit.passages)
     index_snippets = [p.snippet for p in hit.passages if p.page == 3]
     assert index_snippets and " … 237" in index_snippets[0], index_snippets
+
+
+def test_a_hostile_line_of_numbers_is_read_in_linear_time() -> None:
+    """A line of ``1, 1, 1, …`` ending in a word made the page-list pattern backtrack in time
+    squared (a second for 12,000 characters); only a line's end is read for its pages."""
+    import time
+
+    line = "1, " * 20_000 + "x"
+    started = time.perf_counter()
+    assert is_reference_list((line + "\n") * 3 + "7, 9\n" * 3)
+    assert time.perf_counter() - started < 1

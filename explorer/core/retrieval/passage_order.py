@@ -60,11 +60,12 @@ _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,3}[.)])\s")
 # A line that points at pages: a leader of dots (four or more, spaced or not), or a list of two
 # or more numbers at its end (``237, 1172``; ``g326, h785``: a code line's number), or numbers
 # alone (an index entry's pages wrapped to the next line).
-_REFERENCE_LINE = re.compile(
-    r"(?:\.\s?){4,}"
-    r"|(?:^|\s)[a-z]?\d{1,6}(?:\s*[,–-]\s*[a-z]?\d{1,6})+,?\s*$"
-    r"|^[\d,–\s-]*\d[\d,–\s-]*$"
-)
+_LEADER = re.compile(r"(?:\.\s?){4,}")
+_PAGES_AT_END = re.compile(r"(?:^|\s)[a-z]?\d{1,6}(?:\s*[,–-]\s*[a-z]?\d{1,6})+,?\s*$")
+_PAGE_LIST_CHARS = frozenset("0123456789,–- \t")
+PAGES_TAIL = 120
+"""How much of a line's end is read for its page numbers: a list of pages is short, and reading
+no more keeps a hostile line of numbers (``1, 1, 1, … x``) from costing time squared."""
 
 
 def link_share(text: str) -> float:
@@ -104,8 +105,15 @@ def is_reference_list(text: str) -> bool:
     if len(_NUMBER_END.findall(text)) + text.count(". .") + text.count("....") < REFERENCE_LINES:
         return False
     filled = [line.strip() for line in text.splitlines() if line.strip()]
-    pointing = sum(1 for line in filled if _REFERENCE_LINE.search(line))
+    pointing = sum(1 for line in filled if _points_at_pages(line))
     return pointing >= REFERENCE_LINES and pointing >= REFERENCE_LINE_SHARE * len(filled)
+
+
+def _points_at_pages(line: str) -> bool:
+    """Whether a (stripped, non-blank) line joins an entry to pages, or holds only pages."""
+    if _LEADER.search(line) or _PAGES_AT_END.search(line[-PAGES_TAIL:]):
+        return True
+    return _PAGE_LIST_CHARS.issuperset(line) and any(char.isdigit() for char in line)
 
 
 class Scored(Protocol):
