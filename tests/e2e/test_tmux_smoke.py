@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -57,8 +58,12 @@ class Explorer:
             "TERM": "xterm-256color",
         }
         exports = " ".join(f"{key}={value}" for key, value in self.env.items())
+        # The app runs under script(1), which keeps what the terminal showed: an exit status
+        # other than 0 comes with the app's last words, not only a number.
+        self.log = tmp_path / "terminal.log"
+        app = f"env {exports} {sys.executable} -m explorer {args}"
         self.command = (
-            f"cd {REPO} && env {exports} {sys.executable} -m explorer {args}; "
+            f"cd {REPO} && script -q -e -c {shlex.quote(app)} {self.log}; "
             f"echo $? > {self.exit_file}"
         )
         self.width = width
@@ -80,7 +85,7 @@ class Explorer:
         _tmux(self.socket, "send-keys", "-t", "explorer", key)
 
     def quit(self) -> None:
-        _quit(self.socket, self.exit_file)
+        _quit(self.socket, self.exit_file, self.log)
 
     def kill(self) -> None:
         _tmux(self.socket, "kill-server")
@@ -138,10 +143,21 @@ def _preview_titled(path: str):
     return check
 
 
-def _quit(socket: str, exit_file) -> None:
+def _quit(socket: str, exit_file: Path, log: Path) -> None:
     _tmux(socket, "send-keys", "-t", "explorer", "C-q")
     deadline = time.monotonic() + 60
     while not exit_file.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert exit_file.exists(), "the app did not quit on ctrl+q"
-    assert exit_file.read_text().strip() == "0"
+    status = exit_file.read_text().strip()
+    assert status == "0", f"exit status {status}; the terminal's last lines:\n{_last_words(log)}"
+
+
+def _last_words(log: Path, lines: int = 40) -> str:
+    """The end of what the terminal showed, its escape sequences taken out."""
+    try:
+        shown = log.read_text(errors="replace")
+    except OSError as error:
+        return f"(no terminal log: {error})"
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\x1b[=>]|\r", "", shown)
+    return "\n".join(plain.splitlines()[-lines:])
