@@ -63,6 +63,7 @@ _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,3}[.)])\s")
 _LEADER = re.compile(r"(?:\.\s?){4,}")
 _PAGES_AT_END = re.compile(r"(?:^|\s)[a-z]?\d{1,6}(?:\s*[,–-]\s*[a-z]?\d{1,6})+,?\s*$")
 _PAGE_LIST_CHARS = frozenset("0123456789,–- \t")
+_NUMBER_END = re.compile(r"\d,?[ \t]*$", re.MULTILINE)
 PAGES_TAIL = 120
 """How much of a line's end is read for its page numbers: a list of pages is short, and reading
 no more keeps a hostile line of numbers (``1, 1, 1, … x``) from costing time squared."""
@@ -93,9 +94,6 @@ def is_link_list(text: str, link_lines: Collection[int] = (), first_line: int = 
         and linked >= LINK_LINE_SHARE * len(filled)
         and sum(map(len, filled)) < LINK_LINE_CHARS * len(filled)
     )
-
-
-_NUMBER_END = re.compile(r"\d,?[ \t]*$", re.MULTILINE)
 
 
 def is_reference_list(text: str) -> bool:
