@@ -693,6 +693,9 @@ class StatusAnswer(Answer):
     writer: str | None = None
     """The live explorer process (a TUI, an MCP server) that holds the index's write lock and
     keeps it current while it runs, as it names itself (``explorer mcp (pid 4242)``)."""
+    not_read: dict[str, int] | None = None
+    """Files of the folder no format reads, by extension (``.svg``) or name: what a search
+    cannot find there."""
 
     @classmethod
     def build(
@@ -732,6 +735,8 @@ class StatusAnswer(Answer):
             index_command=status.index_command,
             permissions=PermissionsAnswer.build(status.permissions),
             upkeep=upkeep,
+            not_read=dict(sorted(status.other_types.items(), key=lambda kv: (-kv[1], kv[0])))
+            or None,
         )
 
 

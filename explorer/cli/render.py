@@ -291,6 +291,21 @@ def _skipped_lines(status: Status) -> list[str]:
     return shown + ([f"            … and {more} more"] if more > 0 else [])
 
 
+NOT_READ_SHOWN = 6
+"""The types of files no format reads that ``explorer status`` names, the most files first."""
+
+
+def _not_read_line(status: Status) -> list[str]:
+    """``not read    119 .gz, 30 .svg (no format reads them)``: what a search cannot find."""
+    if not status.other_types:
+        return []
+    ranked = sorted(status.other_types.items(), key=lambda item: (-item[1], item[0]))
+    named = ", ".join(f"{count} {safe_name(kind)}" for kind, count in ranked[:NOT_READ_SHOWN])
+    more = len(ranked) - NOT_READ_SHOWN
+    rest = f" and {more} more types" if more > 0 else ""
+    return [f"not read    {named}{rest} (no format reads them)"]
+
+
 def render_status(status: Status, out: TextIO | None = None, writer: str | None = None) -> None:
     """``explorer status`` as text; ``writer``: the live process that keeps the index
     current (a TUI, an MCP server), said instead of the command to catch up."""
@@ -308,6 +323,7 @@ def render_status(status: Status, out: TextIO | None = None, writer: str | None 
         *_stale_lines(status, writer),
         *([f"writer      {safe_text(writer)} keeps the index current"] if writer else []),
         *_skipped_lines(status),
+        *_not_read_line(status),
         f"chunks      {status.chunks} ({status.vectors} with vectors)",
         f"vectors     {status.vector_store} store at {safe_text(status.vector_location)}"
         + _vectors_problem(status),

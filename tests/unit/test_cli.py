@@ -243,6 +243,21 @@ def test_status_text(runner, shared):
     assert "rebuild     not needed" in result.stdout
 
 
+def test_status_says_which_files_no_format_reads(runner, root, index_dir):
+    """A folder of pictures and archives beside the notes: status names what a search cannot
+    find there, the most files first; hidden and ignored files are not counted."""
+    for name in ("art/a.svg", "art/b.svg", "art/logo.png", "pkg/tool.tar.gz", ".cache.xyz"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(b"x")
+    (root / ".gitignore").write_text("secret.svg\n", encoding="utf-8")
+    (root / "secret.svg").write_bytes(b"x")
+    ok(invoke(runner, "index", root, "--index-dir", index_dir, "--keywords-only"))
+    text = ok(invoke(runner, "status", root, "--index-dir", index_dir)).stdout
+    assert "not read    2 .svg, 1 .png, 1 .tar.gz (no format reads them)" in text
+    data = json.loads(ok(invoke(runner, "status", root, "--index-dir", index_dir, "--json")).stdout)
+    assert data["not_read"] == {".svg": 2, ".png": 1, ".tar.gz": 1}
+
+
 def test_second_index_embeds_nothing(runner, indexed):
     root, index_dir = indexed
     result = ok(invoke(runner, "index", root, "--index-dir", index_dir))

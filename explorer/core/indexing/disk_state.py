@@ -28,7 +28,8 @@ def scan_rules(settings: IndexSettings) -> ScanRules:
 
 def compare_with_disk(settings: IndexSettings, records: dict[str, FileRecord]) -> DiskChanges:
     """Compare the manifest ``records`` with the folder by size and modification time."""
-    result = scan(settings.root, scan_rules(settings), settings.max_file_bytes)
+    rules = scan_rules(settings)
+    result = scan(settings.root, rules, settings.max_file_bytes, count_other_types=True)
     edited, new = [], []
     for scanned in result.files:
         record = records.get(scanned.rel_path)
@@ -39,7 +40,9 @@ def compare_with_disk(settings: IndexSettings, records: dict[str, FileRecord]) -
     on_disk = {f.rel_path for f in result.files} | {s.rel_path for s in result.skipped}
     deleted = sorted(path for path in records if path not in on_disk)
     states = {path: records[path].state for path in (*edited, *deleted)}
-    return DiskChanges(edited=edited, new=new, deleted=deleted, states=states)
+    return DiskChanges(
+        edited=edited, new=new, deleted=deleted, states=states, other_types=result.other_types
+    )
 
 
 def status_against_disk(index: Index) -> Status:

@@ -67,6 +67,9 @@ class ScanResult:
     skipped: list[SkippedFile] = field(default_factory=list)
     cancelled: bool = False
     """True when the walk was stopped early: the lists are then incomplete."""
+    other_types: dict[str, int] = field(default_factory=dict)
+    """Files no format reads, by extension (``.svg``) or name, when the walk was asked to count
+    them: files the folder holds that the index leaves out for their type alone."""
 
 
 @dataclass(frozen=True)

@@ -233,6 +233,15 @@ class ScanRules:
             return False
         return not self._ignored(rel, is_dir=False)
 
+    def unread_type(self, rel: str) -> str | None:
+        """The type of a file these rules do not take (``.svg``, or its name when it has no
+        extension), when its type is why; None for a hidden or ignored one."""
+        name = rel.rsplit("/", 1)[-1]
+        if name.startswith(".") or self._ignored(rel, is_dir=False):
+            return None
+        ext = formats.extension_of(name)
+        return f".{ext}" if ext else name
+
     def _ignored(self, rel: str, is_dir: bool) -> bool:
         """True if the excludes or the ``.gitignore`` files ignore ``rel`` itself (its folders
         are checked by the caller, one level at a time, as git walks)."""
@@ -402,8 +411,11 @@ def scan(
     rules: ScanRules,
     max_file_bytes: int,
     cancel: threading.Event | None = None,
+    count_other_types: bool = False,
 ) -> ScanResult:
-    """Walk ``root`` and sort every file the rules accept into indexable and skipped ones.
+    """Walk ``root`` and sort every file the rules accept into indexable and skipped ones;
+    with ``count_other_types``, count the files left out for their type alone (``explorer
+    status`` says what the folder holds that no format reads).
 
     The walk is deterministic (entries in name order, results sorted by path), never follows
     symbolic links to folders, never opens anything but a regular ``.gitignore``, and never
@@ -422,7 +434,7 @@ def scan(
     rules.problems.clear()
     rules._walking = True
     try:
-        _walk(root, rules, max_file_bytes, result, cancel)
+        _walk(root, rules, max_file_bytes, result, cancel, count_other_types)
     finally:
         rules._walking = False
     result.skipped.extend(rules.problems.values())
@@ -437,6 +449,7 @@ def _walk(
     max_file_bytes: int,
     result: ScanResult,
     cancel: threading.Event | None,
+    count_other_types: bool = False,
 ) -> None:
     """Depth-first walk in name order, adding accepted files to ``result``."""
     pending = [("", str(root))]  # (index key, path on disk) of each folder to list
@@ -470,6 +483,8 @@ def _walk(
                     subdirs.append((rel, entry.path))
             elif rules._file_wanted(rel):
                 _visit_file(entry, rel, rules, max_file_bytes, result)
+            elif count_other_types and (kind := rules.unread_type(rel)) is not None:
+                result.other_types[kind] = result.other_types.get(kind, 0) + 1
         pending.extend(reversed(subdirs))
 
 

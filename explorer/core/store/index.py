@@ -159,6 +159,9 @@ class Status:
     index_command: str = ""
     """The command that brings this index up to date (with ``--index-dir`` when needed)."""
     permissions: Permissions = field(default_factory=Permissions)
+    other_types: dict[str, int] = field(default_factory=dict)
+    """Files of the folder no format reads, by extension (``.svg``) or name (counted only when
+    the disk was checked)."""
 
 
 class Index:
@@ -544,6 +547,7 @@ class Index:
             vectors_missing=len(lacking),
             index_command=self.settings.repair_command,
             permissions=self.permissions(),
+            other_types=dict(disk.other_types) if disk is not None else {},
         )
 
     def _count_vectors(self, embedded: int) -> tuple[int, dict[str, str]]:

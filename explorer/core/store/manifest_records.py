@@ -88,6 +88,8 @@ class DiskChanges:
     deleted: list[str] = field(default_factory=list)
     states: dict[str, FileState] = field(default_factory=dict)
     """The manifest's state of each edited or deleted file (what it was before it went stale)."""
+    other_types: dict[str, int] = field(default_factory=dict)
+    """Files of the folder no format reads, by extension (``.svg``) or name."""
 
     @property
     def total(self) -> int:
