@@ -182,14 +182,16 @@ def test_unindexable_files_are_skipped_with_reasons_and_never_crash(
     root = write_files(tmp_path / "root", {"ok.md": "# Fine\n\nreadable words\n"})
     (root / "blob.txt").write_bytes(b"header\x00\x01\x02binary payload")
     (root / "latin1.txt").write_bytes("caf\xe9 cr\xe8me br\xfbl\xe9e".encode("latin-1"))
+    (root / "mixed.txt").write_bytes("crème brûlée ".encode() * 5 + b"caf\xe9")
     (root / "big.md").write_text("word " * 400, encoding="utf-8")
     index = Index(settings_for(root, max_file_bytes=1000), embedder=fake_embedder)
     try:
         report = Indexer(index).sync()
-        assert report.added == 1
+        assert report.added == 2  # ok.md, and latin1.txt read in its legacy encoding
         assert report.skipped == {"binary": 1, "undecodable": 1, "too-large": 1}
         status = index.status()
-        assert status.indexed == 1 and status.skipped == 3
+        assert status.indexed == 2 and status.skipped == 3
+        assert keyword_paths(index, "crème") == {"latin1.txt"}
         assert status.skip_reasons == {"binary": 1, "undecodable": 1, "too-large": 1}
         assert index.keywords.chunk_ids("big.md") == []
         assert keyword_paths(index, "payload") == set()
@@ -197,7 +199,7 @@ def test_unindexable_files_are_skipped_with_reasons_and_never_crash(
         # them the same way as the first did.
         again = Indexer(index).sync()
         assert again.skipped == {"binary": 1, "undecodable": 1, "too-large": 1}
-        assert again.unchanged == 1
+        assert again.unchanged == 2
         assert index.status().skip_reasons == {"binary": 1, "undecodable": 1, "too-large": 1}
         assert_consistent(index)
     finally:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from explorer.core.ingest.documents import SkippedFile, SkipReason
+from explorer.core.ingest.file_reading import decode_leniently
 from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS, ScanRules, load_text, scan, scan_path
 
 CAP = 1_000_000
@@ -238,12 +239,44 @@ def test_load_text_binary(tmp_path: Path) -> None:
 
 
 def test_load_text_undecodable(tmp_path: Path) -> None:
-    path = tmp_path / "latin1.txt"
-    path.write_bytes("café au lait".encode("latin-1"))
-    assert load_text(path) == ("undecodable", "not UTF-8 at byte 3")
+    """UTF-8 with a stray byte is refused (read in another encoding, its own accented letters
+    would be garbled), and so is a UTF-8 byte-order mark over bytes that are not UTF-8; text
+    wholly in a legacy encoding is read (``test_legacy_encodings_are_read``)."""
+    path = tmp_path / "mixed.txt"
+    path.write_bytes("crème brûlée, ".encode() * 5 + b"caf\xe9")
+    assert load_text(path) == ("undecodable", "not UTF-8 at byte 88")
     bom = tmp_path / "bom.txt"
     bom.write_bytes(b"\xef\xbb\xbfab\xff")
     assert load_text(bom) == ("undecodable", "not UTF-8 at byte 5")
+
+
+LEGACY_TEXTS = {
+    "cp1252": "Die Sicherung läuft jede Nacht; über Größe und Änderungen berichtet der Dienst.\n",
+    "koi8_r": "Резервное копирование выполняется каждую ночь, журнал проверяется утром.\n" * 3,
+    "shift_jis": "バックアップは毎晩実行され、スナップショットは別のサーバーに保存されます。\n" * 3,
+    "gbk": "每天晚上对数据库做一次快照，然后把备份复制到另一台服务器，早上检查日志。\n" * 3,
+}
+
+
+@pytest.mark.parametrize("encoding", sorted(LEGACY_TEXTS))
+def test_legacy_encodings_are_read(tmp_path: Path, encoding: str) -> None:
+    """Text in Latin-1 or Windows-1252, KOI8-R, Shift_JIS or GBK was skipped as undecodable:
+    it is read in the encoding charset-normalizer names, every character as written, and the
+    preview decodes it the same way (so its lines and the index's offsets agree)."""
+    text = LEGACY_TEXTS[encoding]
+    path = tmp_path / f"{encoding}.txt"
+    path.write_bytes(text.encode(encoding))
+    assert load_text(path) == text
+    assert decode_leniently(path.read_bytes()) == text
+
+
+def test_a_few_accented_letters_read_as_western_european(tmp_path: Path) -> None:
+    """Two non-ASCII bytes in a README are too few for charset-normalizer to tell one-byte
+    encodings apart (it named a Baltic one: ``K÷ppe``); Windows' Western reads them."""
+    text = "Thanks to Matthias Köppe for the fonts.\nSometimes the £ character is missing.\n"
+    path = tmp_path / "README"
+    path.write_bytes(text.encode("latin-1"))
+    assert load_text(path) == text
 
 
 def test_load_text_unreadable(tmp_path: Path) -> None:

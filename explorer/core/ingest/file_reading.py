@@ -4,7 +4,8 @@ Anything under a root may be hostile: a named pipe blocks the reader that opens 
 never ends, and a file may grow between a stat and a read. :func:`read_regular_file` opens
 without blocking, checks on the open descriptor that it is a regular file and reads at most a
 cap. :func:`decode_text` turns bytes into text: UTF-8 (a BOM dropped), or UTF-16/UTF-32 when a
-byte-order mark says so; other content with a NUL byte early on is binary.
+byte-order mark says so, or the legacy encoding charset-normalizer names for text that is
+neither (Latin-1, Shift_JIS, GBK…); other content with a NUL byte early on is binary.
 """
 
 from __future__ import annotations
@@ -157,6 +158,9 @@ def decode_text(data: bytes) -> str:
     try:
         return data[skip:].decode(codec)
     except UnicodeDecodeError as error:
+        legacy = legacy_encoding(data) if found is None else None
+        if legacy is not None:
+            return data.decode(legacy)
         name = codec.upper().removesuffix("-LE").removesuffix("-BE")
         raise FileRefused(
             SkipReason.UNDECODABLE, f"not {name} at byte {error.start + skip}"
@@ -164,7 +168,67 @@ def decode_text(data: bytes) -> str:
 
 
 def decode_leniently(data: bytes) -> str:
-    """Like :func:`decode_text` but never refuses: bad bytes become replacement characters."""
+    """Like :func:`decode_text` but never refuses: bad bytes become replacement characters.
+    A file in a legacy encoding reads as :func:`decode_text` reads it, so the preview's lines
+    and the index's offsets agree."""
     found = bom_encoding(data)
     codec, skip = found if found else ("utf-8", 0)
-    return data[skip:].decode(codec, errors="replace")
+    try:
+        return data[skip:].decode(codec)
+    except UnicodeDecodeError:
+        legacy = legacy_encoding(data) if found is None else None
+        if legacy is not None:
+            return data.decode(legacy)
+        return data[skip:].decode(codec, errors="replace")
+
+
+LEGACY_SAMPLE_BYTES = 262_144
+"""How much of a file charset-normalizer reads to name its encoding."""
+
+
+def legacy_encoding(data: bytes) -> str | None:
+    """The legacy encoding that reads ``data`` (bytes without a byte-order mark that are not
+    UTF-8) as text: Latin-1 or Windows-1252 for older European text, Shift_JIS or EUC-JP for
+    Japanese, GBK or Big5 for Chinese, as charset-normalizer judges it from a sample; the
+    whole of ``data`` must then decode in it. None for UTF-8 with a few stray bytes (more
+    characters read well in it than not: its own text stays as written, the stray bytes
+    replaced) and for bytes no encoding reads as text."""
+    lenient = data.decode("utf-8", errors="replace")
+    stray = lenient.count("\ufffd")
+    well_read = len(lenient) - len(lenient.encode("ascii", errors="ignore")) - stray
+    if well_read > stray:
+        return None
+    from charset_normalizer import from_bytes
+
+    sample = data[:LEGACY_SAMPLE_BYTES]
+    found = [match.encoding for match in from_bytes(sample) if match.encoding != "ascii"]
+    if not found or found[0] == "utf_8":
+        return None
+    encoding = found[0]
+    thin = sum(byte > 127 for byte in sample) < THIN_EVIDENCE
+    if thin and _one_byte_a_character(sample, encoding) and _reads(sample, "cp1252"):
+        # A few accented letters leave charset-normalizer guessing among the one-byte
+        # encodings (``Köppe`` read as Baltic ``K÷ppe``): Windows' Western is then the likelier.
+        encoding = "cp1252"
+    if not _reads(data, encoding):
+        return None
+    return str(encoding)
+
+
+THIN_EVIDENCE = 64
+"""Fewer non-ASCII bytes than this in a sample are too few to tell one-byte encodings apart."""
+
+
+def _reads(data: bytes, encoding: str) -> bool:
+    try:
+        data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return False
+    return True
+
+
+def _one_byte_a_character(sample: bytes, encoding: str) -> bool:
+    try:
+        return len(sample.decode(encoding)) == len(sample)
+    except (UnicodeDecodeError, LookupError):
+        return False
