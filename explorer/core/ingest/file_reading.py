@@ -146,8 +146,10 @@ def refuse_binary(data: bytes) -> None:
             raise FileRefused(SkipReason.BINARY, f"NUL byte at offset {nul}")
 
 
-def decode_text(data: bytes) -> str:
-    """The text of a file's bytes, nothing changed but a byte-order mark dropped.
+def decode_text(data: bytes, legacy: bool = True) -> str:
+    """The text of a file's bytes, nothing changed but a byte-order mark dropped; without a
+    mark and not UTF-8, read in the legacy encoding that reads it (unless ``legacy`` is false:
+    the caller first asks whether its first bytes say PDF or DOCX).
 
     Raises :class:`FileRefused`: ``binary`` (a NUL byte in the first 8 KiB of a file without a
     UTF-16/32 BOM) or ``undecodable`` (not valid in its encoding).
@@ -158,9 +160,9 @@ def decode_text(data: bytes) -> str:
     try:
         return data[skip:].decode(codec)
     except UnicodeDecodeError as error:
-        legacy = legacy_encoding(data) if found is None else None
-        if legacy is not None:
-            return data.decode(legacy)
+        named = legacy_encoding(data) if legacy and found is None else None
+        if named is not None:
+            return data.decode(named)
         name = codec.upper().removesuffix("-LE").removesuffix("-BE")
         raise FileRefused(
             SkipReason.UNDECODABLE, f"not {name} at byte {error.start + skip}"

@@ -177,7 +177,7 @@ def _sniffed(data: bytes) -> DocumentFormat | None:
     if found is None:
         return None
     try:
-        decode_text(data)
+        decode_text(data, legacy=False)
     except FileRefused:
         return found
     return None

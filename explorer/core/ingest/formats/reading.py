@@ -88,13 +88,22 @@ def source_of(
     fmt = fmt or format_for(rel_path)
     if not fmt.extracted:
         try:
-            text = decode_text(data)
+            text = decode_text(data, legacy=False)
         except FileRefused as refused:
             sniffed = sniffed_format(data[:BINARY_PROBE_BYTES])
-            if sniffed is None:
-                return (refused.reason, refused.detail)
-            fmt = sniffed  # a PDF by another name
+            if sniffed is not None:
+                fmt = sniffed  # a PDF by another name
+            else:
+                try:
+                    text = decode_text(data)  # text in a legacy encoding
+                except FileRefused:
+                    return (refused.reason, refused.detail)
+                return _text_source(rel_path, fmt, text)
         else:
-            content_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-            return SourceFile(rel_path, fmt, content_hash, text=text)
+            return _text_source(rel_path, fmt, text)
     return SourceFile(rel_path, fmt, hashlib.sha256(data).hexdigest(), data=data)
+
+
+def _text_source(rel_path: str, fmt: DocumentFormat, text: str) -> SourceFile:
+    content_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return SourceFile(rel_path, fmt, content_hash, text=text)
