@@ -456,3 +456,34 @@ def test_progress_reports_phases_in_order(index):
 def test_pending_state_until_vectors_exist(index):
     Indexer(index).sync(embed=False)
     assert {r.state for r in index.keywords.files().values()} == {FileState.PENDING}
+
+
+def test_files_skipped_as_undecodable_by_an_older_explorer_are_read_again_once(
+    tmp_path, settings_for, fake_embedder
+):
+    """An index made before legacy encodings were read holds a Latin-1 note as skipped
+    (undecodable), and the note never changes: the next sync reads it, the one after does not."""
+    root = write_files(tmp_path / "root", {"ok.md": "# Fine\n\nreadable words\n"})
+    note = root / "latin1.txt"
+    note.write_bytes("Die Größe der Sicherung wird täglich geprüft.".encode("latin-1"))
+    index = Index(settings_for(root), embedder=fake_embedder)
+    try:
+        Indexer(index).sync()
+        assert keyword_paths(index, "größe") == {"latin1.txt"}
+        # What an older explorer left: the note skipped, and no decoding recorded.
+        stat = note.stat()
+        index.keywords.mark_skipped(
+            "latin1.txt",
+            stat.st_size,
+            stat.st_mtime_ns,
+            FileState.SKIPPED,
+            "undecodable: not UTF-8 at byte 8",
+        )
+        index.keywords.set_meta("text_decoding", "1")
+        assert keyword_paths(index, "größe") == set()
+        report = Indexer(index).sync()
+        assert report.skipped == {} and keyword_paths(index, "größe") == {"latin1.txt"}
+        assert Indexer(index).sync().unchanged == 2
+        assert_consistent(index)
+    finally:
+        index.close()

@@ -26,7 +26,7 @@ from explorer.core.indexing.read_ahead import ReadAhead, Reading
 from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback, chunk_id
 from explorer.core.indexing.vector_phase import VectorPhase
 from explorer.core.ingest.chunker import chunk_document
-from explorer.core.ingest.documents import ScannedFile, SkippedFile
+from explorer.core.ingest.documents import ScannedFile, SkippedFile, SkipReason
 from explorer.core.ingest.file_reading import FileRefused
 from explorer.core.ingest.formats.reading import SourceFile, load_source
 from explorer.core.ingest.formats.sandbox import ExtractionCancelled
@@ -41,6 +41,13 @@ from explorer.core.store.manifest_records import FileRecord
 from explorer.core.store.vectors import VectorStoreDamaged, VectorStoreUnavailable
 
 __all__ = ["Indexer", "IndexReport", "Progress", "ProgressCallback", "chunk_id"]
+
+
+TEXT_DECODING_KEY = "text_decoding"
+TEXT_DECODING = "2"
+"""How this explorer decodes text, kept in the index's meta: 2 reads a legacy encoding that
+charset-normalizer names (Latin-1, Shift_JIS, GBK…). An index whose files were decoded
+otherwise reads its files skipped as undecodable again, once, though they did not change."""
 
 
 class Indexer:
@@ -59,6 +66,9 @@ class Indexer:
         """Phase 2: embeds what this indexer's keyword phase left pending."""
         self._missing_chunks: set[str] = set()
         """Files whose chunks are missing from the database: read again even if unchanged."""
+        self._decoded_otherwise: set[str] = set()
+        """Files skipped as undecodable by an explorer that decoded text otherwise: read again
+        even if unchanged (once: see :data:`TEXT_DECODING`)."""
 
     # -- entry points -------------------------------------------------------------------------
     def sync(
@@ -98,6 +108,15 @@ class Indexer:
             report.cancelled = True
             return report
         known = self.index.keywords.files()
+        decoding = self.index.keywords.get_meta(TEXT_DECODING_KEY)
+        self._decoded_otherwise = set()
+        if decoding != TEXT_DECODING:
+            self._decoded_otherwise = {
+                path
+                for path, record in known.items()
+                if record.state == FileState.SKIPPED
+                and record.reason.startswith(f"{SkipReason.UNDECODABLE}:")
+            }
         on_disk = {f.rel_path for f in result.files} | {s.rel_path for s in result.skipped}
         gone = [path for path in known if path not in on_disk]
         self._remove(gone, report)
@@ -114,6 +133,8 @@ class Indexer:
                 self._update_file(scanned, record, report, cancel, reading)
                 if done % 25 == 0 or done == total:
                     notify(Progress(SyncPhase.KEYWORDS, files_done=done, files_total=total))
+        if not report.cancelled and decoding != TEXT_DECODING:
+            self.index.keywords.set_meta(TEXT_DECODING_KEY, TEXT_DECODING)
         if not report.cancelled and not self.index.keywords.facts.links_complete():
             self._extract_missing_links(cancel)
         report.keyword_seconds = time.perf_counter() - started
@@ -245,13 +266,15 @@ class Indexer:
     # -- phase 1: keywords --------------------------------------------------------------------
     def _needs_reading(self, scanned: ScannedFile, record: FileRecord | None) -> bool:
         """Whether ``scanned`` must be read: new, its size or time changed, failed before (a
-        failure is never final), or its chunks are missing from the database."""
+        failure is never final), its chunks are missing from the database, or it was skipped
+        as undecodable by an explorer that decoded text otherwise."""
         return (
             record is None
             or record.size != scanned.size
             or record.mtime_ns != scanned.mtime_ns
             or record.state == FileState.FAILED
             or scanned.rel_path in self._missing_chunks
+            or scanned.rel_path in self._decoded_otherwise
         )
 
     def _same_content(self, loaded: SourceFile, record: FileRecord | None) -> bool:
