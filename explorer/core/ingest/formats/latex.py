@@ -25,7 +25,6 @@ from explorer.core.ingest.front_matter import FileMetadata
 from explorer.core.ingest.markup import Heading, heading_sections
 from explorer.core.ingest.references import (
     FileReference,
-    LinkFacts,
     LinkSyntax,
     ReferenceKind,
     link_path,
@@ -91,8 +90,14 @@ class LatexFormat(DocumentFormat):
                 if title:
                     metadata["title"] = title
                 break
-        # The headings go with the document: the preview's outline (t) reads them there.
-        return Document(text, metadata=metadata, headings=tuple(latex_headings(source)))
+        # The headings and links go with the document, found in the one reading of the source:
+        # the preview's outline (t) reads the headings there, the index both.
+        return Document(
+            text,
+            metadata=metadata,
+            headings=tuple(latex_headings(source)),
+            references=tuple(latex_references(source)),
+        )
 
     def structure(self, rel_path: str, document: Document, chunker: Chunker) -> Structure:
         headings = [h for h in document.headings or () if h.start >= document.body_start]
@@ -100,23 +105,17 @@ class LatexFormat(DocumentFormat):
         sections = heading_sections(document.text, document.body_start, title, headings)
         return Structure(sections, self.link_facts(rel_path, document).references)
 
-    def link_facts(self, rel_path: str, document: Document) -> LinkFacts:
-        return LinkFacts(latex_references(rel_path, document.text))
-
     def preview_language(self, rel_path: str, text: str) -> str | None:
         return "latex"
 
 
-def latex_references(rel_path: str, text: str) -> list[FileReference]:
-    """The files the source at ``rel_path`` pulls in, outside verbatim text and comments."""
-    source = _Source(text)
+def latex_references(source: _Source) -> list[FileReference]:
+    """The files a LaTeX source pulls in, outside verbatim text and comments."""
     references: list[FileReference] = []
-    line, counted = 1, 0
-    for match in _PULLED_IN.finditer(text):
+    for match in _PULLED_IN.finditer(source.text):
         if source.passed_over(match.start()):
             continue
-        line += text.count("\n", counted, match.start())
-        counted = match.start()
+        line = bisect_right(source.line_starts, match.start())
         command = match.group(1)
         kind = ReferenceKind.IMAGE if command == "includegraphics" else ReferenceKind.LINK
         for name in match.group(2).split(","):
