@@ -207,7 +207,7 @@ def legacy_encoding(data: bytes) -> str | None:
     if not found or found[0] == "utf_8":
         return None
     encoding = found[0]
-    thin = sum(byte > 127 for byte in sample) < THIN_EVIDENCE
+    thin = len(sample.translate(None, _ASCII_BYTES)) < THIN_EVIDENCE  # the non-ASCII bytes
     if thin and _one_byte_a_character(sample, encoding) and _reads(sample, "cp1252"):
         # A few accented letters leave charset-normalizer guessing among the one-byte
         # encodings (``Köppe`` read as Baltic ``K÷ppe``): Windows' Western is then the likelier.
@@ -219,6 +219,7 @@ def legacy_encoding(data: bytes) -> str | None:
 
 THIN_EVIDENCE = 64
 """Fewer non-ASCII bytes than this in a sample are too few to tell one-byte encodings apart."""
+_ASCII_BYTES = bytes(range(128))
 
 
 def _reads(data: bytes, encoding: str) -> bool:
