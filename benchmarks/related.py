@@ -41,6 +41,7 @@ import json
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -131,6 +132,8 @@ class Outcome:
     errors: int = 0
     judged: list[bool] = field(default_factory=list)
     unjudged: list[tuple[str, str]] = field(default_factory=list)
+    listed: Counter[str] = field(default_factory=Counter)
+    """How many pages' top 5 each file stands in (a catch-all stands in many)."""
 
     def row(self) -> dict:
         ms = sorted(s * 1000 for s in self.seconds) or [0.0]
@@ -148,6 +151,7 @@ class Outcome:
             "judged_related": sum(self.judged),
             "judged": len(self.judged),
             "unjudged": len(self.unjudged),
+            "most_listed": self.listed.most_common(3),
         }
 
 
@@ -172,6 +176,7 @@ def evaluate(
             continue
         outcome.seconds.append(time.perf_counter() - started)
         top = [p for p, _s in neighbours[:TOP]]
+        outcome.listed.update(top)
         found = len(set(top) & linked)
         outcome.recall.append(found / len(linked))
         outcome.hits.append(1.0 if found else 0.0)
@@ -295,6 +300,11 @@ VARIANTS: dict[str, dict] = {
     "contents factor 0.7": {"contents_factor": 0.7},
     "contents share 0.6": {"contents_share": 0.6},
     "release notes x0.5": {"release_notes_factor": 0.5},
+    "release notes unbounded": {"release_notes_listed": None},
+    "directories x1": {"directory_factor": 1.0},
+    "directories x0.3": {"directory_factor": 0.3},
+    "directories x0.5": {"directory_factor": 0.5},
+    "release notes: at most 2": {"release_notes_listed": 2},
     "release notes x0.3": {"release_notes_factor": 0.3},
     "release notes x0.7": {"release_notes_factor": 0.7},
     "backlink by source, 1": {
@@ -385,6 +395,8 @@ def main() -> None:
                     f"  max {row['max_ms']:.0f} ms  errors {row['errors']}",
                     flush=True,
                 )
+                listed = ", ".join(f"{path} {count}" for path, count in row["most_listed"])
+                print(f"    most listed: {listed}", flush=True)
             if args.unjudged:
                 for page, other in outcome.unjudged:
                     print(f"    unjudged: {page} -> {other}")

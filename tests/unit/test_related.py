@@ -503,6 +503,74 @@ def test_release_notes_count_less_unless_the_page_links_to_them(indexed, factor)
     assert not structure.evidence("notes/releases.md", "other/cache.md").release_notes
 
 
+@pytest.mark.parametrize("bound", [DEFAULT_TUNING.release_notes_listed, None])
+def test_a_series_of_release_notes_takes_one_place_in_the_list(indexed, bound):
+    """A manual's "what's new" pages, one a version, each name a module in passing: a page
+    they all match lists the best of them and, in the other places, pages of its own subject.
+    Notes the page links to are the writer's choice and stay."""
+    page = "# Caching\n\n" + " ".join(CACHE_SECTIONS.values()) + "\n"
+    notes = {f"whatsnew/3.{minor}.md": page for minor in range(1, 5)}
+    index = indexed(
+        {
+            "guide/caching.md": markdown("Caching", list(CACHE_SECTIONS.items())),
+            "guide/purging.md": "# Purging\n\n" + CACHE_SECTIONS["Purge"] + "\n\n"
+            "See [3.1](../whatsnew/3.1.md) and [3.2](../whatsnew/3.2.md).\n",
+            "other/cache.md": page,
+            "kitchen/bread.md": BREAD,
+            **notes,
+        }
+    )
+    tuning = replace(DEFAULT_TUNING, release_notes_listed=bound)
+    listed = [r.path for r in related_files(index, "guide/caching.md", limit=5, tuning=tuning)]
+    series = [path for path in listed if path.startswith("whatsnew/")]
+    assert "other/cache.md" in listed
+    assert len(series) == (1 if bound == 1 else 4)
+    # the page linking two of them lists both: it sends its reader there
+    linking = [r.path for r in related_files(index, "guide/purging.md", limit=5)]
+    assert {"whatsnew/3.1.md", "whatsnew/3.2.md"} <= set(linking)
+    # and release notes among themselves are a series a reader walks
+    among = [r.path for r in related_files(index, "whatsnew/3.1.md", limit=5)]
+    assert len([path for path in among if path.startswith("whatsnew/")]) == 3
+
+
+def directory_corpus(pages: int) -> dict[str, str]:
+    """``pages`` pages of one manual, each of its own subject, and a table of contents
+    (``contents.md``) linking them all, one title a line."""
+    subjects = [f"Module{n} reads and writes format{n} records" for n in range(pages)]
+    files = {
+        f"library/module{n}.md": f"# Module{n}\n\n{subject}. It keeps"
+        f" its format{n} caches warm.\n\n## Details\n\nThe module{n} option{n} tunes format{n}.\n"
+        for n, subject in enumerate(subjects)
+    }
+    files["contents.md"] = "# Contents\n\n" + "".join(
+        f"- [Module{n}: {subject}](library/module{n}.md)\n" for n, subject in enumerate(subjects)
+    )
+    return files
+
+
+@pytest.mark.parametrize("factor", [DEFAULT_TUNING.directory_factor, 1.0])
+def test_a_table_of_contents_of_the_whole_folder_is_not_a_related_file(indexed, factor):
+    """A page linking to a large share of the files (a table of contents, a general index)
+    matches every page it lists, by a line and a link each: it is how a reader finds pages,
+    not a page about any one of them."""
+    index = indexed(directory_corpus(45))
+    structure = folder_structure(index)
+    assert structure.is_directory("contents.md")
+    assert structure.evidence("library/module3.md", "contents.md").directory
+    assert not structure.evidence("contents.md", "library/module3.md").directory
+    tuning = replace(DEFAULT_TUNING, directory_factor=factor)
+    listed = [r.path for r in related_files(index, "library/module3.md", limit=3, tuning=tuning)]
+    assert ("contents.md" in listed) is (factor == 1.0)
+
+
+def test_a_small_folders_readme_linking_every_page_is_no_directory(indexed):
+    """Below ``DIRECTORY_LINKS`` files a page linking them all is a small folder's guide."""
+    index = indexed(directory_corpus(12))
+    assert not folder_structure(index).is_directory("contents.md")
+    listed = [r.path for r in related_files(index, "library/module3.md", limit=3)]
+    assert "contents.md" in listed
+
+
 @pytest.mark.parametrize(
     ("path", "notes"),
     [

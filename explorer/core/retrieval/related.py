@@ -29,6 +29,10 @@ Signals, added into one ranking value per candidate file:
   neighbour. A *contents page*, known by its text (at least ``contents_share`` of its passages
   lists of links: a manual's table of contents, a chapter's list of its sections; HTML keeps
   no link syntax, so there a list is known by its links' lines), counts ``contents_factor``.
+  A *directory* of the folder, known by its links (a file linking to a quarter of the files: a
+  table of contents, a general index), counts ``directory_factor`` (nothing) as the neighbour
+  of a page that is not one; and of a series of release notes the page does not link to, only
+  the first ``release_notes_listed`` are listed.
 
 **Evidence first**: a file is listed only when one of its passages stands above a source
 passage's background, or a link, a tag or a small folder ties the two (``needs_evidence``). A
@@ -260,6 +264,15 @@ class RelatedTuning:
     """Release notes (a changelog, "what's new") count this share of their value as the
     neighbours of a page that is not one and does not link to them: they name most of a
     project's pages in passing."""
+    directory_factor: float = 0.0
+    """A directory of the folder (a table of contents, a general index: a file linking to a
+    large share of the files) counts this share of its value as a neighbour of a page that is
+    not one."""
+    release_notes_listed: int | None = 1
+    """At most this many release notes the page does not link to are listed for a page that is
+    not release notes (None: no bound). A manual's notes come as a series (one "what's new" a
+    version), each naming a module the release touched, so a module's page drew up to five of
+    them; the best one says when it came."""
     small_folder: int = 32
     """A folder of at most this many files ties its files as evidence; a larger one (a vault's
     folder of hundreds of notes) only adds its ``section_weight``."""
@@ -331,6 +344,7 @@ def related_files(
         contents=lambda other: link_list_share(index, other, structure) >= tuning.contents_share,
         window=limit * CONTENTS_WINDOW,
     )
+    chosen = bounded_release_notes(chosen, evidence, tuning.release_notes_listed)
     if unlinked:
         chosen = not_linked(chosen, evidence)
     return _explain(index, chosen[:limit], pairs, evidence)
@@ -401,6 +415,8 @@ def rank(
                 value *= tuning.section_page_factor
             if found.release_notes:
                 value *= tuning.release_notes_factor
+            if found.directory:
+                value *= tuning.directory_factor
         if (
             tuning.lone_pair_factor != 1.0
             and len(pairs.background) >= tuning.lone_pair_passages
@@ -419,6 +435,25 @@ def rank(
         ]
         scored = sorted(head + scored[window:], key=lambda pair: (-pair[0], pair[1]))
     return [(_shown(value, tuning), other) for value, other in scored]
+
+
+def bounded_release_notes(
+    chosen: list[tuple[float, str]], evidence: Mapping[str, Evidence], bound: int | None
+) -> list[tuple[float, str]]:
+    """``chosen`` without the release notes past the first ``bound`` of them (those
+    :attr:`Evidence.release_notes` marks: the source is not release notes and does not link to
+    them)."""
+    if bound is None:
+        return chosen
+    kept, seen = [], 0
+    for value, other in chosen:
+        found = evidence.get(other)
+        if found is not None and found.release_notes:
+            seen += 1
+            if seen > bound:
+                continue
+        kept.append((value, other))
+    return kept
 
 
 def with_evidence(

@@ -48,6 +48,11 @@ RELEASE_NOTES_NAMES = frozenset({"changes", "news", "releases"})
 RELEASE_NOTES_PREFIXES = ("changelog", "releasenote", "whatsnew")
 """... or by the start of its name (``CHANGELOG.md``, ``release-notes-2.1.md``, Sphinx's
 ``whatsnew/``)."""
+DIRECTORY_SHARE = 0.25
+"""A file linking to at least this share of the indexed files is a directory of them (a
+table of contents, a general index, a module index)..."""
+DIRECTORY_LINKS = 40
+"""... when that is at least this many files (a small folder's README may link to all)."""
 RELEASE_NOTES_KEPT = 65_536
 """Paths whose answer :func:`is_release_notes` keeps."""
 
@@ -83,6 +88,9 @@ class Evidence:
     """The candidate is release notes (:func:`is_release_notes`), the source is not, and the
     source does not link to it (a page that sends its reader to the release notes means it;
     release notes link to every page they name)."""
+    directory: bool = False
+    """The candidate is a directory of the folder (:meth:`FolderStructure.is_directory`: it
+    links to a large share of the files), and the source is not."""
 
 
 @dataclass
@@ -147,6 +155,18 @@ class FolderStructure:
             self.link_list_shares,
         )
 
+    @functools.cached_property
+    def files(self) -> int:
+        """How many files the structure holds."""
+        return sum(self.folder_files.values())
+
+    def is_directory(self, path: str) -> bool:
+        """Whether ``path`` links to so many of the files (``DIRECTORY_SHARE`` of them, and at
+        least ``DIRECTORY_LINKS``) that it is a directory of the folder, not a page of one
+        subject: it shares a link and a line with every page it lists."""
+        links = len(self.outgoing.get(path, ()))
+        return links >= DIRECTORY_LINKS and links >= DIRECTORY_SHARE * self.files
+
     def linked(self, source: str) -> frozenset[str]:
         """The files ``source`` links to."""
         return self.outgoing.get(source, frozenset())
@@ -160,7 +180,7 @@ class FolderStructure:
         citers = self.incoming.get(source, frozenset()) & self.incoming.get(candidate, frozenset())
         cited = self.outgoing.get(source, frozenset()) & self.outgoing.get(candidate, frozenset())
         shared = self.tags.get(source, frozenset()) & self.tags.get(candidate, frozenset())
-        files = max(1, sum(self.folder_files.values()))
+        files = max(1, self.files)
         rarity = {
             tag: math.log(files / self.tag_files[tag]) / math.log(files + 1) for tag in shared
         }
@@ -202,6 +222,7 @@ class FolderStructure:
             release_notes=not links_to
             and is_release_notes(candidate)
             and not is_release_notes(source),
+            directory=self.is_directory(candidate) and not self.is_directory(source),
         )
 
 
