@@ -562,6 +562,41 @@ async def test_the_outline_lists_the_headings_and_goes_to_one(sample_copy, app_f
         assert screen.preview.position() > 1
 
 
+async def test_the_outline_of_an_api_manual_page_goes_to_one_of_its_functions(sample_copy, app_for):
+    """A Sphinx page of 300 functions has a few headings: ``t`` lists its functions too, so
+    typing a name and Enter goes to its signature on a 2,000-line page."""
+    docs, _index = sample_copy
+    functions = "".join(
+        f'<dl class="py function"><dt class="sig sig-object py" id="tool.step{n}">'
+        f'<span class="sig-prename descclassname">tool.</span>'
+        f'<span class="sig-name descname">step{n}</span>(<em>size</em>)</dt>'
+        f"<dd><p>Run step {n} of the pipeline.</p><p>Returns its size.</p></dd></dl>\n"
+        for n in range(300)
+    )
+    (docs / "api.html").write_text(
+        "<html><body><div role='main'><h1>tool</h1><h2>Functions</h2>"
+        f"{functions}</div></body></html>",
+        encoding="utf-8",
+    )
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        view = await reading(pilot, "api.html")
+        assert view.line_count > 1500
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutlineScreen))
+        outline = app.screen
+        assert len(outline.headings) == 302
+        await pilot.press(*"step237")
+        assert [h.title for h in outline.shown] == ["tool.step237"]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await pilot.pause()
+        line = outline.shown[0].line
+        assert view.line_text(line).startswith("tool.step237(size)")
+        assert screen.preview.lines_visible(line, line)
+
+
 async def test_an_outline_of_thousands_of_headings_opens_at_the_readers_and_narrows_to_any(
     sample_copy, app_for
 ):

@@ -16,7 +16,9 @@ from explorer.core.ingest.formats import (
     format_named,
     is_markdown,
 )
+from explorer.core.ingest.formats.preview import preview_document
 from explorer.core.ingest.formats.reading import SourceFile, source_of
+from explorer.core.ingest.formats.sandbox import decode_document, encode_document
 from explorer.core.ingest.references import ReferenceKind
 from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS as SCANNED_EXTENSIONS
 from tests.documents import encrypt_pdf, looping_pdf, make_docx, make_notebook, make_pdf
@@ -251,6 +253,80 @@ def test_html_links_are_references_on_the_line_they_land_on():
     by_raw = {ref.raw: ref.line for ref in document.references}
     assert "the types" in lines[by_raw["stdtypes.html#dict"] - 1]
     assert lines[by_raw["../ref/len.html"] - 1].startswith("| len |")
+
+
+PRE, NAME = '<span class="sig-prename descclassname">', '<span class="sig-name descname">'
+API_PAGE = (
+    "<html><head><title>csv — CSV File Reading</title></head><body>\n"
+    '<div role="main"><section><h1>csv — CSV File Reading</h1>\n'
+    "<section><h2>Module Contents</h2>\n<p>The module defines the following functions:</p>\n"
+    '<dl class="py function"><dt class="sig sig-object py" id="csv.reader">\n'
+    f"{PRE}csv.</span>{NAME}reader</span>(<em>csvfile</em>)"
+    '<a class="headerlink" href="#csv.reader">¶</a></dt>\n'
+    "<dd><p>Return a reader object.</p></dd></dl>\n"
+    '<dl class="py class"><dt class="sig sig-object py" id="csv.DictReader">\n'
+    f'<em class="property">class </em>{PRE}csv.</span>{NAME}DictReader</span>'
+    "(<em>f</em>, <em>fieldnames=None</em>)</dt>\n"
+    "<dd><p>Map each row to a dict.</p>\n"
+    '<dl class="field-list simple"><dt class="field-odd">Parameters</dt><dd>the file</dd></dl>\n'
+    '<dl class="py attribute"><dt class="sig sig-object py" id="csv.DictReader.fieldnames">\n'
+    f"{NAME}fieldnames</span></dt><dd><p>The field names.</p></dd></dl>\n</dd></dl>\n"
+    '<dl class="c function"><dt class="sig sig-object c" id="c.PyList_New">\n'
+    f"<span>PyObject *</span>{NAME}PyList_New</span>(Py_ssize_t len)"
+    '<a class="headerlink" href="#c.PyList_New">¶</a><br></dt>\n'
+    "<dd><p>Return a new list.</p></dd></dl>\n"
+    '<dl class="std option"><dt class="sig sig-object std" id="cmdoption-c">\n'
+    f"{NAME}-c</span>{PRE} &lt;command&gt;</span></dt>\n"
+    "<dd><p>Run the command.</p></dd></dl>\n</section>\n"
+    "<section><h2>Glossary</h2>\n"
+    '<dl class="glossary simple"><dt id="term-dialect">dialect</dt><dd>A set of rules.</dd></dl>\n'
+    '<p>A note<a class="footnote-reference" href="#f1">1</a>.</p>\n'
+    '<dl class="footnote brackets"><dt class="label" id="f1">1</dt><dd>A footnote.</dd></dl>\n'
+    "</section></section></div></body></html>"
+)
+
+
+def test_an_api_pages_entries_are_listed_under_their_sections_not_cut_at():
+    """An API manual's functions and classes (and a glossary's terms), as Sphinx writes them,
+    are the entries the outline lists, each at the line its signature starts, a class's
+    members under it; the chunker's sections are the headings alone."""
+    _fmt, document = extract("html", API_PAGE, "library/csv.html")
+    text = document.text
+    named = [(entry.level, entry.title) for entry in document.entries]
+    assert named == [
+        (3, "csv.reader"),
+        (3, "csv.DictReader"),
+        (4, "fieldnames"),
+        (3, "PyList_New"),
+        (3, "-c <command>"),
+        (3, "dialect"),
+    ]  # no field list's term, no footnote's number
+    starts = [text[entry.start : entry.end].split("\n")[0] for entry in document.entries]
+    assert starts[:2] == ["csv.reader(csvfile)", "class csv.DictReader(f, fieldnames=None)"]
+    assert starts[3] == "PyObject *PyList_New(Py_ssize_t len)"
+    assert all(entry.start == 0 or text[entry.start - 1] == "\n" for entry in document.entries)
+    assert [h.title for h in document.headings or ()] == [
+        "csv — CSV File Reading",
+        "Module Contents",
+        "Glossary",
+    ]
+    assert decode_document(encode_document(document)) == document  # the worker's answer
+
+
+def test_the_preview_outline_of_an_api_page_holds_its_entries_in_order(tmp_path):
+    (tmp_path / "csv.html").write_text(API_PAGE, encoding="utf-8")
+    page = preview_document("csv.html", tmp_path / "csv.html")
+    lines = page.text.split("\n")
+    outline = [(entry.level, entry.title) for entry in page.outline]
+    assert outline[:4] == [
+        (1, "csv — CSV File Reading"),
+        (2, "Module Contents"),
+        (3, "csv.reader"),
+        (3, "csv.DictReader"),
+    ]
+    assert outline[-2:] == [(2, "Glossary"), (3, "dialect")]
+    for entry in page.outline:
+        assert entry.title.split(" ")[0].split(".")[-1] in lines[entry.line - 1]
 
 
 def test_html_front_matter_wins_over_its_head():

@@ -87,6 +87,10 @@ class Document:
     """Each page's text, in order (page 1 first); empty for a format without pages."""
     references: tuple[FileReference, ...] | None = None
     """The references the extraction found (an HTML page's links); None: read from the text."""
+    entries: tuple[Heading, ...] = ()
+    """The entries of a reference page the extraction found under its headings (an API
+    manual's functions and classes, a glossary's terms), in text order: the outline lists them
+    with the headings; the chunker does not cut at them (a manual holds thousands)."""
 
 
 @dataclass

@@ -9,7 +9,10 @@ A page is parsed by lxml (libxml2's HTML parser: fast, and it recovers from brok
   permalinks of Sphinx, MkDocs and Read the Docs themes);
 - when the page marks its main content (``<main>``, ``role="main"``, a single ``<article>``),
   only that is read;
-- ``h1``-``h6`` become heading lines (``## Title``) and so the sections' heading paths;
+- ``h1``-``h6`` become heading lines (``## Title``) and so the sections' heading paths; a
+  term with an anchor in a list of some kind (``<dl class="py function"><dt id="os.walk">``:
+  an API manual's functions and classes, a glossary's terms, as Sphinx writes them) is an
+  *entry* under its section, which the outline lists and the chunker does not cut at;
   paragraphs are wrapped, list items start with ``-``, ``<pre>`` becomes a fenced block,
   table rows ``| a | b |`` lines;
 - ``<title>`` gives the title, ``<meta name="description">`` the description and
@@ -39,6 +42,7 @@ from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limi
 from explorer.core.ingest.formats.html_depth import DeepRole, shallow_tree
 from explorer.core.ingest.formats.text_builder import TextBuilder
 from explorer.core.ingest.front_matter import FileMetadata, read_front_matter
+from explorer.core.ingest.markup import Heading
 from explorer.core.ingest.references import FileReference, ReferenceKind, resolve_target
 
 if TYPE_CHECKING:
@@ -73,6 +77,12 @@ DEEP_KEPT_TAGS = frozenset(
 )
 """Elements built in a page nested too deep to read whole (see :data:`FLAT_DEPTH`), with the
 skipped ones and chrome; the others (``div``, ``span``...) only contain."""
+ENTRY_NAME_CLASSES = frozenset({"sig-prename", "sig-name", "descclassname", "descname"})
+"""The parts of a Sphinx signature that name its object (``csv.`` and ``DictReader``)."""
+NOT_ENTRY_LISTS = frozenset({"footnote", "citation", "field-list"})
+"""Kinds of ``<dl>`` whose anchored terms are no entries (a footnote's number)."""
+MAX_ENTRY_CHARS = 80
+"""An entry named by its whole term (a glossary's) is cut at this many characters."""
 _CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?[A-Za-z0-9_-]+""", re.I)
 _LANGUAGE_CLASS = re.compile(r"(?:highlight|language|lang)-([A-Za-z0-9_+-]+)")
 _LIBXML_HINT = re.compile(r",? *(?:use|try) XML_PARSE_HUGE.*$", re.S)
@@ -129,6 +139,7 @@ class HtmlFormat(DocumentFormat):
             notes=notes,
             headings=tuple(walker.builder.headings),
             references=tuple(walker.references),
+            entries=tuple(walker.entries),
         )
 
     def preview_language(self, rel_path: str, text: str) -> str | None:
@@ -267,6 +278,27 @@ class _Paragraph:
     """(index of the piece the link starts at, kind, target as written)."""
 
 
+def _entry_title(term: HtmlElement) -> str:
+    """What a ``<dt>`` names when it is an entry of a reference page (an anchor in a ``<dl>``
+    of a kind: ``csv.DictReader``, ``PYTHONPATH``, a glossary's term), else ``""``."""
+    parent = term.getparent()
+    if not term.get("id") or parent is None or parent.tag != "dl":
+        return ""
+    kinds = set(str(parent.get("class") or "").split())
+    if not kinds or kinds & NOT_ENTRY_LISTS:
+        return ""
+    parts = [
+        _text_of(part)
+        for part in term.iter()
+        if isinstance(part.tag, str)
+        and not ENTRY_NAME_CLASSES.isdisjoint(str(part.get("class") or "").split())
+    ]
+    title = " ".join("".join(parts).split()) or " ".join(_text_of(term).split())
+    if len(title) > MAX_ENTRY_CHARS:
+        title = title[:MAX_ENTRY_CHARS].rsplit(" ", 1)[0] + "…"
+    return title if any(ch.isalnum() for ch in title) else ""
+
+
 class _PageWalker:
     """Walks a page's content element by element (no recursion) into a :class:`TextBuilder`."""
 
@@ -274,6 +306,12 @@ class _PageWalker:
         self.rel_path = rel_path
         self.builder = TextBuilder(max_chars)
         self.references: list[FileReference] = []
+        self.entries: list[Heading] = []
+        self.entry: tuple[int, str] | None = None
+        """The level and name of the entry whose term is being read."""
+        self.definitions = 0
+        """How many ``<dd>`` enclose the element being read (an entry in a class's is its
+        member)."""
         self.paragraph = _Paragraph()
         self.lists: list[list[int]] = []
         """Open lists, innermost last: [next number] for ``<ol>``, [] for ``<ul>``."""
@@ -329,6 +367,11 @@ class _PageWalker:
             self.items.append((self._item_prefix(), [False]))
         elif tag == "a":
             self._link(ReferenceKind.LINK, element.get("href"))
+        elif tag == "dd":
+            self.definitions += 1
+        elif tag == "dt" and (title := _entry_title(element)):
+            section = self.builder.headings[-1].level if self.builder.headings else 0
+            self.entry = (min(6, section + 1 + self.definitions), title)
         self.paragraph.pieces.append(element.text or "")
         return True
 
@@ -342,6 +385,12 @@ class _PageWalker:
             self.flush()
             if self.items:
                 self.items.pop()
+        elif tag == "dt":
+            self.flush()
+            self.entry = None  # a term without text names nothing
+        elif tag == "dd":
+            self.flush()
+            self.definitions -= 1
         elif tag in BLOCK_TAGS:
             self.flush()
 
@@ -361,7 +410,7 @@ class _PageWalker:
 
     def flush(self) -> None:
         """Write the gathered inline text as a paragraph (a list item's first line with its
-        bullet), and its links at their lines."""
+        bullet), and its links at their lines; an entry's term, where it starts."""
         paragraph, self.paragraph = self.paragraph, _Paragraph()
         prefix = indent = ""
         if self.items:
@@ -376,6 +425,11 @@ class _PageWalker:
             if lines is not None and index < len(lines):
                 line = lines[index]
             self._reference(line, kind, raw)
+        if lines is not None and self.entry is not None:
+            (level, title), self.entry = self.entry, None
+            self.entries.append(
+                Heading(self.builder.block_start, level, title, self.builder.length)
+            )
 
     def _table(self, table: HtmlElement) -> None:
         rows: list[list[str]] = []

@@ -217,7 +217,7 @@ def _extracted(
         page_lines=_page_lines(document),
         note="; ".join(document.notes),
         format=fmt.name,
-        outline=_outline(document.text, document.headings or ()),
+        outline=_outline(document.text, _with_entries(document.headings or (), document.entries)),
     )
 
 
@@ -230,6 +230,14 @@ def _page_lines(document: Document) -> tuple[int, ...]:
         counted = page.start
         lines.append(line)
     return tuple(lines)
+
+
+def _with_entries(headings: Sequence[Heading], entries: Sequence[Heading]) -> Sequence[Heading]:
+    """A document's headings and its reference entries, in text order (a heading first where
+    both start alike)."""
+    if not entries:
+        return headings
+    return sorted([*headings, *entries], key=lambda heading: heading.start)
 
 
 def _outline(text: str, headings: Sequence[Heading]) -> tuple[OutlineEntry, ...]:

@@ -270,6 +270,7 @@ def encode_document(document: Document) -> dict[str, Any]:
         if document.headings is None
         else [[h.start, h.level, h.title, h.end] for h in document.headings],
         "pages": [[page.start, page.end] for page in document.pages],
+        "entries": [[h.start, h.level, h.title, h.end] for h in document.entries],
         "references": None
         if document.references is None
         else [
@@ -313,6 +314,10 @@ def decode_document(data: Any) -> Document:
             for line, kind, raw, target, other, syntax in data["references"]
         )
     pages = tuple(Page(offset(start), offset(end)) for start, end in data["pages"])
+    entries = tuple(
+        Heading(offset(start), int(level), str(title), offset(end))
+        for start, level, title, end in data.get("entries", ())
+    )
     return Document(
         text,
         metadata=_metadata(data["metadata"]),
@@ -322,6 +327,7 @@ def decode_document(data: Any) -> Document:
         headings=headings,
         pages=pages,
         references=references,
+        entries=entries,
     )
 
 

@@ -95,6 +95,8 @@ class TextBuilder:
         """The last two characters written (to know whether a blank line is needed)."""
         self._tight = False
         """Whether the last block was a tight paragraph (a list item)."""
+        self.block_start = 0
+        """Where the last paragraph written starts (after the blank line before it)."""
 
     # -- where we are ---------------------------------------------------------------------------
     @property
@@ -140,6 +142,7 @@ class TextBuilder:
         width = max(20, self.width - len(prefix))
         lines = wrap(text, width)
         first_line = self.line
+        self.block_start = self._length
         written = [
             (prefix if number == 0 else indent) + text[start:end]
             for number, (start, end) in enumerate(lines)
