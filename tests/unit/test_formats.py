@@ -350,6 +350,43 @@ def test_html_page_chrome_goes_but_an_articles_header_stays():
     assert document.text == "# Post\n\nWords.\n\nby Ann\n"
 
 
+TEXINFO_BAR = (
+    '<div class="header"><p>Next: <a href="b.html" accesskey="n" rel="next">Closures</a>, '
+    'Up: <a href="index.html" accesskey="u" rel="up">libffi</a> &nbsp; '
+    '[<a href="Index.html" title="Index" rel="index">Index</a>]</p></div>'
+)
+TEXINFO_BOTTOM = (
+    '<div class="header"><p>Next: <a href="b.html">Closures</a>, Up: <a href="index.html">'
+    'libffi</a> &nbsp; [<a href="Index.html" title="Index" rel="index">Index</a>]</p></div>'
+)
+TEXI2HTML_BAR = (
+    '<table class="bar"><tr><td>[<a href="prev.html" rel="previous"> &lt; Before </a>]</td>'
+    '<td>[<a href="up.html" rel="up"> Up : Chapter </a>]</td>'
+    '<td>[<a href="next.html" rel="next"> After &gt; </a>]</td></tr></table>'
+)
+
+
+@pytest.mark.parametrize("bar", [TEXINFO_BAR, TEXI2HTML_BAR])
+def test_a_manuals_bars_of_next_previous_and_up_links_are_chrome(bar):
+    """Texinfo and texi2html write a bar of "Next: … Up: …" links atop and below each page
+    of a GNU manual; they were its first line and its last, in every snippet and search. A
+    bar is a block of little text holding two links of such relations (the copy below, with
+    fewer relations marked, goes as the same text); prose that names the next page stays."""
+    prose = (
+        '<p>The <a href="next.html" rel="next">next chapter</a> builds on this one; its '
+        + "long explanation goes on " * 12
+        + '<a href="up.html" rel="up">up</a>.</p>'
+    )
+    bottom = TEXINFO_BOTTOM if bar is TEXINFO_BAR else bar
+    page = f"<body>{bar}<h2>1 Types</h2><p>Words about types.</p>{prose}<hr>{bottom}</body>"
+    _fmt, document = extract("html", page)
+    assert document.text.startswith("## 1 Types\n\nWords about types.\n\nThe next chapter")
+    assert document.text.rstrip().endswith("up.")
+    for gone in ("Closures", "Before", "Index"):
+        assert gone not in document.text
+    assert [r.raw for r in document.references] == ["next.html", "up.html"]  # the prose's
+
+
 def test_html_lists_keep_their_bullets_and_numbers():
     page = "<ul><li>one</li><li>two<ol><li>a</li><li><p>b</p><p>more</p></li></ol></li></ul>"
     _fmt, document = extract("html", page)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -12,7 +13,8 @@ import numpy as np
 import pytest
 
 from explorer.core.embed.embedder import MODEL_BATCH
-from explorer.core.indexing.indexer import Indexer
+from explorer.core.indexing.indexer import FORMAT_READINGS_KEY, Indexer, format_readings
+from explorer.core.ingest.documents import Chunk
 from explorer.core.models import FileState
 from explorer.core.retrieval.query import fts_expression
 from explorer.core.retrieval.search import SearchRequest, search
@@ -451,6 +453,57 @@ def test_progress_reports_phases_in_order(index):
     Indexer(index).sync(progress=lambda p: phases.append(p.phase))
     order = list(dict.fromkeys(phases))
     assert order == ["scan", "keywords", "embed", "done"]
+
+
+def test_html_indexed_by_an_older_reading_is_read_again_once_and_only_changed_pages_embed(
+    tmp_path, settings_for, fake_embedder
+):
+    """An index made when HTML was read with a manual's navigation bars (HTML reading 1) holds
+    their words in its passages, and the pages never change: the next sync reads its HTML
+    again. A page whose passages came out otherwise gets new chunk ids (the old ids' vectors
+    were of other text) and is embedded again; a page read alike keeps its ids and vectors;
+    the sync after reads nothing."""
+    bar = '<p><a href="b.html" rel="next">Next</a> <a href="index.html" rel="up">Up</a></p>'
+    root = write_files(
+        tmp_path / "root",
+        {
+            "manual/a.html": f"<body>{bar}<h1>Closures</h1><p>Closures bind data.</p></body>",
+            "manual/b.html": "<body><h1>Types</h1><p>Types describe values.</p></body>",
+        },
+    )
+    index = Index(settings_for(root), embedder=fake_embedder)
+    try:
+        Indexer(index).sync()
+        assert format_readings()["html"] == 2
+        keywords = index.keywords
+        ids_a, ids_b = keywords.chunk_ids("manual/a.html"), keywords.chunk_ids("manual/b.html")
+        # What the older reading left: the bar's words in the page's passage, the same ids.
+        record = keywords.file("manual/a.html")
+        stored = keywords.chunks_by_id(ids_a)
+        old = [
+            (cid, Chunk("Next Up\n\n" + stored[cid].text, stored[cid].heading, 1, 5, 0, 9))
+            for cid in ids_a
+        ]
+        keywords.replace_file(
+            "manual/a.html", record.size, record.mtime_ns, record.hash, old, {}, "Closures"
+        )
+        keywords.set_meta(FORMAT_READINGS_KEY, json.dumps({"html": 1}))
+        assert keyword_paths(index, "next") == {"manual/a.html"}
+
+        report = Indexer(index).sync()
+        assert report.updated == 2 and report.chunks_embedded == len(ids_a)
+        new_a = keywords.chunk_ids("manual/a.html")
+        assert not set(new_a) & set(ids_a)  # embedded again, under ids of their own
+        assert keywords.chunk_ids("manual/b.html") == ids_b  # read alike: vectors kept
+        assert keyword_paths(index, "next") == set()
+        assert keyword_paths(index, "closures") == {"manual/a.html"}
+        assert json.loads(keywords.get_meta(FORMAT_READINGS_KEY)) == format_readings()
+        assert_consistent(index)
+
+        again = Indexer(index).sync()
+        assert again.unchanged == 2 and again.chunks_embedded == 0
+    finally:
+        index.close()
 
 
 def test_pending_state_until_vectors_exist(index):

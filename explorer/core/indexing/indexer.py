@@ -11,6 +11,7 @@ run killed at any moment is repaired by the next one without a full rebuild.
 from __future__ import annotations
 
 import bisect
+import json
 import os
 import threading
 import time
@@ -26,8 +27,9 @@ from explorer.core.indexing.read_ahead import ReadAhead, Reading
 from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback, chunk_id
 from explorer.core.indexing.vector_phase import VectorPhase
 from explorer.core.ingest.chunker import chunk_document
-from explorer.core.ingest.documents import ScannedFile, SkippedFile, SkipReason
+from explorer.core.ingest.documents import Chunk, ScannedFile, SkippedFile, SkipReason
 from explorer.core.ingest.file_reading import FileRefused
+from explorer.core.ingest.formats import FORMATS, DocumentFormat, format_for
 from explorer.core.ingest.formats.reading import SourceFile, load_source
 from explorer.core.ingest.formats.sandbox import ExtractionCancelled
 from explorer.core.ingest.front_matter import FileMetadata, with_inline_tags
@@ -48,6 +50,16 @@ TEXT_DECODING = "2"
 """How this explorer decodes text, kept in the index's meta: 2 reads a legacy encoding that
 charset-normalizer names (Latin-1, Shift_JIS, GBK…). An index whose files were decoded
 otherwise reads its files skipped as undecodable again, once, though they did not change."""
+FORMAT_READINGS_KEY = "format_readings"
+"""Each format's :attr:`~explorer.core.ingest.formats.DocumentFormat.reading` when the index's
+files were read (JSON; absent: 1 each). A format that reads otherwise now reads the index's
+files of it again, once: the chunks whose text and heading came out the same keep their ids
+and vectors; a file whose passages changed gets ids of the new reading, and is embedded again."""
+
+
+def format_readings() -> dict[str, int]:
+    """Each format's reading in this explorer."""
+    return {fmt.name: fmt.reading for fmt in FORMATS}
 
 
 class Indexer:
@@ -69,6 +81,9 @@ class Indexer:
         self._decoded_otherwise: set[str] = set()
         """Files skipped as undecodable by an explorer that decoded text otherwise: read again
         even if unchanged (once: see :data:`TEXT_DECODING`)."""
+        self._read_otherwise: set[str] = set()
+        """Files indexed when their format read otherwise: read again even if unchanged (once:
+        see :data:`FORMAT_READINGS_KEY`)."""
 
     # -- entry points -------------------------------------------------------------------------
     def sync(
@@ -117,6 +132,7 @@ class Indexer:
                 if record.state == FileState.SKIPPED
                 and record.reason.startswith(f"{SkipReason.UNDECODABLE}:")
             }
+        readings = self._readings_otherwise(known)
         on_disk = {f.rel_path for f in result.files} | {s.rel_path for s in result.skipped}
         gone = [path for path in known if path not in on_disk]
         self._remove(gone, report)
@@ -135,6 +151,8 @@ class Indexer:
                     notify(Progress(SyncPhase.KEYWORDS, files_done=done, files_total=total))
         if not report.cancelled and decoding != TEXT_DECODING:
             self.index.keywords.set_meta(TEXT_DECODING_KEY, TEXT_DECODING)
+        if not report.cancelled and readings is not None:
+            self.index.keywords.set_meta(FORMAT_READINGS_KEY, readings)
         if not report.cancelled and not self.index.keywords.facts.links_complete():
             self._extract_missing_links(cancel)
         report.keyword_seconds = time.perf_counter() - started
@@ -264,6 +282,28 @@ class Indexer:
         return expanded
 
     # -- phase 1: keywords --------------------------------------------------------------------
+    def _readings_otherwise(self, known: dict[str, FileRecord]) -> str | None:
+        """Fill :attr:`_read_otherwise` with the indexed files whose format reads otherwise
+        than when they were read; the readings to keep once the sync is through (None: the
+        same as kept)."""
+        current = format_readings()
+        kept = self.index.keywords.get_meta(FORMAT_READINGS_KEY)
+        try:
+            stored = json.loads(kept) if kept else {}
+        except ValueError:
+            stored = {}
+        if not isinstance(stored, dict):
+            stored = {}
+        changed = {name for name, reading in current.items() if stored.get(name, 1) != reading}
+        self._read_otherwise = {
+            path
+            for path, record in known.items()
+            if changed
+            and record.state in (FileState.FRESH, FileState.PENDING)
+            and format_for(path).name in changed
+        }
+        return json.dumps(current, sort_keys=True) if stored != current else None
+
     def _needs_reading(self, scanned: ScannedFile, record: FileRecord | None) -> bool:
         """Whether ``scanned`` must be read: new, its size or time changed, failed before (a
         failure is never final), its chunks are missing from the database, or it was skipped
@@ -275,6 +315,7 @@ class Indexer:
             or record.state == FileState.FAILED
             or scanned.rel_path in self._missing_chunks
             or scanned.rel_path in self._decoded_otherwise
+            or scanned.rel_path in self._read_otherwise
         )
 
     def _same_content(self, loaded: SourceFile, record: FileRecord | None) -> bool:
@@ -284,6 +325,7 @@ class Indexer:
             and record.hash == loaded.content_hash
             and record.state in (FileState.FRESH, FileState.PENDING)
             and loaded.rel_path not in self._missing_chunks
+            and loaded.rel_path not in self._read_otherwise
         )
 
     def _update_file(
@@ -371,10 +413,12 @@ class Indexer:
         metadata = chunked.metadata.copy()
         if chunked.notes:  # kept with the metadata, so what was dropped can be looked up
             metadata["notes"] = "; ".join(chunked.notes)
-        chunks = [
-            (chunk_id(scanned.rel_path, content_hash, ordinal), chunk)
-            for ordinal, chunk in enumerate(chunked.chunks)
-        ]
+        path, passages = scanned.rel_path, chunked.chunks
+        if record is not None and path in self._read_otherwise:
+            ids = self._ids_read_again(path, content_hash, loaded.format, passages)
+        else:
+            ids = [chunk_id(path, content_hash, n) for n in range(len(passages))]
+        chunks = list(zip(ids, chunked.chunks, strict=True))
         old_ids = keywords.replace_file(
             scanned.rel_path,
             scanned.size,
@@ -394,6 +438,21 @@ class Indexer:
         else:
             report.updated += 1
         report.chunks_written += len(chunks)
+
+    def _ids_read_again(
+        self, path: str, content_hash: str, fmt: DocumentFormat, chunks: list[Chunk]
+    ) -> list[str]:
+        """The chunk ids of a file read again because its format reads otherwise now: the ids
+        it had when its passages came out the same (their vectors are kept), else ids of this
+        reading (the same bytes give other passages, embedded again: ids of the bytes alone
+        would name the old passages' vectors)."""
+        old = self.index.keywords.chunk_ids(path)
+        stored = self.index.keywords.chunks_by_id(old)
+        before = [(stored[cid].text, stored[cid].heading) for cid in old if cid in stored]
+        if len(before) == len(old) and before == [(c.text, c.heading_path) for c in chunks]:
+            return old
+        salt = f"{fmt.name} reading {fmt.reading}"
+        return [chunk_id(path, f"{content_hash}\0{salt}", n) for n in range(len(chunks))]
 
     def _extract_missing_links(self, cancel: threading.Event | None) -> None:
         """An index whose references were read by an older explorer (or never): read every

@@ -126,6 +126,10 @@ class DocumentFormat(ABC):
     its style (the text extracted from HTML or DOCX: ``#`` headings, ``-`` items, fences)."""
     summary: ClassVar[str] = ""
     """What of the format is read, in a few words (for ``explorer formats`` and the README)."""
+    reading: ClassVar[int] = 1
+    """How this format reads a file: raised when a change gives other text for the same bytes,
+    so that an index made before reads its files of the format again, once (see
+    :mod:`explorer.core.indexing.indexer`), and its lines agree with the preview's."""
 
     def sniff(self, head: bytes) -> bool:
         """Whether the first bytes of a file say it is this format (binary formats)."""

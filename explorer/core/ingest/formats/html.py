@@ -6,7 +6,9 @@ A page is parsed by lxml (libxml2's HTML parser: fast, and it recovers from brok
 - what is not content is left out: scripts, styles, templates, forms, the ``<head>``, and the
   navigation chrome (``nav``, ``aside``, a page's own ``header`` and ``footer``, ARIA
   navigation/banner/search roles, hidden elements, and the sidebars, related bars and heading
-  permalinks of Sphinx, MkDocs and Read the Docs themes);
+  permalinks of Sphinx, MkDocs and Read the Docs themes), and a manual's bar of next, previous
+  and up links (a block of little text holding links marked ``rel="next"``, ``"up"``...: the
+  panels Texinfo and texi2html write atop and below every page of a GNU manual);
 - when the page marks its main content (``<main>``, ``role="main"``, a single ``<article>``),
   only that is read;
 - ``h1``-``h6`` become heading lines (``## Title``) and so the sections' heading paths; a
@@ -32,7 +34,7 @@ Extraction runs in the worker process (:mod:`explorer.core.ingest.formats.sandbo
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -62,9 +64,18 @@ CHROME_CLASSES = frozenset(
     "sphinxsidebar sphinxsidebarwrapper related headerlink footer navbar sidebar breadcrumb "
     "breadcrumbs skip-link wy-nav-side wy-nav-top rst-versions rst-footer-buttons md-sidebar "
     "md-header md-footer md-nav md-search site-header site-footer cookie-banner "
-    "visually-hidden sr-only".split()
+    "visually-hidden sr-only nav_table nav-panel navheader navfooter".split()
 )
-"""Classes of navigation chrome in common themes (Sphinx, Read the Docs, MkDocs Material)."""
+"""Classes of navigation chrome in common themes (Sphinx, Read the Docs, MkDocs Material,
+texi2html, Texinfo 7, DocBook)."""
+NAVIGATION_RELS = frozenset("next prev previous up start first last contents index top".split())
+"""Link relations that move through a manual rather than cite a page."""
+NAVIGATION_LINKS = 2
+"""A block holding at least this many such links ..."""
+NAVIGATION_CHARS = 300
+"""... and at most this many characters of text is a navigation bar."""
+NAVIGATION_BLOCKS = frozenset({"table", "div", "p", "ul", "ol"})
+"""The elements a navigation bar is (the nearest of them around its links)."""
 BLOCK_TAGS = frozenset(
     "p div section article main body li ul ol dl dt dd blockquote figure figcaption hr br "
     "address details summary center caption header footer fieldset legend".split()
@@ -104,6 +115,7 @@ class HtmlFormat(DocumentFormat):
     preview_kind = PreviewKind.CODE
     markdown_text: ClassVar[bool] = True
     summary = "text without markup or navigation, sections at h1-h6, <title>, links"
+    reading = 2  # 2: a manual's bars of next, previous and up links left out
 
     def extract(self, data: bytes, rel_path: str, limits: Limits) -> Document:
         front_metadata = FileMetadata()
@@ -125,6 +137,7 @@ class HtmlFormat(DocumentFormat):
         metadata = _page_metadata(root)
         metadata.update(front_metadata)
         walker = _PageWalker(rel_path, limits.max_chars)
+        _hide_navigation_bars(root)
         walker.walk(_content_root(root))
         text = walker.builder.text()
         if stopped is not None:
@@ -187,6 +200,47 @@ def _page_metadata(root: HtmlElement) -> FileMetadata:
             tags = [tag.strip() for tag in content.split(",") if tag.strip()]
             metadata["tags"] = tags[:100]
     return metadata
+
+
+def _hide_navigation_bars(root: HtmlElement) -> None:
+    """Mark hidden each block of little text holding ``NAVIGATION_LINKS`` links or more of a
+    navigation relation (Texinfo's ``Next: … Up: …`` line, texi2html's bar of ``[ << ] [ Up ]``
+    cells), so that they are read as chrome: every page of a manual holds them. A block of the
+    same text elsewhere on the page is its copy (Texinfo repeats the bar below the text with
+    fewer relations marked), hidden too."""
+    links: dict[HtmlElement, int] = {}
+    for anchor in root.iter("a"):
+        relations = str(anchor.get("rel") or "").lower().split()
+        if NAVIGATION_RELS.isdisjoint(relations):
+            continue
+        block = next((up for up in anchor.iterancestors() if up.tag in NAVIGATION_BLOCKS), None)
+        if block is not None:
+            links[block] = links.get(block, 0) + 1
+    bars = set()
+    for block, count in links.items():
+        if count >= NAVIGATION_LINKS and _short(block.itertext(), NAVIGATION_CHARS):
+            block.set("hidden", "hidden")
+            bars.add(" ".join(block.text_content().split()))
+    if not bars:
+        return
+    for block in root.iter(*NAVIGATION_BLOCKS):
+        if (
+            block.get("hidden") is None
+            and _short(block.itertext(), NAVIGATION_CHARS)
+            and " ".join(block.text_content().split()) in bars
+        ):
+            block.set("hidden", "hidden")
+
+
+def _short(pieces: Iterable[str], limit: int) -> bool:
+    """Whether the text of ``pieces``, its white space collapsed, is at most ``limit``
+    characters (read no further than that)."""
+    size = 0
+    for piece in pieces:
+        size += len(" ".join(piece.split())) + 1
+        if size > limit + 1:
+            return False
+    return True
 
 
 def _content_root(root: HtmlElement) -> HtmlElement:
