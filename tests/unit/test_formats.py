@@ -387,6 +387,30 @@ def test_a_manuals_bars_of_next_previous_and_up_links_are_chrome(bar):
     assert [r.raw for r in document.references] == ["next.html", "up.html"]  # the prose's
 
 
+def test_a_table_that_sets_long_lists_side_by_side_reads_as_its_lists():
+    """Sphinx's general index is one table row of columns holding hundreds of entries: read as
+    a row it was one line of 9,000 characters; it reads as its lists. A table of values whose
+    cell holds a short list stays a row."""
+    entries = "".join(
+        f'<li><a href="lib/m{n}.html">m{n}() (in module m)</a></li>' for n in range(12)
+    )
+    index = (
+        f"<h1>Index – M</h1><table class='indextable'><tr><td><ul>{entries}</ul></td></tr></table>"
+    )
+    _fmt, document = extract("html", index)
+    lines = document.text.splitlines()
+    assert lines[2:4] == ["- m0() (in module m)", "- m1() (in module m)"]
+    assert len(lines) == 14 and max(len(line) for line in lines) < 40
+    assert [ref.line for ref in document.references][:2] == [3, 4]
+    values = (
+        "<table><tr><td>type</td><td>value\n<ul>\n<li>1: string</li>\n<li>2: binary</li>"
+        "</ul></td></tr>"
+        "<tr><td>size</td><td>bytes</td></tr></table>"
+    )
+    _fmt, document = extract("html", values)
+    assert document.text == "| type | value 1: string 2: binary |\n| size | bytes |\n"
+
+
 def test_html_lists_keep_their_bullets_and_numbers():
     page = "<ul><li>one</li><li>two<ol><li>a</li><li><p>b</p><p>more</p></li></ol></li></ul>"
     _fmt, document = extract("html", page)

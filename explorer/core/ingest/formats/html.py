@@ -16,7 +16,8 @@ A page is parsed by lxml (libxml2's HTML parser: fast, and it recovers from brok
   an API manual's functions and classes, a glossary's terms, as Sphinx writes them) is an
   *entry* under its section, which the outline lists and the chunker does not cut at;
   paragraphs are wrapped, list items start with ``-``, ``<pre>`` becomes a fenced block,
-  table rows ``| a | b |`` lines;
+  table rows ``| a | b |`` lines, but a table that only sets long lists side by side (a
+  general index's columns) is read as its lists;
 - ``<title>`` gives the title, ``<meta name="description">`` the description and
   ``<meta name="keywords">`` the tags (front matter, as Hugo writes it atop an HTML page,
   takes precedence);
@@ -78,8 +79,14 @@ NAVIGATION_BLOCKS = frozenset({"table", "div", "p", "ul", "ol"})
 """The elements a navigation bar is (the nearest of them around its links)."""
 BLOCK_TAGS = frozenset(
     "p div section article main body li ul ol dl dt dd blockquote figure figcaption hr br "
-    "address details summary center caption header footer fieldset legend".split()
+    "address details summary center caption header footer fieldset legend tr td th".split()
 )
+"""(A table's rows and cells are blocks where its cells are read as blocks: see
+:func:`_lays_out_lists`.)"""
+LAYOUT_ROWS = 2
+"""A table of at most this many rows ..."""
+LAYOUT_ITEMS = 10
+"""... a cell of which holds a list of at least this many items lays lists out side by side."""
 HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
 DEEP_KEPT_TAGS = frozenset(
     {*HEADING_TAGS, *PAGE_CHROME_TAGS}
@@ -115,7 +122,7 @@ class HtmlFormat(DocumentFormat):
     preview_kind = PreviewKind.CODE
     markdown_text: ClassVar[bool] = True
     summary = "text without markup or navigation, sections at h1-h6, <title>, links"
-    reading = 2  # 2: a manual's bars of next, previous and up links left out
+    reading = 2  # 2: a manual's bars of next, previous and up links left out; lists laid out
 
     def extract(self, data: bytes, rel_path: str, limits: Limits) -> Document:
         front_metadata = FileMetadata()
@@ -200,6 +207,18 @@ def _page_metadata(root: HtmlElement) -> FileMetadata:
             tags = [tag.strip() for tag in content.split(",") if tag.strip()]
             metadata["tags"] = tags[:100]
     return metadata
+
+
+def _lays_out_lists(table: HtmlElement) -> bool:
+    """Whether ``table`` sets long lists side by side rather than rows of values: at most
+    ``LAYOUT_ROWS`` rows, a cell holding ``LAYOUT_ITEMS`` list items or more (Sphinx's general
+    index: one row, columns of hundreds of entries, which read as rows made one line of 9,000
+    characters)."""
+    if any(number > LAYOUT_ROWS for number, _row in enumerate(table.iter("tr"), start=1)):
+        return False
+    return any(
+        sum(1 for _item in cell.iter("li")) >= LAYOUT_ITEMS for cell in table.iter("td", "th")
+    )
 
 
 def _hide_navigation_bars(root: HtmlElement) -> None:
@@ -404,6 +423,8 @@ class _PageWalker:
             return False
         if tag == "table":
             self.flush()
+            if _lays_out_lists(element):
+                return True  # its cells are read as the blocks they hold
             self._table(element)
             return False
         if tag == "img":
