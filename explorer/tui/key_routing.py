@@ -57,8 +57,9 @@ class KeyRouter:
     async def _handle(self, event: events.Key) -> bool:
         screen = self.app.screen
         focused = screen.focused
-        character = _escaped_character(event, reading=not isinstance(focused, Input))
-        if character is not None and event.key not in screen.active_bindings:
+        character = _escaped_character(event, focused)
+        field_move = isinstance(focused, Input) and event.key in ESCAPED_WORD_KEYS
+        if character is not None and (field_move or event.key not in screen.active_bindings):
             # Esc and a letter in one read reach the app as alt+letter (or, for b and f, as
             # ctrl+left and ctrl+right): they are two keys.
             self._waiting.appendleft(events.Key(character, character))
@@ -108,13 +109,18 @@ class KeyRouter:
 ESCAPED_WORD_KEYS = {"ctrl+left": "b", "ctrl+right": "f"}
 """Textual reads Esc then ``b`` (or ``f``) in one read as ctrl+left (ctrl+right), the word
 moves some terminals send; outside a text field, where no pane binds them, they are the Esc and
-the letter typed (seen in tmux: Esc then "backup" copied the path with the ``c`` of it)."""
+the letter typed (seen in tmux: Esc then "backup" copied the path with the ``c`` of it). In a
+text field they are Esc and the letter where the word move would do nothing but drop what is
+selected: the field empty or wholly selected (a restored query), or the cursor already at the
+end it moves to (seen in tmux: a restored query, Esc, then "free will" gave the query with
+"ree will" after it)."""
 
 
-def _escaped_character(event: events.Key, reading: bool) -> str | None:
+def _escaped_character(event: events.Key, focused: object) -> str | None:
     """The character typed right after Esc when ``event`` is what a terminal makes of the two
-    in one read (``alt+w``; ``ctrl+left`` for ``b`` and ``ctrl+right`` for ``f`` while
-    ``reading``, not typing in a field), else None."""
+    in one read (``alt+w``; ``ctrl+left`` for ``b`` and ``ctrl+right`` for ``f`` outside a
+    text field, or in one where the word move would not move: see
+    :data:`ESCAPED_WORD_KEYS`), else None."""
     character = event.character
     if (
         event.key.startswith("alt+")
@@ -123,7 +129,15 @@ def _escaped_character(event: events.Key, reading: bool) -> str | None:
         and character.isprintable()
     ):
         return character
-    return ESCAPED_WORD_KEYS.get(event.key) if reading else None
+    letter = ESCAPED_WORD_KEYS.get(event.key)
+    if letter is None or not isinstance(focused, Input):
+        return letter
+    value, selection = focused.value, focused.selection
+    if not value or (selection.start, selection.end) in ((0, len(value)), (len(value), 0)):
+        return letter
+    at = focused.cursor_position
+    idle = at == len(value) if letter == "f" else at == 0
+    return letter if selection.is_empty and idle else None
 
 
 def _opening(screen: Screen[Any]) -> bool:

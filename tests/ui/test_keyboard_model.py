@@ -608,6 +608,38 @@ async def test_esc_and_a_b_or_f_in_one_read_are_not_a_word_move(
         assert screen.search_box.text == word
 
 
+@pytest.mark.parametrize(("read_as", "letter"), [("ctrl+right", "f"), ("ctrl+left", "b")])
+async def test_esc_and_b_or_f_in_one_read_in_the_search_box_type_the_letter(
+    sample_copy, app_for, read_as, letter
+):
+    """In the search box, Esc then b or f in one read (ctrl+left or ctrl+right) is Esc, which
+    stays, then the letter, wherever the word move would not move: a restored query, selected,
+    is replaced (seen in tmux: Esc, "free will" gave "malayalam scriptree will"), an empty box
+    is typed in; with the cursor inside the text it stays the word move."""
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        box = screen.search_box
+        box.set_text("malayalam script", selected=True)
+        box.focus_query()
+        await pilot.pause()
+        app.post_message(events.Key(read_as, None))
+        await send_at_once(pilot, "ree will")
+        assert box.text == f"{letter}ree will"
+        box.set_text("")
+        await pilot.pause()
+        app.post_message(events.Key(read_as, None))
+        await send_at_once(pilot, "ind")
+        assert box.text == f"{letter}ind"
+        box.set_text("alpha beta")
+        field = screen.query_one("#query")
+        field.cursor_position = 5
+        await pilot.pause()
+        await pilot.press(read_as)
+        assert box.text == "alpha beta" and field.cursor_position != 5
+
+
 async def test_keys_typed_while_a_jumped_to_file_loads_are_the_previews(sample_copy, app_for):
     """ctrl+p, a name, Enter and at once a reading key: the key is the preview's, not the
     search box's (the focus waited for the file to load, so the letters became a query)."""
