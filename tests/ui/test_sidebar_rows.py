@@ -264,3 +264,17 @@ def test_a_related_row_says_why_and_that_the_file_is_linked_already():
     assert long[2].startswith("  linked · same section · 3 shared")
     assert len(long) == len(short) == ROW_LINES
     assert max(map(len, short)) <= 48 and max(map(len, long)) <= 40
+
+
+def test_a_link_pickers_row_ends_within_the_dialog_and_names_the_file():
+    """In an 80-column terminal a vault note five folders deep took four rows of the link
+    picker: its target is shortened in the middle to end the row, keeping the note's name."""
+    from explorer.tui.widgets.link_picker import link_prompt
+
+    deep = "04. Organized Knowledge/Science/Mathematics/Computer Science/AI/AI Algorithms.md"
+    link = Link(
+        "AI Basics.md", 37, ReferenceKind.LINK, "[[AI Algorithms]]", deep, LinkState.RESOLVED
+    )
+    row = link_prompt(link, 66).plain
+    assert len(row) <= 66 and row.endswith("/AI Algorithms.md") and "…" in row
+    assert link_prompt(link).plain.endswith(deep)  # with no width: whole

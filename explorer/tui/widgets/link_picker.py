@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -16,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from explorer.core.retrieval.link_resolution import LinkState
 from explorer.core.safe_text import safe_name, safe_text
+from explorer.tui.text_fit import middle_path
 from explorer.tui.widgets.picker import PickerScreen, note_row
 
 if TYPE_CHECKING:
@@ -30,18 +32,32 @@ STATES = {
 ROWS_SHOWN = 100
 """Links listed at most; typing narrows the rest. A manual's table of contents holds 14,000
 links, and a list measures every row it is given: all of them took 1.0-1.4 s to open."""
+TARGET_MARK = "  → "
+MIN_TARGET_CELLS = 12
+"""A link's target keeps at least this many cells (its file's name), on a row of its own if
+the link as written leaves less."""
+DIALOG_WIDTH, DIALOG_SHARE, DIALOG_FRAME = 80, 0.9, 6
+"""The dialog's width (``app.tcss``: 80 cells, at most 90 % of the screen), less its border,
+padding and scroll bar."""
 
 
-def link_prompt(link: Link) -> Content:
-    """One link: its line, its state, the link as written and the file it leads to."""
+def link_prompt(link: Link, width: int = 0) -> Content:
+    """One link: its line, its state, the link as written and the file it leads to, that
+    path shortened in the middle to end the row within ``width`` cells (0: whole; a vault's
+    note five folders deep took four rows of an 80-column picker)."""
     word, style = STATES.get(link.state, (str(link.state), "$text-muted"))
+    raw = safe_text(link.raw)
     parts = [
         (f"L{link.line:<5}", "$text-muted"),
         (f"{word:<9}", style),
-        (safe_text(link.raw), "bold" if link.exists else ""),
+        (raw, "bold" if link.exists else ""),
     ]
     if link.exists and link.target != link.raw:
-        parts.append((f"  → {safe_name(link.target)}", "$text-secondary"))
+        target = safe_name(link.target)
+        if width:
+            room = width - 6 - 9 - cell_len(raw) - len(TARGET_MARK)
+            target = middle_path(target, max(room, MIN_TARGET_CELLS))
+        parts.append((f"{TARGET_MARK}{target}", "$text-secondary"))
     return Content.assemble(*parts)
 
 
@@ -84,7 +100,8 @@ class LinkPicker(PickerScreen["Link"]):
         self.shown = [link for link in self.links if matches(link, words)]
         options = self.query_one("#links-picker-list", OptionList)
         if self.shown:
-            rows = [Option(link_prompt(link)) for link in self.shown[:ROWS_SHOWN]]
+            width = min(DIALOG_WIDTH, int(self.app.size.width * DIALOG_SHARE)) - DIALOG_FRAME
+            rows = [Option(link_prompt(link, width)) for link in self.shown[:ROWS_SHOWN]]
             if len(self.shown) > ROWS_SHOWN:
                 more = f"… {len(self.shown) - ROWS_SHOWN:,} more: type to narrow the links"
                 rows.append(note_row(more))
