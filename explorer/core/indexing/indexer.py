@@ -153,6 +153,7 @@ class Indexer:
             self.index.keywords.set_meta(TEXT_DECODING_KEY, TEXT_DECODING)
         if not report.cancelled and readings is not None:
             self.index.keywords.set_meta(FORMAT_READINGS_KEY, readings)
+        self._read_otherwise = set()  # read once (a cancelled sync's next run asks again)
         if not report.cancelled and not self.index.keywords.facts.links_complete():
             self._extract_missing_links(cancel)
         report.keyword_seconds = time.perf_counter() - started
