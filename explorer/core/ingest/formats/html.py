@@ -35,8 +35,9 @@ Extraction runs in the worker process (:mod:`explorer.core.ingest.formats.sandbo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, ClassVar
 
 from explorer.core.ingest.documents import SkipReason
@@ -76,7 +77,11 @@ NAVIGATION_LINKS = 2
 NAVIGATION_CHARS = 300
 """... and at most this many characters of text is a navigation bar."""
 NAVIGATION_BLOCKS = frozenset({"table", "div", "p", "ul", "ol"})
-"""The elements a navigation bar is (the nearest of them around its links)."""
+"""The elements a navigation bar is (the nearest of them around its links) ..."""
+NAVIGATION_DEPTH = 6
+"""... within this many levels of a link (a cell's link: ``td``, ``tr``, ``tbody``, ``table``);
+a link nested deeper in inline markup is in no bar (and a page of thousands of them, each
+under hundreds of ``<span>``, is not walked up to its root once per link)."""
 BLOCK_TAGS = frozenset(
     "p div section article main body li ul ol dl dt dd blockquote figure figcaption hr br "
     "address details summary center caption header footer fieldset legend tr td th".split()
@@ -211,14 +216,29 @@ def _page_metadata(root: HtmlElement) -> FileMetadata:
 
 def _lays_out_lists(table: HtmlElement) -> bool:
     """Whether ``table`` sets long lists side by side rather than rows of values: at most
-    ``LAYOUT_ROWS`` rows, a cell holding ``LAYOUT_ITEMS`` list items or more (Sphinx's general
-    index: one row, columns of hundreds of entries, which read as rows made one line of 9,000
-    characters)."""
-    if any(number > LAYOUT_ROWS for number, _row in enumerate(table.iter("tr"), start=1)):
-        return False
+    ``LAYOUT_ROWS`` rows of its own, a cell holding ``LAYOUT_ITEMS`` list items or more
+    (Sphinx's general index: one row, columns of hundreds of entries, which read as rows made
+    one line of 9,000 characters)."""
+    rows = []
+    for row in _own_rows(table):
+        rows.append(row)
+        if len(rows) > LAYOUT_ROWS:
+            return False
     return any(
-        sum(1 for _item in cell.iter("li")) >= LAYOUT_ITEMS for cell in table.iter("td", "th")
+        next(islice(cell.iter("li"), LAYOUT_ITEMS - 1, None), None) is not None
+        for row in rows
+        for cell in row
+        if cell.tag in ("td", "th")
     )
+
+
+def _own_rows(table: HtmlElement) -> Iterator[HtmlElement]:
+    """The rows of ``table`` itself (in its body, head and foot), not of a table nested in it."""
+    for child in table:
+        if child.tag == "tr":
+            yield child
+        elif child.tag in ("thead", "tbody", "tfoot"):
+            yield from (row for row in child if row.tag == "tr")
 
 
 def _hide_navigation_bars(root: HtmlElement) -> None:
@@ -232,7 +252,8 @@ def _hide_navigation_bars(root: HtmlElement) -> None:
         relations = str(anchor.get("rel") or "").lower().split()
         if NAVIGATION_RELS.isdisjoint(relations):
             continue
-        block = next((up for up in anchor.iterancestors() if up.tag in NAVIGATION_BLOCKS), None)
+        near = islice(anchor.iterancestors(), NAVIGATION_DEPTH)
+        block = next((up for up in near if up.tag in NAVIGATION_BLOCKS), None)
         if block is not None:
             links[block] = links.get(block, 0) + 1
     bars = set()
