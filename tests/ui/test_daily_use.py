@@ -595,6 +595,14 @@ async def test_the_outline_of_an_api_manual_page_goes_to_one_of_its_functions(sa
         line = outline.shown[0].line
         assert view.line_text(line).startswith("tool.step237(size)")
         assert screen.preview.lines_visible(line, line)
+        # the border names where the reader is, as the outline would
+        assert str(screen.preview.border_title) == "api.html › tool.step237"
+        await pilot.press("G")  # the last page: the title names the top line's function
+        above = [h.title for h in outline.headings if h.line <= view.top_line]
+        assert above[-1].startswith("tool.step29")
+        assert str(screen.preview.border_title) == f"api.html › {above[-1]}"
+        await pilot.press("g")
+        assert str(screen.preview.border_title) == "api.html › tool"
 
 
 async def test_an_outline_of_thousands_of_headings_opens_at_the_readers_and_narrows_to_any(

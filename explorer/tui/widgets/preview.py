@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -36,6 +37,7 @@ from explorer.core.ingest.formats.preview import PreviewDocument, text_outline
 from explorer.core.ingest.keyword_text import accent_pattern
 from explorer.core.safe_text import safe_name, safe_text
 from explorer.tui.messages import FollowLink
+from explorer.tui.text_fit import fit_name, middle_path
 from explorer.tui.widgets.preview_loading import (
     HIGHLIGHT_LATER_BYTES,
     MARKDOWN_SUFFIXES,
@@ -97,6 +99,19 @@ def markdown_headings(text: str, line_offset: int = 0) -> list[Heading]:
             level = int(token.tag[1:]) if token.tag[1:].isdigit() else 1
             headings.append(Heading(level, safe_text(title), token.map[0] + 1 + line_offset))
     return headings
+
+
+SECTION_CELLS = 40
+"""The section a preview's title names is cut (in the middle) to this many cells ..."""
+MIN_PATH_CELLS = 20
+"""... and the file's path before it to no fewer than this many (in the middle too)."""
+
+
+def section_at(headings: list[Heading], lines: list[int], line: int) -> str:
+    """The title of the last of ``headings`` (in the order of their ``lines``) at or above
+    ``line``, or "" above the first."""
+    found = bisect_right(lines, line)
+    return headings[found - 1].title if found else ""
 
 
 def file_headings(loaded: LoadedFile) -> list[Heading]:
@@ -262,6 +277,10 @@ class Preview(Vertical):
         """The open document's pages and outline (an extracted document), else None."""
         self._kept = LoadedFiles()
         self._shown_file: LoadedFile | None = None
+        self._titled = ""
+        """The title the border shows with a section (see :meth:`_title_section`)."""
+        self._sections: tuple[list[Heading] | None, list[Heading], list[int]] = (None, [], [])
+        """The shown file's headings, the same in the order of their lines, and their lines."""
         """What the loading worker gave for the file on show (its headings are kept in it)."""
 
     def compose(self) -> ComposeResult:
@@ -333,6 +352,7 @@ class Preview(Vertical):
         self.loaded = False
         self._end_find()
         self.border_title = Content(safe_name(path))  # a name is text, not markup
+        self._titled = ""
         kept = self._kept.get(self._kept.key(absolute))
         if kept is not None and kept.path == path:
             # Read before and unchanged (back, forward, a file opened again): shown from
@@ -919,6 +939,29 @@ class Preview(Vertical):
         if self._note:
             parts.append(self._note)
         self.border_subtitle = " · ".join(part for part in parts if part)
+        self._title_section()
+
+    def _title_section(self) -> None:
+        """The border's title: the file, then the heading the top line of the view is under,
+        once the file's headings are worked out (``library/os.html › os.walk``): where a
+        reader is in a long page, as the outline would say. Never works the headings out
+        itself (a long source file's take tens of milliseconds)."""
+        shown = self._shown_file
+        if self.path is None or not self.loaded or shown is None or not shown.headings:
+            return
+        if self._sections[0] is not shown.headings:  # worked out once per file shown
+            ordered = sorted(shown.headings, key=lambda heading: heading.line)
+            self._sections = (shown.headings, ordered, [heading.line for heading in ordered])
+        _source, ordered, lines = self._sections
+        section = section_at(ordered, lines, self.position())
+        title = safe_name(self.path)
+        if section:
+            section = fit_name(safe_name(section), SECTION_CELLS)
+            room = max(MIN_PATH_CELLS, self.size.width - 6 - cell_len(section))
+            title = f"{middle_path(title, room)} › {section}"
+        if title != self._titled:
+            self._titled = title
+            self.border_title = Content(title)
 
     def _in_view(self) -> str:
         """The lines in view, for the border: ``L40–62 of 300``."""
