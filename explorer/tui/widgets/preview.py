@@ -16,6 +16,7 @@ pages in view.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from bisect import bisect_left, bisect_right
@@ -782,6 +783,9 @@ class Preview(Vertical):
         headings = file_headings(shown)
         if shown.headings is None:
             shown.headings = headings
+        if not worker.is_cancelled:  # the title names the section in view from now on
+            with contextlib.suppress(RuntimeError):  # the app closed meanwhile
+                self.app.call_from_thread(self._title_section)
 
     def show_failure(self, worker: Worker[Any], text: str) -> None:
         """The loading worker failed: say so in place of the file."""
