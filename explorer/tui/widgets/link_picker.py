@@ -34,8 +34,8 @@ ROWS_SHOWN = 100
 links, and a list measures every row it is given: all of them took 1.0-1.4 s to open."""
 TARGET_MARK = "  → "
 MIN_TARGET_CELLS = 12
-"""A link's target keeps at least this many cells (its file's name), on a row of its own if
-the link as written leaves less."""
+"""A link's target keeps at least this many cells (its file's name, cut in the middle); the row
+wraps when the link as written leaves less."""
 DIALOG_WIDTH, DIALOG_SHARE, DIALOG_FRAME = 80, 0.9, 6
 """The dialog's width (``app.tcss``: 80 cells, at most 90 % of the screen), less its border,
 padding and scroll bar."""

@@ -278,11 +278,11 @@ class Preview(Vertical):
         """The open document's pages and outline (an extracted document), else None."""
         self._kept = LoadedFiles()
         self._shown_file: LoadedFile | None = None
+        """What the loading worker gave for the file on show (its headings are kept in it)."""
         self._titled = ""
         """The title the border shows with a section (see :meth:`_title_section`)."""
         self._sections: tuple[list[Heading] | None, list[Heading], list[int]] = (None, [], [])
         """The shown file's headings, the same in the order of their lines, and their lines."""
-        """What the loading worker gave for the file on show (its headings are kept in it)."""
 
     def compose(self) -> ComposeResult:
         yield Static(
