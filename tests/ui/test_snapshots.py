@@ -24,6 +24,13 @@ async def _settle(pilot) -> None:
     await pilot.pause(0.1)
 
 
+async def _titled(pilot) -> None:
+    """The preview's headings worked out, so its title names its section (they are worked out
+    on a thread a moment after the file shows: a picture taken before would differ)."""
+    await wait_for(pilot, lambda: pilot.app.screen.preview.headings_known)
+    await pilot.pause(0.1)
+
+
 def _steady_cursors(pilot) -> None:
     """A blinking cursor would make the picture depend on the moment it is taken."""
     for box in pilot.app.screen.query(Input):
@@ -50,7 +57,7 @@ def test_search_and_open_result(snap_compare, snapshot_copy, app_for, size):
         await wait_for(pilot, lambda: screen.preview.loaded)
         await wait_for(pilot, lambda: screen.related.state == "ready")
         await wait_for(pilot, lambda: screen.links.found is not None)
-        await pilot.pause(0.1)
+        await _titled(pilot)
 
     assert snap_compare(app_for(snapshot_copy), terminal_size=size, run_before=run_before)
 
@@ -64,7 +71,7 @@ def test_zoomed_preview_with_a_find(snap_compare, snapshot_copy, app_for):
         screen.preview.focus_content()
         await pilot.pause()
         await pilot.press("z", "slash", *"backup", "enter")
-        await pilot.pause(0.1)
+        await _titled(pilot)
 
     assert snap_compare(app_for(snapshot_copy), terminal_size=SIZE, run_before=run_before)
 
@@ -94,7 +101,7 @@ def test_code_preview_with_a_user_theme(snap_compare, snapshot_copy, app_for):
         await wait_for(pilot, lambda: screen.related.state == "ready")
         await wait_for(pilot, lambda: screen.links.found is not None)
         screen.preview.focus_content()
-        await pilot.pause(0.1)
+        await _titled(pilot)
 
     assert snap_compare(app_for(snapshot_copy), terminal_size=SIZE, run_before=run_before)
 

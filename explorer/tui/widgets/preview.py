@@ -106,6 +106,9 @@ SECTION_CELLS = 40
 """The section a preview's title names is cut (in the middle) to this many cells ..."""
 MIN_PATH_CELLS = 20
 """... and the file's path before it to no fewer than this many (in the middle too)."""
+SECTION_ROW = 3
+"""The row under the top of the view whose section the title names: a jump puts its heading a
+few rows down (a passage's margin, a rendered heading's blank rows above it)."""
 
 
 def section_at(headings: list[Heading], lines: list[int], line: int) -> str:
@@ -442,6 +445,13 @@ class Preview(Vertical):
     def marked_blocks(self) -> list[Any]:
         markdown = self._markdown()
         return list(markdown.query(".-passage")) if markdown is not None else []
+
+    @property
+    def headings_known(self) -> bool:
+        """Whether the shown file's headings are worked out (the outline's, and the section
+        the title names), without working them out."""
+        shown = self._shown_file
+        return self.loaded and shown is not None and shown.headings is not None
 
     def headings(self) -> list[Heading]:
         """The open file's headings: a Markdown file's, an extracted document's outline (a
@@ -957,7 +967,11 @@ class Preview(Vertical):
             ordered = sorted(shown.headings, key=lambda heading: heading.line)
             self._sections = (shown.headings, ordered, [heading.line for heading in ordered])
         _source, ordered, lines = self._sections
-        section = section_at(ordered, lines, self.position())
+        if self.kind == "markdown":
+            read = self.position(SECTION_ROW)
+        else:
+            read = self.query_one(TextView).line_at_row(SECTION_ROW)
+        section = section_at(ordered, lines, read)
         title = safe_name(self.path)
         if section:
             section = fit_name(safe_name(section), SECTION_CELLS)

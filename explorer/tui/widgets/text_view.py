@@ -144,6 +144,11 @@ class TextView(ScrollView, can_focus=True):
         self._layout()
         return self._line_of(int(self.scroll_offset.y)) + 1
 
+    def line_at_row(self, row: int) -> int:
+        """The 1-based line shown ``row`` rows under the top of the view."""
+        self._layout()
+        return self._line_of(int(self.scroll_offset.y) + max(0, row)) + 1
+
     @property
     def bottom_line(self) -> int:
         """The 1-based line at the bottom of the view."""
