@@ -561,6 +561,9 @@ def test_a_table_of_contents_of_the_whole_folder_is_not_a_related_file(indexed, 
     tuning = replace(DEFAULT_TUNING, directory_factor=factor)
     listed = [r.path for r in related_files(index, "library/module3.md", limit=3, tuning=tuning)]
     assert ("contents.md" in listed) is (factor == 1.0)
+    # however long the list asked for: counting nothing, it is not padded with the directory
+    every = [r.path for r in related_files(index, "library/module3.md", limit=60, tuning=tuning)]
+    assert ("contents.md" in every) is (factor == 1.0)
 
 
 def test_a_small_folders_readme_linking_every_page_is_no_directory(indexed):

@@ -344,7 +344,6 @@ def related_files(
         contents=lambda other: link_list_share(index, other, structure) >= tuning.contents_share,
         window=limit * CONTENTS_WINDOW,
     )
-    chosen = bounded_release_notes(chosen, evidence, tuning.release_notes_listed)
     if unlinked:
         chosen = not_linked(chosen, evidence)
     return _explain(index, chosen[:limit], pairs, evidence)
@@ -401,11 +400,14 @@ def rank(
     """(score shown, file) of every candidate, best first: the signals of the module
     docstring added, times the length factor (and the landing-page factor). ``contents``
     tells a contents page, asked of the first ``window`` files only (it reads a file's
-    passages), each counting ``contents_factor`` of its value."""
+    passages), each counting ``contents_factor`` of its value. A directory that counts
+    nothing is left out, and so are the release notes past ``release_notes_listed``."""
     scored = []
     for other in candidates:
-        value = pairs.score(other, needed) + tuning.keyword_weight * words.get(other, 0.0)
         found = evidence.get(other)
+        if found is not None and found.directory and not tuning.directory_factor:
+            continue  # counts nothing: not a neighbour at 0.00 either
+        value = pairs.score(other, needed) + tuning.keyword_weight * words.get(other, 0.0)
         if found is not None:
             structure = structure_value(found, tuning)
             if tuning.bare_structure_factor != 1.0 and pairs.above_background(other) == 0:
@@ -434,6 +436,7 @@ def rank(
             for value, other in scored[:window]
         ]
         scored = sorted(head + scored[window:], key=lambda pair: (-pair[0], pair[1]))
+    scored = bounded_release_notes(scored, evidence, tuning.release_notes_listed)
     return [(_shown(value, tuning), other) for value, other in scored]
 
 

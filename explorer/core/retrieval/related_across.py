@@ -39,7 +39,6 @@ from explorer.core.retrieval.related import (
     _explained_files,
     _Pairs,
     _reasons_of,
-    bounded_release_notes,
     link_list_passages,
     link_list_share,
     not_linked,
@@ -117,7 +116,6 @@ def related_across(
 
     window = limit * CONTENTS_WINDOW
     chosen = rank(candidates, pairs, words, lengths, evidence, needed, tuning, contents, window)
-    chosen = bounded_release_notes(chosen, evidence, tuning.release_notes_listed)
     if unlinked:
         chosen = not_linked(chosen, evidence)
     return _explain(by_name, chosen[:limit], pairs, evidence)
