@@ -16,7 +16,7 @@ from explorer.core.ingest.formats import (
     format_named,
     is_markdown,
 )
-from explorer.core.ingest.formats.preview import preview_document
+from explorer.core.ingest.formats.preview import preview_document, text_outline
 from explorer.core.ingest.formats.reading import SourceFile, source_of
 from explorer.core.ingest.formats.sandbox import decode_document, encode_document
 from explorer.core.ingest.references import ReferenceKind
@@ -583,27 +583,30 @@ def test_a_file_that_is_not_a_notebook_is_refused():
     assert refused.value.detail.startswith("not a notebook (bad JSON")
 
 
+def outline_of(path) -> list[tuple[int, str, int]]:
+    """(level, title, line) of each entry ``t`` lists for the text file at ``path``."""
+    return [(e.level, e.title, e.line) for e in text_outline(preview_document(path.name, path))]
+
+
 def test_a_restructured_text_preview_outlines_its_titles(tmp_path):
     """t on a .rst file lists its titles (an overlined one, underlined ones of two levels),
     read as the index reads them; before, the outline of a text preview was always empty."""
-    from explorer.core.ingest.formats.preview import preview_document, text_outline
-
     path = tmp_path / "howto.rst"
     path.write_text(
         "=====\nGuide\n=====\n\nIntro.\n\nInstall\n-------\n\nSteps.\n\nOn Linux\n~~~~~~~~\n\n"
         "apt.\n\nUpgrade\n-------\n\nLater.\n",
         encoding="utf-8",
     )
-    outline = [
-        (e.level, e.title, e.line) for e in text_outline(preview_document("howto.rst", path))
+    assert outline_of(path) == [
+        (0, "Guide", 1),
+        (1, "Install", 7),
+        (2, "On Linux", 12),
+        (1, "Upgrade", 17),
     ]
-    assert outline == [(0, "Guide", 1), (1, "Install", 7), (2, "On Linux", 12), (1, "Upgrade", 17)]
 
 
 def test_code_without_a_grammar_here_is_read_in_windows_not_skipped(tmp_path):
     """A Lua, Perl, R or Terraform project was skipped whole: no format claimed the files."""
-    from explorer.core.ingest.formats.preview import preview_document
-
     for name in ("init.lua", "lib/Tool.pm", "analysis.R", "main.tf", "schema.proto"):
         assert format_for(name).name == "code", name
         assert name.rsplit(".", 1)[1].lower() in SCANNED_EXTENSIONS
@@ -618,18 +621,13 @@ def test_code_without_a_grammar_here_is_read_in_windows_not_skipped(tmp_path):
 def test_a_source_files_outline_is_its_definitions(tmp_path):
     """t on a code file said it had no headings; it lists the definitions, a class's methods
     under it, by the grammar of the language (Python by ast, Go by tree-sitter)."""
-    from explorer.core.ingest.formats.preview import preview_document, text_outline
-
     python = tmp_path / "store.py"
     python.write_text(
         "import os\n\n\nclass Store:\n    def open(self):\n        pass\n\n"
         "    @property\n    def size(self):\n        return 1\n\n\ndef main():\n    Store()\n",
         encoding="utf-8",
     )
-    outline = [
-        (e.level, e.title, e.line) for e in text_outline(preview_document("store.py", python))
-    ]
-    assert outline == [
+    assert outline_of(python) == [
         (1, "class Store", 4),
         (2, "def open", 5),
         (2, "def size", 8),

@@ -296,13 +296,16 @@ class Indexer:
         if not isinstance(stored, dict):
             stored = {}
         changed = {name for name, reading in current.items() if stored.get(name, 1) != reading}
-        self._read_otherwise = {
-            path
-            for path, record in known.items()
+        self._read_otherwise = (
+            {
+                path
+                for path, record in known.items()
+                if record.state in (FileState.FRESH, FileState.PENDING)
+                and format_for(path).name in changed
+            }
             if changed
-            and record.state in (FileState.FRESH, FileState.PENDING)
-            and format_for(path).name in changed
-        }
+            else set()  # the usual sync: no file's format is asked
+        )
         return json.dumps(current, sort_keys=True) if stored != current else None
 
     def _needs_reading(self, scanned: ScannedFile, record: FileRecord | None) -> bool:
