@@ -264,3 +264,36 @@ def write(path: Path, data: bytes | str) -> Path:
     else:
         path.write_bytes(data)
     return path
+
+
+# An API manual's page as Sphinx writes it: functions, a class with a member, a C function, a
+# command-line option and a glossary term (entries), a field list and a footnote (not entries).
+PRE, NAME = '<span class="sig-prename descclassname">', '<span class="sig-name descname">'
+API_PAGE = (
+    "<html><head><title>csv — CSV File Reading</title></head><body>\n"
+    '<div role="main"><section><h1>csv — CSV File Reading</h1>\n'
+    "<section><h2>Module Contents</h2>\n<p>The module defines the following functions:</p>\n"
+    '<dl class="py function"><dt class="sig sig-object py" id="csv.reader">\n'
+    f"{PRE}csv.</span>{NAME}reader</span>(<em>csvfile</em>)"
+    '<a class="headerlink" href="#csv.reader">¶</a></dt>\n'
+    "<dd><p>Return a reader object.</p></dd></dl>\n"
+    '<dl class="py class"><dt class="sig sig-object py" id="csv.DictReader">\n'
+    f'<em class="property">class </em>{PRE}csv.</span>{NAME}DictReader</span>'
+    "(<em>f</em>, <em>fieldnames=None</em>)</dt>\n"
+    "<dd><p>Map each row to a dict.</p>\n"
+    '<dl class="field-list simple"><dt class="field-odd">Parameters</dt><dd>the file</dd></dl>\n'
+    '<dl class="py attribute"><dt class="sig sig-object py" id="csv.DictReader.fieldnames">\n'
+    f"{NAME}fieldnames</span></dt><dd><p>The field names.</p></dd></dl>\n</dd></dl>\n"
+    '<dl class="c function"><dt class="sig sig-object c" id="c.PyList_New">\n'
+    f"<span>PyObject *</span>{NAME}PyList_New</span>(Py_ssize_t len)"
+    '<a class="headerlink" href="#c.PyList_New">¶</a><br></dt>\n'
+    "<dd><p>Return a new list.</p></dd></dl>\n"
+    '<dl class="std option"><dt class="sig sig-object std" id="cmdoption-c">\n'
+    f"{NAME}-c</span>{PRE} &lt;command&gt;</span></dt>\n"
+    "<dd><p>Run the command.</p></dd></dl>\n</section>\n"
+    "<section><h2>Glossary</h2>\n"
+    '<dl class="glossary simple"><dt id="term-dialect">dialect</dt><dd>A set of rules.</dd></dl>\n'
+    '<p>A note<a class="footnote-reference" href="#f1">1</a>.</p>\n'
+    '<dl class="footnote brackets"><dt class="label" id="f1">1</dt><dd>A footnote.</dd></dl>\n'
+    "</section></section></div></body></html>"
+)

@@ -152,6 +152,9 @@ class SearchPassage(Answer):
 
     heading: str | None = None
     """The heading path, e.g. ``Install > Linux`` (left out when the passage has none)."""
+    entry: str | None = None
+    """The API entry its words stand in, in a reference manual's page (``os.walk`` under
+    ``Files and Directories``); left out elsewhere."""
     start_line: int
     """First line (1-based) as the file was indexed."""
     end_line: int
@@ -185,6 +188,7 @@ class SearchPassage(Answer):
         """From the core's passage; ``text`` is its whole text when it was asked for."""
         return cls(
             heading=passage.heading or None,
+            entry=passage.entry or None,
             start_line=passage.start_line,
             end_line=passage.end_line,
             # A paged format's passages carry their page (formats adds the field to Passage).

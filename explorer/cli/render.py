@@ -150,7 +150,7 @@ def render_search(
             continue
         for passage in hit.passages:
             where = f"{_page(passage.page)}L{passage.start_line}-{passage.end_line}"
-            heading = f"{safe_label(passage.heading)}  " if passage.heading else ""
+            heading = f"{safe_label(passage.label)}  " if passage.label else ""
             click.echo(f"      {heading}{where}  {passage.score:.2f}", file=out)
             if options.content:
                 text = safe_text(answer.texts.get(passage.chunk_id, passage.snippet), True)

@@ -32,6 +32,17 @@ def fit_name(name: str, width: int) -> str:
     return f"{head}{ELLIPSIS}{tail}"
 
 
+def fit_tail(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells, its start given up first (``…ctories > os.walk``):
+    for a label whose end says the most."""
+    if cell_len(text) <= width or width < 2:
+        return text
+    tail = text[len(text) - (width - 1) :]
+    while cell_len(tail) > width - 1:
+        tail = tail[1:]
+    return f"{ELLIPSIS}{tail}"
+
+
 def middle_path(path: str, width: int) -> str:
     """``path`` in at most ``width`` cells, shortened in the middle: the first folder, then
     as many of the folders next to the file as fit (``nginx/…/http/proxy.md``), whole names

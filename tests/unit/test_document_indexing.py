@@ -134,16 +134,17 @@ def test_an_index_made_before_pages_gains_the_column_and_keeps_its_chunks(index,
     with sqlite3.connect(database) as db:  # the chunks table as explorer made it before pages
         db.execute("UPDATE chunks SET page = NULL")
         db.execute("ALTER TABLE chunks DROP COLUMN page")
+        db.execute("ALTER TABLE chunks DROP COLUMN entries")
     reader = KeywordIndex(database, read_only=True)
     try:
         [chunk] = reader.chunks_by_id(reader.chunk_ids("readme.md")).values()
-        assert chunk.page is None and "comets" in chunk.text
+        assert chunk.page is None and chunk.entries == () and "comets" in chunk.text
     finally:
         reader.close()
     writer = KeywordIndex(database)
     try:
         columns = [row[1] for row in writer._db.execute("PRAGMA table_info(chunks)")]
-        assert columns.count("page") == 1
+        assert columns.count("page") == 1 and columns.count("entries") == 1
         assert len(writer.chunk_ids("readme.md")) == 1
     finally:
         writer.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.core.ingest.chunker import chunk_document, chunk_file
-from explorer.core.ingest.documents import SkipReason
+from explorer.core.ingest.documents import SkipReason, entry_at
 from explorer.core.ingest.file_reading import FileRefused
 from explorer.core.ingest.formats import (
     DEFAULT_EXTENSIONS,
@@ -21,7 +21,14 @@ from explorer.core.ingest.formats.reading import SourceFile, source_of
 from explorer.core.ingest.formats.sandbox import decode_document, encode_document
 from explorer.core.ingest.references import ReferenceKind
 from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS as SCANNED_EXTENSIONS
-from tests.documents import encrypt_pdf, looping_pdf, make_docx, make_notebook, make_pdf
+from tests.documents import (
+    API_PAGE,
+    encrypt_pdf,
+    looping_pdf,
+    make_docx,
+    make_notebook,
+    make_pdf,
+)
 from tests.fakes import FakeEmbedder
 
 words = FakeEmbedder().token_spans
@@ -255,37 +262,6 @@ def test_html_links_are_references_on_the_line_they_land_on():
     assert lines[by_raw["../ref/len.html"] - 1].startswith("| len |")
 
 
-PRE, NAME = '<span class="sig-prename descclassname">', '<span class="sig-name descname">'
-API_PAGE = (
-    "<html><head><title>csv — CSV File Reading</title></head><body>\n"
-    '<div role="main"><section><h1>csv — CSV File Reading</h1>\n'
-    "<section><h2>Module Contents</h2>\n<p>The module defines the following functions:</p>\n"
-    '<dl class="py function"><dt class="sig sig-object py" id="csv.reader">\n'
-    f"{PRE}csv.</span>{NAME}reader</span>(<em>csvfile</em>)"
-    '<a class="headerlink" href="#csv.reader">¶</a></dt>\n'
-    "<dd><p>Return a reader object.</p></dd></dl>\n"
-    '<dl class="py class"><dt class="sig sig-object py" id="csv.DictReader">\n'
-    f'<em class="property">class </em>{PRE}csv.</span>{NAME}DictReader</span>'
-    "(<em>f</em>, <em>fieldnames=None</em>)</dt>\n"
-    "<dd><p>Map each row to a dict.</p>\n"
-    '<dl class="field-list simple"><dt class="field-odd">Parameters</dt><dd>the file</dd></dl>\n'
-    '<dl class="py attribute"><dt class="sig sig-object py" id="csv.DictReader.fieldnames">\n'
-    f"{NAME}fieldnames</span></dt><dd><p>The field names.</p></dd></dl>\n</dd></dl>\n"
-    '<dl class="c function"><dt class="sig sig-object c" id="c.PyList_New">\n'
-    f"<span>PyObject *</span>{NAME}PyList_New</span>(Py_ssize_t len)"
-    '<a class="headerlink" href="#c.PyList_New">¶</a><br></dt>\n'
-    "<dd><p>Return a new list.</p></dd></dl>\n"
-    '<dl class="std option"><dt class="sig sig-object std" id="cmdoption-c">\n'
-    f"{NAME}-c</span>{PRE} &lt;command&gt;</span></dt>\n"
-    "<dd><p>Run the command.</p></dd></dl>\n</section>\n"
-    "<section><h2>Glossary</h2>\n"
-    '<dl class="glossary simple"><dt id="term-dialect">dialect</dt><dd>A set of rules.</dd></dl>\n'
-    '<p>A note<a class="footnote-reference" href="#f1">1</a>.</p>\n'
-    '<dl class="footnote brackets"><dt class="label" id="f1">1</dt><dd>A footnote.</dd></dl>\n'
-    "</section></section></div></body></html>"
-)
-
-
 def test_an_api_pages_entries_are_listed_under_their_sections_not_cut_at():
     """An API manual's functions and classes (and a glossary's terms), as Sphinx writes them,
     are the entries the outline lists, each at the line its signature starts, a class's
@@ -311,6 +287,45 @@ def test_an_api_pages_entries_are_listed_under_their_sections_not_cut_at():
         "Glossary",
     ]
     assert decode_document(encode_document(document)) == document  # the worker's answer
+
+
+def test_an_entry_ends_where_its_definition_ends_and_each_passage_knows_its_entries():
+    """An entry spans its term and its definition: a class's, its members too; a glossary
+    term's, not the paragraph after its list. Each passage carries the entries its lines meet,
+    and the innermost one holding a line names it (the member, not its class)."""
+    _fmt, document = extract("html", API_PAGE, "library/csv.html")
+    text = document.text
+    body = {entry.title: text[entry.start : entry.end] for entry in document.entries}
+    assert body["csv.reader"].rstrip().endswith("Return a reader object.")
+    assert "Map each row" in body["csv.DictReader"]
+    assert body["csv.DictReader"].rstrip().endswith("The field names.")  # its member within
+    assert body["fieldnames"].rstrip().endswith("The field names.")
+    assert "A note" not in body["dialect"] and "A set of rules." in body["dialect"]
+
+    chunks = chunk_file("library/csv.html", API_PAGE, FakeEmbedder().token_spans)
+    contents = next(c for c in chunks.chunks if c.heading_path.endswith("Module Contents"))
+    assert [entry.title for entry in contents.entries] == [
+        "csv.reader",
+        "csv.DictReader",
+        "fieldnames",
+        "PyList_New",
+        "-c <command>",
+    ]
+    lines = text.split("\n")
+
+    def named(words: str) -> str | None:
+        line = next(n for n, row in enumerate(lines, start=1) if words in row)
+        entry = entry_at(contents.entries, line)
+        return entry.title if entry else None
+
+    assert named("Map each row") == "csv.DictReader"
+    assert named("The field names.") == "fieldnames"
+    assert named("Return a new list.") == "PyList_New"
+    assert named("The module defines") is None  # the section's words before any entry
+    glossary = next(c for c in chunks.chunks if c.heading_path.endswith("Glossary"))
+    assert [entry.title for entry in glossary.entries] == ["dialect"]
+    markdown = chunk_file("a.md", "# A\n\nText.\n", FakeEmbedder().token_spans)
+    assert not any(c.entries for c in markdown.chunks)
 
 
 def test_the_preview_outline_of_an_api_page_holds_its_entries_in_order(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -15,12 +16,13 @@ import pytest
 from explorer.core.embed.embedder import MODEL_BATCH
 from explorer.core.indexing.indexer import FORMAT_READINGS_KEY, Indexer, format_readings
 from explorer.core.ingest.documents import Chunk
-from explorer.core.models import FileState
+from explorer.core.models import FileState, SearchMode
 from explorer.core.retrieval.query import fts_expression
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
 from explorer.core.store.vectors import file_vector_id
 from tests.conftest import write_files
+from tests.documents import API_PAGE
 from tests.fakes import FakeEmbedder
 
 CORPUS = {
@@ -474,7 +476,7 @@ def test_html_indexed_by_an_older_reading_is_read_again_once_and_only_changed_pa
     index = Index(settings_for(root), embedder=fake_embedder)
     try:
         Indexer(index).sync()
-        assert format_readings()["html"] == 2
+        assert format_readings()["html"] == 3
         keywords = index.keywords
         ids_a, ids_b = keywords.chunk_ids("manual/a.html"), keywords.chunk_ids("manual/b.html")
         # What the older reading left: the bar's words in the page's passage, the same ids.
@@ -502,6 +504,35 @@ def test_html_indexed_by_an_older_reading_is_read_again_once_and_only_changed_pa
 
         again = Indexer(index).sync()
         assert again.unchanged == 2 and again.chunks_embedded == 0
+    finally:
+        index.close()
+
+
+def test_an_api_manual_indexed_before_entries_gains_them_with_its_vectors_kept(
+    tmp_path, settings_for, fake_embedder
+):
+    """An index made by HTML reading 2 holds no passage's entries: the next sync reads its
+    HTML again, once; the text is the same, so every chunk keeps its id and vector (nothing is
+    embedded), and a result names its entry from then on."""
+    root = write_files(tmp_path / "root", {"library/csv.html": API_PAGE})
+    index = Index(settings_for(root), embedder=fake_embedder)
+    Indexer(index).sync()
+    ids = index.keywords.chunk_ids("library/csv.html")
+    database = index.keywords.path
+    index.keywords.set_meta(FORMAT_READINGS_KEY, json.dumps({**format_readings(), "html": 2}))
+    index.close()
+    with sqlite3.connect(database) as db:  # the chunks table before entries were kept
+        db.execute("ALTER TABLE chunks DROP COLUMN entries")
+    index = Index(settings_for(root), embedder=fake_embedder)
+    try:
+        request = SearchRequest("map each row", mode=SearchMode.KEYWORD)
+        assert search(index, request).results[0].passages[0].entry == ""
+        report = Indexer(index).sync()
+        assert report.updated == 1 and report.chunks_embedded == 0
+        assert index.keywords.chunk_ids("library/csv.html") == ids
+        assert search(index, request).results[0].passages[0].entry == "csv.DictReader"
+        assert Indexer(index).sync().unchanged == 1
+        assert_consistent(index)
     finally:
         index.close()
 

@@ -19,6 +19,7 @@ from explorer.core.retrieval.search import SearchRequest, VectorLeg, search
 from explorer.core.store.index import Index
 from explorer.settings.config import Settings
 from tests.conftest import write_files
+from tests.documents import API_PAGE
 from tests.fakes import FakeEmbedder
 
 WEAK = 12
@@ -692,3 +693,62 @@ def test_what_fails_while_the_query_is_embedded_reaches_the_searcher():
         embedded_while(fails, "q", also_fails)
     vector = np.ones(3)
     assert embedded_while(lambda _t: vector, "q", works) is vector
+
+
+def test_a_result_in_an_api_page_names_the_entry_its_words_stand_in(tmp_path):
+    """A manual's page of functions is cut at its sections, so one passage holds several
+    entries: a result names the one its snippet's words stand in (``Module Contents >
+    csv.DictReader``), in the CLI's JSON as ``entry``; a Markdown passage names none."""
+    root = write_files(
+        tmp_path / "root",
+        {"library/csv.html": API_PAGE, "notes.md": "# Notes\n\nA reader object of my own.\n"},
+    )
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    index = Index(settings, embedder=FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        asked = {
+            "map each row": "csv.DictReader",
+            "field names": "fieldnames",
+            "return a new list": "PyList_New",
+            "run the command": "-c <command>",
+            "set of rules": "dialect",
+        }
+        for query, entry in asked.items():
+            response = run(index, query, mode=SearchMode.KEYWORD)
+            hit = next(hit for hit in response.results if hit.path == "library/csv.html")
+            assert hit.passages[0].entry == entry, query
+            assert hit.passages[0].label.endswith(f" > {entry}"), hit.passages[0].label
+            data = SearchAnswer.build(AgentAnswer(response, ContextOptions())).to_json()
+            shown = next(h for h in data["results"] if h["path"] == "library/csv.html")
+            assert shown["passages"][0]["entry"] == entry
+        response = run(index, "reader object of my own", mode=SearchMode.KEYWORD)
+        assert response.results[0].path == "notes.md"
+        assert response.results[0].passages[0].entry == ""
+        data = SearchAnswer.build(AgentAnswer(response, ContextOptions())).to_json()
+        assert "entry" not in data["results"][0]["passages"][0]
+    finally:
+        index.close()
+
+
+def test_a_passage_matched_by_meaning_alone_names_the_entry_that_fills_most_of_it():
+    """No word of the query in the passage (a semantic match): the innermost entry holding at
+    least half its lines names it, else none (a passage of many short entries)."""
+    from explorer.core.ingest.documents import EntrySpan
+    from explorer.core.store.manifest_records import StoredChunk
+
+    walk, fwalk = EntrySpan("os.walk", 1, 30), EntrySpan("os.fwalk", 32, 60)
+    member = EntrySpan("Walker.step", 12, 24)
+    text = "\n".join(f"line {n}" for n in range(10, 31))
+
+    def chunk(*entries: EntrySpan) -> StoredChunk:
+        return StoredChunk(
+            "c", "os.html", 0, "Files", 10, 30, 0, len(text), text, "", None, entries
+        )
+
+    assert search_module._entry_named(chunk(walk, member), ["tree"]) == "Walker.step"
+    assert search_module._entry_named(chunk(walk), ["tree"]) == "os.walk"
+    short = [EntrySpan(f"os.O_{n}", 10 + 2 * n, 11 + 2 * n) for n in range(10)]
+    assert search_module._entry_named(chunk(*short), ["tree"]) == ""
+    assert search_module._entry_named(chunk(*short), ["14"]) == "os.O_2"
+    assert search_module._entry_named(chunk(walk, fwalk), []) == "os.walk"

@@ -15,11 +15,13 @@ included in the offsets but never in a chunk), so a hit can be shown exactly whe
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import replace
 
-from explorer.core.ingest.documents import ChunkedFile
+from explorer.core.ingest.documents import Chunk, ChunkedFile, EntrySpan
 from explorer.core.ingest.formats import Document, DocumentFormat, format_for, pages_of
 from explorer.core.ingest.front_matter import parse_front_matter, with_inline_tags
+from explorer.core.ingest.markup import Heading
 from explorer.core.ingest.windows import Chunker, Section, TokenSpans
 
 __all__ = ["chunk_document", "chunk_file", "parse_front_matter"]
@@ -75,12 +77,41 @@ def chunk_document(
         chunks = [
             replace(chunk, page=max(bisect_right(starts, chunk.start_char), 1)) for chunk in chunks
         ]
+    if document.entries:
+        chunks = _with_entries(chunks, _entry_spans(chunker, document.entries))
     return ChunkedFile(
         chunks=chunks,
         metadata=with_inline_tags(document.metadata, structure.tags),
         references=structure.references,
         notes=list(document.notes),
     )
+
+
+def _entry_spans(chunker: Chunker, entries: Sequence[Heading]) -> list[EntrySpan]:
+    """A reference page's entries as the lines they span, in text order."""
+    starts = chunker.line_starts
+    return [
+        EntrySpan(
+            entry.title,
+            bisect_right(starts, entry.start),
+            bisect_right(starts, max(entry.start, entry.end - 1)),
+        )
+        for entry in entries
+    ]
+
+
+def _with_entries(chunks: list[Chunk], spans: list[EntrySpan]) -> list[Chunk]:
+    """Each chunk with the entries whose lines meet its own: one sweep down the page (a
+    manual's page holds hundreds), keeping the entries begun and not yet ended."""
+    spans.sort(key=lambda span: span.start_line)
+    upcoming, active, out = 0, list[EntrySpan](), []
+    for chunk in chunks:
+        while upcoming < len(spans) and spans[upcoming].start_line <= chunk.end_line:
+            active.append(spans[upcoming])
+            upcoming += 1
+        active = [span for span in active if span.end_line >= chunk.start_line]
+        out.append(replace(chunk, entries=tuple(active)) if active else chunk)
+    return out
 
 
 def _document(fmt: DocumentFormat, rel_path: str, text: str) -> Document:

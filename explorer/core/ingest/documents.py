@@ -73,6 +73,20 @@ class ScanResult:
 
 
 @dataclass(frozen=True)
+class EntrySpan:
+    """An entry of a reference page (an API manual's function, class or option) as lines."""
+
+    title: str
+    start_line: int
+    """1-based line of its term (the signature)."""
+    end_line: int
+    """1-based line where its definition ends (inclusive)."""
+
+    def holds(self, line: int) -> bool:
+        return self.start_line <= line <= self.end_line
+
+
+@dataclass(frozen=True)
 class Chunk:
     """A passage of a file: the unit that is searched, embedded and shown."""
 
@@ -88,6 +102,16 @@ class Chunk:
     end_char: int
     page: int | None = None
     """1-based page the passage is on, in a paged document (PDF); None elsewhere."""
+    entries: tuple[EntrySpan, ...] = ()
+    """The entries whose lines meet the passage's, in text order (one begun above it
+    included): what names the entry a match stands in."""
+
+
+def entry_at(entries: tuple[EntrySpan, ...], line: int) -> EntrySpan | None:
+    """The innermost of ``entries`` (in text order) holding ``line``: a class's member rather
+    than the class."""
+    held = [entry for entry in entries if entry.holds(line)]
+    return held[-1] if held else None
 
 
 @dataclass

@@ -241,8 +241,9 @@ def _keep_path_only(report: BudgetReport, hit: FileHit, count: TokenCounter) -> 
 
 
 def _passage_text(answer: AgentAnswer, passage: Passage) -> str:
-    """What the answer carries of a passage: its heading and its full text or snippet."""
+    """What the answer carries of a passage: its heading (and entry) and its full text or
+    snippet."""
     body = passage.snippet
     if answer.options.content:
         body = answer.texts.get(passage.chunk_id, passage.snippet)
-    return f"{passage.heading}\n{body}" if passage.heading else body
+    return f"{passage.label}\n{body}" if passage.label else body

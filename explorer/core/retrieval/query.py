@@ -469,8 +469,12 @@ def _word_matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(parts))
 
 
+SNIPPET_WIDTH = 220
+"""Characters of a passage a result's snippet shows."""
+
+
 def make_snippet(
-    text: str, terms: Sequence[str], width: int = 220
+    text: str, terms: Sequence[str], width: int = SNIPPET_WIDTH
 ) -> tuple[str, list[tuple[int, int]]]:
     """A window of ``text`` around the densest run of query words, and where they stand in it.
 
@@ -478,17 +482,9 @@ def make_snippet(
     the keyword leg matches, case and accents aside. Returns (snippet, [(start, end), ...] spans
     within the snippet).
     """
-    matcher = _word_matcher(tuple(terms))  # the same few terms for every passage shown
-    folded = match_fold(text) if matcher else ""
-    hits = [(m.start(), m.end()) for m in matcher.finditer(folded)] if matcher else []
+    hits, best_start = _densest_run(text, terms, width)
     if not hits:
         return _shorten(fold_runs(text), width), []
-    starts = [start for start, _end in hits]  # increasing: the matches do not overlap
-    best_start, best_count = starts[0], 0
-    for place, start in enumerate(starts):
-        count = bisect_left(starts, start + width, lo=place) - place  # hits in the window
-        if count > best_count:
-            best_start, best_count = start, count
     lead = max(0, best_start - width // 4)
     if lead:
         # Start at a word: the nearest white space before ``lead``, unless it is so far back that
@@ -500,6 +496,30 @@ def make_snippet(
     suffix = "…" if lead + width < len(text) else ""
     snippet, spans = _collapse(window, [(s - lead, e - lead) for s, e in hits], len(prefix))
     return prefix + snippet + suffix, spans
+
+
+def word_matches(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
+    """Where the query's words stand in ``text`` (as :func:`make_snippet` marks them), in
+    order."""
+    matcher = _word_matcher(tuple(terms))  # the same few terms for every passage shown
+    if not matcher:
+        return []
+    return [(m.start(), m.end()) for m in matcher.finditer(match_fold(text))]
+
+
+def _densest_run(text: str, terms: Sequence[str], width: int) -> tuple[list[tuple[int, int]], int]:
+    """Every match of ``terms`` in ``text``, and the start of the one that begins the window
+    of ``width`` characters holding the most."""
+    hits = word_matches(text, terms)
+    if not hits:
+        return [], 0
+    starts = [start for start, _end in hits]  # increasing: the matches do not overlap
+    best_start, best_count = starts[0], 0
+    for place, start in enumerate(starts):
+        count = bisect_left(starts, start + width, lo=place) - place  # hits in the window
+        if count > best_count:
+            best_start, best_count = start, count
+    return hits, best_start
 
 
 FOLDED_RUN = re.compile(r"\s*(?:\.\s?){4,}\s*|\s+")

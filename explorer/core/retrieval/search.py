@@ -32,6 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
+from explorer.core.ingest.documents import EntrySpan, entry_at
 from explorer.core.models import FusionKind, SearchMode
 from explorer.core.retrieval import scoped_legs
 from explorer.core.retrieval.file_filter import FileFilter
@@ -43,7 +44,13 @@ from explorer.core.retrieval.fusion import (
     keyword_relative,
 )
 from explorer.core.retrieval.passage_order import content_first
-from explorer.core.retrieval.query import Query, QueryError, coverage, make_snippet
+from explorer.core.retrieval.query import (
+    Query,
+    QueryError,
+    coverage,
+    make_snippet,
+    word_matches,
+)
 from explorer.core.safe_text import quoted
 from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index
@@ -86,6 +93,17 @@ class Passage:
     fused: float | None = None
     page: int | None = None
     """1-based page of a passage of a paged document (PDF); None elsewhere."""
+    entry: str = ""
+    """The reference entry its matching words stand in (``os.walk`` in a manual's page of
+    functions), or the one it starts in; empty outside an API manual's entries."""
+
+    @property
+    def label(self) -> str:
+        """Where the passage is, as a reader names it: its heading path, ending with the entry
+        its words stand in (``Files and Directories > os.walk``)."""
+        if not self.entry:
+            return self.heading
+        return f"{self.heading} > {self.entry}" if self.heading else self.entry
 
 
 @dataclass
@@ -792,7 +810,9 @@ def group_files(
             if chunk is None:  # removed between the two reads
                 continue
             snippet, highlights = make_snippet(chunk.text, terms)
-            passages.append(_passage(candidate, chunk, snippet, highlights))
+            passage = _passage(candidate, chunk, snippet, highlights)
+            passage.entry = _entry_named(chunk, terms)
+            passages.append(passage)
         if passages:
             summary = summaries.get(path) or FileSummary("")
             hits.append(
@@ -806,6 +826,30 @@ def group_files(
                 )
             )
     return hits
+
+
+def _entry_named(chunk: StoredChunk, terms: Sequence[str]) -> str:
+    """The entry of ``chunk`` its matching words stand in: the one holding the most of the
+    query's words (a member rather than its class, where it holds them); without a word
+    matched, the one that holds most of the passage."""
+    if not chunk.entries:
+        return ""
+    text, found = chunk.text, dict[EntrySpan, tuple[set[str], int]]()
+    for start, end in word_matches(text, terms):
+        entry = entry_at(chunk.entries, chunk.start_line + text.count("\n", 0, start))
+        if entry is not None:
+            words, count = found.get(entry, (set(), 0))
+            words.add(text[start:end].casefold())
+            found[entry] = (words, count + 1)
+    if found:
+        best = max(found, key=lambda entry: (len(found[entry][0]), found[entry][1]))
+        return best.title
+    lines = chunk.end_line - chunk.start_line + 1
+    for entry in reversed(chunk.entries):  # the innermost: a member before its class
+        held = min(entry.end_line, chunk.end_line) - max(entry.start_line, chunk.start_line) + 1
+        if 2 * held >= lines:
+            return entry.title
+    return ""
 
 
 def _passage(

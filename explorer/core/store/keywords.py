@@ -51,6 +51,7 @@ from explorer.core.store.manifest_records import (
     FileRecord,
     FileSummary,
     StoredChunk,
+    entries_json,
 )
 from explorer.core.store.phrase_sums import PhraseScores, best_of_sum, or_phrases
 
@@ -103,6 +104,9 @@ REST_WAIT_MS = 200
 """How long a writer that closes waits to switch the database out of WAL mode (see
 :meth:`KeywordIndex._rest`) before leaving it in WAL mode."""
 
+_LATER_CHUNK_COLUMNS = (("page", "INTEGER"), ("entries", "TEXT NOT NULL DEFAULT ''"))
+"""Columns of ``chunks`` an index made before them is given when a writer opens it."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
@@ -129,7 +133,8 @@ CREATE TABLE IF NOT EXISTS chunks(
     end_char INTEGER NOT NULL,
     text TEXT NOT NULL,
     embedded INTEGER NOT NULL DEFAULT 0,
-    page INTEGER
+    page INTEGER,
+    entries TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_by_path ON chunks(path);
 DROP INDEX IF EXISTS chunks_to_embed;
@@ -369,7 +374,7 @@ class KeywordIndex:
                 )
                 self._db.commit()
                 self._upgrade_keyword_table()
-                self._add_page_column()
+                self._add_chunk_columns()
                 self.facts = FileFacts(self._db, self._lock)
                 """Front-matter fields and references, replaced with each file's chunks."""
                 self.facts.create()
@@ -488,20 +493,22 @@ class KeywordIndex:
             self._db.rollback()
             raise
 
-    def _add_page_column(self) -> None:
-        """Give an index made before paged documents the chunks' ``page`` column: NULL for
-        every chunk it holds (none came from a PDF). Adding a column rewrites nothing."""
-        if self._has_page_column():
-            return
-        try:
-            self._db.execute("ALTER TABLE chunks ADD COLUMN page INTEGER")
-            self._db.commit()
-        except sqlite3.OperationalError as error:
-            if "duplicate column" not in str(error):  # another process added it first
-                raise
+    def _add_chunk_columns(self) -> None:
+        """Give an index made before them the chunks' later columns: ``page`` (NULL for every
+        chunk it holds: none came from a PDF) and ``entries`` (empty until the files of a
+        reference format are read again). Adding a column rewrites nothing."""
+        for column, declared in _LATER_CHUNK_COLUMNS:
+            if column in self._chunk_columns():
+                continue
+            try:
+                self._db.execute(f"ALTER TABLE chunks ADD COLUMN {column} {declared}")
+                self._db.commit()
+            except sqlite3.OperationalError as error:
+                if "duplicate column" not in str(error):  # another process added it first
+                    raise
 
-    def _has_page_column(self) -> bool:
-        return any(row[1] == "page" for row in self._db.execute("PRAGMA table_info(chunks)"))
+    def _chunk_columns(self) -> frozenset[str]:
+        return frozenset(str(row[1]) for row in self._db.execute("PRAGMA table_info(chunks)"))
 
     def _keyword_table_is_old(self) -> bool:
         columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(chunks_fts)"))
@@ -718,7 +725,7 @@ class KeywordIndex:
             for ordinal, (chunk_id, chunk) in enumerate(chunks):
                 cursor = self._db.execute(
                     "INSERT INTO chunks(id, path, ord, heading, start_line, end_line, start_char,"
-                    " end_char, text, page) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " end_char, text, page, entries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         chunk_id,
                         path,
@@ -730,6 +737,7 @@ class KeywordIndex:
                         chunk.end_char,
                         chunk.text,
                         chunk.page,
+                        entries_json(chunk.entries),
                     ),
                 )
                 self._db.execute(
@@ -899,16 +907,18 @@ class KeywordIndex:
         return rows
 
     def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, StoredChunk]:
-        # An index opened read-only may predate the page column (a writer adds it).
+        # An index opened read-only may predate the later columns (a writer adds them).
         with self._lock:
-            page = "c.page" if self.derived("page column", self._has_page_column) else "NULL"
+            columns = self.derived("chunk columns", self._chunk_columns)
+        page = "c.page" if "page" in columns else "NULL"
+        entries = "c.entries" if "entries" in columns else "''"
         rows = self._rows_by_id(
             "SELECT c.id, c.path, c.ord, c.heading, c.start_line, c.end_line, c.start_char,"
-            f" c.end_char, c.text, f.title, {page} FROM chunks c JOIN files f ON f.path = c.path"
-            " WHERE c.id IN ({})",
+            f" c.end_char, c.text, f.title, {page}, {entries}"
+            " FROM chunks c JOIN files f ON f.path = c.path WHERE c.id IN ({})",
             chunk_ids,
         )
-        return {row[0]: StoredChunk(*row) for row in rows}
+        return {row[0]: StoredChunk.from_row(row) for row in rows}
 
     # -- keyword search -----------------------------------------------------------------------
     def search(

@@ -3,9 +3,25 @@ differs from it."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
+from explorer.core.ingest.documents import EntrySpan
 from explorer.core.models import FileState
+
+
+def entries_json(entries: tuple[EntrySpan, ...]) -> str:
+    """A chunk's entries as its row keeps them (``""`` for none: most chunks)."""
+    if not entries:
+        return ""
+    return json.dumps([[e.title, e.start_line, e.end_line] for e in entries], ensure_ascii=False)
+
+
+def entries_from_json(stored: str) -> tuple[EntrySpan, ...]:
+    """The entries :func:`entries_json` kept (none for a row it did not write)."""
+    if not stored:
+        return ()
+    return tuple(EntrySpan(str(t), int(a), int(b)) for t, a, b in json.loads(stored))
 
 
 @dataclass(frozen=True)
@@ -58,6 +74,30 @@ class StoredChunk:
     title: str = ""
     page: int | None = None
     """1-based page of a passage of a paged document (PDF); None elsewhere."""
+    entries: tuple[EntrySpan, ...] = ()
+    """The reference entries its lines meet (see :class:`~explorer.core.ingest.documents.
+    Chunk`)."""
+
+    @classmethod
+    def from_row(
+        cls, row: tuple[str, str, int, str, int, int, int, int, str, str, int | None, str]
+    ) -> StoredChunk:
+        """A chunk from its row: its columns in field order, the entries as kept."""
+        cid, path, ordinal, heading, first, last, start, end, text, title, page, entries = row
+        return cls(
+            cid,
+            path,
+            ordinal,
+            heading,
+            first,
+            last,
+            start,
+            end,
+            text,
+            title,
+            page,
+            entries_from_json(entries),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from textual.strip import Strip
 from explorer.core.models import SearchMode
 from explorer.core.safe_text import safe_label, safe_name, safe_spans, safe_text
 from explorer.tui.messages import OpenFile
-from explorer.tui.text_fit import middle_path
+from explorer.tui.text_fit import fit_tail, middle_path
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.search import FileHit, Passage, SearchResponse
@@ -94,10 +94,11 @@ def hit_lines(hit: FileHit, width: int) -> list[Content]:
         return [_cut(path, width)]
     best = hit.passages[0]
     others = ", ".join(_place(p) for p in hit.passages[1:])
-    heading = Content.assemble(
-        (safe_label(short_heading(best.heading, hit.title)) or "(top)", HEADING_STYLE),
-        (f"  {_place(best)}", MUTED_STYLE),
-    )
+    place = f"  {_place(best)}"
+    label = safe_label(short_heading(best.label, hit.title)) or "(top)"
+    if best.entry:  # a manual's entry ends the label: keep it, give up the sections above
+        label = fit_tail(label, width - len(INDENT) - len(place))
+    heading = Content.assemble((label, HEADING_STYLE), (place, MUTED_STYLE))
     where = heading + Content.styled(f"  (also {others})" if others else "", MUTED_STYLE)
     if path.cell_length + len(INDENT) + heading.cell_length <= width:
         lines = [_cut(path + INDENT + where, width)]

@@ -90,7 +90,9 @@ class Document:
     entries: tuple[Heading, ...] = ()
     """The entries of a reference page the extraction found under its headings (an API
     manual's functions and classes, a glossary's terms), in text order: the outline lists them
-    with the headings; the chunker does not cut at them (a manual holds thousands)."""
+    with the headings; the chunker does not cut at them (a manual holds thousands), but each
+    passage knows the entries it holds, so a result can name one. An entry's ``end`` is where
+    its definition ends (a class's, after its members)."""
 
 
 @dataclass
@@ -127,8 +129,8 @@ class DocumentFormat(ABC):
     summary: ClassVar[str] = ""
     """What of the format is read, in a few words (for ``explorer formats`` and the README)."""
     reading: ClassVar[int] = 1
-    """How this format reads a file: raised when a change gives other text for the same bytes,
-    so that an index made before reads its files of the format again, once (see
+    """How this format reads a file: raised when a change gives other text or structure for
+    the same bytes, so that an index made before reads its files of the format again, once (see
     :mod:`explorer.core.indexing.indexer`), and its lines agree with the preview's."""
 
     def sniff(self, head: bytes) -> bool:

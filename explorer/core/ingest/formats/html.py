@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import TYPE_CHECKING, ClassVar
 
@@ -127,7 +127,10 @@ class HtmlFormat(DocumentFormat):
     preview_kind = PreviewKind.CODE
     markdown_text: ClassVar[bool] = True
     summary = "text without markup or navigation, sections at h1-h6, <title>, links"
-    reading = 2  # 2: a manual's bars of next, previous and up links left out; lists laid out
+    reading = 3
+    """2: a manual's bars of next, previous and up links left out, lists laid out in a table
+    read as lists; 3: the API entries each passage holds, and where each ends (the same text:
+    an index keeps its vectors)."""
 
     def extract(self, data: bytes, rel_path: str, limits: Limits) -> Document:
         front_metadata = FileMetadata()
@@ -406,6 +409,9 @@ class _PageWalker:
         self.definitions = 0
         """How many ``<dd>`` enclose the element being read (an entry in a class's is its
         member)."""
+        self.open_entries: list[tuple[int, int]] = []
+        """Entries whose definition is being read: (place in ``entries``, the ``<dd>`` depth
+        of their term)."""
         self.paragraph = _Paragraph()
         self.lists: list[list[int]] = []
         """Open lists, innermost last: [next number] for ``<ol>``, [] for ``<ul>``."""
@@ -430,6 +436,7 @@ class _PageWalker:
             else:
                 self.paragraph.pieces.append(element.tail or "")
         self.flush()
+        self._close_entries(0)
 
     def _start(self, element: HtmlElement) -> bool:
         """Open an element; False when it was read whole (its children are not walked)."""
@@ -487,6 +494,7 @@ class _PageWalker:
         elif tag == "dd":
             self.flush()
             self.definitions -= 1
+            self._close_entries(self.definitions)
         elif tag in BLOCK_TAGS:
             self.flush()
 
@@ -523,9 +531,18 @@ class _PageWalker:
             self._reference(line, kind, raw)
         if lines is not None and self.entry is not None:
             (level, title), self.entry = self.entry, None
+            self._close_entries(self.definitions)  # a term before it had no definition
+            self.open_entries.append((len(self.entries), self.definitions))
             self.entries.append(
                 Heading(self.builder.block_start, level, title, self.builder.length)
             )
+
+    def _close_entries(self, depth: int) -> None:
+        """End, where the text stands now, the entries of terms at ``depth`` ``<dd>`` or
+        deeper: their definitions have been read."""
+        while self.open_entries and self.open_entries[-1][1] >= depth:
+            place, _depth = self.open_entries.pop()
+            self.entries[place] = replace(self.entries[place], end=self.builder.length)
 
     def _table(self, table: HtmlElement) -> None:
         rows: list[list[str]] = []
