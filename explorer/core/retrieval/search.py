@@ -810,9 +810,8 @@ def group_files(
             if chunk is None:  # removed between the two reads
                 continue
             snippet, highlights = make_snippet(chunk.text, terms)
-            passage = _passage(candidate, chunk, snippet, highlights)
-            passage.entry = _entry_named(chunk, terms)
-            passages.append(passage)
+            entry = _entry_named(chunk, terms)
+            passages.append(_passage(candidate, chunk, snippet, highlights, entry))
         if passages:
             summary = summaries.get(path) or FileSummary("")
             hits.append(
@@ -857,6 +856,7 @@ def _passage(
     chunk: StoredChunk,
     snippet: str,
     highlights: list[tuple[int, int]],
+    entry: str,
 ) -> Passage:
     return Passage(
         chunk_id=candidate.chunk_id,
@@ -884,4 +884,5 @@ def _passage(
         ),
         fused=round(candidate.fused, 6),
         page=chunk.page,
+        entry=entry,
     )
