@@ -32,15 +32,29 @@ def fit_name(name: str, width: int) -> str:
     return f"{head}{ELLIPSIS}{tail}"
 
 
-def fit_tail(text: str, width: int) -> str:
-    """``text`` in at most ``width`` cells, its start given up first (``…ctories > os.walk``):
-    for a label whose end says the most."""
-    if cell_len(text) <= width or width < 2:
-        return text
-    tail = text[len(text) - (width - 1) :]
-    while cell_len(tail) > width - 1:
-        tail = tail[1:]
-    return f"{ELLIPSIS}{tail}"
+def fit_label(heading: str, entry: str, width: int) -> str:
+    """``heading > entry`` in at most ``width`` cells: the heading gives up its start first
+    (``…ctories > os.walk``), then goes; an entry too long alone (a Texinfo signature) is cut
+    at its end."""
+    label = f"{heading} > {entry}" if heading else entry
+    if cell_len(label) <= width:
+        return label
+    room = width - cell_len(entry) - 3  # " > "
+    if heading and room >= MIN_HEADING_CELLS:
+        tail = heading[len(heading) - (room - 1) :]
+        while cell_len(tail) > room - 1:
+            tail = tail[1:]
+        return f"{ELLIPSIS}{tail} > {entry}"
+    if cell_len(entry) <= width:
+        return entry
+    cut = entry[: max(width - 1, 0)]
+    while cut and cell_len(cut) > width - 1:
+        cut = cut[:-1]
+    return f"{cut}{ELLIPSIS}"
+
+
+MIN_HEADING_CELLS = 8
+"""The least of a heading worth showing before an entry (else the entry stands alone)."""
 
 
 def middle_path(path: str, width: int) -> str:

@@ -354,18 +354,27 @@ def test_a_result_deep_in_folders_keeps_its_file_name():
 
 def test_a_result_in_an_api_manual_names_its_entry_and_keeps_it_when_cut():
     """A passage of a manual's page of functions names the entry its words stand in after its
-    section; on a narrow pane the sections give way, never the entry."""
+    section; on a narrow pane the sections give way first, and an entry too long alone (a
+    Texinfo signature) is cut at its end, so the name stays."""
     from explorer.core.retrieval.search import FileHit, Passage
 
     heading = "os — Miscellaneous operating system interfaces > Files and Directories"
     passage = Passage("c1", heading, 2588, 2602, 0, 90, 0.91, "Generate the file names", [])
     passage.entry = "os.walk"
-    hit = FileHit(
-        "library/os.html", "os — Miscellaneous operating system interfaces", 0.91, [passage]
-    )
+    title = "os — Miscellaneous operating system interfaces"
+    hit = FileHit("library/os.html", title, 0.91, [passage])
     wide = [line.plain for line in hit_lines(hit, 120)]
     assert "Files and Directories > os.walk  L2588" in wide[0], wide
-    for width in (50, 60, 80):
+    for width in (40, 50, 60, 80):
         lines = [line.plain for line in hit_lines(hit, width)]
         where = next(line for line in lines if "L2588" in line)
-        assert "> os.walk  L2588" in where and len(where) <= width, lines
+        assert "os.walk  L2588" in where and len(where) <= width, lines
+    narrow = [line.plain for line in hit_lines(hit, 34)][1]
+    assert narrow.startswith("  …") and narrow.endswith("Directories > os.walk  L2588"), narrow
+
+    signature = "Function: ffi_status ffi_prep_cif (ffi_cif *cif, ffi_abi abi, unsigned int nargs)"
+    passage.entry = signature
+    lines = [line.plain for line in hit_lines(hit, 60)]
+    where = next(line for line in lines if "L2588" in line)
+    assert where.startswith("  Function: ffi_status ffi_prep_cif") and "…  L2588" in where, lines
+    assert len(where) <= 60

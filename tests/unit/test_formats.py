@@ -328,6 +328,32 @@ def test_an_entry_ends_where_its_definition_ends_and_each_passage_knows_its_entr
     assert not any(c.entries for c in markdown.chunks)
 
 
+def test_a_texinfo_manuals_functions_are_entries_named_without_their_permalink():
+    """Texinfo writes a function as a term of a ``<dl class="def">``: version 7 marks its name
+    (``def-name``), which names the entry; version 6 does not, so the whole term does, without
+    the permalink's pilcrow."""
+    seven = (
+        '<dl class="first-deftypefn"><dt class="deftypefn" id="index-ffi_005fcall">'
+        '<span class="category-def">Function: </span><span><code class="def-type">void</code> '
+        '<strong class="def-name">ffi_call</strong> <code class="def-code-arguments">'
+        '(ffi_cif *cif, void *fn)</code><a class="copiable-link" href="#index-ffi_005fcall">'
+        " &para;</a></span></dt><dd><p>Call a function.</p></dd></dl>"
+    )
+    six = (
+        '<dl class="def"><dt id="index-ffi_005fstatus"><span class="category">Function: </span>'
+        "<span><strong>ffi_status</strong> <em>ffi_prep_cif (ffi_cif *<var>cif</var>)</em>"
+        "<a href='#index-ffi_005fstatus' class='copiable-anchor'> &para;</a></span></dt>"
+        "<dd><p>Prepare a call interface.</p></dd></dl>"
+    )
+    for page, title in (
+        (seven, "ffi_call"),
+        (six, "Function: ffi_status ffi_prep_cif (ffi_cif *cif)"),
+    ):
+        html = f"<body><h1>The Basics</h1>{page}</body>"
+        _fmt, document = extract("html", html, "The-Basics.html")
+        assert [entry.title for entry in document.entries] == [title]
+
+
 def test_the_preview_outline_of_an_api_page_holds_its_entries_in_order(tmp_path):
     (tmp_path / "csv.html").write_text(API_PAGE, encoding="utf-8")
     page = preview_document("csv.html", tmp_path / "csv.html")

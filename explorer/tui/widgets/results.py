@@ -26,7 +26,7 @@ from textual.strip import Strip
 from explorer.core.models import SearchMode
 from explorer.core.safe_text import safe_label, safe_name, safe_spans, safe_text
 from explorer.tui.messages import OpenFile
-from explorer.tui.text_fit import fit_tail, middle_path
+from explorer.tui.text_fit import fit_label, middle_path
 
 if TYPE_CHECKING:
     from explorer.core.retrieval.search import FileHit, Passage, SearchResponse
@@ -95,9 +95,12 @@ def hit_lines(hit: FileHit, width: int) -> list[Content]:
     best = hit.passages[0]
     others = ", ".join(_place(p) for p in hit.passages[1:])
     place = f"  {_place(best)}"
-    label = safe_label(short_heading(best.label, hit.title)) or "(top)"
-    if best.entry:  # a manual's entry ends the label: keep it, give up the sections above
-        label = fit_tail(label, width - len(INDENT) - len(place))
+    if best.entry:  # a manual's entry ends the label: the sections above give way first
+        section = safe_label(short_heading(best.heading, hit.title))
+        room = width - len(INDENT) - len(place)
+        label = fit_label(section, safe_label(best.entry), room)
+    else:
+        label = safe_label(short_heading(best.heading, hit.title)) or "(top)"
     heading = Content.assemble((label, HEADING_STYLE), (place, MUTED_STYLE))
     where = heading + Content.styled(f"  (also {others})" if others else "", MUTED_STYLE)
     if path.cell_length + len(INDENT) + heading.cell_length <= width:

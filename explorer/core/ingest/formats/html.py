@@ -100,8 +100,9 @@ DEEP_KEPT_TAGS = frozenset(
 )
 """Elements built in a page nested too deep to read whole (see :data:`FLAT_DEPTH`), with the
 skipped ones and chrome; the others (``div``, ``span``...) only contain."""
-ENTRY_NAME_CLASSES = frozenset({"sig-prename", "sig-name", "descclassname", "descname"})
-"""The parts of a Sphinx signature that name its object (``csv.`` and ``DictReader``)."""
+ENTRY_NAME_CLASSES = frozenset({"sig-prename", "sig-name", "descclassname", "descname", "def-name"})
+"""The parts of a signature that name its object: Sphinx's (``csv.`` and ``DictReader``),
+Texinfo 7's (``ffi_call``)."""
 NOT_ENTRY_LISTS = frozenset({"footnote", "citation", "field-list"})
 """Kinds of ``<dl>`` whose anchored terms are no entries (a footnote's number)."""
 MAX_ENTRY_CHARS = 80
@@ -391,6 +392,7 @@ def _entry_title(term: HtmlElement) -> str:
         and not ENTRY_NAME_CLASSES.isdisjoint(str(part.get("class") or "").split())
     ]
     title = " ".join("".join(parts).split()) or " ".join(_text_of(term).split())
+    title = title.rstrip("¶ ")  # a permalink's mark (Texinfo's ``copiable-anchor``)
     if len(title) > MAX_ENTRY_CHARS:
         title = title[:MAX_ENTRY_CHARS].rsplit(" ", 1)[0] + "…"
     return title if any(ch.isalnum() for ch in title) else ""
