@@ -35,11 +35,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import explorer.core.retrieval.search as search_module
-from explorer.core.ingest.documents import entry_at
+from explorer.core.ingest.documents import EntrySpan, entry_at
 from explorer.core.models import SearchMode
 from explorer.core.retrieval.query import query_terms, word_matches
-from explorer.core.retrieval.search import SearchRequest, search
+from explorer.core.retrieval.search import SearchRequest, named_entry, search
 from explorer.core.store.index import Index
 from explorer.core.store.manifest_records import StoredChunk, entries_from_json
 from explorer.settings.config import Settings
@@ -71,6 +70,10 @@ def questions(database: Path, sample: int, seed: int) -> list[tuple[str, str, st
     return [(path, title, found[(path, title)]) for path, title in drawn]
 
 
+def _title(entry: EntrySpan | None) -> str:
+    return entry.title if entry is not None else ""
+
+
 def first_match(chunk: StoredChunk, terms: Sequence[str]) -> str:
     hits = word_matches(chunk.text, terms)
     line = chunk.start_line + (chunk.text.count("\n", 0, hits[0][0]) if hits else 0)
@@ -84,7 +87,7 @@ def passage_start(chunk: StoredChunk, terms: Sequence[str]) -> str:
 
 
 RULES: dict[str, Callable[[StoredChunk, Sequence[str]], str]] = {
-    "most words": search_module._entry_named,
+    "most words": lambda chunk, terms: _title(named_entry(chunk, terms)),
     "first match": first_match,
     "passage start": passage_start,
 }
@@ -117,7 +120,7 @@ def run(index: Index, asked: list[tuple[str, str, str]], mode: SearchMode) -> di
         terms = list(request.parsed.terms) or query_terms(sentence)
         started = time.perf_counter()
         for passage in passages:
-            search_module._entry_named(chunks[passage.chunk_id], terms)
+            named_entry(chunks[passage.chunk_id], terms)
         naming.append(time.perf_counter() - started)
         chunk = chunks[passages[0].chunk_id]
         right = holders(chunk, sentence) | {title}

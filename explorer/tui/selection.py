@@ -55,7 +55,7 @@ class Selection:
         marked passage, else the line at the top of the preview)."""
         focused = self.screen.focused
         if isinstance(focused, ResultsList) and (hit := focused.highlighted_hit) is not None:
-            return hit.path, hit.passages[0].start_line if hit.passages else None
+            return hit.path, hit.passages[0].opens_at if hit.passages else None
         if isinstance(focused, FileTree):
             node = focused.cursor_node
             if node is not None and node.data is not None and not node.data.is_dir:

@@ -277,6 +277,28 @@ async def test_enter_opens_result_at_its_passage_in_markdown_and_code(sample_cop
             assert view.top_line > 1
 
 
+async def test_a_result_opens_at_the_line_inside_its_passage_it_names(sample_copy, app_for):
+    """A result in an API manual names an entry whose signature stands inside its passage
+    (``os.walk`` below the end of ``os.utime``): the preview opens there, the whole passage
+    marked, rather than at the passage's first line; n/N go on from the passage."""
+    app = app_for(sample_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        code = "src/tern/config.py"
+        screen.open_file(code, [(20, 120), (200, 210)], 90)
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        view = screen.preview.query_one(TextView)
+        assert screen.preview.passage == (20, 120)
+        assert view.top_line == 87  # the line named, three rows down, as a passage's start
+        screen.open_file(code, [(20, 120), (200, 210)], 20)
+        await wait_for(pilot, lambda: view.top_line == 17, what="the passage's start")
+        view.focus()
+        await pilot.press("n")
+        await wait_for(pilot, lambda: screen.preview.passage == (200, 210), what="n")
+        assert view.top_line == 197
+
+
 async def test_related_sidebar_follows_the_open_file(sample_copy, app_for):
     app = app_for(sample_copy)
     async with app.run_test(size=SIZE) as pilot:

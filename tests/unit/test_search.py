@@ -718,13 +718,21 @@ def test_a_result_in_an_api_page_names_the_entry_its_words_stand_in(tmp_path):
             response = run(index, query, mode=SearchMode.KEYWORD)
             hit = next(hit for hit in response.results if hit.path == "library/csv.html")
             assert hit.passages[0].entry == entry, query
-            assert hit.passages[0].label.endswith(f" > {entry}"), hit.passages[0].label
+            passage = hit.passages[0]
+            assert passage.label.endswith(f" > {entry}"), passage.label
+            # The result opens at the entry's signature, inside its passage.
+            [chunk] = index.keywords.chunks_by_id([passage.chunk_id]).values()
+            signature = chunk.text.split("\n")[passage.opens_at - chunk.start_line]
+            assert entry.split(" ")[0].split(".")[-1] in signature, signature
             data = SearchAnswer.build(AgentAnswer(response, ContextOptions())).to_json()
             shown = next(h for h in data["results"] if h["path"] == "library/csv.html")
             assert shown["passages"][0]["entry"] == entry
         response = run(index, "reader object of my own", mode=SearchMode.KEYWORD)
         assert response.results[0].path == "notes.md"
         assert response.results[0].passages[0].entry == ""
+        assert (
+            response.results[0].passages[0].opens_at == response.results[0].passages[0].start_line
+        )
         data = SearchAnswer.build(AgentAnswer(response, ContextOptions())).to_json()
         assert "entry" not in data["results"][0]["passages"][0]
     finally:
@@ -746,9 +754,13 @@ def test_a_passage_matched_by_meaning_alone_names_the_entry_that_fills_most_of_i
             "c", "os.html", 0, "Files", 10, 30, 0, len(text), text, "", None, entries
         )
 
-    assert search_module._entry_named(chunk(walk, member), ["tree"]) == "Walker.step"
-    assert search_module._entry_named(chunk(walk), ["tree"]) == "os.walk"
+    def named(passage: StoredChunk, terms: list[str]) -> str | None:
+        entry = search_module.named_entry(passage, terms)
+        return entry.title if entry is not None else None
+
+    assert named(chunk(walk, member), ["tree"]) == "Walker.step"
+    assert named(chunk(walk), ["tree"]) == "os.walk"
     short = [EntrySpan(f"os.O_{n}", 10 + 2 * n, 11 + 2 * n) for n in range(10)]
-    assert search_module._entry_named(chunk(*short), ["tree"]) == ""
-    assert search_module._entry_named(chunk(*short), ["14"]) == "os.O_2"
-    assert search_module._entry_named(chunk(walk, fwalk), []) == "os.walk"
+    assert named(chunk(*short), ["tree"]) is None
+    assert named(chunk(*short), ["14"]) == "os.O_2"
+    assert named(chunk(walk, fwalk), []) == "os.walk"

@@ -96,6 +96,14 @@ class Passage:
     entry: str = ""
     """The reference entry its matching words stand in (``os.walk`` in a manual's page of
     functions), or the one it starts in; empty outside an API manual's entries."""
+    entry_line: int | None = None
+    """The line of that entry's term (its signature) when it stands in the passage."""
+
+    @property
+    def opens_at(self) -> int:
+        """The line a reader is taken to: the named entry's signature when the passage holds
+        it, else the passage's first line."""
+        return self.start_line if self.entry_line is None else self.entry_line
 
     @property
     def label(self) -> str:
@@ -810,7 +818,7 @@ def group_files(
             if chunk is None:  # removed between the two reads
                 continue
             snippet, highlights = make_snippet(chunk.text, terms)
-            entry = _entry_named(chunk, terms)
+            entry = named_entry(chunk, terms)
             passages.append(_passage(candidate, chunk, snippet, highlights, entry))
         if passages:
             summary = summaries.get(path) or FileSummary("")
@@ -827,12 +835,12 @@ def group_files(
     return hits
 
 
-def _entry_named(chunk: StoredChunk, terms: Sequence[str]) -> str:
+def named_entry(chunk: StoredChunk, terms: Sequence[str]) -> EntrySpan | None:
     """The entry of ``chunk`` its matching words stand in: the one holding the most of the
     query's words (a member rather than its class, where it holds them); without a word
     matched, the one that holds most of the passage."""
     if not chunk.entries:
-        return ""
+        return None
     text, found = chunk.text, dict[EntrySpan, tuple[set[str], int]]()
     for start, end in word_matches(text, terms):
         entry = entry_at(chunk.entries, chunk.start_line + text.count("\n", 0, start))
@@ -841,14 +849,13 @@ def _entry_named(chunk: StoredChunk, terms: Sequence[str]) -> str:
             words.add(text[start:end].casefold())
             found[entry] = (words, count + 1)
     if found:
-        best = max(found, key=lambda entry: (len(found[entry][0]), found[entry][1]))
-        return best.title
+        return max(found, key=lambda entry: (len(found[entry][0]), found[entry][1]))
     lines = chunk.end_line - chunk.start_line + 1
     for entry in reversed(chunk.entries):  # the innermost: a member before its class
         held = min(entry.end_line, chunk.end_line) - max(entry.start_line, chunk.start_line) + 1
         if 2 * held >= lines:
-            return entry.title
-    return ""
+            return entry
+    return None
 
 
 def _passage(
@@ -856,7 +863,7 @@ def _passage(
     chunk: StoredChunk,
     snippet: str,
     highlights: list[tuple[int, int]],
-    entry: str,
+    entry: EntrySpan | None,
 ) -> Passage:
     return Passage(
         chunk_id=candidate.chunk_id,
@@ -884,5 +891,10 @@ def _passage(
         ),
         fused=round(candidate.fused, 6),
         page=chunk.page,
-        entry=entry,
+        entry=entry.title if entry is not None else "",
+        entry_line=(
+            entry.start_line
+            if entry is not None and chunk.start_line <= entry.start_line <= chunk.end_line
+            else None
+        ),
     )

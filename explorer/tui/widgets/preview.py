@@ -275,6 +275,8 @@ class Preview(Vertical):
         self._token = 0
         self._focus_when_loaded = False
         self._arrive_at: int | None = None
+        self._open_at: int | None = None
+        """A line inside the first passage to show rather than its start, when it opens."""
         """Show this line at the top once loaded (history), instead of the passage."""
         self._note = ""
         self._document: PreviewDocument | None = None
@@ -343,10 +345,13 @@ class Preview(Vertical):
         self.path = path
         spans = sorted(set(passages or []))
         index = 0
+        self._open_at = None
         if line is not None:
             holding = [i for i, (start, end) in enumerate(spans) if start <= line <= end]
             if holding:
                 index = holding[0]
+                if line > spans[index][0]:  # a place inside it: an API entry's signature
+                    self._open_at = line
             else:
                 spans = sorted([*spans, (line, line)])
                 index = spans.index((line, line))
@@ -865,7 +870,8 @@ class Preview(Vertical):
             # Just made visible: wait for the layout to give it a size before scrolling.
             self.call_after_refresh(self._arrive, token, note, tries + 1)
             return
-        self._mark(scroll=self._arrive_at is None)
+        self._mark(scroll=self._arrive_at is None, at=self._open_at)
+        self._open_at = None
         self.loaded = True
         if self._arrive_at is not None:
             self.go_to_line(self._arrive_at)
@@ -905,7 +911,8 @@ class Preview(Vertical):
         ]
         return before[-1:]
 
-    def _mark(self, scroll: bool = True) -> None:
+    def _mark(self, scroll: bool = True, at: int | None = None) -> None:
+        """Mark the passage; with ``scroll``, show its start (or the line ``at`` inside it)."""
         passage = self.passage
         if self.kind == "markdown":
             markdown = self._markdown()
@@ -918,14 +925,15 @@ class Preview(Vertical):
             blocks = self._blocks_of(*passage)
             for block in blocks:
                 block.add_class("-passage")
-            if blocks and scroll:
+            shown = (self._blocks_of(at, at) if at is not None else []) or blocks
+            if shown and scroll:
                 scroller = self.query_one("#preview-markdown", VerticalScroll)
-                scroller.scroll_to_widget(blocks[0], animate=False, top=True, immediate=True)
+                scroller.scroll_to_widget(shown[0], animate=False, top=True, immediate=True)
         elif self.kind in ("code", "text"):
             view = self.query_one(TextView)
             view.set_passage(passage)
             if passage is not None and scroll:
-                view.scroll_to_line(passage[0])
+                view.scroll_to_line(passage[0] if at is None else at)
 
     def _subtitle(self, wrapped: str) -> None:
         parts = []

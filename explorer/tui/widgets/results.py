@@ -306,7 +306,7 @@ class ResultsList(ScrollView, can_focus=True):
         if self.highlighted is not None and self.highlighted < len(self.hits):
             hit = self.hits[self.highlighted]
             spans = tuple((p.start_line, p.end_line) for p in hit.passages)
-            line = spans[0][0] if spans else None
+            line = hit.passages[0].opens_at if hit.passages else None
             self.post_message(OpenFile(hit.path, line, spans))
 
     # -- layout -------------------------------------------------------------------------------
