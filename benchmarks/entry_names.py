@@ -10,8 +10,9 @@ function does types. The search is held to the entry's page (``path:``), so ever
 answered by a passage of it; what is measured is the name the result gives that passage.
 
 For each rule of naming, how often the passage is named by the asked entry (*right*), by
-another (*other*), or by none (*none*). A sentence several entries share word for word counts
-right for any of them. The rules:
+another (*other*), or by none (*none*), of the questions whose first passage holds the entry (a
+passage without it, *passage without it*, no rule can name right). A sentence several entries
+share word for word counts right for any of them. The rules:
 
 - ``most words`` (explorer): the innermost entry holding the most of the query's words, else
   the innermost holding half the passage;
@@ -103,7 +104,9 @@ def holders(chunk: StoredChunk, sentence: str) -> set[str]:
     return held
 
 
-def run(index: Index, asked: list[tuple[str, str, str]], mode: SearchMode) -> dict:
+def run(
+    index: Index, asked: list[tuple[str, str, str]], mode: SearchMode, show: bool = False
+) -> dict:
     outcome: dict[str, Counter[str]] = {rule: Counter() for rule in RULES}
     searching, naming = [], []
     for path, title, sentence in asked:
@@ -124,10 +127,16 @@ def run(index: Index, asked: list[tuple[str, str, str]], mode: SearchMode) -> di
         naming.append(time.perf_counter() - started)
         chunk = chunks[passages[0].chunk_id]
         right = holders(chunk, sentence) | {title}
+        if not right & {entry.title for entry in chunk.entries}:
+            for counts in outcome.values():
+                counts["passage without it"] += 1  # no rule can name it right
+            continue
         for rule, name in RULES.items():
             named = name(chunk, terms)
             verdict = "right" if named in right else "none" if not named else "other"
             outcome[rule][verdict] += 1
+            if show and rule == "most words" and verdict != "right":
+                print(f"  [{mode}] {path} asked {title!r}, named {named!r}: {sentence[:90]}")
     return {
         "questions": len(asked),
         "rules": {rule: dict(counts) for rule, counts in outcome.items()},
@@ -145,11 +154,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=54)
     parser.add_argument("--mode", nargs="+", default=["keyword", "hybrid"])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--misses", action="store_true", help="print each question misnamed")
     args = parser.parse_args()
     index = Index.open_existing(Settings.for_root(args.root.resolve(), args.index_dir))
     try:
         asked = questions(index.keywords.path, args.sample, args.seed)
-        report = {mode: run(index, asked, SearchMode(mode)) for mode in args.mode}
+        report = {mode: run(index, asked, SearchMode(mode), args.misses) for mode in args.mode}
     finally:
         index.close()
     if args.json:

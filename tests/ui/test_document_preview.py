@@ -365,10 +365,12 @@ def test_a_result_in_an_api_manual_names_its_entry_and_keeps_it_when_cut():
     hit = FileHit("library/os.html", title, 0.91, [passage])
     wide = [line.plain for line in hit_lines(hit, 120)]
     assert "Files and Directories > os.walk  L2588" in wide[0], wide
+    hit.passages.append(Passage("c2", heading, 2600, 2620, 0, 90, 0.8, "Walk the tree", []))
     for width in (40, 50, 60, 80):
         lines = [line.plain for line in hit_lines(hit, width)]
         where = next(line for line in lines if "L2588" in line)
         assert "os.walk  L2588" in where and len(where) <= width, lines
+        assert where.endswith(("L2588", "(also L2600)")), lines  # its line whole, not cut
     narrow = [line.plain for line in hit_lines(hit, 34)][1]
     assert narrow.startswith("  …") and narrow.endswith("Directories > os.walk  L2588"), narrow
 

@@ -94,16 +94,22 @@ def hit_lines(hit: FileHit, width: int) -> list[Content]:
         return [_cut(path, width)]
     best = hit.passages[0]
     others = ", ".join(_place(p) for p in hit.passages[1:])
+    also = f"  (also {others})" if others else ""
     place = f"  {_place(best)}"
     if best.entry:  # a manual's entry ends the label: the sections above give way first
-        section = safe_label(short_heading(best.heading, hit.title))
+        top = best.heading == hit.title  # the page's own title: the path says it
+        section = "" if top else safe_label(short_heading(best.heading, hit.title))
         room = width - len(INDENT) - len(place)
         label = fit_label(section, safe_label(best.entry), room)
     else:
         label = safe_label(short_heading(best.heading, hit.title)) or "(top)"
     heading = Content.assemble((label, HEADING_STYLE), (place, MUTED_STYLE))
-    where = heading + Content.styled(f"  (also {others})" if others else "", MUTED_STYLE)
-    if path.cell_length + len(INDENT) + heading.cell_length <= width:
+    one_line = path.cell_length + len(INDENT) + heading.cell_length <= width
+    before = path.cell_length if one_line else 0
+    if best.entry and before + len(INDENT) + heading.cell_length + len(also) > width:
+        also = ""  # the entry and its line whole, rather than the other passages' lines cut
+    where = heading + Content.styled(also, MUTED_STYLE)
+    if one_line:
         lines = [_cut(path + INDENT + where, width)]
     else:
         lines = [_cut(path, width), _cut(INDENT + where, width)]
