@@ -33,28 +33,23 @@ def fit_name(name: str, width: int) -> str:
 
 
 def fit_label(heading: str, entry: str, width: int) -> str:
-    """``heading > entry`` in at most ``width`` cells: the heading gives up its start first
-    (``…ctories > os.walk``), then goes; an entry too long alone (a Texinfo signature) is cut
-    at its end."""
+    """``heading > entry`` in at most ``width`` cells: the heading gives up its outer
+    sections first (``… > Files and Directories > os.walk``), then goes; an entry too long
+    alone (a Texinfo signature) is cut at its end."""
     label = f"{heading} > {entry}" if heading else entry
     if cell_len(label) <= width:
         return label
-    room = width - cell_len(entry) - 3  # " > "
-    if heading and room >= MIN_HEADING_CELLS:
-        tail = heading[len(heading) - (room - 1) :]
-        while cell_len(tail) > room - 1:
-            tail = tail[1:]
-        return f"{ELLIPSIS}{tail} > {entry}"
+    parts = heading.split(" > ") if heading else []
+    for first in range(1, len(parts)):
+        label = f"{ELLIPSIS} > {' > '.join(parts[first:])} > {entry}"
+        if cell_len(label) <= width:
+            return label
     if cell_len(entry) <= width:
         return entry
     cut = entry[: max(width - 1, 0)]
     while cut and cell_len(cut) > width - 1:
         cut = cut[:-1]
     return f"{cut}{ELLIPSIS}"
-
-
-MIN_HEADING_CELLS = 8
-"""The least of a heading worth showing before an entry (else the entry stands alone)."""
 
 
 def middle_path(path: str, width: int) -> str:

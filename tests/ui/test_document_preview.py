@@ -357,6 +357,7 @@ def test_a_result_in_an_api_manual_names_its_entry_and_keeps_it_when_cut():
     section; on a narrow pane the sections give way first, and an entry too long alone (a
     Texinfo signature) is cut at its end, so the name stays."""
     from explorer.core.retrieval.search import FileHit, Passage
+    from explorer.tui.text_fit import fit_label
 
     heading = "os — Miscellaneous operating system interfaces > Files and Directories"
     passage = Passage("c1", heading, 2588, 2602, 0, 90, 0.91, "Generate the file names", [])
@@ -371,8 +372,13 @@ def test_a_result_in_an_api_manual_names_its_entry_and_keeps_it_when_cut():
         where = next(line for line in lines if "L2588" in line)
         assert "os.walk  L2588" in where and len(where) <= width, lines
         assert where.endswith(("L2588", "(also L2600)")), lines  # its line whole, not cut
-    narrow = [line.plain for line in hit_lines(hit, 34)][1]
-    assert narrow.startswith("  …") and narrow.endswith("Directories > os.walk  L2588"), narrow
+    assert [line.plain for line in hit_lines(hit, 50)][1] == (
+        "  Files and Directories > os.walk  L2588"
+    )
+    assert [line.plain for line in hit_lines(hit, 30)][1] == "  os.walk  L2588  (also L2600)"
+    deep = "Library > os > Files and Directories"
+    assert fit_label(deep, "os.walk", 36) == "… > Files and Directories > os.walk"
+    assert fit_label(deep, "os.walk", 20) == "os.walk"
 
     signature = "Function: ffi_status ffi_prep_cif (ffi_cif *cif, ffi_abi abi, unsigned int nargs)"
     passage.entry = signature
