@@ -20,7 +20,8 @@ share word for word counts right for any of them. The rules:
 - ``passage start``: the entry holding the passage's first line (what a result could name
   without the query).
 
-Also the time naming takes per search (all its passages), against the search itself.
+Also the time naming takes per search (its first file's passages, the words found once for
+snippet and name), against the search itself.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from pathlib import Path
 
 from explorer.core.ingest.documents import EntrySpan, entry_at
 from explorer.core.models import SearchMode
-from explorer.core.retrieval.query import query_terms, word_matches
+from explorer.core.retrieval.query import query_terms, snippet_and_matches, word_matches
 from explorer.core.retrieval.search import SearchRequest, named_entry, search
 from explorer.core.store.index import Index
 from explorer.core.store.manifest_records import StoredChunk, entries_from_json
@@ -88,7 +89,7 @@ def passage_start(chunk: StoredChunk, terms: Sequence[str]) -> str:
 
 
 RULES: dict[str, Callable[[StoredChunk, Sequence[str]], str]] = {
-    "most words": lambda chunk, terms: _title(named_entry(chunk, terms)),
+    "most words": lambda chunk, terms: _title(named_entry(chunk, word_matches(chunk.text, terms))),
     "first match": first_match,
     "passage start": passage_start,
 }
@@ -123,7 +124,8 @@ def run(
         terms = list(request.parsed.terms) or query_terms(sentence)
         started = time.perf_counter()
         for passage in passages:
-            named_entry(chunks[passage.chunk_id], terms)
+            chunk = chunks[passage.chunk_id]
+            named_entry(chunk, snippet_and_matches(chunk.text, terms)[2])
         naming.append(time.perf_counter() - started)
         chunk = chunks[passages[0].chunk_id]
         right = holders(chunk, sentence) | {title}

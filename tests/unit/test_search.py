@@ -14,7 +14,7 @@ from explorer.core.indexing.indexer import Indexer
 from explorer.core.models import SearchMode
 from explorer.core.retrieval import search as search_module
 from explorer.core.retrieval.agent_context import AgentAnswer, ContextOptions
-from explorer.core.retrieval.query import QueryError, query_terms
+from explorer.core.retrieval.query import QueryError, query_terms, word_matches
 from explorer.core.retrieval.search import SearchRequest, VectorLeg, search
 from explorer.core.store.index import Index
 from explorer.settings.config import Settings
@@ -755,7 +755,7 @@ def test_a_passage_matched_by_meaning_alone_names_the_entry_that_fills_most_of_i
         )
 
     def named(passage: StoredChunk, terms: list[str]) -> str | None:
-        entry = search_module.named_entry(passage, terms)
+        entry = search_module.named_entry(passage, word_matches(passage.text, terms))
         return entry.title if entry is not None else None
 
     assert named(chunk(walk, member), ["tree"]) == "Walker.step"

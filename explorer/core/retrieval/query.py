@@ -482,9 +482,18 @@ def make_snippet(
     the keyword leg matches, case and accents aside. Returns (snippet, [(start, end), ...] spans
     within the snippet).
     """
+    snippet, spans, _matches = snippet_and_matches(text, terms, width)
+    return snippet, spans
+
+
+def snippet_and_matches(
+    text: str, terms: Sequence[str], width: int = SNIPPET_WIDTH
+) -> tuple[str, list[tuple[int, int]], list[tuple[int, int]]]:
+    """:func:`make_snippet`'s snippet and spans, and every match of the query's words in
+    ``text`` (:func:`word_matches`), found once for both."""
     hits, best_start = _densest_run(text, terms, width)
     if not hits:
-        return _shorten(fold_runs(text), width), []
+        return _shorten(fold_runs(text), width), [], []
     lead = max(0, best_start - width // 4)
     if lead:
         # Start at a word: the nearest white space before ``lead``, unless it is so far back that
@@ -495,7 +504,7 @@ def make_snippet(
     prefix = "…" if lead else ""
     suffix = "…" if lead + width < len(text) else ""
     snippet, spans = _collapse(window, [(s - lead, e - lead) for s, e in hits], len(prefix))
-    return prefix + snippet + suffix, spans
+    return prefix + snippet + suffix, spans, hits
 
 
 def word_matches(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:

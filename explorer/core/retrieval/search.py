@@ -48,8 +48,7 @@ from explorer.core.retrieval.query import (
     Query,
     QueryError,
     coverage,
-    make_snippet,
-    word_matches,
+    snippet_and_matches,
 )
 from explorer.core.safe_text import quoted
 from explorer.core.settings import IndexSettings
@@ -817,8 +816,8 @@ def group_files(
             chunk = chunks.get(candidate.chunk_id)
             if chunk is None:  # removed between the two reads
                 continue
-            snippet, highlights = make_snippet(chunk.text, terms)
-            entry = named_entry(chunk, terms)
+            snippet, highlights, matches = snippet_and_matches(chunk.text, terms)
+            entry = named_entry(chunk, matches)
             passages.append(_passage(candidate, chunk, snippet, highlights, entry))
         if passages:
             summary = summaries.get(path) or FileSummary("")
@@ -835,15 +834,21 @@ def group_files(
     return hits
 
 
-def named_entry(chunk: StoredChunk, terms: Sequence[str]) -> EntrySpan | None:
-    """The entry of ``chunk`` its matching words stand in: the one holding the most of the
-    query's words (a member rather than its class, where it holds them); without a word
-    matched, the one that holds most of the passage."""
+def named_entry(chunk: StoredChunk, matches: Sequence[tuple[int, int]]) -> EntrySpan | None:
+    """The entry of ``chunk`` its matching words stand in (``matches``: where the query's
+    words stand in its text, :func:`~explorer.core.retrieval.query.word_matches`): the one
+    holding the most of them (a member rather than its class, where it holds them); without a
+    word matched, the one that holds most of the passage."""
     if not chunk.entries:
         return None
     text, found = chunk.text, dict[EntrySpan, tuple[set[str], int]]()
-    for start, end in word_matches(text, terms):
-        entry = entry_at(chunk.entries, chunk.start_line + text.count("\n", 0, start))
+    line, counted, entry = chunk.start_line, 0, None
+    for start, end in matches:  # in order: lines counted once
+        before = line
+        line += text.count("\n", counted, start)
+        counted = start
+        if entry is None or line != before:
+            entry = entry_at(chunk.entries, line)
         if entry is not None:
             words, count = found.get(entry, (set(), 0))
             words.add(text[start:end].casefold())
