@@ -149,6 +149,62 @@ def test_an_mdoc_page_reads_as_the_same_sections_and_items():
         assert hidden not in text, hidden
 
 
+INSET_PAGE = r""".TH SHELL 1
+.SH SHELL BUILTIN COMMANDS
+.TP
+\fBcd\fP [\fIdir\fP]
+Change the current directory to dir.
+.TP
+\fBset\fP [\fB\-abe\fP] [\fB\-o\fP \fIoption\-name\fP]
+Set or unset values of shell options.
+.RS
+.TP 8
+.B \-a
+Each variable created is exported.
+.TP 8
+.B \-e
+Exit immediately on a failure.
+.RE
+Without options, set prints every variable.
+.TP
+.B 1.
+.PP
+A paragraph after the list.
+"""
+
+
+def test_an_items_tag_is_an_entry_of_the_page_and_its_description_its_body():
+    """Options, commands and variables (a ``.TP`` or ``.It`` item's tag) are the page's
+    entries: the outline lists them and a result names the one it stands in. An entry's body
+    is its description, an inset's items within it (``set``'s ``-a`` under ``set``); a
+    paragraph after the list belongs to none; a tag without a letter names nothing."""
+    document = read(INSET_PAGE.encode())
+    text = document.text
+    named = [(entry.level, entry.title) for entry in document.entries]
+    assert named == [(3, "cd [dir]"), (3, "set [-abe] [-o option-name]"), (4, "-a"), (4, "-e")]
+    body = {entry.title: text[entry.start : entry.end] for entry in document.entries}
+    assert body["cd [dir]"].rstrip().endswith("Change the current directory to dir.")
+    assert "Each variable created is exported." in body["set [-abe] [-o option-name]"]
+    assert "Without options, set prints every variable." in body["set [-abe] [-o option-name]"]
+    assert body["-a"].rstrip().endswith("Each variable created is exported.")
+    assert not any("A paragraph after the list." in b for b in body.values())
+
+    mdoc = read(MDOC_PAGE.encode())
+    assert [(e.level, e.title) for e in mdoc.entries] == [(3, "-v")]
+    assert mdoc.text[mdoc.entries[0].start : mdoc.entries[0].end].rstrip().endswith("sets.")
+
+
+def test_the_outline_of_a_page_lists_its_options(tmp_path):
+    page = write(tmp_path / "kettle.1", PAGE)
+    outline = [(entry.level, entry.title) for entry in preview_document("kettle.1", page).outline]
+    assert outline[-4:] == [
+        (3, "Options"),
+        (4, "-w, --whistle"),
+        (4, "-q, --quiet"),
+        (2, "SEE ALSO"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("roff", "words"),
     [
@@ -231,6 +287,11 @@ def test_a_tree_of_gzipped_pages_is_indexed_and_searched_in_its_languages(man_tr
         assert hits("点号") == ["zh_CN/man1/ls.1.gz"]
         [hit] = search(index, SearchRequest("whistle", mode=SearchMode.KEYWORD)).results
         assert hit.passages[0].heading.endswith("Options")
+        assert hit.passages[0].entry == "-w, --whistle"  # the option its words stand in
+        [hit] = search(index, SearchRequest("say nothing", mode=SearchMode.KEYWORD)).results
+        assert hit.passages[0].label.endswith("Options > -q, --quiet")
+        [hit] = search(index, SearchRequest("点号", mode=SearchMode.KEYWORD)).results
+        assert hit.passages[0].entry == "-a"
     finally:
         index.close()
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import ClassVar
 
 from explorer.core.ingest.documents import SkipReason
@@ -37,6 +38,7 @@ from explorer.core.ingest.file_reading import (
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limits, PreviewKind
 from explorer.core.ingest.formats.text_builder import TextBuilder
 from explorer.core.ingest.front_matter import FIELD_CAPS, FileMetadata
+from explorer.core.ingest.markup import Heading
 from explorer.core.ingest.references import FileReference, LinkSyntax, ReferenceKind
 
 MAN_SUFFIXES = (
@@ -120,6 +122,9 @@ MDOC_SYSTEMS = {
 """Macros that print a system's name (before the version they may be given)."""
 PUNCTUATION = frozenset({".", ",", ";", ":", ")", "]", "?", "!"})
 """An mdoc argument that closes up to the word before it."""
+MAX_ENTRY_CHARS = 80
+"""An item's tag longer than this names its entry cut (``--color[=WHEN], --colour[=WHEN]``
+is not)."""
 MDOC_DEPTH = 16
 """Enclosures nested deeper than this on one line are not drawn (``.Op Op Op …``)."""
 
@@ -134,6 +139,8 @@ class ManPageFormat(DocumentFormat):
     preview_kind = PreviewKind.CODE
     markdown_text: ClassVar[bool] = True
     summary = "roff manual pages, gzipped too: sections as headings, options as items"
+    reading = 2
+    """2: the items' tags (options, commands, variables) are the page's entries."""
 
     def extract(self, data: bytes, rel_path: str, limits: Limits) -> Document:
         source = inflated(data)
@@ -279,6 +286,13 @@ class ManPage:
         self.page_name = ""
         """The name an mdoc page gives itself (``.Nm ls``)."""
         self.references: list[FileReference] = []
+        self.entries: list[Heading] = []
+        """The items' tags (an option, a command, a variable) as entries of the page."""
+        self.open_entries: list[tuple[int, int]] = []
+        """Entries whose description is being read: (place in ``entries``, how deep their tag
+        stands: mdoc lists and ``.RS`` insets open)."""
+        self.insets = 0
+        """``.RS`` insets open (an option's own list of options)."""
 
     def read(self, source: str) -> Document:
         for line in _joined_lines(source):
@@ -288,6 +302,7 @@ class ManPage:
         self.flush()
         self.end_preformatted()
         self.end_table()
+        self.close_entries(0)
         builder = self.builder
         text = builder.text()
         notes = (f"text cut at {builder.max_chars:,} characters",) if builder.full else ()
@@ -301,6 +316,7 @@ class ManPage:
             notes=notes,
             headings=tuple(builder.headings),
             references=tuple(self.references),
+            entries=tuple(self.entries),
         )
 
     # -- lines --------------------------------------------------------------------------------
@@ -382,6 +398,13 @@ class ManPage:
                 self.prefix = INDENT
         elif name in BREAKS:
             self.flush()
+            if name == "RS":
+                self.insets += 1
+            elif name == "RE":
+                self.insets = max(0, self.insets - 1)
+                self.close_entries(self.depth + 1)  # the inset's items
+            if name in ("PP", "LP", "P", "HP") or (name in ("Pp", "Lp") and not self.lists):
+                self.close_entries(self.depth)  # out of the item's description
             if name in ("PP", "LP", "P", "HP", "RE") or (name in ("Pp", "Lp") and not self.lists):
                 self.prefix = ""  # (mdoc's paragraph inside a list goes on with its item)
         elif name in ("nf", "EX"):
@@ -433,6 +456,7 @@ class ManPage:
         elif name == "El":
             self.flush()
             self.lists = max(0, self.lists - 1)
+            self.close_entries(self.depth + 1)
             self.prefix = INDENT if self.lists else ""
         elif name in ("Bd", "Ed"):
             self.flush()
@@ -504,6 +528,8 @@ class ManPage:
         return " ".join(words)
 
     def heading(self, level: int, text: str) -> None:
+        self.close_entries(0)
+        self.insets = 0
         self.builder.heading(level, text)
         self.prefix, self.after_tag, self.lists = "", False, 0
         if level == 2:
@@ -511,10 +537,33 @@ class ManPage:
 
     def tag(self, text: str) -> None:
         """An item's tag (an option, a term) on a line of its own; what follows is its
-        description."""
-        self.builder.paragraph([text])
+        description. A tag that names something (a letter in it) is an entry of the page."""
+        self.close_entries(self.depth)
+        written = self.builder.paragraph([text])
         self.prefix = INDENT
         self.after_tag = True
+        title = " ".join(text.split())
+        if written is None or not any(ch.isalpha() for ch in title):
+            return
+        if len(title) > MAX_ENTRY_CHARS:
+            title = title[:MAX_ENTRY_CHARS].rsplit(" ", 1)[0] + "…"
+        headings = self.builder.headings
+        nested = self.depth - (1 if self.lists else 0)  # mdoc's items are always in a list
+        level = min(6, (headings[-1].level if headings else 1) + 1 + nested)
+        self.open_entries.append((len(self.entries), self.depth))
+        self.entries.append(Heading(self.builder.block_start, level, title, self.builder.length))
+
+    @property
+    def depth(self) -> int:
+        """How deep a tag read now stands: mdoc lists and ``.RS`` insets open."""
+        return self.lists + self.insets
+
+    def close_entries(self, depth: int) -> None:
+        """End, where the text stands now, the entries of tags in ``depth`` lists or more:
+        their descriptions have been read."""
+        while self.open_entries and self.open_entries[-1][1] >= depth:
+            place, _depth = self.open_entries.pop()
+            self.entries[place] = replace(self.entries[place], end=self.builder.length)
 
     def flush(self) -> None:
         """Write the paragraph being filled."""
