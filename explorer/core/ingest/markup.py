@@ -40,6 +40,19 @@ class Heading:
     """Offset of the start of the line after the heading (its underline included)."""
 
 
+MAX_ENTRY_CHARS = 80
+"""An entry's name longer than this is cut at a word (a glossary's term, a Texinfo signature)."""
+
+
+def entry_title(text: str) -> str:
+    """``text`` as the name of a reference page's entry (an API manual's function, a manual
+    page's option): on one line, cut at a word past :data:`MAX_ENTRY_CHARS` characters."""
+    title = " ".join(text.split())
+    if len(title) > MAX_ENTRY_CHARS:
+        title = title[:MAX_ENTRY_CHARS].rsplit(" ", 1)[0] + "…"
+    return title
+
+
 def markdown_headings(chunker: Chunker, body: int, blocks: Sequence[Token]) -> list[Heading]:
     """The headings of a Markdown document, from its block tokens.
 

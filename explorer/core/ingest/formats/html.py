@@ -46,7 +46,7 @@ from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limi
 from explorer.core.ingest.formats.html_depth import DeepRole, shallow_tree
 from explorer.core.ingest.formats.text_builder import TextBuilder
 from explorer.core.ingest.front_matter import FileMetadata, read_front_matter
-from explorer.core.ingest.markup import Heading
+from explorer.core.ingest.markup import Heading, entry_title
 from explorer.core.ingest.references import FileReference, ReferenceKind, resolve_target
 
 if TYPE_CHECKING:
@@ -105,8 +105,6 @@ ENTRY_NAME_CLASSES = frozenset({"sig-prename", "sig-name", "descclassname", "des
 Texinfo 7's (``ffi_call``)."""
 NOT_ENTRY_LISTS = frozenset({"footnote", "citation", "field-list"})
 """Kinds of ``<dl>`` whose anchored terms are no entries (a footnote's number)."""
-MAX_ENTRY_CHARS = 80
-"""An entry named by its whole term (a glossary's) is cut at this many characters."""
 _CHARSET = re.compile(rb"""(?:charset|encoding)\s*=\s*["']?[A-Za-z0-9_-]+""", re.I)
 _LANGUAGE_CLASS = re.compile(r"(?:highlight|language|lang)-([A-Za-z0-9_+-]+)")
 _LIBXML_HINT = re.compile(r",? *(?:use|try) XML_PARSE_HUGE.*$", re.S)
@@ -391,10 +389,8 @@ def _entry_title(term: HtmlElement) -> str:
         if isinstance(part.tag, str)
         and not ENTRY_NAME_CLASSES.isdisjoint(str(part.get("class") or "").split())
     ]
-    title = " ".join("".join(parts).split()) or " ".join(_text_of(term).split())
-    title = title.rstrip("¶ ")  # a permalink's mark (Texinfo's ``copiable-anchor``)
-    if len(title) > MAX_ENTRY_CHARS:
-        title = title[:MAX_ENTRY_CHARS].rsplit(" ", 1)[0] + "…"
+    named = "".join(parts).strip() or _text_of(term)
+    title = entry_title(named.rstrip("¶ \n\t"))  # a permalink's mark (Texinfo's)
     return title if any(ch.isalnum() for ch in title) else ""
 
 

@@ -38,7 +38,7 @@ from explorer.core.ingest.file_reading import (
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limits, PreviewKind
 from explorer.core.ingest.formats.text_builder import TextBuilder
 from explorer.core.ingest.front_matter import FIELD_CAPS, FileMetadata
-from explorer.core.ingest.markup import Heading
+from explorer.core.ingest.markup import Heading, entry_title
 from explorer.core.ingest.references import FileReference, LinkSyntax, ReferenceKind
 
 MAN_SUFFIXES = (
@@ -122,9 +122,6 @@ MDOC_SYSTEMS = {
 """Macros that print a system's name (before the version they may be given)."""
 PUNCTUATION = frozenset({".", ",", ";", ":", ")", "]", "?", "!"})
 """An mdoc argument that closes up to the word before it."""
-MAX_ENTRY_CHARS = 80
-"""An item's tag longer than this names its entry cut (``--color[=WHEN], --colour[=WHEN]``
-is not)."""
 MDOC_DEPTH = 16
 """Enclosures nested deeper than this on one line are not drawn (``.Op Op Op …``)."""
 
@@ -542,11 +539,9 @@ class ManPage:
         written = self.builder.paragraph([text])
         self.prefix = INDENT
         self.after_tag = True
-        title = " ".join(text.split())
+        title = entry_title(text)
         if written is None or not any(ch.isalpha() for ch in title):
             return
-        if len(title) > MAX_ENTRY_CHARS:
-            title = title[:MAX_ENTRY_CHARS].rsplit(" ", 1)[0] + "…"
         headings = self.builder.headings
         nested = self.depth - (1 if self.lists else 0)  # mdoc's items are always in a list
         level = min(6, (headings[-1].level if headings else 1) + 1 + nested)
