@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from rich.style import Style
 from textual.app import App, ComposeResult
 
 import explorer.tui.widgets.file_tree as file_tree
@@ -79,3 +80,30 @@ async def test_a_reload_applies_only_the_difference(counted):
         assert names == ["sub", "a-new.md"]
         tree.set_files({})
         assert tree.paths == [] and not tree.root.children
+
+
+async def test_a_labels_width_is_counted_as_it_is_drawn():
+    """Textual measures every line when the tree is built; the tree counts a label's cells
+    without drawing it (17,000 labels of a flat folder held the screen for a second), and
+    counts them as they are drawn: a file's mark, a folder's icon, a name cut in the middle."""
+    records = manifest(3, 4) | {
+        "f00/sub/" + "a-very-long-note-name-" * 6 + ".md": Record("pending"),
+        "f01/skipped.bin": Record("skipped", "binary"),
+        "漢字のノート/メモ.md": Record("fresh"),
+    }
+    for width in (24, 40, 100):
+        async with TreeApp().run_test(size=(width, 30)) as pilot:
+            tree = pilot.app.query_one(FileTree)
+            tree.set_files(records)
+            for path in records:
+                tree.reveal(path)
+            await pilot.pause()
+            nodes, stack = [], list(tree.root.children)
+            while stack:
+                node = stack.pop()
+                nodes.append(node)
+                stack.extend(node.children)
+            assert len(nodes) > len(records)
+            for node in nodes:
+                drawn = tree.render_label(node, Style(), Style()).cell_len
+                assert tree.get_label_width(node) == drawn, (width, str(node.label))

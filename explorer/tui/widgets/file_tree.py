@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import on, work
@@ -286,6 +287,25 @@ class FileTree(Tree[Entry]):
             prefix = Text(mark + " ", self.get_component_rich_style(component))
         room = self.scrollable_content_region.width - self._indent(node) - prefix.cell_len
         return Text.assemble(prefix, _cut_middle(label, room) if room > 3 else label)
+
+    def get_label_width(self, node: TreeNode[Entry]) -> int:
+        """The cells of ``node``'s label as :meth:`render_label` draws it, counted without
+        drawing it: Textual measures every line each time the tree is built, and drawing
+        17,000 labels of a flat folder held the screen for about a second."""
+        entry = node.data
+        if entry is not None and not entry.is_dir:
+            unknown = ("?", "file-tree--skipped")
+            mark, _component = unknown if entry.state is None else MARKS.get(entry.state, unknown)
+            prefix = cell_len(mark + " ")
+        elif node.allow_expand:
+            prefix = cell_len(self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE)
+        else:
+            prefix = 0
+        label = str(node.label)
+        room = self.scrollable_content_region.width - self._indent(node) - prefix
+        if room > 3 and cell_len(label) > room:
+            return prefix + cell_len(fit_name(label, room))
+        return prefix + cell_len(label)
 
     def _indent(self, node: TreeNode[Entry]) -> int:
         """The cells of guides in front of ``node``'s label (the root is not shown)."""
