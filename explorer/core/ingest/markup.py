@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from explorer.core.ingest.windows import Chunker, Section
@@ -51,6 +51,27 @@ def entry_title(text: str) -> str:
     if len(title) > MAX_ENTRY_CHARS:
         title = title[:MAX_ENTRY_CHARS].rsplit(" ", 1)[0] + "…"
     return title
+
+
+class PageEntries:
+    """A reference page's entries as a reader meets them: each begun at its term, at the depth
+    its list is nested, and ended where its definition has been read (a member's before its
+    class's)."""
+
+    def __init__(self) -> None:
+        self.found: list[Heading] = []
+        self._open: list[tuple[int, int]] = []
+        """The entries whose definition is being read: (place in ``found``, depth)."""
+
+    def begin(self, entry: Heading, depth: int) -> None:
+        self._open.append((len(self.found), depth))
+        self.found.append(entry)
+
+    def end(self, depth: int, at: int) -> None:
+        """End at offset ``at`` the entries begun at ``depth`` or deeper."""
+        while self._open and self._open[-1][1] >= depth:
+            place, _depth = self._open.pop()
+            self.found[place] = replace(self.found[place], end=at)
 
 
 def markdown_headings(chunker: Chunker, body: int, blocks: Sequence[Token]) -> list[Heading]:

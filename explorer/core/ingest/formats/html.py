@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, ClassVar
 
@@ -46,7 +46,7 @@ from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limi
 from explorer.core.ingest.formats.html_depth import DeepRole, shallow_tree
 from explorer.core.ingest.formats.text_builder import TextBuilder
 from explorer.core.ingest.front_matter import FileMetadata, read_front_matter
-from explorer.core.ingest.markup import Heading, entry_title
+from explorer.core.ingest.markup import Heading, PageEntries, entry_title
 from explorer.core.ingest.references import FileReference, ReferenceKind, resolve_target
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ class HtmlFormat(DocumentFormat):
             notes=notes,
             headings=tuple(walker.builder.headings),
             references=tuple(walker.references),
-            entries=tuple(walker.entries),
+            entries=tuple(walker.entries.found),
         )
 
     def preview_language(self, rel_path: str, text: str) -> str | None:
@@ -401,15 +401,13 @@ class _PageWalker:
         self.rel_path = rel_path
         self.builder = TextBuilder(max_chars)
         self.references: list[FileReference] = []
-        self.entries: list[Heading] = []
+        self.entries = PageEntries()
+        """The page's entries, each at the ``<dd>`` depth of its term."""
         self.entry: tuple[int, str] | None = None
         """The level and name of the entry whose term is being read."""
         self.definitions = 0
         """How many ``<dd>`` enclose the element being read (an entry in a class's is its
         member)."""
-        self.open_entries: list[tuple[int, int]] = []
-        """Entries whose definition is being read: (place in ``entries``, the ``<dd>`` depth
-        of their term)."""
         self.paragraph = _Paragraph()
         self.lists: list[list[int]] = []
         """Open lists, innermost last: [next number] for ``<ol>``, [] for ``<ul>``."""
@@ -530,17 +528,13 @@ class _PageWalker:
         if lines is not None and self.entry is not None:
             (level, title), self.entry = self.entry, None
             self._close_entries(self.definitions)  # a term before it had no definition
-            self.open_entries.append((len(self.entries), self.definitions))
-            self.entries.append(
-                Heading(self.builder.block_start, level, title, self.builder.length)
-            )
+            entry = Heading(self.builder.block_start, level, title, self.builder.length)
+            self.entries.begin(entry, self.definitions)
 
     def _close_entries(self, depth: int) -> None:
         """End, where the text stands now, the entries of terms at ``depth`` ``<dd>`` or
         deeper: their definitions have been read."""
-        while self.open_entries and self.open_entries[-1][1] >= depth:
-            place, _depth = self.open_entries.pop()
-            self.entries[place] = replace(self.entries[place], end=self.builder.length)
+        self.entries.end(depth, self.builder.length)
 
     def _table(self, table: HtmlElement) -> None:
         rows: list[list[str]] = []

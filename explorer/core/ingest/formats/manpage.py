@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import ClassVar
 
 from explorer.core.ingest.documents import SkipReason
@@ -38,7 +37,7 @@ from explorer.core.ingest.file_reading import (
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, Limits, PreviewKind
 from explorer.core.ingest.formats.text_builder import TextBuilder
 from explorer.core.ingest.front_matter import FIELD_CAPS, FileMetadata
-from explorer.core.ingest.markup import Heading, entry_title
+from explorer.core.ingest.markup import Heading, PageEntries, entry_title
 from explorer.core.ingest.references import FileReference, LinkSyntax, ReferenceKind
 
 MAN_SUFFIXES = (
@@ -283,11 +282,9 @@ class ManPage:
         self.page_name = ""
         """The name an mdoc page gives itself (``.Nm ls``)."""
         self.references: list[FileReference] = []
-        self.entries: list[Heading] = []
-        """The items' tags (an option, a command, a variable) as entries of the page."""
-        self.open_entries: list[tuple[int, int]] = []
-        """Entries whose description is being read: (place in ``entries``, how deep their tag
-        stands: mdoc lists and ``.RS`` insets open)."""
+        self.entries = PageEntries()
+        """The items' tags (an option, a command, a variable) as entries of the page, each at
+        the depth of its tag (mdoc lists and ``.RS`` insets open)."""
         self.insets = 0
         """``.RS`` insets open (an option's own list of options)."""
 
@@ -313,7 +310,7 @@ class ManPage:
             notes=notes,
             headings=tuple(builder.headings),
             references=tuple(self.references),
-            entries=tuple(self.entries),
+            entries=tuple(self.entries.found),
         )
 
     # -- lines --------------------------------------------------------------------------------
@@ -545,8 +542,8 @@ class ManPage:
         headings = self.builder.headings
         nested = self.depth - (1 if self.lists else 0)  # mdoc's items are always in a list
         level = min(6, (headings[-1].level if headings else 1) + 1 + nested)
-        self.open_entries.append((len(self.entries), self.depth))
-        self.entries.append(Heading(self.builder.block_start, level, title, self.builder.length))
+        entry = Heading(self.builder.block_start, level, title, self.builder.length)
+        self.entries.begin(entry, self.depth)
 
     @property
     def depth(self) -> int:
@@ -556,9 +553,7 @@ class ManPage:
     def close_entries(self, depth: int) -> None:
         """End, where the text stands now, the entries of tags in ``depth`` lists or more:
         their descriptions have been read."""
-        while self.open_entries and self.open_entries[-1][1] >= depth:
-            place, _depth = self.open_entries.pop()
-            self.entries[place] = replace(self.entries[place], end=self.builder.length)
+        self.entries.end(depth, self.builder.length)
 
     def flush(self) -> None:
         """Write the paragraph being filled."""
