@@ -282,8 +282,7 @@ class FileTree(Tree[Entry]):
         prefix, label = text.divide([icon]) if node.allow_expand else (Text(""), text)
         entry = node.data
         if entry is not None and not entry.is_dir:
-            unknown = ("?", "file-tree--skipped")
-            mark, component = unknown if entry.state is None else MARKS.get(entry.state, unknown)
+            mark, component = _mark(entry)
             prefix = Text(mark + " ", self.get_component_rich_style(component))
         room = self.scrollable_content_region.width - self._indent(node) - prefix.cell_len
         return Text.assemble(prefix, _cut_middle(label, room) if room > 3 else label)
@@ -294,8 +293,7 @@ class FileTree(Tree[Entry]):
         17,000 labels of a flat folder held the screen for about a second."""
         entry = node.data
         if entry is not None and not entry.is_dir:
-            unknown = ("?", "file-tree--skipped")
-            mark, _component = unknown if entry.state is None else MARKS.get(entry.state, unknown)
+            mark, _component = _mark(entry)
             prefix = cell_len(mark + " ")
         elif node.allow_expand:
             prefix = cell_len(self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE)
@@ -331,6 +329,13 @@ def short_location(root: Path) -> str:
         return "~/" + root.relative_to(home).as_posix()
     except ValueError:
         return root.as_posix()
+
+
+def _mark(entry: Entry) -> tuple[str, str]:
+    """A file's mark in the tree and the component that styles it (``?`` for a state not
+    known)."""
+    unknown = ("?", "file-tree--skipped")
+    return unknown if entry.state is None else MARKS.get(entry.state, unknown)
 
 
 def _cut_middle(label: Text, width: int) -> Text:
