@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 import threading
 import time
@@ -561,3 +562,36 @@ def test_tables_another_writer_made_between_two_looks_are_no_damage(tmp_path, mo
         assert opened.files() == {} and not opened.found_empty
     finally:
         opened.close()
+
+
+def _open_at_the_cue(path, cue, outcomes) -> None:
+    """In a forked process: wait for the cue, open the index as a writer, search it, close."""
+    cue.wait()
+    try:
+        keywords = KeywordIndex(path)
+        try:
+            paths_for(keywords, "anything")
+        finally:
+            keywords.close()
+    except sqlite3.Error as error:  # reported to the test, which shows it
+        outcomes.put(f"{type(error).__name__}: {error}")
+    else:
+        outcomes.put("ok")
+
+
+def test_two_writers_opening_a_new_index_at_the_same_moment_both_find_it_whole(tmp_path):
+    # One writer creating the tables while the other reads them once failed the second with
+    # "vtable constructor failed: chunks_fts" (about one round in ten on two cores).
+    context = multiprocessing.get_context("fork")
+    for round_number in range(30):
+        path = tmp_path / f"round-{round_number}" / "index.sqlite"
+        cue, outcomes = context.Barrier(2), context.Queue()
+        workers = [
+            context.Process(target=_open_at_the_cue, args=(path, cue, outcomes)) for _ in range(2)
+        ]
+        for worker in workers:
+            worker.start()
+        results = [outcomes.get(timeout=60) for _ in workers]
+        for worker in workers:
+            worker.join(60)
+        assert results == ["ok", "ok"], f"round {round_number}: {results}"

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from enum import StrEnum
 
 from explorer.core.ingest.references import FileReference, LinkSyntax, ReferenceKind
+from explorer.core.store.sql_script import run_script
 
 LINKS_COMPLETE = "links_complete"
 """Meta key holding :data:`LINKS_VERSION` once every indexed file's references are in
@@ -117,25 +118,25 @@ class FileFacts:
         self._lock = lock
 
     def create(self) -> None:
-        """Create the tables; migrate an index made before them. Call under the lock."""
+        """Create the tables; migrate an index made before them. Call under the lock, in the
+        write transaction that sets up the keyword index's tables."""
         existed = self._db.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'links'"
         ).fetchone()
         if existed and not self._has_syntax_column():
             self._db.execute("ALTER TABLE links ADD COLUMN syntax TEXT NOT NULL DEFAULT 'path'")
-        self._db.executescript(_SCHEMA)
+        run_script(self._db, _SCHEMA)
         if existed:
             return
-        with self._db:
-            rows = self._db.execute(
-                "SELECT path, metadata FROM files WHERE metadata != '{}'"
-            ).fetchall()
-            for path, metadata in rows:
-                self._write_fields(path, json.loads(metadata))
-            if self._db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", (LINKS_COMPLETE, LINKS_VERSION)
-                )
+        rows = self._db.execute(
+            "SELECT path, metadata FROM files WHERE metadata != '{}'"
+        ).fetchall()
+        for path, metadata in rows:
+            self._write_fields(path, json.loads(metadata))
+        if self._db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)", (LINKS_COMPLETE, LINKS_VERSION)
+            )
 
     def _has_syntax_column(self) -> bool:
         columns = self._db.execute("PRAGMA table_info(links)").fetchall()

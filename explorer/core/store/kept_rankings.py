@@ -32,6 +32,7 @@ import numpy as np
 from explorer.core.ingest.keyword_text import is_cjk
 from explorer.core.ingest.stemming import word_terms
 from explorer.core.store.keyword_statistics import read_varints
+from explorer.core.store.sql_script import run_script
 
 KEPT_ROWS = 5000
 """A phrase is kept when it matches at least this many rows (about 5 ms of ranking)."""
@@ -111,9 +112,9 @@ class KeptRankings:
         version leaves them out, as it does the embedding ledger's."""
 
     def create(self) -> None:
-        """Make the table (a writer, when it opens the index)."""
+        """Make the table (a writer, in the transaction that sets up the index's tables)."""
         with self._lock:
-            self._db.executescript(_SCHEMA)
+            run_script(self._db, _SCHEMA)
 
     # -- reading ------------------------------------------------------------------------------
     @staticmethod

@@ -54,6 +54,7 @@ from explorer.core.store.manifest_records import (
     entries_json,
 )
 from explorer.core.store.phrase_sums import PhraseScores, best_of_sum, or_phrases
+from explorer.core.store.sql_script import run_script
 
 if TYPE_CHECKING:
     from sqlite3 import _Parameters
@@ -368,21 +369,13 @@ class KeywordIndex:
             with self._lock:
                 self._use_wal()
                 self._db.execute("PRAGMA synchronous=NORMAL")
-                self._db.executescript(_SCHEMA)
-                self._db.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
-                )
-                self._db.commit()
-                self._upgrade_keyword_table()
-                self._add_chunk_columns()
                 self.facts = FileFacts(self._db, self._lock)
                 """Front-matter fields and references, replaced with each file's chunks."""
-                self.facts.create()
                 self.ledger = EmbeddingLedger(self._db, self._lock)
                 """Which chunks have vectors; which pending files are finished."""
                 self.rankings = KeptRankings(self._db, self._lock)
                 """The rankings of the most frequent words and prefixes, kept."""
-                self.rankings.create()
+                self._set_up_tables()
         except BaseException:
             self._db.close()
             raise
@@ -472,40 +465,43 @@ class KeywordIndex:
                     raise
                 time.sleep(0.02)
 
-    def _upgrade_keyword_table(self) -> None:
-        """Give an older index the keyword tables of this schema: the description and tags
-        columns, the whole-file table, CJK bigrams (a few seconds for 18k chunks; once, by
-        whichever process gets there first)."""
-        if not self._keyword_table_is_old():
-            return
+    def _set_up_tables(self) -> None:
+        """Create the tables, or bring an older index's up to this schema, in one write
+        transaction: two writers opening one index at the same moment take turns, and the
+        second finds the tables whole. (Were each statement a transaction of its own, one
+        process could change the schema while the other reads it, and SQLite then fails to
+        open the keyword table: "vtable constructor failed".)"""
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            if self._keyword_table_is_old():
-                for statement in _FTS_REBUILD.split(";"):
-                    if statement.strip():
-                        self._db.execute(statement)
-                self._db.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
-                )
-                self.upgraded = True
+            run_script(self._db, _SCHEMA)
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            self._upgrade_keyword_table()
+            self._add_chunk_columns()
+            self.facts.create()
+            self.rankings.create()
             self._db.commit()
         except BaseException:
             self._db.rollback()
             raise
 
+    def _upgrade_keyword_table(self) -> None:
+        """Give an older index the keyword tables of this schema: the description and tags
+        columns, the whole-file table, CJK bigrams (a few seconds for 18k chunks; once, by
+        whichever process gets there first). In :meth:`_set_up_tables`'s transaction."""
+        if not self._keyword_table_is_old():
+            return
+        run_script(self._db, _FTS_REBUILD)
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        self.upgraded = True
+
     def _add_chunk_columns(self) -> None:
         """Give an index made before them the chunks' later columns: ``page`` (NULL for every
         chunk it holds: none came from a PDF) and ``entries`` (empty until the files of a
-        reference format are read again). Adding a column rewrites nothing."""
+        reference format are read again). Adding a column rewrites nothing. In
+        :meth:`_set_up_tables`'s transaction."""
         for column, declared in _LATER_CHUNK_COLUMNS:
-            if column in self._chunk_columns():
-                continue
-            try:
+            if column not in self._chunk_columns():
                 self._db.execute(f"ALTER TABLE chunks ADD COLUMN {column} {declared}")
-                self._db.commit()
-            except sqlite3.OperationalError as error:
-                if "duplicate column" not in str(error):  # another process added it first
-                    raise
 
     def _chunk_columns(self) -> frozenset[str]:
         return frozenset(str(row[1]) for row in self._db.execute("PRAGMA table_info(chunks)"))
