@@ -764,3 +764,38 @@ def test_a_passage_matched_by_meaning_alone_names_the_entry_that_fills_most_of_i
     assert named(chunk(*short), ["tree"]) is None
     assert named(chunk(*short), ["14"]) == "os.O_2"
     assert named(chunk(walk, fwalk), []) == "os.walk"
+
+
+def test_a_file_updated_while_a_search_reads_stays_in_its_answer(tmp_path, monkeypatch):
+    """The live index replaces a file's chunks between the keyword ranking and the reading of
+    the passages ranked: the answer still holds the file, as the ranking saw it."""
+    notes = {f"notes/star{i}.md": f"# Star {i}\n\nA telescope for star {i}.\n" for i in range(4)}
+    root = write_files(tmp_path / "root", notes)
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    index = Index(settings, embedder=FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        real_search = index.keywords.search
+        updated = []
+
+        def search_then_update(*args, **kwargs):
+            ranked = real_search(*args, **kwargs)
+            if not updated:  # the live index lands an edit now, from its own thread
+                (root / "notes/star0.md").write_text("# Star 0\n\nNo optics here any more.\n")
+                writer = threading.Thread(target=lambda: Indexer(index).sync(embed=False))
+                writer.start()
+                writer.join(10)
+                updated.append(index.keywords.file("notes/star0.md").hash)
+            return ranked
+
+        monkeypatch.setattr(index.keywords, "search", search_then_update)
+        response = search(index, SearchRequest("telescope", mode=SearchMode.KEYWORD))
+        assert updated, "the search ranked its keyword leg"
+        assert sorted(hit.path for hit in response.results) == sorted(notes)
+        star0 = next(hit for hit in response.results if hit.path == "notes/star0.md")
+        assert "telescope" in star0.passages[0].snippet.casefold()
+        monkeypatch.undo()
+        after = search(index, SearchRequest("telescope", mode=SearchMode.KEYWORD))
+        assert "notes/star0.md" not in {hit.path for hit in after.results}
+    finally:
+        index.close()

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -255,8 +256,12 @@ class Collections:
     def search(self, request: SearchRequest, shared_scale: bool = True) -> SearchResponse:
         """Search every collection (or those ``request.collections`` names), ranked as one.
 
-        ``shared_scale=False`` leaves each index's BM25 on its own scale (for measuring)."""
-        return run_search(_Source(self, shared_scale), request)
+        ``shared_scale=False`` leaves each index's BM25 on its own scale (for measuring).
+        Each keyword index is read at one commit throughout (see ``KeywordIndex.one_view``)."""
+        with ExitStack() as views:
+            for collection in self._collections:
+                views.enter_context(collection.index.keywords.one_view())
+            return run_search(_Source(self, shared_scale), request)
 
     def plan(self, request: SearchRequest, shared_scale: bool = True) -> MergedPlan:
         """Resolve ``request``'s collections, scopes and file filter, collection by

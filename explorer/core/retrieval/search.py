@@ -321,8 +321,11 @@ class _OneIndexPlan:
 
 
 def search(index: Index, request: SearchRequest) -> SearchResponse:
-    """Run a search; raises :class:`QueryError` for a query that cannot be run."""
-    return run_search(_OneIndex(index), request)
+    """Run a search; raises :class:`QueryError` for a query that cannot be run. Its keyword
+    ranking and the passages it reads see one commit of the keyword index, whatever a live
+    update writes meanwhile."""
+    with index.keywords.one_view():
+        return run_search(_OneIndex(index), request)
 
 
 def run_search(source: SearchSource, request: SearchRequest) -> SearchResponse:

@@ -28,7 +28,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
@@ -329,6 +329,8 @@ class KeywordIndex:
         self._readers: list[sqlite3.Connection] = []
         """A writer's idle read-only connections (see :meth:`_reading`)."""
         self._readers_lock = threading.Lock()
+        self._view = threading.local()
+        """The connection of the :meth:`one_view` block a thread is in, as ``db``."""
         self._closed = False
         self._repair_command = repair_command
         self._derived: OrderedDict[Hashable, tuple[tuple[int, int], Any]] = OrderedDict()
@@ -516,7 +518,13 @@ class KeywordIndex:
         so that ranking a search (up to 100 ms on a kernel-sized tree), listing the manifest
         and writing never wait for one another (the database is in WAL mode: a reader sees
         the last commit); a reader's one connection, under its lock. With ``snapshot``, the
-        statements run in one read transaction: they all see the same commit."""
+        statements run in one read transaction: they all see the same commit. Inside
+        :meth:`one_view`, on its thread, the view's connection."""
+        pinned: sqlite3.Connection | None = getattr(self._view, "db", None)
+        if pinned is not None:
+            with self._lock if self.read_only else nullcontext():
+                yield pinned
+            return
         if self.read_only:
             with self._lock, self._snapshot(self._db, snapshot):
                 yield self._db
@@ -534,6 +542,22 @@ class KeywordIndex:
                     db.close()
                 else:
                     self._readers.append(db)
+
+    @contextmanager
+    def one_view(self) -> Iterator[None]:
+        """Every read of the block on this thread (those of :meth:`_reading`: a search's
+        ranking, its passages, the files' titles) sees one commit of the database, so a file
+        replaced meanwhile is read as it was or as it is, never half of each (its chunks ranked,
+        then gone when their text is read). Nested blocks share the outer one's view."""
+        if getattr(self._view, "db", None) is not None:
+            yield
+            return
+        with self._reading(snapshot=True) as db:
+            self._view.db = db
+            try:
+                yield
+            finally:
+                self._view.db = None
 
     @staticmethod
     @contextmanager
