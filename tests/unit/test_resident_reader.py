@@ -10,7 +10,7 @@ import socket
 import stat
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -50,6 +50,33 @@ def reader_env():
     return env
 
 
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One index and its resident reader for the tests that only ask it questions: they change
+    neither the folder, nor the index, nor the reader (a test that does has its own,
+    :func:`reader`). Returns (root, index_dir)."""
+    base = tmp_path_factory.mktemp("served")
+    root, index_dir = write_files(base / "root", CORPUS), base / "index"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+        )
+        done = CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)])
+    assert done.exit_code == 0, done.output
+    env = {
+        **os.environ,
+        "EXPLORER_READER_IDLE": "600",
+        **{
+            f"EXPLORER_{name}_DIR": str(base / name.lower()) for name in ("DATA", "CONFIG", "STATE")
+        },
+    }
+    env.pop("EXPLORER_NO_DAEMON", None)
+    process = start_reader(index_dir, env)
+    yield root, index_dir
+    process.kill()
+    process.wait(timeout=10)
+
+
 @pytest.fixture
 def reader(indexed, reader_env):
     """A resident reader serving the index, started as the first hybrid search would."""
@@ -83,8 +110,8 @@ def in_process(*args) -> str:
 
 
 @pytest.mark.parametrize("extra", [(), ("--json",), ("--explain",), ("--format", "paths")])
-def test_the_reader_answers_byte_for_byte(indexed, reader, reader_env, extra):
-    root, index_dir = indexed
+def test_the_reader_answers_byte_for_byte(served, reader_env, extra):
+    root, index_dir = served
     args = search_args(root, index_dir, *extra)
     served = run_explorer(*args, env=reader_env, timeout=60)
     assert served.returncode == 0
@@ -112,9 +139,9 @@ def test_the_reader_answers_byte_for_byte(indexed, reader, reader_env, extra):
     ids=["note", "paths", "json", "exclude", "no-match"],
 )
 def test_the_reader_gives_the_notes_and_exit_status_of_the_process(
-    indexed, reader, reader_env, query, extra, status, notes
+    served, reader_env, query, extra, status, notes
 ):
-    root, index_dir = indexed
+    root, index_dir = served
     args = ("search", query, root, "--mode", "keyword", "--index-dir", index_dir, *extra)
     served = run_explorer(*args, env=reader_env, timeout=60)
     alone = run_explorer(*args, env={**reader_env, "EXPLORER_NO_DAEMON": "1"}, timeout=60)
@@ -144,8 +171,8 @@ def test_a_root_the_index_does_not_record_gets_the_processs_error(
     assert reader.poll() is None  # refused, still serving its own index
 
 
-def test_relative_paths_are_those_of_the_callers_folder(indexed, reader, reader_env):
-    root, index_dir = indexed
+def test_relative_paths_are_those_of_the_callers_folder(served, reader_env):
+    root, index_dir = served
     args = ("search", "stars", ".", "--mode", "keyword", "--index-dir", index_dir)
     served = subprocess.run(
         [*EXPLORER_PROCESS, *map(str, args)],
@@ -159,8 +186,8 @@ def test_relative_paths_are_those_of_the_callers_folder(indexed, reader, reader_
     assert "notes/stars.md" in served.stdout
 
 
-def test_the_served_client_never_imports_the_heavy_modules(indexed, reader, reader_env):
-    root, index_dir = indexed
+def test_the_served_client_never_imports_the_heavy_modules(served, reader_env):
+    root, index_dir = served
     command = [*EXPLORER_PROCESS[:1], "-X", "importtime", *EXPLORER_PROCESS[1:]]
     args = map(str, search_args(root, index_dir))
     done = subprocess.run(
@@ -226,8 +253,8 @@ def test_a_reader_leaves_when_the_index_changes(indexed, reader, reader_env):
 
 
 @pytest.mark.parametrize("bad", [("--limit", "0"), ("--limit", "many")])
-def test_errors_are_the_in_process_ones(indexed, reader, reader_env, bad):
-    root, index_dir = indexed
+def test_errors_are_the_in_process_ones(served, reader_env, bad):
+    root, index_dir = served
     args = search_args(root, index_dir, *bad)
     done = run_explorer(*args, env=reader_env, timeout=60)
     alone = run_explorer(*args, env={**reader_env, "EXPLORER_NO_DAEMON": "1"}, timeout=60)
@@ -237,18 +264,37 @@ def test_errors_are_the_in_process_ones(indexed, reader, reader_env, bad):
     assert "--limit" in done.stderr
 
 
+def readers_of(index_dir) -> list[int]:
+    """The processes running a resident reader of ``index_dir``, by their command lines."""
+    wanted = ["_reader", str(index_dir)]
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (Path(entry.path) / "cmdline").read_bytes().decode().split("\0")
+        except OSError:
+            continue
+        if all(part in args for part in wanted):
+            found.append(int(entry.name))
+    return found
+
+
 def test_no_daemon_keeps_every_call_in_its_process(indexed, reader_env):
     root, index_dir = indexed
     env = {**reader_env, "EXPLORER_NO_DAEMON": "1"}
-    # hybrid: the mode that starts a reader (this index's fake vectors make it fail, in-process)
-    done = run_explorer(*search_args(root, index_dir, "--mode", "hybrid"), env=env, timeout=60)
-    assert done.stderr.startswith("explorer: error: ")
-    time.sleep(0.5)
+    # related: a command that opens the vector store, so one that starts a reader
+    args = ("related", root / "notes" / "stars.md", "--index-dir", index_dir)
+    done = run_explorer(*args, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "guides/telescope.md" in done.stdout
+    assert SERVED_NOTE not in done.stderr
+    assert readers_of(index_dir) == [], "no reader was started"
     assert not (index_dir / SOCKET_NAME).exists()
 
 
-def test_a_closed_pipe_ends_a_served_call_quietly(indexed, reader, reader_env):
-    root, index_dir = indexed
+def test_a_closed_pipe_ends_a_served_call_quietly(served, reader_env):
+    root, index_dir = served
     args = [*EXPLORER_PROCESS, *map(str, search_args(root, index_dir, "--json", "--explain"))]
     head = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     writer = subprocess.run(args, stdout=head.stdin, stderr=subprocess.PIPE, env=reader_env)
@@ -258,8 +304,8 @@ def test_a_closed_pipe_ends_a_served_call_quietly(indexed, reader, reader_env):
     assert writer.returncode in (0, 141)
 
 
-def test_related_is_served_too(indexed, reader, reader_env):
-    root, index_dir = indexed
+def test_related_is_served_too(served, reader_env):
+    root, index_dir = served
     args = ("related", root / "notes" / "stars.md", "--index-dir", index_dir, "--json")
     served = run_explorer(*args, env=reader_env, timeout=60)
     assert served.returncode == 0
@@ -313,8 +359,8 @@ def exchange(index_dir, payload: bytes) -> bytes:
         ("--per-file", "1", "--limit", "1", "--offset", "1"),
     ],
 )
-def test_search_options_that_look_like_flags_are_served(indexed, reader, reader_env, extra):
-    root, index_dir = indexed
+def test_search_options_that_look_like_flags_are_served(served, reader_env, extra):
+    root, index_dir = served
     args = search_args(root, index_dir, *extra)
     served = run_explorer(*args, env=reader_env, timeout=60)
     alone = run_explorer(*args, env={**reader_env, "EXPLORER_NO_DAEMON": "1"}, timeout=60)
@@ -324,8 +370,8 @@ def test_search_options_that_look_like_flags_are_served(indexed, reader, reader_
     assert served.stdout == alone.stdout
 
 
-def test_help_is_printed_by_the_process(indexed, reader, reader_env):
-    root, index_dir = indexed
+def test_help_is_printed_by_the_process(served, reader_env):
+    root, index_dir = served
     done = run_explorer(*search_args(root, index_dir, "--help"), env=reader_env, timeout=60)
     assert done.returncode == 0
     assert SERVED_NOTE not in done.stderr
@@ -342,8 +388,8 @@ def test_help_is_printed_by_the_process(indexed, reader, reader_env):
     ],
     ids=["status", "status --json", "links", "related"],
 )
-def test_status_links_and_related_are_served_byte_for_byte(indexed, reader, reader_env, args):
-    root, index_dir = indexed
+def test_status_links_and_related_are_served_byte_for_byte(served, reader_env, args):
+    root, index_dir = served
     args = args(root, index_dir)
     served = run_explorer(*args, env=reader_env, timeout=60)
     assert served.returncode == 0, served.stderr
@@ -352,8 +398,8 @@ def test_status_links_and_related_are_served_byte_for_byte(indexed, reader, read
     assert served.stdout == in_process(*args)
 
 
-def test_links_of_a_missing_file_is_the_process_error(indexed, reader, reader_env):
-    root, index_dir = indexed
+def test_links_of_a_missing_file_is_the_process_error(served, reader_env):
+    root, index_dir = served
     args = ("links", root / "notes" / "gone.md", "--index-dir", index_dir)
     done = run_explorer(*args, env=reader_env, timeout=60)
     assert done.returncode == 2
