@@ -793,6 +793,9 @@ class IndexAnswer(Answer):
     chunks_reused: int
     """Passages whose vectors the store already held (another checkout, an interrupted
     run)."""
+    chunks_moved: int
+    """Passages whose vectors the index's local store gave as the index moved to a Chroma
+    server: uploaded there, not embedded again."""
     orphans_removed: int
     """Vectors left by an interrupted run, removed."""
     files_restored: int
@@ -839,6 +842,7 @@ class IndexAnswer(Answer):
             chunks_written=report.chunks_written,
             chunks_embedded=report.chunks_embedded,
             chunks_reused=report.chunks_reused,
+            chunks_moved=report.chunks_moved,
             orphans_removed=report.orphans_removed,
             files_restored=report.files_restored,
             vectors_lost=report.vectors_lost,

@@ -197,6 +197,8 @@ def print_index_report(done: IndexDone, as_json: bool) -> None:
     store = f"the server at {settings.chroma_url}" if settings.chroma_url else "the store"
     if report.chunks_reused:
         click.echo(f"reused {report.chunks_reused} chunk vectors {store} already held")
+    if report.chunks_moved:
+        click.echo(f"moved {report.chunks_moved} chunk vectors from the local store to {store}")
     if report.chunks_embedded:
         rate = report.chunks_embedded / report.embed_seconds if report.embed_seconds else 0
         click.echo(

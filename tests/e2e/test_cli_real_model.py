@@ -39,21 +39,21 @@ def explorer(*args: str, env: dict, check: bool = True) -> subprocess.CompletedP
 def corpus(request, tmp_path_factory):
     """A copy of sample_docs indexed with the real model; returns (root, env).
 
-    The local store's index is the session's (tests/e2e/conftest.py), copied with its folder;
-    vectors on the server are this module's own build."""
+    The local store's index is the session's (tests/e2e/conftest.py), copied with its folder.
+    On the server, it is that copy moved there, as a team moves an index to its server: its
+    vectors are uploaded from the local store, none embedded again."""
     base = tmp_path_factory.mktemp(f"e2e-{request.param}")
     root = base / "docs"
     env = local_env(base)
+    built = request.getfixturevalue("built_sample_docs")
+    built.index.copy(root, base / "index")
+    assert built.report["added"] == sum(1 for p in SAMPLE_DOCS.rglob("*") if p.is_file())
+    assert built.report["chunks_embedded"] > 0
     if request.param == "server":
         env["EXPLORER_CHROMA_URL"] = request.getfixturevalue("chroma_server").url
-        shutil.copytree(SAMPLE_DOCS, root)
-        report = json.loads(explorer("index", str(root), "--json", env=env).stdout)
-    else:
-        built = request.getfixturevalue("built_sample_docs")
-        built.index.copy(root, base / "index")
-        report = built.report
-    assert report["added"] == sum(1 for p in SAMPLE_DOCS.rglob("*") if p.is_file())
-    assert report["chunks_embedded"] > 0
+        done = explorer("index", str(root), env=env)
+        assert f"moved {built.report['chunks_embedded']} chunk vectors" in done.stdout
+        assert "nothing to embed" in done.stdout, done.stdout
     return root, env
 
 

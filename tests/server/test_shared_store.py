@@ -147,3 +147,62 @@ def test_moving_a_checkout_keeps_its_vectors(checkout, tmp_path):
         assert embedder.documents_embedded == 0
     finally:
         index.close()
+
+
+def test_an_index_moved_to_the_server_uploads_its_local_vectors_instead_of_embedding(
+    tmp_path, chroma_server, model
+):
+    root = write_files(tmp_path / "docs", CORPUS)
+    local_settings = Settings.for_root(root, tmp_path / "index", model=model)
+    local_embedder = FakeEmbedder()
+    local = Index(local_settings, embedder=local_embedder)
+    try:
+        built = Indexer(local).sync()
+        chunk_ids = local.keywords.chunk_ids()
+        local_vectors = local.vectors.chunk_vectors(chunk_ids)
+    finally:
+        local.close()
+    assert built.chunks_embedded == len(chunk_ids) > 0
+
+    moving_embedder = FakeEmbedder()
+    moved_settings = Settings.for_root(
+        root, tmp_path / "index", model=model, chroma_url=chroma_server.url
+    )
+    moved = Index(moved_settings, embedder=moving_embedder)
+    try:
+        report = Indexer(moved).sync()
+        assert (report.chunks_embedded, moving_embedder.documents_embedded) == (0, 0)
+        assert report.chunks_moved == len(chunk_ids) and report.vectors_lost == 0
+        on_server = server_store(chroma_server, model).chunk_vectors(chunk_ids)
+        assert set(on_server) == set(chunk_ids)
+        assert all(
+            (on_server[cid] == pytest.approx(local_vectors[cid], abs=1e-6)) for cid in chunk_ids
+        )
+        status = moved.status()
+        assert (status.indexed, status.stale) == (len(CORPUS), 0)
+        assert status.vectors == status.chunks and status.vector_store == "server"
+        assert paths_of(moved, "telescope browsing")[0] == "notes/ideas.txt"
+        again = Indexer(moved).sync()
+        assert (again.chunks_embedded, again.chunks_moved, again.vectors_lost) == (0, 0, 0)
+    finally:
+        moved.close()
+
+
+def test_a_move_to_the_server_under_another_model_embeds_anew(tmp_path, chroma_server, model):
+    """Vectors of another model are no use on the server: the move embeds every chunk."""
+    root = write_files(tmp_path / "docs", CORPUS)
+    local = Index(Settings.for_root(root, tmp_path / "index", model=model), embedder=FakeEmbedder())
+    try:
+        chunks = Indexer(local).sync().chunks_embedded
+    finally:
+        local.close()
+    other_model = f"{model}-other"
+    settings = Settings.for_root(
+        root, tmp_path / "index", model=other_model, chroma_url=chroma_server.url
+    )
+    moved = Index(settings, embedder=FakeEmbedder())
+    try:
+        report = Indexer(moved).sync()
+        assert (report.chunks_embedded, report.chunks_moved) == (chunks, 0)
+    finally:
+        moved.close()

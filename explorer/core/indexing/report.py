@@ -39,6 +39,9 @@ class IndexReport:
     chunks_embedded: int = 0
     chunks_reused: int = 0
     """Chunks whose vectors the store already held (another checkout, or an interrupted run)."""
+    chunks_moved: int = 0
+    """Chunks whose vectors were taken from the index's local store as it moved to a server
+    (uploaded, not embedded again)."""
     orphans_removed: int = 0
     files_restored: int = 0
     """Files indexed again because their chunks were missing from the database (deleted

@@ -26,9 +26,16 @@ from explorer.core.indexing.embed_priority import (
 from explorer.core.indexing.report import IndexReport, Progress, ProgressCallback
 from explorer.core.models import FileState, SyncPhase
 from explorer.core.store.index import Index
+from explorer.core.store.index_files import CHROMA_DIR_NAME
 from explorer.core.store.keywords import StoredChunk
 from explorer.core.store.manifest_records import FileRecord
-from explorer.core.store.vectors import FileVector, file_vector_id
+from explorer.core.store.vectors import (
+    CHROMA_DATABASE,
+    FileVector,
+    VectorStore,
+    VectorStoreDamaged,
+    file_vector_id,
+)
 
 CONTEXT_TOKENS = 24
 """Most tokens of heading context put before a chunk's text when it is embedded."""
@@ -43,6 +50,21 @@ class VectorDonor(Protocol):
     def vectors_for(self, chunks: Sequence[StoredChunk]) -> dict[str, np.ndarray]:
         """The vector of each of ``chunks`` the donor holds for that very chunk."""
         ...
+
+
+class StoredVectors:
+    """The vectors of a store this index kept them in before (its local folder, before it
+    moved to a server), lent by chunk id: the keyword index is the same, so a chunk of that id
+    holds the text its vector was made of."""
+
+    def __init__(self, store: VectorStore) -> None:
+        self.store = store
+
+    def vectors_for(self, chunks: Sequence[StoredChunk]) -> dict[str, np.ndarray]:
+        return self.store.chunk_vectors([chunk.id for chunk in chunks])
+
+    def close(self) -> None:
+        self.store.close()
 
 
 class VectorPhase:
@@ -103,6 +125,7 @@ class VectorPhase:
             keywords.ledger.reset_embedded()
         keywords.set_meta("model", model)
         location = keywords.get_meta("vector_location")
+        moved = self._moved_from_local(location, same_model=stored == model)
         if location != vectors.location:
             keywords.set_meta("vector_location", vectors.location)
         in_sqlite = set(keywords.chunk_ids())
@@ -123,6 +146,13 @@ class VectorPhase:
         reusable = sorted(unembedded & in_store)
         keywords.ledger.mark_embedded(reusable)
         report.chunks_reused = len(reusable) + self._borrow()
+        if moved is not None:  # what the server lacks was not lost: it is still here
+            try:
+                given = self._borrow(moved)
+            finally:
+                moved.close()
+            report.chunks_moved = given
+            report.vectors_lost = max(0, report.vectors_lost - given)
         records = keywords.files()
         expected = {
             file_vector_id(path, record.hash): path
@@ -137,9 +167,26 @@ class VectorPhase:
             present = stored_ids & expected.keys()
         keywords.ledger.mark_unfinished(sorted(expected[i] for i in expected.keys() - present))
 
-    def _borrow(self) -> int:
-        """Store the donor's vectors of the chunks waiting for one; how many it gave."""
-        if self.donor is None:
+    def _moved_from_local(self, location: str | None, same_model: bool) -> StoredVectors | None:
+        """The index's own local store, when this sync moves its vectors from there to a
+        server (``location``: where they were) for the same model: what it holds is uploaded
+        rather than embedded again. None otherwise."""
+        index = self.index
+        local = index.settings.index_dir / CHROMA_DIR_NAME
+        if not index.shared_vectors or not same_model or location != str(local):
+            return None
+        if not (local / CHROMA_DATABASE).is_file():
+            return None
+        try:
+            return StoredVectors(VectorStore(local, repair_command=index.repair_command))
+        except VectorStoreDamaged:
+            return None  # nothing to take from it: the chunks are embedded again
+
+    def _borrow(self, donor: VectorDonor | None = None) -> int:
+        """Store the vectors ``donor`` (by default :attr:`donor`) holds of the chunks waiting
+        for one; how many it gave."""
+        donor = donor or self.donor
+        if donor is None:
             return 0
         keywords, store = self.index.keywords, self.index.vectors
         pending = keywords.ledger.pending()
@@ -147,7 +194,7 @@ class VectorPhase:
         for start in range(0, len(pending), DONOR_BATCH):
             ids = [chunk.id for chunk in pending[start : start + DONOR_BATCH]]
             batch = list(keywords.chunks_by_id(ids).values())
-            found = self.donor.vectors_for(batch)
+            found = donor.vectors_for(batch)
             chunks = [chunk for chunk in batch if chunk.id in found]
             if not chunks:
                 continue
