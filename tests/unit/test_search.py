@@ -799,3 +799,31 @@ def test_a_file_updated_while_a_search_reads_stays_in_its_answer(tmp_path, monke
         assert "notes/star0.md" not in {hit.path for hit in after.results}
     finally:
         index.close()
+
+
+def test_a_readers_search_lets_other_threads_read_the_index_meanwhile(built):
+    """A read-only index (another process writes) holds one connection under a lock; a
+    search's view of one commit must not hold that lock while it waits for the query's vector
+    from another thread, which may read the index too (it did, and the search never
+    returned: the CLI's hybrid search over two folders hung)."""
+    index, _embedder = built
+    reader = Index(index.settings, embedder=FakeEmbedder(), read_only=True)
+    real_embed = reader.embedder.embed_query
+
+    def embed_reading_the_index(text):
+        reader.keywords.get_meta("model")  # as a model's cached export is looked up
+        return real_embed(text)
+
+    reader.embedder.embed_query = embed_reading_the_index
+    answers = []
+    worker = threading.Thread(
+        target=lambda: answers.append(
+            search(reader, SearchRequest("compost rain", mode=SearchMode.HYBRID))
+        ),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(20)
+    assert not worker.is_alive(), "the search never returned"  # (closing would wait too)
+    reader.close()
+    assert answers[0].results[0].path.startswith("x/weak")

@@ -28,7 +28,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
@@ -327,7 +327,8 @@ class KeywordIndex:
         self.read_only = read_only
         self._lock = threading.RLock()
         self._readers: list[sqlite3.Connection] = []
-        """A writer's idle read-only connections (see :meth:`_reading`)."""
+        """Idle connections of a writer's reads (see :meth:`_reading`) and of views (see
+        :meth:`one_view`)."""
         self._readers_lock = threading.Lock()
         self._view = threading.local()
         """The connection of the :meth:`one_view` block a thread is in, as ``db``."""
@@ -522,8 +523,7 @@ class KeywordIndex:
         :meth:`one_view`, on its thread, the view's connection."""
         pinned: sqlite3.Connection | None = getattr(self._view, "db", None)
         if pinned is not None:
-            with self._lock if self.read_only else nullcontext():
-                yield pinned
+            yield pinned
             return
         if self.read_only:
             with self._lock, self._snapshot(self._db, snapshot):
@@ -532,16 +532,24 @@ class KeywordIndex:
         with self._readers_lock:
             db = self._readers.pop() if self._readers else None
         if db is None:
-            db = self._connect(self._location() + "?mode=ro", uri=True)
+            db = self._connect_reader()
         try:
             with self._snapshot(db, snapshot):
                 yield db
         finally:
-            with self._readers_lock:
-                if self._closed:
-                    db.close()
-                else:
-                    self._readers.append(db)
+            self._give_back(db)
+
+    def _connect_reader(self) -> sqlite3.Connection:
+        """A writer's read-only connection, for :meth:`_reading` and :meth:`one_view`."""
+        return self._connect(self._location() + "?mode=ro", uri=True)
+
+    def _give_back(self, db: sqlite3.Connection) -> None:
+        """Return a connection of :meth:`_connect_reader` (or a reader's view's) to the pool."""
+        with self._readers_lock:
+            if self._closed:
+                db.close()
+            else:
+                self._readers.append(db)
 
     @contextmanager
     def one_view(self) -> Iterator[None]:
@@ -552,12 +560,22 @@ class KeywordIndex:
         if getattr(self._view, "db", None) is not None:
             yield
             return
-        with self._reading(snapshot=True) as db:
-            self._view.db = db
-            try:
-                yield
-            finally:
-                self._view.db = None
+        # A connection of the thread's own: a reader's one connection is shared under its lock,
+        # and the search that holds the view has other threads read meanwhile (its keyword leg
+        # is ranked while the query is embedded).
+        with self._readers_lock:
+            db = self._readers.pop() if self._readers else None
+        if db is None:
+            db = self._connect_read_only() if self.read_only else self._connect_reader()
+        try:
+            with self._snapshot(db, True):
+                self._view.db = db
+                try:
+                    yield
+                finally:
+                    self._view.db = None
+        finally:
+            self._give_back(db)
 
     @staticmethod
     @contextmanager
