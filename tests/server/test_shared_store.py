@@ -206,3 +206,24 @@ def test_a_move_to_the_server_under_another_model_embeds_anew(tmp_path, chroma_s
         assert (report.chunks_embedded, report.chunks_moved) == (chunks, 0)
     finally:
         moved.close()
+
+
+def test_an_index_directory_moved_then_sent_to_the_server_still_uploads_its_vectors(
+    tmp_path, chroma_server, model
+):
+    root = write_files(tmp_path / "docs", CORPUS)
+    local = Index(Settings.for_root(root, tmp_path / "index", model=model), embedder=FakeEmbedder())
+    try:
+        chunks = Indexer(local).sync().chunks_embedded
+    finally:
+        local.close()
+    shutil.move(tmp_path / "index", tmp_path / "elsewhere")  # it records the old folder still
+    settings = Settings.for_root(
+        root, tmp_path / "elsewhere", model=model, chroma_url=chroma_server.url
+    )
+    moved = Index(settings, embedder=FakeEmbedder())
+    try:
+        report = Indexer(moved).sync()
+        assert (report.chunks_embedded, report.chunks_moved) == (0, chunks)
+    finally:
+        moved.close()

@@ -169,11 +169,15 @@ class VectorPhase:
 
     def _moved_from_local(self, location: str | None, same_model: bool) -> StoredVectors | None:
         """The index's own local store, when this sync moves its vectors from there to a
-        server (``location``: where they were) for the same model: what it holds is uploaded
-        rather than embedded again. None otherwise."""
+        server for the same model: what it holds is uploaded rather than embedded again. None
+        otherwise. ``location``: where the vectors were kept until now; a folder (the index
+        directory may have moved since) means the local store, whose vectors are the model's
+        (it is emptied when the model changes while it is in use); a server means the local
+        folder, if any, is older than that and not to be trusted."""
         index = self.index
         local = index.settings.index_dir / CHROMA_DIR_NAME
-        if not index.shared_vectors or not same_model or location != str(local):
+        was_local = location is not None and not location.startswith(("http://", "https://"))
+        if not index.shared_vectors or not same_model or not was_local:
             return None
         if not (local / CHROMA_DATABASE).is_file():
             return None
