@@ -252,3 +252,28 @@ def test_search_process_never_imports_torch(corpus):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert "HEAVY []" in done.stdout
+
+
+def test_a_few_edited_files_are_embedded_without_loading_torch(built_sample_docs, tmp_path):
+    """After an edit of a note or two, ``explorer index`` embeds their chunks on the model's
+    ONNX export (made by the first index) instead of loading torch and the model (7-9 s)."""
+    root, _index_dir = built_sample_docs.index.copy(tmp_path / "docs", tmp_path / "index")
+    env = local_env(tmp_path)
+    (root / "notes" / "sourdough.md").write_text(
+        "# Sourdough\n\nFeed the starter flour and water each morning; bake when it doubles.\n"
+    )
+    probe = (
+        "import sys; from explorer.cli import main\n"
+        f"sys.argv = ['explorer', 'index', {str(root)!r}, '--json']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.rsplit("HEAVY", 1)[0])
+    assert report["added"] == 1 and 1 <= report["chunks_embedded"] <= 3
+    assert "HEAVY []" in done.stdout
+    found = ranked(root, env, "baking bread with a fermented culture", "--mode", "semantic")
+    assert found["results"][0]["path"] == "notes/sourdough.md"

@@ -53,6 +53,10 @@ DOCUMENT_PAD_TO = 32
 and keeps are per input shape: a batch of every length from 1 to 256 tokens made the process grow
 with each new length met, some 25 KB per chunk embedded (``benchmarks/RESULTS.md``, "Where a
 cold index's memory went"); 8 lengths keep it flat."""
+FEW_DOCUMENTS = 64
+"""At most this many chunks to embed are embedded on the model's ONNX export (about 11 a
+second on one core, its first vector in a second) rather than by loading torch and the model
+(7-9 s before the first vector, some 32 a second after; ``benchmarks/few_documents.py``)."""
 
 BUNDLED_MODEL_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
@@ -160,6 +164,9 @@ class SentenceTransformerEmbedder:
         self._files = ModelFiles(model, self._model_dir) if self._model_dir else None
         self._query_encoder: OnnxQueryEncoder | None = None
         self._export_checked = False  # the export folder was looked at since it last changed
+        self._few_documents = False
+        """The chunks to embed are few: the export embeds them while the model is not loaded
+        (see :meth:`load_document_model`)."""
         self._lock = threading.Lock()
         self._query_lock = threading.Lock()  # separate: a query never waits for torch to load
         self._export_lock = threading.Lock()
@@ -212,6 +219,10 @@ class SentenceTransformerEmbedder:
         return tokenizer(text)
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if self._few_documents and self._model is None:
+            encoder = self._fast_query_encoder()
+            if encoder is not None and self._model is None:
+                return _unit_rows(encoder.encode(texts))
         return self._encode(texts, self.documents_in_bf16, pad_to=DOCUMENT_PAD_TO)
 
     @property
@@ -274,8 +285,16 @@ class SentenceTransformerEmbedder:
         """Whether queries run on the ONNX export (else on the model itself)."""
         return self._fast_query_encoder() is not None
 
-    def load_document_model(self) -> None:
-        """Load the full model now (it is otherwise loaded by the first embed call)."""
+    def load_document_model(self, chunks: int | None = None) -> None:
+        """Load the full model now (it is otherwise loaded by the first embed call), unless
+        ``chunks``, the number about to be embedded, are few enough for the model's ONNX export
+        to embed (:data:`FEW_DOCUMENTS`): then torch is not loaded for them."""
+        few = chunks is not None and chunks <= FEW_DOCUMENTS and self._model is None
+        # (looking for the export may load the model, to export it: then the model embeds)
+        if few and self._fast_query_encoder() is not None and self._model is None:
+            self._few_documents = True
+            return
+        self._few_documents = False
         self._document_model()
 
     def load_query_path(self) -> None:
@@ -405,6 +424,14 @@ class SentenceTransformerEmbedder:
             return [tuple(span) for span in encoded["offset_mapping"]]
 
         return spans
+
+
+def _unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` scaled to length 1, row by row (a zero row stays zero), as float32."""
+    import numpy as np
+
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.asarray(vectors / np.where(norms > 0, norms, 1.0), dtype=np.float32)
 
 
 def native_bf16() -> bool:

@@ -247,7 +247,7 @@ class VectorPhase:
             load = getattr(embedder, "load_document_model", None)
             if load is not None:
                 notify(Progress(SyncPhase.MODEL, chunks_total=len(pending)))
-                load()
+                load(len(pending))  # a few chunks are embedded without loading torch
                 report.model_seconds = time.perf_counter() - started
                 started = time.perf_counter()
             limit_model_threads(self.index.settings.embed_threads)
