@@ -415,7 +415,7 @@ async def test_no_vectors_yet_state(tmp_path, app_for):
     class SlowEmbedder(FakeEmbedder):
         gate = threading.Event()
 
-        def load_document_model(self) -> None:
+        def load_document_model(self, chunks: int | None = None) -> None:
             self.gate.wait(20)
 
     embedder = SlowEmbedder()

@@ -43,7 +43,7 @@ class PacedEmbedder(FakeEmbedder):
         self.loaded = threading.Event()
         self.turns = threading.Semaphore(0)
 
-    def load_document_model(self) -> None:
+    def load_document_model(self, chunks: int | None = None) -> None:
         self.loaded.wait(30)
 
     def embed_documents(self, texts):

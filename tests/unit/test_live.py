@@ -47,7 +47,7 @@ class SlowEmbedder(FakeEmbedder):
 class BrokenEmbedder(FakeEmbedder):
     """A model that cannot be loaded."""
 
-    def load_document_model(self) -> None:
+    def load_document_model(self, chunks: int | None = None) -> None:
         raise RuntimeError("no weights here")
 
 
@@ -343,3 +343,25 @@ def test_update_paths_handles_folders_and_vanishing_files(corpus, settings_for, 
         assert set(index.keywords.chunk_ids()) == index.vectors.chunk_ids()
     finally:
         index.close()
+
+
+class CountingEmbedder(FakeEmbedder):
+    """Records how many chunks were waiting when the live index asked for the model."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[int | None] = []
+
+    def load_document_model(self, chunks: int | None = None) -> None:
+        self.asked.append(chunks)
+
+
+def test_the_model_is_asked_for_with_the_number_of_chunks_waiting(corpus, live_for):
+    """The live index says how many chunks wait when it loads the model, so that a real model
+    with an export embeds a few without loading torch (``load_document_model``)."""
+    embedder = CountingEmbedder()
+    live, events = live_for(corpus, embedder)
+    assert live.wait_idle(20)
+    chunks = live.index.keywords.counts()["chunks"]
+    assert embedder.asked and set(embedder.asked) == {chunks} and chunks > 0
+    assert [e.state for e in events.of(ModelStateEvent)] == ["loading", "ready"]

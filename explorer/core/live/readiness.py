@@ -94,7 +94,10 @@ class EmbeddingReadiness:
                 return True  # nothing to embed: only files to finish, no model needed
             self.model = ModelState.LOADING
             self._emit(ModelStateEvent(ModelState.LOADING, f"loading model {self.model_name}"))
-            threading.Thread(target=self._load_model, name="explorer-model", daemon=True).start()
+            waiting = counts["chunks"] - counts["embedded"]
+            threading.Thread(
+                target=self._load_model, args=(waiting,), name="explorer-model", daemon=True
+            ).start()
             return False
         if self.model == ModelState.LOADING and self.load_finished():
             self.model, message = self._loaded or (ModelState.FAILED, "")
@@ -108,13 +111,18 @@ class EmbeddingReadiness:
         """A load ended that the writer has not taken up yet."""
         return self.model == ModelState.LOADING and self._loaded is not None
 
-    def _load_model(self) -> None:
-        """On a helper thread: load the model (query path first: searches need it sooner)."""
+    def _load_model(self, waiting: int) -> None:
+        """On a helper thread: load the model (query path first: searches need it sooner).
+        ``waiting`` chunks are to be embedded: few enough, and the model's export embeds them
+        (the full model, and torch, are not loaded; see ``load_document_model``)."""
+        embedder = self.index.embedder
         try:
-            for method in ("load_query_path", "load_document_model"):
-                load = getattr(self.index.embedder, method, None)
-                if load is not None:
-                    load()
+            load_query_path = getattr(embedder, "load_query_path", None)
+            if load_query_path is not None:
+                load_query_path()
+            load_document_model = getattr(embedder, "load_document_model", None)
+            if load_document_model is not None:
+                load_document_model(waiting)
             outcome = (ModelState.READY, f"model {self.model_name} ready")
         # The boundary of the loading thread: whatever a model library raises (missing files,
         # bad weights, out of memory) means keyword-only search, said in one line.
