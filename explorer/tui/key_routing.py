@@ -24,10 +24,14 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from textual import events
+from textual.app import ScreenStackError
 from textual.widgets import Input
 
 OPENING_FRAMES = 20
 """Frames the keys wait at most for a screen that opens to focus its field."""
+WINDOW_FRAMES = 600
+"""Frames the keys typed as the app starts wait at most for its window to focus a pane (it
+does in a few; this only keeps a window that never focuses anything from eating the keys)."""
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -44,11 +48,13 @@ class KeyRouter:
         self._waiting: deque[events.Key] = deque()
         """Keys that came while an earlier key's work was under way."""
         self._held = False
+        self._ready = False
+        """The window has shown its first screen with a pane focused (see :meth:`_opening`)."""
 
     async def route(self, event: events.Key) -> bool:
         """Handle ``event`` now (or after the keys before it); False when Textual's usual way
         should (nothing takes it)."""
-        if self._held or self._waiting or _opening(self.app.screen):
+        if self._held or self._waiting or self._opening():
             self._waiting.append(event)
             self._hold()
             return True
@@ -88,6 +94,27 @@ class KeyRouter:
             return True
         return False
 
+    def _opening(self) -> bool:
+        """Whether the screen on top is still opening: the window itself until it has first
+        given a pane the focus (keys typed as it starts wait for its search box: run earlier,
+        a pane's key found no pane yet and the app failed), or a picker or dialog just pushed
+        (it focuses its field once mounted)."""
+        if not self._window_ready():
+            return True
+        return _opening(self.app.screen)
+
+    def _window_ready(self) -> bool:
+        """Whether the app's first screen has been shown with a pane focused (once true, it
+        stays true)."""
+        if self._ready:
+            return True
+        try:
+            screen = self.app.screen
+        except ScreenStackError:  # not even the first screen yet
+            return False
+        self._ready = screen.is_mounted and screen.focused is not None
+        return self._ready
+
     def _hold(self) -> None:
         if not self._held:
             self._held = True
@@ -96,7 +123,8 @@ class KeyRouter:
     async def _release(self, frames: int = 0) -> None:
         """The keys that waited, in order, once the app has handled what came before them
         (a screen just pushed has its focus, or a few frames have passed)."""
-        if _opening(self.app.screen) and frames < OPENING_FRAMES:
+        limit = OPENING_FRAMES if self._window_ready() else WINDOW_FRAMES
+        if self._opening() and frames < limit:
             self.app.call_after_refresh(self._release, frames + 1)
             return
         self._held = False

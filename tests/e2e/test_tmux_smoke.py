@@ -112,6 +112,22 @@ def test_search_in_a_real_terminal(tmp_path):
         explorer.kill()
 
 
+def test_a_query_typed_while_the_window_starts_is_searched(tmp_path):
+    """Typed at once after the command, before the window has drawn: the letters wait for
+    the search box (its letters are keys of the panes too: ``c`` copies, ``h`` and ``e`` move;
+    run before the panes existed, ``c`` failed the app with a traceback)."""
+    explorer = Explorer(tmp_path, "sample_docs", 120)
+    explorer.start()
+    try:
+        explorer.type("checklist cache")
+        screen = explorer.wait_for(lambda s: "checklist cache" in s, 30)
+        assert "Traceback" not in screen and "Error" not in screen
+        explorer.wait_for(lambda s: ".md" in s.split("╭─ Results")[-1], 60)
+        explorer.quit()
+    finally:
+        explorer.kill()
+
+
 def test_two_folders_in_one_real_terminal(tmp_path):
     """`explorer A B` in tmux with the real model: each folder a node of the tree under its
     name, one ranking over both (keyword results come while the model loads)."""
