@@ -49,6 +49,28 @@ def run_explorer(
     return done
 
 
+MODEL_MODULES = ("torch", "sentence_transformers", "transformers")
+"""What loading the model imports (seconds of imports, hundreds of MB)."""
+_IMPORTED = "\nIMPORTED "
+
+
+def explorer_imports(*args: object, env: dict) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """``explorer ARGS`` run by a process of its own, which must succeed; its result (stdout
+    as the command printed it) and which of :data:`MODEL_MODULES` it imported."""
+    probe = (
+        "import json, sys; from explorer.cli import main\n"
+        f"sys.argv = ['explorer', *{[str(a) for a in args]!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        f"loaded = [m for m in {MODEL_MODULES!r} if m in sys.modules]\n"
+        f"print({_IMPORTED!r} + json.dumps(loaded))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    stdout, _, loaded = done.stdout.rpartition(_IMPORTED)
+    done.stdout = stdout
+    return done, json.loads(loaded)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_resident_reader():
     """Processes answer by themselves: no test leaves a resident reader behind unless it asks

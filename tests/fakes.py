@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 WORD = re.compile(r"\w+")
 
@@ -56,3 +58,18 @@ class FakeEmbedder:
 
     def load_query_path(self) -> None:
         """Nothing to load."""
+
+
+def index_with_fake_model(root: Path, index_dir: Path) -> None:
+    """``explorer index ROOT --index-dir INDEX_DIR`` run in this process with the fake model
+    in place of the real one."""
+    from click.testing import CliRunner
+
+    from explorer.cli import main
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
+        )
+        done = CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)])
+    assert done.exit_code == 0, done.output

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
 
-from tests.conftest import run_explorer
+from tests.conftest import explorer_imports, run_explorer
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
@@ -249,18 +248,9 @@ def test_the_token_budget_counts_with_the_models_tokenizer(corpus):
 
 def test_a_budgeted_search_never_imports_torch(corpus):
     root, env = corpus
-    probe = (
-        "import sys; from explorer.cli import main\n"
-        f"sys.argv = ['explorer', 'search', 'restore a backup', {str(root)!r},"
-        " '--content', '--max-tokens', '300']\n"
-        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers')"
-        " if m in sys.modules]\n"
-        "print('HEAVY', heavy)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
-    assert done.returncode == 0, done.stderr
-    assert "HEAVY []" in done.stdout
+    args = ("search", "restore a backup", root, "--content", "--max-tokens", "300")
+    done, loaded = explorer_imports(*args, env=env)
+    assert loaded == []
     assert "note: token budget 300" in done.stderr  # the note, beside the answer
 
 

@@ -17,12 +17,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import invoke_cli, run_explorer
+from tests.conftest import explorer_imports, invoke_cli, run_explorer
 
 pytestmark = pytest.mark.e2e
 
@@ -241,17 +240,8 @@ def test_rename_and_delete_leave_no_chunk_behind(request, corpus, tmp_path):
 
 def test_search_process_never_imports_torch(corpus):
     root, env = corpus
-    probe = (
-        "import sys; from explorer.cli import main\n"
-        f"sys.argv = ['explorer', 'search', 'restore a backup', {str(root)!r}]\n"
-        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers')"
-        " if m in sys.modules]\n"
-        "print('HEAVY', heavy)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
-    assert done.returncode == 0, done.stderr
-    assert "HEAVY []" in done.stdout
+    _done, loaded = explorer_imports("search", "restore a backup", root, env=env)
+    assert loaded == []
 
 
 def test_a_few_edited_files_are_embedded_without_loading_torch(built_sample_docs, tmp_path):
@@ -262,18 +252,9 @@ def test_a_few_edited_files_are_embedded_without_loading_torch(built_sample_docs
     (root / "notes" / "sourdough.md").write_text(
         "# Sourdough\n\nFeed the starter flour and water each morning; bake when it doubles.\n"
     )
-    probe = (
-        "import sys; from explorer.cli import main\n"
-        f"sys.argv = ['explorer', 'index', {str(root)!r}, '--json']\n"
-        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers')"
-        " if m in sys.modules]\n"
-        "print('HEAVY', heavy)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout.rsplit("HEAVY", 1)[0])
+    done, loaded = explorer_imports("index", root, "--json", env=env)
+    report = json.loads(done.stdout)
     assert report["added"] == 1 and 1 <= report["chunks_embedded"] <= 3
-    assert "HEAVY []" in done.stdout
+    assert loaded == []
     found = ranked(root, env, "baking bread with a fermented culture", "--mode", "semantic")
     assert found["results"][0]["path"] == "notes/sourdough.md"

@@ -34,7 +34,7 @@ from explorer.cli.reader_protocol import (
 from explorer.cli.resident_client import LOCK_NAME, SERVED_NOTE, SOCKET_NAME, resolve
 from explorer.cli.resident_server import MAX_CLIENTS, READ_SECONDS
 from tests.conftest import EXPLORER_PROCESS, run_explorer, wait_until, write_files
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeEmbedder, index_with_fake_model
 
 CORPUS = {
     "guides/telescope.md": "# Telescope\n\nTelescope lenses and telescope mirrors.\n",
@@ -329,12 +329,7 @@ def test_status_of_another_index_is_refused(served, watched, tmp_path):
 
 def build_index_elsewhere(base: Path) -> tuple[Path, Path]:
     root, index_dir = write_files(base / "elsewhere", CORPUS), base / "elsewhere-index"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(
-            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
-        )
-        done = CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)])
-    assert done.exit_code == 0, done.output
+    index_with_fake_model(root, index_dir)
     return root, index_dir
 
 

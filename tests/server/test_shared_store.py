@@ -149,6 +149,16 @@ def test_moving_a_checkout_keeps_its_vectors(checkout, tmp_path):
         index.close()
 
 
+def index_locally(root, index_dir, model: str) -> int:
+    """Index ``root`` into ``index_dir`` with its vectors in the local store, as before a
+    move to the server; how many chunks were embedded."""
+    local = Index(Settings.for_root(root, index_dir, model=model), embedder=FakeEmbedder())
+    try:
+        return Indexer(local).sync().chunks_embedded
+    finally:
+        local.close()
+
+
 def test_an_index_moved_to_the_server_uploads_its_local_vectors_instead_of_embedding(
     tmp_path, chroma_server, model
 ):
@@ -191,11 +201,7 @@ def test_an_index_moved_to_the_server_uploads_its_local_vectors_instead_of_embed
 def test_a_move_to_the_server_under_another_model_embeds_anew(tmp_path, chroma_server, model):
     """Vectors of another model are no use on the server: the move embeds every chunk."""
     root = write_files(tmp_path / "docs", CORPUS)
-    local = Index(Settings.for_root(root, tmp_path / "index", model=model), embedder=FakeEmbedder())
-    try:
-        chunks = Indexer(local).sync().chunks_embedded
-    finally:
-        local.close()
+    chunks = index_locally(root, tmp_path / "index", model)
     other_model = f"{model}-other"
     settings = Settings.for_root(
         root, tmp_path / "index", model=other_model, chroma_url=chroma_server.url
@@ -212,11 +218,7 @@ def test_an_index_directory_moved_then_sent_to_the_server_still_uploads_its_vect
     tmp_path, chroma_server, model
 ):
     root = write_files(tmp_path / "docs", CORPUS)
-    local = Index(Settings.for_root(root, tmp_path / "index", model=model), embedder=FakeEmbedder())
-    try:
-        chunks = Indexer(local).sync().chunks_embedded
-    finally:
-        local.close()
+    chunks = index_locally(root, tmp_path / "index", model)
     shutil.move(tmp_path / "index", tmp_path / "elsewhere")  # it records the old folder still
     settings = Settings.for_root(
         root, tmp_path / "elsewhere", model=model, chroma_url=chroma_server.url

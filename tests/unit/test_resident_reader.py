@@ -19,7 +19,7 @@ from explorer.cli import main
 from explorer.cli.reader_protocol import Refusal, Refused, decode_reply, encode_request
 from explorer.cli.resident_client import SERVED_NOTE, SOCKET_NAME, resolve
 from tests.conftest import EXPLORER_PROCESS, run_explorer, wait_until, write_files
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeEmbedder, index_with_fake_model
 
 CORPUS = {
     "guides/telescope.md": "# Telescope\n\nTelescope lenses and telescope mirrors.\n",
@@ -57,12 +57,7 @@ def served(tmp_path_factory):
     :func:`reader`). Returns (root, index_dir)."""
     base = tmp_path_factory.mktemp("served")
     root, index_dir = write_files(base / "root", CORPUS), base / "index"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(
-            "explorer.core.store.index.load_embedder", lambda model, precision: FakeEmbedder()
-        )
-        done = CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)])
-    assert done.exit_code == 0, done.output
+    index_with_fake_model(root, index_dir)
     env = {
         **os.environ,
         "EXPLORER_READER_IDLE": "600",
