@@ -101,7 +101,7 @@ class KeyRouter:
         (it focuses its field once mounted)."""
         if not self._window_ready():
             return True
-        return _opening(self.app.screen)
+        return _dialog_opening(self.app.screen)
 
     def _window_ready(self) -> bool:
         """Whether the app's first screen has been shown with a pane focused (once true, it
@@ -168,7 +168,7 @@ def _escaped_character(event: events.Key, focused: object) -> str | None:
     return letter if selection.is_empty and idle else None
 
 
-def _opening(screen: Screen[Any]) -> bool:
+def _dialog_opening(screen: Screen[Any]) -> bool:
     """Whether ``screen`` is a picker or dialog still opening (it focuses its field once
     mounted)."""
     from textual.screen import ModalScreen
