@@ -529,22 +529,25 @@ class KeywordIndex:
             with self._lock, self._snapshot(self._db, snapshot):
                 yield self._db
             return
-        with self._readers_lock:
-            db = self._readers.pop() if self._readers else None
-        if db is None:
-            db = self._connect_reader()
+        db = self._take_reader()
         try:
             with self._snapshot(db, snapshot):
                 yield db
         finally:
             self._give_back(db)
 
-    def _connect_reader(self) -> sqlite3.Connection:
-        """A writer's read-only connection, for :meth:`_reading` and :meth:`one_view`."""
+    def _take_reader(self) -> sqlite3.Connection:
+        """An idle read-only connection of the pool, or a new one (for :meth:`_reading`, a
+        writer's; for :meth:`one_view`, a writer's or a reader's)."""
+        with self._readers_lock:
+            if self._readers:
+                return self._readers.pop()
+        if self.read_only:
+            return self._connect_read_only()
         return self._connect(self._location() + "?mode=ro", uri=True)
 
     def _give_back(self, db: sqlite3.Connection) -> None:
-        """Return a connection of :meth:`_connect_reader` (or a reader's view's) to the pool."""
+        """Return a connection of :meth:`_take_reader` to the pool (closed if the index is)."""
         with self._readers_lock:
             if self._closed:
                 db.close()
@@ -560,13 +563,10 @@ class KeywordIndex:
         if getattr(self._view, "db", None) is not None:
             yield
             return
-        # A connection of the thread's own: a reader's one connection is shared under its lock,
-        # and the search that holds the view has other threads read meanwhile (its keyword leg
-        # is ranked while the query is embedded).
-        with self._readers_lock:
-            db = self._readers.pop() if self._readers else None
-        if db is None:
-            db = self._connect_read_only() if self.read_only else self._connect_reader()
+        # A connection of the thread's own: a reader's one connection is shared under its lock
+        # by every thread, and the view must not hold that lock while its search waits for
+        # another thread (the query's embedding, a pool searching several folders).
+        db = self._take_reader()
         try:
             with self._snapshot(db, True):
                 self._view.db = db
