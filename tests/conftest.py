@@ -104,12 +104,13 @@ def processes_run_this_tree():
 
 @pytest.fixture(autouse=True)
 def isolated_locations(tmp_path_factory, monkeypatch):
-    """Every test gets its own data, config and state dirs, so no test sees a real user's
-    index or session (nor leaves one)."""
+    """Every test gets its own data, config, state and cache dirs, so no test sees a real
+    user's index, session or kept query encoder (nor leaves one)."""
     base = tmp_path_factory.mktemp("explorer-home")
     monkeypatch.setenv("EXPLORER_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("EXPLORER_CONFIG_DIR", str(base / "config"))
     monkeypatch.setenv("EXPLORER_STATE_DIR", str(base / "state"))
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(base / "cache"))
     monkeypatch.delenv("EXPLORER_NO_SESSION", raising=False)
     monkeypatch.delenv("EXPLORER_INDEX_DIR", raising=False)
     monkeypatch.delenv("EXPLORER_MODEL", raising=False)

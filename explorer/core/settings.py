@@ -176,6 +176,13 @@ class IndexSettings:
         return ()
 
     @property
+    def query_encoder_cache(self) -> Path | None:
+        """A folder outside the index where the model's exported query encoder is kept for
+        every index of the user, so that a new index takes it instead of loading the model to
+        export it again (an application names one; None: each index exports its own)."""
+        return None
+
+    @property
     def repair_command(self) -> str:
         """The command a message about a damaged store tells the user to run; an application
         that places indexes elsewhere than it would by default says how to reach this one."""

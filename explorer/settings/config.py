@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from explorer.core.safe_text import quoted
 from explorer.core.settings import DEFAULT_MODEL, IndexSettings
 from explorer.core.store.chroma_server import CHROMA_URL_ENV
-from explorer.settings.locations import owned_parents, resolve_index_dir
+from explorer.settings.locations import owned_parents, query_encoder_cache, resolve_index_dir
 from explorer.settings.user_config import (
     CollectionEntry,
     ConfigError,
@@ -44,6 +44,11 @@ class Settings(IndexSettings):
         if self.index_dir != resolve_index_dir(self.root):
             command += f" --index-dir {self.index_dir}"
         return command
+
+    @property
+    def query_encoder_cache(self) -> Path:
+        """The model's folder in the user's cache directory (:func:`query_encoder_cache`)."""
+        return query_encoder_cache(self.model)
 
     @property
     def private_parents(self) -> tuple[Path, ...]:

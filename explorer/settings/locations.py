@@ -27,6 +27,8 @@ CONFIG_DIR_ENV = "EXPLORER_CONFIG_DIR"
 """Names the directory holding user preferences (theme choice and the like)."""
 STATE_DIR_ENV = "EXPLORER_STATE_DIR"
 """Names the directory that holds state kept between runs (the TUI's sessions)."""
+CACHE_DIR_ENV = "EXPLORER_CACHE_DIR"
+"""Names the directory that holds what any index may reuse (the models' query encoders)."""
 
 
 def _xdg() -> Unix:
@@ -59,6 +61,23 @@ def state_dir() -> Path:
     if override := os.environ.get(STATE_DIR_ENV):
         return Path(override).expanduser()
     return _xdg().user_state_path
+
+
+def cache_dir() -> Path:
+    """The directory that holds what every index of the user may reuse and explorer can make
+    again: the XDG cache directory."""
+    if override := os.environ.get(CACHE_DIR_ENV):
+        return Path(override).expanduser()
+    return _xdg().user_cache_path
+
+
+def query_encoder_cache(model: str) -> Path:
+    """The folder where the query encoder exported from ``model`` (a name or a path) is kept
+    for every index: named after the model, unique per name."""
+    digest = hashlib.sha1(model.encode("utf-8")).hexdigest()[:12]
+    tail = Path(model).name or "model"
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in tail).lstrip(".") or "model"
+    return cache_dir() / "query-encoders" / f"{name}-{digest}"
 
 
 def default_index_dir(root: Path) -> Path:

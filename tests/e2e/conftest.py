@@ -54,6 +54,7 @@ def build_env(base: Path) -> dict[str, str]:
         "EXPLORER_DATA_DIR": str(base / "data"),
         "EXPLORER_CONFIG_DIR": str(base / "config"),
         "EXPLORER_STATE_DIR": str(base / "state"),
+        "EXPLORER_CACHE_DIR": str(base / "cache"),
         "HF_HUB_OFFLINE": "1",
     }
     for name in ("EXPLORER_MODEL", "EXPLORER_CHROMA_URL", "EXPLORER_INDEX_DIR"):

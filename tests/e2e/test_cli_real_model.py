@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from explorer.core.embed.export_cache import EXPORT_DIR_NAME, copy_export
+from explorer.core.settings import DEFAULT_MODEL
+from explorer.settings.locations import query_encoder_cache
 from tests.conftest import explorer_imports, invoke_cli, run_explorer
 
 pytestmark = pytest.mark.e2e
@@ -242,6 +245,31 @@ def test_search_process_never_imports_torch(corpus):
     root, env = corpus
     _done, loaded = explorer_imports("search", "restore a backup", root, env=env)
     assert loaded == []
+
+
+def test_a_new_folder_is_embedded_on_the_query_encoder_another_index_kept(
+    built_sample_docs, tmp_path
+):
+    """A user's second folder: its first ``explorer index`` takes the query encoder that an
+    earlier index exported (kept in the user's cache) and embeds its few chunks on it, without
+    loading torch and the model (7-9 s) to export it once more."""
+    copy_export(
+        built_sample_docs.index.index_dir / EXPORT_DIR_NAME, query_encoder_cache(DEFAULT_MODEL)
+    )
+    root = tmp_path / "garden"
+    root.mkdir()
+    (root / "bees.md").write_text(
+        "# Bees\n\nIn winter the colony clusters in the hive and lives on its stored honey;"
+        " feed them sugar when it runs low.\n"
+    )
+    (root / "roses.md").write_text("# Roses\n\nPrune roses in early spring, above a bud.\n")
+    env = local_env(tmp_path)
+    done, loaded = explorer_imports("index", root, "--json", env=env)
+    report = json.loads(done.stdout)
+    assert report["added"] == 2 and report["chunks_embedded"] >= 2
+    assert loaded == []
+    found = ranked(root, env, "insects getting through the cold months", "--mode", "semantic")
+    assert found["results"][0]["path"] == "bees.md"
 
 
 def test_a_few_edited_files_are_embedded_without_loading_torch(built_sample_docs, tmp_path):

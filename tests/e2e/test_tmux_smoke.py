@@ -55,6 +55,7 @@ class Explorer:
             "EXPLORER_DATA_DIR": str(tmp_path / "data"),
             "EXPLORER_CONFIG_DIR": str(tmp_path / "config"),
             "EXPLORER_STATE_DIR": str(tmp_path / "state"),
+            "EXPLORER_CACHE_DIR": str(tmp_path / "cache"),
             "TERM": "xterm-256color",
         }
         exports = " ".join(f"{key}={value}" for key, value in self.env.items())

@@ -18,11 +18,18 @@ from click.testing import CliRunner
 
 from explorer.cli import main
 from explorer.core.embed.embedder import SentenceTransformerEmbedder
-from explorer.core.embed.export_cache import EXPORT_DIR_NAME, ExportStatus, publish, staging_dir
+from explorer.core.embed.export_cache import (
+    EXPORT_DIR_NAME,
+    MANIFEST_NAME,
+    ExportStatus,
+    publish,
+    staging_dir,
+)
+from explorer.core.settings import DEFAULT_MODEL
 from explorer.core.store.damaged_store import DAMAGED_PREFIX
 from explorer.core.store.index import CHROMA_DIR_NAME, DATABASE_NAME, LOCK_NAME, Index
 from explorer.settings.config import Settings
-from explorer.settings.locations import default_index_dir
+from explorer.settings.locations import cache_dir, default_index_dir, query_encoder_cache
 from tests.conftest import EXPLORER_PROCESS, write_files
 from tests.fakes import FakeEmbedder
 from tests.hostile.damage import Damage, damage_file
@@ -214,3 +221,7 @@ def test_an_index_made_with_the_real_model_is_private(tmp_path, monkeypatch):
     export = default_index_dir(root) / EXPORT_DIR_NAME
     assert any(path.suffix == ".onnx" for path in walked(export)), "no query encoder exported"
     assert open_to_others(tmp_path / "data") == []
+    # kept for the user's next index too: the same files (linked), as private
+    kept = query_encoder_cache(DEFAULT_MODEL) / MANIFEST_NAME
+    assert kept.stat().st_ino == (export / MANIFEST_NAME).stat().st_ino
+    assert open_to_others(cache_dir()) == []

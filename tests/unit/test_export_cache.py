@@ -15,6 +15,7 @@ from explorer.core.embed.export_cache import (
     ExportStatus,
     ModelFiles,
     TokenizerSettings,
+    copy_export,
     publish,
     read_manifest,
     staging_dir,
@@ -150,3 +151,77 @@ def test_a_touched_model_keeps_its_export_and_the_new_stamp_is_remembered(
     assert kept is not None and kept.status is ExportStatus.UNSUPPORTED
     assert kept.stamp == ModelFiles(str(folder), folder).stamp != verdict.stamp
     assert kept.fingerprint == verdict.fingerprint
+
+
+def _published(export_dir: Path, manifest: ExportManifest, weights: bytes = b"weights") -> Path:
+    export_dir.parent.mkdir(parents=True, exist_ok=True)
+    staged = staging_dir(export_dir)
+    (staged / MANIFEST_NAME).write_text(manifest.to_json())
+    (staged / "model.onnx.data").write_bytes(weights)
+    publish(staged, export_dir)
+    return export_dir
+
+
+def test_a_copied_export_shares_the_files_on_disk_and_is_published_whole(tmp_path: Path) -> None:
+    shared = _published(tmp_path / "cache" / "m", _manifest())
+    target = tmp_path / "index" / EXPORT_DIR_NAME
+    copy_export(shared, target)
+    assert read_manifest(target) == _manifest()
+    for name in (MANIFEST_NAME, "model.onnx.data"):  # linked, not a second copy
+        assert (target / name).stat().st_ino == (shared / name).stat().st_ino
+    assert sorted(p.name for p in target.parent.iterdir()) == [EXPORT_DIR_NAME]
+
+
+def test_an_export_replaced_while_it_is_copied_is_not_taken(tmp_path, monkeypatch) -> None:
+    """Files of two exports are never mixed: an exporter that publishes a new one meanwhile
+    leaves the copy unmade (and no folder behind)."""
+    shared = _published(tmp_path / "cache" / "m", _manifest(fingerprint="one"), b"one")
+    target = tmp_path / "index" / EXPORT_DIR_NAME
+    real_link = os.link
+
+    def link_then_replace(source, destination):
+        real_link(source, destination)
+        if not (shared.parent / "replaced").exists():
+            (shared.parent / "replaced").touch()
+            _published(shared, _manifest(fingerprint="two"), b"two")
+
+    monkeypatch.setattr(os, "link", link_then_replace)
+    with pytest.raises(OSError):
+        copy_export(shared, target)
+    assert not target.exists()
+    assert list(target.parent.iterdir()) == []
+
+
+def _embedder_of(folder: Path, index_dir: Path, shared: Path):
+    from explorer.core.embed.embedder import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder(str(folder))
+    index_dir.mkdir(parents=True, exist_ok=True)
+    embedder.keep_query_encoder_in(index_dir / EXPORT_DIR_NAME, shared)
+    return embedder
+
+
+def test_a_new_index_takes_only_a_shared_export_of_its_model_as_it_is(tmp_path: Path) -> None:
+    """The shared export is taken when it is ready and was made from these very model files by
+    this onnxruntime; another model's, a stale one, a failed one or another runtime's is not."""
+    from explorer.core.embed.onnx_encoder import runtime_version
+
+    folder = _model(tmp_path / "model", bytes(_weights()))
+    files = ModelFiles(str(folder), folder)
+    fits = replace(_made_from(files), runtime_version=runtime_version())
+    refused = {
+        "another model": replace(fits, model="other-model"),
+        "stale": replace(fits, stamp="old", fingerprint="old"),
+        "failed": replace(fits, status=ExportStatus.UNSUPPORTED),
+        "another runtime": replace(fits, runtime_version="0.0.1"),
+    }
+    for why, manifest in refused.items():
+        shared = _published(tmp_path / why / "shared", manifest)
+        embedder = _embedder_of(folder, tmp_path / why / "index", shared)
+        assert not embedder._took_shared_export(), why
+        assert not (tmp_path / why / "index" / EXPORT_DIR_NAME).exists(), why
+    shared = _published(tmp_path / "shared", fits)
+    embedder = _embedder_of(folder, tmp_path / "index", shared)
+    assert embedder._took_shared_export()
+    assert read_manifest(tmp_path / "index" / EXPORT_DIR_NAME) == fits
+    assert embedder._model is None  # nothing loaded to take it

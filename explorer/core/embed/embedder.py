@@ -25,6 +25,7 @@ from explorer.core.embed.export_cache import (
     ExportManifest,
     ExportStatus,
     ModelFiles,
+    copy_export,
     is_writable,
     read_manifest,
     write_manifest,
@@ -161,6 +162,7 @@ class SentenceTransformerEmbedder:
         self._model: SentenceTransformer | None = None
         self._tokenizer: TokenSpans | None = None
         self._export_dir: Path | None = None
+        self._shared_export: Path | None = None
         self._files = ModelFiles(model, self._model_dir) if self._model_dir else None
         self._query_encoder: OnnxQueryEncoder | None = None
         self._export_checked = False  # the export folder was looked at since it last changed
@@ -174,14 +176,19 @@ class SentenceTransformerEmbedder:
             # No network here: never let a hub lookup hang; use only what is cached.
             os.environ["HF_HUB_OFFLINE"] = "1"
 
-    def keep_query_encoder_in(self, export_dir: Path) -> None:
+    def keep_query_encoder_in(self, export_dir: Path, shared: Path | None = None) -> None:
         """Look for the model's ONNX export in ``export_dir``, and export it there when missing.
+
+        ``shared``: a folder outside the index where the export is kept for every index; when
+        ``export_dir`` holds none that fits, a fitting one there is copied in (linked) instead of
+        loading the model to export it, and an export made here is copied there.
 
         An embedder kept for several indexes (the resident reader) keeps the first folder: any
         export that fits the model serves it.
         """
         if self._export_dir is None:
             self._export_dir = export_dir
+            self._shared_export = shared
 
     @property
     def dimension(self) -> int:
@@ -308,6 +315,8 @@ class SentenceTransformerEmbedder:
         with self._query_lock:
             if self._query_encoder is None and not self._export_checked:
                 self._query_encoder = self._open_export()
+                if self._query_encoder is None and self._took_shared_export():
+                    self._query_encoder = self._open_export()
                 if self._query_encoder is None and self._may_export():
                     self._document_model()  # loads torch once, and exports
                     self._query_encoder = self._open_export()
@@ -327,12 +336,29 @@ class SentenceTransformerEmbedder:
             manifest = replace(manifest, stamp=self._files.stamp)
             with suppress(OSError), private_umask():
                 write_manifest(self._export_dir, manifest)
-        if manifest.status is ExportStatus.READY:
-            from explorer.core.embed.onnx_encoder import runtime_version
-
-            if manifest.runtime_version != runtime_version():
-                return None  # optimized for another onnxruntime: export anew
+        if manifest.status is ExportStatus.READY and not _this_runtime(manifest):
+            return None  # optimized for another onnxruntime: export anew
         return manifest
+
+    def _took_shared_export(self) -> bool:
+        """Copy the shared export into the index's folder when the index has none that fits
+        and the shared one is ready for this model and runtime; whether it was copied."""
+        shared = self._shared_export
+        if shared is None or self._files is None or not self._may_export():
+            return False
+        assert self._export_dir is not None
+        manifest = read_manifest(shared)
+        if manifest is None or manifest.status is not ExportStatus.READY:
+            return False
+        if not self._files.made(manifest) or not _this_runtime(manifest):
+            return False
+        try:
+            with private_umask():
+                copy_export(shared, self._export_dir)
+        except OSError as error:  # gone or replaced meanwhile, or no room: export as before
+            log.info("cannot take the query encoder from %s: %s", shared, error)
+            return False
+        return True
 
     def _may_export(self) -> bool:
         return (
@@ -376,6 +402,12 @@ class SentenceTransformerEmbedder:
                 return
             if manifest.status is not ExportStatus.READY:
                 log.warning("queries use the full model: %s", manifest.reason)
+            elif self._shared_export is not None:  # for the next index of this model
+                try:
+                    with private_umask():
+                        copy_export(self._export_dir, self._shared_export)
+                except OSError as error:
+                    log.info("cannot keep the query encoder in %s: %s", self._shared_export, error)
             self._export_checked = False  # the next query looks at the new export
 
     def _document_model(self) -> SentenceTransformer:
@@ -424,6 +456,13 @@ class SentenceTransformerEmbedder:
             return [tuple(span) for span in encoded["offset_mapping"]]
 
         return spans
+
+
+def _this_runtime(manifest: ExportManifest) -> bool:
+    """Whether the export was optimized by the onnxruntime installed here."""
+    from explorer.core.embed.onnx_encoder import runtime_version
+
+    return manifest.runtime_version == runtime_version()
 
 
 def _unit_rows(vectors: np.ndarray) -> np.ndarray:

@@ -4,6 +4,8 @@ The export lives in one folder inside the index directory (:data:`EXPORT_DIR_NAM
 graph, its weights, the tokenizer as sentence-transformers configured it, and a manifest. The
 manifest names the model and fingerprints its files (:class:`ModelFiles`), so an export made from
 another model (or another version of the same one) is never used: a mismatch means "no export".
+A copy may also be kept outside any index, for every index of the user (:func:`copy_export`):
+a new index takes it rather than loading the model to export it again.
 
 Only the standard library (and the private-file helpers) is imported here: a query checks the
 cache before anything heavy loads.
@@ -175,6 +177,31 @@ def staging_dir(export_dir: Path) -> Path:
     staged = export_dir.with_name(f".{export_dir.name}-new-{uuid.uuid4().hex}")
     staged.mkdir(mode=PRIVATE_DIR_MODE)  # private, like the index's other files
     return staged
+
+
+def copy_export(source: Path, target: Path) -> None:
+    """Publish at ``target`` a copy of the export in ``source``, its files hard-linked where
+    the two folders share a file system (no second copy on disk; an export's files are never
+    changed in place, only replaced whole), else copied. Raises OSError when ``source`` is
+    missing or replaced during the copy (a copy of one export, never a mix of two) or ``target``
+    cannot be written."""
+    target.parent.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    before = source.stat()
+    staged = staging_dir(target)
+    try:
+        for path in sorted(source.iterdir()):
+            if path.is_file():
+                try:
+                    os.link(path, staged / path.name)
+                except OSError:
+                    shutil.copyfile(path, staged / path.name)
+        after = source.stat()
+        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+            raise FileNotFoundError(f"{source} was replaced while it was copied")
+        publish(staged, target)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
 
 
 def publish(staged: Path, export_dir: Path) -> None:

@@ -657,10 +657,12 @@ def live_writer(index_dir: Path) -> str | None:
 
 def _load_embedder(settings: IndexSettings) -> Embedder:
     """The model of ``settings``; a sentence-transformers model keeps its query encoder in the
-    index (exported once)."""
+    index (exported once, or taken from the settings' cache of it)."""
     embedder = load_embedder(settings.model, settings.embedding_precision)
     if isinstance(embedder, SentenceTransformerEmbedder):
-        embedder.keep_query_encoder_in(settings.index_dir / EXPORT_DIR_NAME)
+        embedder.keep_query_encoder_in(
+            settings.index_dir / EXPORT_DIR_NAME, settings.query_encoder_cache
+        )
     return embedder
 
 
