@@ -11,6 +11,7 @@ from explorer.core.retrieval.query import (
     QueryError,
     coverage,
     coverage_matchers,
+    fold_runs,
     fts_expression,
     is_lookup,
     keyword_pieces,
@@ -297,6 +298,17 @@ def test_snippet_without_hits_is_the_shortened_start():
     assert len(snippet) <= 50
     assert snippet.startswith("alpha beta gamma")
     assert snippet.endswith("…")
+
+
+@pytest.mark.parametrize("blanks", [0, 100, 146, 147, 148, 149, 150, 600])
+def test_a_long_passage_without_hits_shows_its_folded_start_whatever_its_length(blanks):
+    """Only the start of a long passage is folded for its snippet: it reads as the start of the
+    whole passage folded, wherever a run of blanks or a leader of dots meets that start's end."""
+    text = "Chapter " * 5 + "\n" * blanks + "Entry . . . . . . . . 12\n" + "word " * 400
+    whole = fold_runs(text)
+    snippet, spans = make_snippet(text, ["absent"], width=50)
+    assert spans == [] and whole.startswith(snippet.removesuffix("…"))
+    assert snippet.endswith("…") and len(snippet) <= 50
 
 
 def test_snippet_shows_a_late_hit_in_text_without_spaces_before_it():

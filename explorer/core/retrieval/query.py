@@ -493,7 +493,7 @@ def snippet_and_matches(
     ``text`` (:func:`word_matches`), found once for both."""
     hits, best_start = _densest_run(text, terms, width)
     if not hits:
-        return _shorten(fold_runs(text), width), [], []
+        return _shorten(_folded_start(text, width), width), [], []
     lead = max(0, best_start - width // 4)
     if lead:
         # Start at a word: the nearest white space before ``lead``, unless it is so far back that
@@ -531,20 +531,47 @@ def _densest_run(text: str, terms: Sequence[str], width: int) -> tuple[list[tupl
     return hits, best_start
 
 
-FOLDED_RUN = re.compile(r"\s*(?:\.\s?){4,}\s*|\s+")
-"""What a snippet folds: a run of white space, and a leader of dots (``Setup . . . . 12`` in a
-PDF's contents or index) with the blanks around it."""
+FOLDED_RUN = re.compile(r"\s*(?:\.\s?){4,}\s*|\s{2,}|[^\S ]")
+"""What a snippet folds: a leader of dots (``Setup . . . . 12`` in a PDF's contents or index)
+with the blanks around it, and a run of white space other than one plain space (which folds to
+itself, so it is not matched: most of a passage's runs are such spaces)."""
+WHITE_RUN = re.compile(r"\s{2,}|[^\S ]")
+""":data:`FOLDED_RUN` for a text without two dots in a row (so without a leader): half the
+time, as the leader's alternative is not tried at every character."""
 LEADER = " … "
 """What a leader of dots reads as in a snippet."""
 
 
 def fold_runs(text: str) -> str:
     """``text`` with white space folded to one space and leaders of dots to :data:`LEADER`."""
-    return FOLDED_RUN.sub(_folded, text).strip()
+    return _runs_of(text).sub(_folded, text).strip()
+
+
+def _runs_of(text: str) -> re.Pattern[str]:
+    """The pattern of the runs to fold in ``text``."""
+    return FOLDED_RUN if ".." in text or ". ." in text else WHITE_RUN
 
 
 def _folded(match: re.Match[str]) -> str:
     return " " if match.group().isspace() else LEADER
+
+
+def _folded_start(text: str, width: int) -> str:
+    """The start of :func:`fold_runs` of ``text``, its first ``width`` characters as the whole
+    would fold them (all of it when shorter), folding only as much of a long passage as that
+    takes. The cut may end in a run or a leader folded otherwise than in the whole: its last
+    :data:`CUT_MARGIN` characters may differ."""
+    take = 4 * width
+    while take < len(text):
+        folded = fold_runs(text[:take])
+        if len(folded) > width + CUT_MARGIN:
+            return folded
+        take *= 4
+    return fold_runs(text)
+
+
+CUT_MARGIN = 16
+"""More than a partial leader of dots (and its blank) folds to, at a cut."""
 
 
 def _collapse(
@@ -552,21 +579,27 @@ def _collapse(
 ) -> tuple[str, list[tuple[int, int]]]:
     """Fold runs of white space and leaders of dots (:func:`fold_runs`), carrying the hit spans
     along."""
+    pieces: list[str] = []
     run_ends: list[int] = []
     removed_before: list[int] = []  # characters dropped by all runs up to and including this one
     removed = 0
-    for match in FOLDED_RUN.finditer(window):
-        dropped = len(match.group()) - len(_folded(match))
+    last = 0
+    for match in _runs_of(window).finditer(window):
+        folded = _folded(match)
+        pieces += (window[last : match.start()], folded)
+        last = match.end()
+        dropped = len(match.group()) - len(folded)
         if dropped:
             removed += dropped
-            run_ends.append(match.end())
+            run_ends.append(last)
             removed_before.append(removed)
+    pieces.append(window[last:])
 
     def moved(position: int) -> int:
         runs = bisect_right(run_ends, position)
         return position - (removed_before[runs - 1] if runs else 0)
 
-    collapsed = FOLDED_RUN.sub(_folded, window)
+    collapsed = "".join(pieces)
     shift = offset - (len(collapsed) - len(collapsed.lstrip()))
     spans = [(moved(s) + shift, moved(e) + shift) for s, e in hits if s >= 0 and e <= len(window)]
     return collapsed.strip(), spans
