@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -485,3 +486,47 @@ def test_a_search_of_one_index_refuses_collection_filters(folders) -> None:
         search(folders[0], SearchRequest("proxy", collections=("servers",)))
     with pytest.raises(QueryError, match="collection: and scope: filters need a search over"):
         search(folders[0], SearchRequest("proxy", scopes=("code",)))
+
+
+def test_a_file_updated_while_several_folders_are_searched_stays_in_the_answer(
+    tmp_path, monkeypatch
+):
+    """The live index replaces a file's chunks after its folder's keyword leg was ranked (on a
+    thread of the pool) and before the passages are read (on the search's thread): the answer
+    still holds the file as the ranking saw it."""
+    embedder = FakeEmbedder()
+    one_files = {f"star{i}.md": f"# Star {i}\n\nA telescope for star {i}.\n" for i in range(3)}
+    two_files = {f"moon{i}.md": f"# Moon {i}\n\nA telescope for moon {i}.\n" for i in range(3)}
+    one_root = write_files(tmp_path / "one", one_files)
+    two_root = write_files(tmp_path / "two", two_files)
+    one = build(one_root, tmp_path / "i-one", embedder)
+    two = build(two_root, tmp_path / "i-two", embedder)
+    try:
+        real_search = one.keywords.search
+        updated = []
+
+        def search_then_update(*args, **kwargs):
+            ranked = real_search(*args, **kwargs)
+            if not updated:  # the live index lands an edit now, from its own thread
+                (one_root / "star0.md").write_text("# Star 0\n\nNo optics here any more.\n")
+                writer = threading.Thread(target=lambda: Indexer(one).sync(embed=False))
+                writer.start()
+                writer.join(10)
+                updated.append(one.keywords.file("star0.md").hash)
+            return ranked
+
+        monkeypatch.setattr(one.keywords, "search", search_then_update)
+        collections = Collections([Collection("one", one), Collection("two", two)])
+        request = SearchRequest("telescope", mode=SearchMode.KEYWORD)
+        response = collections.search(request)
+        assert updated, "the search ranked the first folder's keyword leg"
+        found = {(hit.collection, hit.path) for hit in response.results}
+        assert found == {("one", p) for p in one_files} | {("two", p) for p in two_files}
+        star0 = next(hit for hit in response.results if hit.path == "star0.md")
+        assert "telescope" in star0.passages[0].snippet.casefold()
+        monkeypatch.undo()
+        after = collections.search(request)
+        assert ("one", "star0.md") not in {(hit.collection, hit.path) for hit in after.results}
+    finally:
+        one.close()
+        two.close()

@@ -98,7 +98,7 @@ def test_statistics_read_the_kept_scores_as_they_would_ask_fts5(keywords):
     # phrase's scores, those are read, and they are what FTS5 answers for the phrase alone.
     keywords.search(fts_expression("memory barrier trace", prefix_last=True), 10)
     kept = keywords.statistics
-    asked = KeywordStatistics(keywords._db, keywords._lock, keywords.derived, kept.weights)
+    asked = KeywordStatistics(keywords._reading, keywords.derived, kept.weights)
     rowids = list(kept.chunk_rowids(keywords.chunk_ids()).values())[::3]
     for phrase in ('"memory"', '"barrier"', '"trace" *'):
         assert keywords.kept_phrase_scores(KeywordTable.CHUNKS, phrase) is not None

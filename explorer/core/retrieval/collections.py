@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -257,13 +258,13 @@ class Collections:
 
         ``shared_scale=False`` leaves each index's BM25 on its own scale (for measuring).
 
-        One folder's search reads on this thread, all at one commit of its keyword index (see
-        ``KeywordIndex.one_view``). Several folders' legs run on a pool of threads, each
-        reading the latest commit: a view held here would be older than what they rank."""
-        if len(self._collections) == 1:
-            with self._collections[0].index.keywords.one_view():
-                return run_search(_Source(self, shared_scale), request)
-        return run_search(_Source(self, shared_scale), request)
+        Every read sees one commit of each folder's keyword index (``KeywordIndex.one_view``),
+        the legs ranked on a pool of threads (a folder a thread) and the passages read here
+        alike: a file the live index replaces meanwhile is answered as it was ranked."""
+        with ExitStack() as views:
+            for collection in self._collections:
+                views.enter_context(collection.index.keywords.one_view())
+            return run_search(_Source(self, shared_scale), request)
 
     def plan(self, request: SearchRequest, shared_scale: bool = True) -> MergedPlan:
         """Resolve ``request``'s collections, scopes and file filter, collection by

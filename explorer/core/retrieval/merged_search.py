@@ -55,6 +55,7 @@ from explorer.core.retrieval.search import (
 from explorer.core.settings import IndexSettings
 from explorer.core.store.index import Index
 from explorer.core.store.keyword_statistics import KeywordStatistics, KeywordTable
+from explorer.core.store.keywords import LentViews
 from explorer.core.store.manifest_records import FileSummary, StoredChunk
 
 MOST_KEYWORD_HITS = 16
@@ -342,13 +343,20 @@ _POOL_LOCK = threading.Lock()
 
 def _each(items: Sequence[_Item], work: Callable[[_Item], _Result]) -> list[_Result]:
     """``work`` on each of ``items`` (one per collection), in order; several at once, since
-    SQLite and Chroma leave Python's lock while they search."""
+    SQLite and Chroma leave Python's lock while they search. Each reads in the views of the
+    calling thread (:class:`LentViews`): the search's one commit of each index."""
     if len(items) < 2:
         return [work(item) for item in items]
     with _POOL_LOCK:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(max_workers=4, thread_name_prefix="collections"))
-    return list(_POOL[0].map(work, items))
+    lent = LentViews()
+
+    def in_views(item: _Item) -> _Result:
+        with lent.used():
+            return work(item)
+
+    return list(_POOL[0].map(in_views, items))
 
 
 def _hits_by_collection(

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from collections.abc import Callable, Hashable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -136,14 +136,14 @@ class KeywordStatistics:
 
     def __init__(
         self,
-        db: sqlite3.Connection,
-        lock: threading.RLock,
+        reading: Callable[[], AbstractContextManager[sqlite3.Connection]],
         derived: Derived,
         weights: Sequence[float],
         kept: KeptPhrase | None = None,
     ) -> None:
-        self._db = db
-        self._lock = lock
+        """``reading``: a connection of the keyword index to read on, as its own reads take
+        one (the view of a search that reads one commit, when one is open)."""
+        self._reading = reading
         self._derived = derived
         self._kept = kept
         self.weights = tuple(weights)
@@ -153,8 +153,8 @@ class KeywordStatistics:
         """Whether the index has ``table`` (an index made before ``files_fts`` lacks it)."""
 
         def look() -> bool:
-            with self._lock:
-                row = self._db.execute(
+            with self._reading() as db:
+                row = db.execute(
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
                 ).fetchone()
             return row is not None
@@ -165,8 +165,8 @@ class KeywordStatistics:
         """Rows and tokens of ``table``, from FTS5's averages record."""
 
         def read() -> TableTotals:
-            with self._lock:
-                row = self._db.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+            with self._reading() as db:
+                row = db.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
             values = read_varints(bytes(row[0])) if row and row[0] is not None else []
             return TableTotals(values[0], sum(values[1:])) if values else TableTotals(0, 0)
 
@@ -180,8 +180,8 @@ class KeywordStatistics:
         if key not in counts.rows and (kept := self._kept_scores(table, phrase)) is not None:
             counts.rows[key] = len(kept.rowids)  # every row the phrase matches, scored
         if key not in counts.rows:
-            with self._lock:
-                row = self._db.execute(
+            with self._reading() as db:
+                row = db.execute(
                     f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (phrase,)
                 ).fetchone()
             counts.rows[key] = int(row[0])
@@ -198,8 +198,8 @@ class KeywordStatistics:
         if kept is not None:  # the same bm25() of the phrase alone, asked before
             return kept.scores_of(rowids)
         weights = ", ".join(map(str, self.weights))
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 f"SELECT rowid, -bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?"
                 " AND +rowid IN (SELECT value FROM json_each(?))",
                 (phrase, json.dumps(list(rowids))),
@@ -213,8 +213,8 @@ class KeywordStatistics:
         """Tokens of each of ``rowids`` (all columns), from FTS5's docsize table."""
 
         def read(missing: list[int]) -> dict[int, int]:
-            with self._lock:
-                rows = self._db.execute(
+            with self._reading() as db:
+                rows = db.execute(
                     f"SELECT id, sz FROM {table}_docsize"
                     " WHERE id IN (SELECT value FROM json_each(?))",
                     (json.dumps(missing),),
@@ -245,8 +245,8 @@ class KeywordStatistics:
         rest by ``sql`` (one JSON array of names, answering (name, rowid) pairs)."""
 
         def read(missing: list[str]) -> dict[str, int]:
-            with self._lock:
-                rows = self._db.execute(sql, (json.dumps(missing),)).fetchall()
+            with self._reading() as db:
+                rows = db.execute(sql, (json.dumps(missing),)).fetchall()
             return {str(name): int(rowid) for name, rowid in rows}
 
         return kept_or_read(kept, names, read)

@@ -206,6 +206,41 @@ UNREADABLE_IN_PLACE = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPE
 """Codes a read-only connection meets in a read-only directory: the WAL files cannot be made."""
 
 
+_THREAD_VIEWS = threading.local()
+"""The views (:meth:`KeywordIndex.one_view`) each thread reads in, by index."""
+
+
+def _open_views() -> dict[KeywordIndex, sqlite3.Connection]:
+    """This thread's views: the connection each index's reads use on it."""
+    views: dict[KeywordIndex, sqlite3.Connection] | None = getattr(_THREAD_VIEWS, "by_index", None)
+    if views is None:
+        views = _THREAD_VIEWS.by_index = {}
+    return views
+
+
+class LentViews:
+    """The views open on the thread that makes this (:meth:`KeywordIndex.one_view`), for
+    threads that work for it while it waits for them: a search of several folders ranks each
+    folder on a thread of a pool, then reads the passages ranked on its own, all at one commit
+    of each index. One connection serves one thread at a time: each worker reads the index of
+    its own folder, and the lender reads none while they run."""
+
+    def __init__(self) -> None:
+        self._views = dict(_open_views())
+
+    @contextmanager
+    def used(self) -> Iterator[None]:
+        """The reads of the block, on this thread, in the lent views."""
+        views = _open_views()
+        kept = dict(views)
+        views.update(self._views)
+        try:
+            yield
+        finally:
+            views.clear()
+            views.update(kept)
+
+
 class KeywordIndexDamaged(ExplorerError):
     """The database file is damaged; the message names it and the command that repairs it."""
 
@@ -330,7 +365,6 @@ class KeywordIndex:
         """Idle connections of a writer's reads (see :meth:`_reading`) and of views (see
         :meth:`one_view`)."""
         self._readers_lock = threading.Lock()
-        self._view = threading.local()
         """The connection of the :meth:`one_view` block a thread is in, as ``db``."""
         self._closed = False
         self._repair_command = repair_command
@@ -521,7 +555,7 @@ class KeywordIndex:
         the last commit); a reader's one connection, under its lock. With ``snapshot``, the
         statements run in one read transaction: they all see the same commit. Inside
         :meth:`one_view`, on its thread, the view's connection."""
-        pinned: sqlite3.Connection | None = getattr(self._view, "db", None)
+        pinned = _open_views().get(self)
         if pinned is not None:
             yield pinned
             return
@@ -559,8 +593,10 @@ class KeywordIndex:
         """Every read of the block on this thread (those of :meth:`_reading`: a search's
         ranking, its passages, the files' titles) sees one commit of the database, so a file
         replaced meanwhile is read as it was or as it is, never half of each (its chunks ranked,
-        then gone when their text is read). Nested blocks share the outer one's view."""
-        if getattr(self._view, "db", None) is not None:
+        then gone when their text is read). Nested blocks share the outer one's view; threads
+        that work for this one while it waits read in it too (:class:`LentViews`)."""
+        views = _open_views()
+        if self in views:
             yield
             return
         # A connection of the thread's own: a reader's one connection is shared under its lock
@@ -569,11 +605,11 @@ class KeywordIndex:
         db = self._take_reader()
         try:
             with self._snapshot(db, True):
-                self._view.db = db
+                views[self] = db
                 try:
                     yield
                 finally:
-                    self._view.db = None
+                    views.pop(self, None)
         finally:
             self._give_back(db)
 
@@ -1168,9 +1204,7 @@ class KeywordIndex:
     @property
     def statistics(self) -> KeywordStatistics:
         """BM25's statistics of this index, to score hits of several indexes on one scale."""
-        return KeywordStatistics(
-            self._db, self._lock, self.derived, BM25_WEIGHTS, self.kept_phrase_scores
-        )
+        return KeywordStatistics(self._reading, self.derived, BM25_WEIGHTS, self.kept_phrase_scores)
 
     # -- more like this -----------------------------------------------------------------------
     def distinctive_terms(self, path: str, limit: int, candidates: int = 64) -> list[str]:
