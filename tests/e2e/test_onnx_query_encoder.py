@@ -244,6 +244,23 @@ def test_an_unfaithful_export_is_recorded_and_the_model_answers(tmp_path: Path) 
     )
 
 
+def test_a_read_only_index_answers_on_the_kept_export_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bundled_export: Path
+) -> None:
+    """An index folder that may not be written cannot take the user's kept export in: its
+    queries run on that export where it is, not on the model loaded for them."""
+    monkeypatch.setattr("explorer.core.embed.embedder.is_writable", lambda folder: False)
+    index_dir = tmp_path / "index"
+    index_dir.mkdir()
+    embedder = SentenceTransformerEmbedder("all-MiniLM-L6-v2", precision=FP32)
+    embedder.keep_query_encoder_in(index_dir / EXPORT_DIR_NAME, bundled_export)
+    query = "how do I restore a backup"
+    vector = embedder.embed_query(query)
+    assert embedder.uses_export and embedder._model is None  # no torch for a query
+    assert list(index_dir.iterdir()) == []
+    _assert_equal(vector[None, :], embedder.embed_documents([query]))
+
+
 def test_a_read_only_index_answers_with_the_model_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

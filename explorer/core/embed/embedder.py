@@ -320,6 +320,8 @@ class SentenceTransformerEmbedder:
                 if self._query_encoder is None and self._may_export():
                     self._document_model()  # loads torch once, and exports
                     self._query_encoder = self._open_export()
+                if self._query_encoder is None:  # an index that may not be written
+                    self._query_encoder = self._open_shared_export()
                 self._export_checked = True
         return self._query_encoder
 
@@ -344,14 +346,9 @@ class SentenceTransformerEmbedder:
         """Copy the shared export into the index's folder when the index has none that fits
         and the shared one is ready for this model and runtime; whether it was copied."""
         shared = self._shared_export
-        if shared is None or self._files is None or not self._may_export():
+        if shared is None or not self._may_export() or self._shared_manifest() is None:
             return False
         assert self._export_dir is not None
-        manifest = read_manifest(shared)
-        if manifest is None or manifest.status is not ExportStatus.READY:
-            return False
-        if not self._files.made(manifest) or not _this_runtime(manifest):
-            return False
         try:
             with private_umask():
                 copy_export(shared, self._export_dir)
@@ -359,6 +356,26 @@ class SentenceTransformerEmbedder:
             log.info("cannot take the query encoder from %s: %s", shared, error)
             return False
         return True
+
+    def _shared_manifest(self) -> ExportManifest | None:
+        """The shared export's manifest when it is ready for this model and runtime."""
+        if self._shared_export is None or self._files is None:
+            return None
+        manifest = read_manifest(self._shared_export)
+        if manifest is None or manifest.status is not ExportStatus.READY:
+            return None
+        if not self._files.made(manifest) or not _this_runtime(manifest):
+            return None
+        return manifest
+
+    def _open_shared_export(self) -> OnnxQueryEncoder | None:
+        """The shared export, opened where it is: for an index whose folder may not be
+        written (nothing is copied into it), when the export fits."""
+        manifest = self._shared_manifest()
+        if manifest is None:
+            return None
+        assert self._shared_export is not None
+        return _opened(self._shared_export, manifest)
 
     def _may_export(self) -> bool:
         return (
@@ -373,17 +390,7 @@ class SentenceTransformerEmbedder:
         if manifest is None or manifest.status is not ExportStatus.READY:
             return None
         assert self._export_dir is not None
-        from explorer.core.embed.onnx_encoder import OnnxQueryEncoder
-
-        try:
-            return OnnxQueryEncoder(self._export_dir, manifest)
-        # A damaged or truncated export fails inside onnxruntime in its own ways: the model
-        # answers instead.
-        except Exception as error:
-            log.warning(
-                "cannot open the query encoder in %s: %s", self._export_dir, error, exc_info=True
-            )
-            return None
+        return _opened(self._export_dir, manifest)
 
     def _export(self, model: SentenceTransformer) -> None:
         """Export ``model`` for queries when the export folder has none that fits it."""
@@ -456,6 +463,20 @@ class SentenceTransformerEmbedder:
             return [tuple(span) for span in encoded["offset_mapping"]]
 
         return spans
+
+
+def _opened(folder: Path, manifest: ExportManifest) -> OnnxQueryEncoder | None:
+    """The export in ``folder`` (described by ``manifest``, ready), or None when it cannot be
+    opened."""
+    from explorer.core.embed.onnx_encoder import OnnxQueryEncoder
+
+    try:
+        return OnnxQueryEncoder(folder, manifest)
+    # A damaged or truncated export fails inside onnxruntime in its own ways: the model answers
+    # instead.
+    except Exception as error:
+        log.warning("cannot open the query encoder in %s: %s", folder, error, exc_info=True)
+        return None
 
 
 def _this_runtime(manifest: ExportManifest) -> bool:
