@@ -827,3 +827,30 @@ def test_a_readers_search_lets_other_threads_read_the_index_meanwhile(built):
     assert not worker.is_alive(), "the search never returned"  # (closing would wait too)
     reader.close()
     assert answers[0].results[0].path.startswith("x/weak")
+
+
+def test_what_a_view_of_an_older_commit_reads_is_not_kept_for_the_newer_one(tmp_path):
+    """A value computed in a view (a search's one commit) after a write landed is that commit's:
+    the next search, after the view, reads the table as it is now, not the older value."""
+    from explorer.core.store.keyword_statistics import KeywordTable
+
+    notes = {f"notes/star{i}.md": f"# Star {i}\n\nA telescope for star {i}.\n" for i in range(4)}
+    root = write_files(tmp_path / "root", notes)
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    index = Index(settings, embedder=FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        keywords = index.keywords
+        before = keywords.statistics.totals(KeywordTable.CHUNKS)
+        with keywords.one_view():
+            keywords.file("notes/star0.md")  # the view reads: its commit is fixed
+            (root / "notes/star9.md").write_text("# Star 9\n\nMany more words " * 20 + "\n")
+            writer = threading.Thread(target=lambda: Indexer(index).sync(embed=False))
+            writer.start()
+            writer.join(10)
+            seen_in_view = keywords.statistics.totals(KeywordTable.CHUNKS)
+        now = keywords.statistics.totals(KeywordTable.CHUNKS)
+        assert seen_in_view == before  # the view's commit
+        assert now.rows == before.rows + 1 and now.tokens > before.tokens
+    finally:
+        index.close()

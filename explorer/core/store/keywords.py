@@ -29,6 +29,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
@@ -210,9 +211,19 @@ _THREAD_VIEWS = threading.local()
 """The views (:meth:`KeywordIndex.one_view`) each thread reads in, by index."""
 
 
-def _open_views() -> dict[KeywordIndex, sqlite3.Connection]:
+@dataclass(frozen=True)
+class _View:
+    """One :meth:`KeywordIndex.one_view`: its connection, and the index's versions when it
+    began (its commit is that one, or a later one if a write came between)."""
+
+    db: sqlite3.Connection
+    manifest_version: tuple[int, int]
+    keyword_version: tuple[int, int]
+
+
+def _open_views() -> dict[KeywordIndex, _View]:
     """This thread's views: the connection each index's reads use on it."""
-    views: dict[KeywordIndex, sqlite3.Connection] | None = getattr(_THREAD_VIEWS, "by_index", None)
+    views: dict[KeywordIndex, _View] | None = getattr(_THREAD_VIEWS, "by_index", None)
     if views is None:
         views = _THREAD_VIEWS.by_index = {}
     return views
@@ -365,7 +376,6 @@ class KeywordIndex:
         """Idle connections of a writer's reads (see :meth:`_reading`) and of views (see
         :meth:`one_view`)."""
         self._readers_lock = threading.Lock()
-        """The connection of the :meth:`one_view` block a thread is in, as ``db``."""
         self._closed = False
         self._repair_command = repair_command
         self._derived: OrderedDict[Hashable, tuple[tuple[int, int], Any]] = OrderedDict()
@@ -555,9 +565,9 @@ class KeywordIndex:
         the last commit); a reader's one connection, under its lock. With ``snapshot``, the
         statements run in one read transaction: they all see the same commit. Inside
         :meth:`one_view`, on its thread, the view's connection."""
-        pinned = _open_views().get(self)
-        if pinned is not None:
-            yield pinned
+        view = _open_views().get(self)
+        if view is not None:
+            yield view.db
             return
         if self.read_only:
             with self._lock, self._snapshot(self._db, snapshot):
@@ -605,7 +615,9 @@ class KeywordIndex:
         db = self._take_reader()
         try:
             with self._snapshot(db, True):
-                views[self] = db
+                began = _View(db, self.manifest_version(), self.keyword_version())
+                db.execute("SELECT 1 FROM meta LIMIT 1").fetchone()  # its commit: from now on
+                views[self] = began
                 try:
                     yield
                 finally:
@@ -684,6 +696,11 @@ class KeywordIndex:
         if kept is not _NOT_KEPT:
             return cast(_T, kept)
         value = compute()
+        view = _open_views().get(self)
+        if view is not None:
+            began = view.keyword_version if keyword_tables else view.manifest_version
+            if began != version:
+                return value  # read on an older commit than ``version``: not kept for it
         with self._lock:
             self._derived[key] = (version, value)
             while len(self._derived) > DERIVED_KEPT:
