@@ -102,6 +102,16 @@ def processes_run_this_tree():
         yield
 
 
+@pytest.fixture(scope="module", autouse=True)
+def isolated_cache_of_the_module(tmp_path_factory):
+    """A module's own fixtures (built before any test's folders exist: an index made with the
+    real model) keep the query encoder they export in a cache of the module's, never in the
+    user's. Each test then gets its own (:func:`isolated_locations`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXPLORER_CACHE_DIR", str(tmp_path_factory.mktemp("module-cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def isolated_locations(tmp_path_factory, monkeypatch):
     """Every test gets its own data, config, state and cache dirs, so no test sees a real
