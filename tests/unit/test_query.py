@@ -260,16 +260,18 @@ def test_leaders_of_dots_read_as_one_mark_in_a_snippet():
     text = (
         "Contents\n5.1 Defining new variants . . . . . . . . . . . . . . 30\n"
         "5.2 Methods for defining variants .\n. . . . . . . . . . 31\n"
-        "5.3 Proxy settings ........................ 32 and so... on"
+        "5.3 Proxy settings ........................ 32 and so... on\n"
+        "5.4 Limits .\t.\n.\t. 33"
     )
     snippet, spans = make_snippet(text, query_terms("defining variants"))
     assert snippet == (
         "Contents 5.1 Defining new variants … 30 5.2 Methods for defining variants … 31"
-        " 5.3 Proxy settings … 32 and so... on"
+        " 5.3 Proxy settings … 32 and so... on 5.4 Limits … 33"
     )
     assert _marked_words(snippet, spans) == ["Defining", "variants", "defining", "variants"]
     plain, spans = make_snippet(text, ["absent"])
     assert plain.startswith("Contents 5.1 Defining new variants … 30") and spans == []
+    assert fold_runs("5.4 Limits .\t.\n.\t. 33") == "5.4 Limits … 33"  # no two dots side by side
 
 
 def test_stopwords_are_not_marked():

@@ -538,6 +538,8 @@ itself, so it is not matched: most of a passage's runs are such spaces)."""
 WHITE_RUN = re.compile(r"\s{2,}|[^\S ]")
 """:data:`FOLDED_RUN` for a text without two dots in a row (so without a leader): half the
 time, as the leader's alternative is not tried at every character."""
+TWO_DOTS = re.compile(r"\.\s?\.")
+"""Two dots in a row, as a leader of dots has them (a blank between them or not)."""
 LEADER = " … "
 """What a leader of dots reads as in a snippet."""
 
@@ -549,7 +551,7 @@ def fold_runs(text: str) -> str:
 
 def _runs_of(text: str) -> re.Pattern[str]:
     """The pattern of the runs to fold in ``text``."""
-    return FOLDED_RUN if ".." in text or ". ." in text else WHITE_RUN
+    return FOLDED_RUN if TWO_DOTS.search(text) else WHITE_RUN
 
 
 def _folded(match: re.Match[str]) -> str:
