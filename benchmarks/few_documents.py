@@ -44,8 +44,23 @@ def index_once(code: Path, root: Path, built: Path, files: int, work: Path) -> d
     copy_index(built, copy_index_dir, copy_root)
     edit(copy_root, files)
     env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "EXPLORER_NO_DAEMON": "1"}
-    command = [sys.executable, "-m", "explorer", "index", str(copy_root)]
-    command += ["--index-dir", str(copy_index_dir), "--json"]
+    report, wall, peak_mb = timed_index(copy_root, copy_index_dir, env)
+    return {
+        "code": str(code),
+        "files_edited": files,
+        "wall_seconds": round(wall, 2),
+        "chunks_embedded": report["chunks_embedded"],
+        "model_seconds": report["model_seconds"],
+        "embed_seconds": report["embed_seconds"],
+        "peak_rss_mb": peak_mb,
+    }
+
+
+def timed_index(root: Path, index_dir: Path, env: dict[str, str]) -> tuple[dict, float, float]:
+    """``explorer index ROOT --index-dir INDEX_DIR --json`` as a process with ``env``: its
+    report, its wall time (s) and its peak RSS (MB, from ``/usr/bin/time``)."""
+    command = [sys.executable, "-m", "explorer", "index", str(root)]
+    command += ["--index-dir", str(index_dir), "--json"]
     started = time.perf_counter()
     done = subprocess.run(
         ["/usr/bin/time", "-f", "PEAK %M", *command],
@@ -57,17 +72,8 @@ def index_once(code: Path, root: Path, built: Path, files: int, work: Path) -> d
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"explorer index failed: {done.stderr.strip()}")
-    report = json.loads(done.stdout)
     peak = next(line for line in done.stderr.splitlines() if line.startswith("PEAK "))
-    return {
-        "code": str(code),
-        "files_edited": files,
-        "wall_seconds": round(wall, 2),
-        "chunks_embedded": report["chunks_embedded"],
-        "model_seconds": report["model_seconds"],
-        "embed_seconds": report["embed_seconds"],
-        "peak_rss_mb": round(int(peak.split()[1]) / 1024, 1),
-    }
+    return json.loads(done.stdout), wall, round(int(peak.split()[1]) / 1024, 1)
 
 
 def main() -> int:

@@ -19,14 +19,13 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.few_documents import timed_index
 from explorer.core.embed.export_cache import EXPORT_DIR_NAME, copy_export, read_manifest
 from explorer.core.settings import DEFAULT_MODEL
 
@@ -58,26 +57,12 @@ def index_once(code: Path, folder: Path, work: Path, cache: Path) -> dict:
         "EXPLORER_CACHE_DIR": str(cache),
         "EXPLORER_DATA_DIR": str(work / "data"),
     }
-    command = [sys.executable, "-m", "explorer", "index", str(folder), "--json"]
-    command += ["--index-dir", str(work / "index")]
-    started = time.perf_counter()
-    done = subprocess.run(
-        ["/usr/bin/time", "-f", "PEAK %M", *command],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd="/",
-    )
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"explorer index failed: {done.stderr.strip()}")
-    report = json.loads(done.stdout)
-    peak = next(line for line in done.stderr.splitlines() if line.startswith("PEAK "))
+    report, wall, peak_mb = timed_index(folder, work / "index", env)
     return {
         "wall_seconds": round(wall, 2),
         "chunks_embedded": report["chunks_embedded"],
         "model_seconds": report["model_seconds"],
-        "peak_rss_mb": round(int(peak.split()[1]) / 1024, 1),
+        "peak_rss_mb": peak_mb,
         "cache_holds_export": read_manifest(kept_export(cache)) is not None,
     }
 

@@ -73,3 +73,33 @@ def index_with_fake_model(root: Path, index_dir: Path) -> None:
         )
         done = CliRunner().invoke(main, ["index", str(root), "--index-dir", str(index_dir)])
     assert done.exit_code == 0, done.output
+
+
+def land_edit(index, root, path: str, text: str) -> None:
+    """The live index takes an edit of ``path`` now, from a thread of its own (keywords only)."""
+    import threading
+
+    from explorer.core.indexing.indexer import Indexer
+
+    (root / path).write_text(text)
+    writer = threading.Thread(target=lambda: Indexer(index).sync(embed=False))
+    writer.start()
+    writer.join(10)
+
+
+def edit_after_first_ranking(monkeypatch, index, root, path: str, text: str) -> list[str]:
+    """Have the live index land an edit of ``path`` right after ``index``'s first keyword
+    ranking (before the passages ranked are read); the list it returns holds the file's new
+    hash once that happened."""
+    real_search = index.keywords.search
+    updated: list[str] = []
+
+    def search_then_update(*args, **kwargs):
+        ranked = real_search(*args, **kwargs)
+        if not updated:
+            land_edit(index, root, path, text)
+            updated.append(index.keywords.file(path).hash)
+        return ranked
+
+    monkeypatch.setattr(index.keywords, "search", search_then_update)
+    return updated

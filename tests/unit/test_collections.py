@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
-import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -39,7 +38,7 @@ from explorer.core.store.keyword_statistics import KeywordTable
 from explorer.core.store.keywords import BM25_WEIGHTS
 from explorer.settings.config import Settings
 from tests.conftest import write_files
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeEmbedder, edit_after_first_ranking
 
 SERVER_WORDS = "proxy cache server upstream config location timeout buffer header".split()
 GARDEN_WORDS = "garden compost soil rain tomato seed harvest mulch note".split()
@@ -502,20 +501,9 @@ def test_a_file_updated_while_several_folders_are_searched_stays_in_the_answer(
     one = build(one_root, tmp_path / "i-one", embedder)
     two = build(two_root, tmp_path / "i-two", embedder)
     try:
-        real_search = one.keywords.search
-        updated = []
-
-        def search_then_update(*args, **kwargs):
-            ranked = real_search(*args, **kwargs)
-            if not updated:  # the live index lands an edit now, from its own thread
-                (one_root / "star0.md").write_text("# Star 0\n\nNo optics here any more.\n")
-                writer = threading.Thread(target=lambda: Indexer(one).sync(embed=False))
-                writer.start()
-                writer.join(10)
-                updated.append(one.keywords.file("star0.md").hash)
-            return ranked
-
-        monkeypatch.setattr(one.keywords, "search", search_then_update)
+        updated = edit_after_first_ranking(
+            monkeypatch, one, one_root, "star0.md", "# Star 0\n\nNo optics here any more.\n"
+        )
         collections = Collections([Collection("one", one), Collection("two", two)])
         request = SearchRequest("telescope", mode=SearchMode.KEYWORD)
         response = collections.search(request)

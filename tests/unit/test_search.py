@@ -20,7 +20,7 @@ from explorer.core.store.index import Index
 from explorer.settings.config import Settings
 from tests.conftest import write_files
 from tests.documents import API_PAGE
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeEmbedder, edit_after_first_ranking, land_edit
 
 WEAK = 12
 STRONG = 30
@@ -766,29 +766,24 @@ def test_a_passage_matched_by_meaning_alone_names_the_entry_that_fills_most_of_i
     assert named(chunk(walk, fwalk), []) == "os.walk"
 
 
-def test_a_file_updated_while_a_search_reads_stays_in_its_answer(tmp_path, monkeypatch):
-    """The live index replaces a file's chunks between the keyword ranking and the reading of
-    the passages ranked: the answer still holds the file, as the ranking saw it."""
+def _star_notes(tmp_path):
+    """Four notes on telescopes, indexed with the fake model: (the notes, root, index)."""
     notes = {f"notes/star{i}.md": f"# Star {i}\n\nA telescope for star {i}.\n" for i in range(4)}
     root = write_files(tmp_path / "root", notes)
     settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
     index = Index(settings, embedder=FakeEmbedder())
+    Indexer(index).sync()
+    return notes, root, index
+
+
+def test_a_file_updated_while_a_search_reads_stays_in_its_answer(tmp_path, monkeypatch):
+    """The live index replaces a file's chunks between the keyword ranking and the reading of
+    the passages ranked: the answer still holds the file, as the ranking saw it."""
+    notes, root, index = _star_notes(tmp_path)
     try:
-        Indexer(index).sync()
-        real_search = index.keywords.search
-        updated = []
-
-        def search_then_update(*args, **kwargs):
-            ranked = real_search(*args, **kwargs)
-            if not updated:  # the live index lands an edit now, from its own thread
-                (root / "notes/star0.md").write_text("# Star 0\n\nNo optics here any more.\n")
-                writer = threading.Thread(target=lambda: Indexer(index).sync(embed=False))
-                writer.start()
-                writer.join(10)
-                updated.append(index.keywords.file("notes/star0.md").hash)
-            return ranked
-
-        monkeypatch.setattr(index.keywords, "search", search_then_update)
+        updated = edit_after_first_ranking(
+            monkeypatch, index, root, "notes/star0.md", "# Star 0\n\nNo optics here any more.\n"
+        )
         response = search(index, SearchRequest("telescope", mode=SearchMode.KEYWORD))
         assert updated, "the search ranked its keyword leg"
         assert sorted(hit.path for hit in response.results) == sorted(notes)
@@ -834,20 +829,13 @@ def test_what_a_view_of_an_older_commit_reads_is_not_kept_for_the_newer_one(tmp_
     the next search, after the view, reads the table as it is now, not the older value."""
     from explorer.core.store.keyword_statistics import KeywordTable
 
-    notes = {f"notes/star{i}.md": f"# Star {i}\n\nA telescope for star {i}.\n" for i in range(4)}
-    root = write_files(tmp_path / "root", notes)
-    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
-    index = Index(settings, embedder=FakeEmbedder())
+    _notes, root, index = _star_notes(tmp_path)
     try:
-        Indexer(index).sync()
         keywords = index.keywords
         before = keywords.statistics.totals(KeywordTable.CHUNKS)
         with keywords.one_view():
             keywords.file("notes/star0.md")  # the view reads: its commit is fixed
-            (root / "notes/star9.md").write_text("# Star 9\n\nMany more words " * 20 + "\n")
-            writer = threading.Thread(target=lambda: Indexer(index).sync(embed=False))
-            writer.start()
-            writer.join(10)
+            land_edit(index, root, "notes/star9.md", "# Star 9\n\nMany more words " * 20 + "\n")
             seen_in_view = keywords.statistics.totals(KeywordTable.CHUNKS)
         now = keywords.statistics.totals(KeywordTable.CHUNKS)
         assert seen_in_view == before  # the view's commit
