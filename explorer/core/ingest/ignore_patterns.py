@@ -18,6 +18,7 @@ down a tree checks each folder on the way (a file inside an ignored folder is ne
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -33,6 +34,7 @@ from explorer.core.ingest.wildcards import (
     Token,
     TokenKind,
     Wildcard,
+    char_token,
 )
 
 __all__ = ["IgnorePattern", "IgnorePatterns"]
@@ -165,36 +167,40 @@ def _without_trailing_spaces(text: str) -> str:
     return text[:end]
 
 
+_PIECE = re.compile(r"(\\)|(/)|(\*+)|(\?)|(\[)|[^\\/*?\[]+", re.DOTALL)
+"""One piece of a pattern: a backslash, a slash, a run of stars, a ``?``, a ``[`` or a run of
+plain characters (the groups, in that order, tell which)."""
+
+
 def _items(text: str) -> list[Token | _Item]:
     """``text`` read into tokens, slashes and runs of stars (``**`` is decided later)."""
     items: list[Token | _Item] = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\":
-            if index + 1 == len(text):
+    index, end = 0, len(text)
+    while index < end:
+        piece = _PIECE.match(text, index)
+        assert piece is not None  # every character starts one piece
+        which = piece.lastindex
+        if which is None:  # plain characters
+            items.extend(map(char_token, piece.group()))
+            index = piece.end()
+        elif which == 1:  # a backslash
+            if index + 1 == end:
                 raise _Never  # a trailing backslash escapes nothing: git never matches
             escaped = text[index + 1]
-            items.append(_Item.SLASH if escaped == "/" else Token(TokenKind.CHAR, escaped))
+            items.append(_Item.SLASH if escaped == "/" else char_token(escaped))
             index += 2
-        elif char == "/":
+        elif which == 2:
             items.append(_Item.SLASH)
             index += 1
-        elif char == "*":
-            end = index + 1
-            while end < len(text) and text[end] == "*":
-                end += 1
-            items.append(_Item.STARS if end - index > 1 else _Item.STAR)
-            index = end
-        elif char == "?":
+        elif which == 3:
+            items.append(_Item.STAR if piece.end() - index == 1 else _Item.STARS)
+            index = piece.end()
+        elif which == 4:
             items.append(ONE)
             index += 1
-        elif char == "[":
+        else:
             token, index = _bracket(text, index)
             items.append(token)
-        else:
-            items.append(Token(TokenKind.CHAR, char))
-            index += 1
     return items
 
 
@@ -202,31 +208,28 @@ def _tokens(items: list[Token | _Item]) -> list[Token]:
     """Wildcard tokens: a run of two stars or more that fills a segment is any number of
     folders; any other run of stars is one ``*``."""
     tokens: list[Token] = []
-    index = 0
-    while index < len(items):
-        item = items[index]
-        if item is _Item.SLASH:
-            tokens.append(Token(TokenKind.CHAR, "/"))
-            index += 1
-            continue
-        if item is _Item.STARS:
-            starts_segment = index == 0 or items[index - 1] is _Item.SLASH
-            last = index + 1 == len(items)
-            if starts_segment and last:
+    slash, star, stars = _Item.SLASH, _Item.STAR, _Item.STARS
+    last = len(items) - 1
+    skip_slash = False  # the "/" after a "**" that became FOLDERS is part of it
+    for index, item in enumerate(items):
+        if item.__class__ is Token:
+            tokens.append(item)
+        elif item is slash:
+            if skip_slash:
+                skip_slash = False
+            else:
+                tokens.append(char_token("/"))
+        elif item is stars and (index == 0 or items[index - 1] is slash):
+            if index == last:
                 tokens.append(ANY)  # "dir/**": everything inside; "**": everything
-                index += 1
-                continue
-            if starts_segment and items[index + 1] is _Item.SLASH:
+            elif items[index + 1] is slash:
                 tokens.append(FOLDERS)  # "**/" and "/**/": zero or more folders
-                index += 2  # the "/" is part of FOLDERS
-                continue
-        if item in (_Item.STAR, _Item.STARS):
+                skip_slash = True
+            else:
+                tokens.append(STAR)
+        else:
+            assert item is star or item is stars
             tokens.append(STAR)
-            index += 1
-            continue
-        assert isinstance(item, Token)
-        tokens.append(item)
-        index += 1
     return tokens
 
 

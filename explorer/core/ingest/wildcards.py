@@ -19,8 +19,9 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
-__all__ = ["CharClass", "Token", "TokenKind", "Wildcard"]
+__all__ = ["CharClass", "Token", "TokenKind", "Wildcard", "char_token"]
 
 MAX_CACHED_MOVES = 4096
 """Moves (and so DFA states) remembered per pattern; beyond that each move is computed as it
@@ -79,7 +80,14 @@ class Token:
     @classmethod
     def literal(cls, text: str) -> list[Token]:
         """One :attr:`TokenKind.CHAR` token per character of ``text``."""
-        return [cls(TokenKind.CHAR, char) for char in text]
+        return [char_token(char) for char in text]
+
+
+@lru_cache(maxsize=1024)
+def char_token(char: str) -> Token:
+    """The :attr:`TokenKind.CHAR` token of ``char``, made once: a pattern of 100,000
+    characters shares a few tokens instead of building one (a frozen dataclass) per character."""
+    return Token(TokenKind.CHAR, char)
 
 
 STAR = Token(TokenKind.STAR)
@@ -116,16 +124,20 @@ def _simplified(tokens: Iterable[Token]) -> tuple[Token, ...]:
     (it must end on a ``/``).
     """
     out: list[Token] = []
+    previous = None
+    star, any_, folders = TokenKind.STAR, TokenKind.ANY, TokenKind.FOLDERS
     for token in tokens:
-        previous = out[-1].kind if out else None
-        if token.kind is TokenKind.STAR and previous in (TokenKind.STAR, TokenKind.ANY):
-            continue
-        if token.kind is TokenKind.ANY and previous in (TokenKind.STAR, TokenKind.ANY):
-            out[-1] = token
-            continue
-        if token.kind is TokenKind.FOLDERS and previous is TokenKind.FOLDERS:
+        kind = token.kind
+        if kind is star or kind is any_:
+            if previous is star or previous is any_:
+                if kind is any_:
+                    out[-1] = token
+                    previous = kind
+                continue
+        elif kind is folders and previous is folders:
             continue
         out.append(token)
+        previous = kind
     return tuple(out)
 
 
@@ -163,16 +175,30 @@ class Wildcard:
             self._shape, self._rest = _Shape.LAST_NAME, Wildcard(self.tokens[1:])
         else:
             self._shape = _Shape.DFA
-        self._steps, self._skips = _program(self.tokens if self._shape is _Shape.DFA else ())
-        self._accept = 1 << len(self._steps)
-        start = self._closure(1)
-        self._states: list[int] = [start]
+        self._steps: list[tuple[_Step, Token]] = []
+        self._skips: list[tuple[int, ...]] = []
+        self._accept = 1
+        self._states: list[int] = []
         """The DFA's states met so far (each a set of positions as bits), by number."""
-        self._numbers: dict[int, int] = {start: 0}
-        self._tables: list[dict[str, int]] = [{}]
+        self._numbers: dict[int, int] = {}
+        self._tables: list[dict[str, int]] = []
         """Per state number: the state number each character read leads to (-1: no match)."""
         self._learned = 0
         self._learning = threading.Lock()  # one compiled pattern may serve several threads
+
+    def _start(self) -> None:
+        """Build the automaton's program and its first state, at the first text long enough to
+        need them: a hostile pattern that no path can match (50,000 characters at least)
+        never pays for a program of 100,000 positions."""
+        with self._learning:
+            if self._tables:
+                return
+            self._steps, self._skips = _program(self.tokens)
+            self._accept = 1 << len(self._steps)
+            start = self._closure(1)
+            self._states.append(start)
+            self._numbers[start] = 0
+            self._tables.append({})  # last: a thread that sees a table sees a whole automaton
 
     def matches(self, text: str) -> bool:
         """True if the whole of ``text`` matches the pattern."""
@@ -195,6 +221,8 @@ class Wildcard:
 
     # -- the lazy DFA -----------------------------------------------------------------------------
     def _run(self, text: str) -> bool:
+        if not self._tables:
+            self._start()
         number, tables = 0, self._tables
         for index, char in enumerate(text):
             following = tables[number].get(char)

@@ -28,7 +28,7 @@ from explorer.core.ingest.keyword_text import (
     query_words,
 )
 from explorer.core.ingest.stemming import word_terms
-from explorer.core.ingest.wildcards import CharClass, Token, TokenKind, Wildcard
+from explorer.core.ingest.wildcards import CharClass, Token, TokenKind, Wildcard, char_token
 from explorer.core.safe_text import echoed
 from explorer.core.safe_text import quoted as quoted_value
 
@@ -400,13 +400,13 @@ def _glob_wildcard(pattern: str) -> Wildcard:
                 start += 1
             end = pattern.find("]", start)
             if end == -1:
-                tokens.append(Token(TokenKind.CHAR, char))
+                tokens.append(char_token(char))
             else:
                 char_class = _glob_class(pattern, pattern[i + 1 : end])
                 tokens.append(Token(TokenKind.CLASS, char_class=char_class))
                 i = end
         else:
-            tokens.append(Token(TokenKind.CHAR, char))
+            tokens.append(char_token(char))
         i += 1
     return Wildcard(tokens)
 
