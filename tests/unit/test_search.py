@@ -168,6 +168,29 @@ def test_highlights_mark_query_words_in_result_snippets(index):
     assert marked and all(word.startswith(("restor", "backup")) for word in marked)
 
 
+def test_a_word_being_typed_is_marked_where_the_keyword_leg_found_it(index):
+    """While typing, "quok" finds the quokka notes by prefix: the snippets mark "quokka" (a
+    word of four letters was marked only whole, so nothing was)."""
+    response = run(index, "quok", mode="keyword", prefix_last=True)
+    assert response.results
+    for hit in response.results:
+        passage = hit.passages[0]
+        assert {passage.snippet[s:e].lower() for s, e in passage.highlights} == {"quokka"}
+    typed = run(index, "restore bac", mode="keyword", prefix_last=True).results[0].passages[0]
+    marked = [typed.snippet[s:e].lower() for s, e in typed.highlights]
+    assert any(word.startswith("bac") for word in marked), marked
+    assert all(word.startswith(("restor", "bac")) for word in marked), marked
+    whole = run(index, "restore bac ", mode="keyword", prefix_last=True).results
+    assert (
+        whole
+        and all(  # a space ends the word: "bac" is a word, as typed
+            not hit.passages[0].snippet[s:e].lower().startswith("bac")
+            for hit in whole
+            for s, e in hit.passages[0].highlights
+        )
+    )
+
+
 def test_passage_positions_match_the_file(index):
     response = run(index, "macos brew", mode="keyword")
     passage = response.results[0].passages[0]

@@ -158,6 +158,9 @@ class Query:
     shaping: bool = False
     """The last piece is one or two letters being typed after other words: left out of the
     phrases and of the coverage until the word takes shape (:func:`_shaping`)."""
+    prefix_word: str = ""
+    """The word being typed, when the keyword leg matches it as a prefix (``"han" *`` finds
+    "handler"): snippets mark the words it starts as well (:func:`snippet_and_matches`)."""
 
     @classmethod
     def parse(cls, text: str, prefix_last: bool = False) -> Query:
@@ -165,9 +168,12 @@ class Query:
         topical = topic_pieces(pieces)
         typing = _typing_last(text, pieces, topical, prefix_last)
         shaping = typing and _shaping(pieces, topical)
-        phrases = _phrases(pieces, topical, typing, shaping)
+        prefix_word = _prefix_word(pieces) if typing and not shaping else ""
+        phrases = _phrases(pieces, topical, shaping, bool(prefix_word))
         terms = tuple(query_terms(text))
-        return cls(text, prefix_last, terms, tuple(pieces), tuple(topical), phrases, shaping)
+        return cls(
+            text, prefix_last, terms, tuple(pieces), tuple(topical), phrases, shaping, prefix_word
+        )
 
     @property
     def expression(self) -> str | None:
@@ -245,28 +251,33 @@ def _shaping(every: Sequence[KeywordPiece], pieces: Sequence[KeywordPiece]) -> b
 
 
 def _phrases(
-    every: Sequence[KeywordPiece],
-    pieces: Sequence[KeywordPiece],
-    typing: bool,
-    shaping: bool,
+    every: Sequence[KeywordPiece], pieces: Sequence[KeywordPiece], shaping: bool, prefix: bool
 ) -> tuple[str, ...]:
-    """The FTS5 phrases of the topical ``pieces`` (``every`` piece, in order); ``typing``: the
-    last is a word still being typed (:func:`_typing_last`), ``shaping``: one too short yet."""
+    """The FTS5 phrases of the topical ``pieces`` (``every`` piece, in order); ``shaping``: the
+    last is a word being typed too short yet (:func:`_shaping`), ``prefix``: the last is a word
+    being typed, matched as a prefix (:func:`_prefix_word`)."""
     if not every:
         return ()
     quoted = [phrase_tokens(piece.words).fts() for piece in pieces]
     if shaping:
         quoted.pop()
-    elif typing:
-        # The keyword table stems what it is asked, prefixes too: "died" * is "di" *, every
-        # word that starts with "di". A word the stemmer changes is taken as typed (its stem
-        # already matches its other forms); only one it leaves alone is a prefix.
-        last = every[-1]
-        if len(" ".join(last.words)) >= MIN_PREFIX and not stemmer_changes(
-            _last_token(last.words[-1])
-        ):
-            quoted[-1] += " *"
+    elif prefix:
+        quoted[-1] += " *"
     return tuple(quoted)
+
+
+def _prefix_word(every: Sequence[KeywordPiece]) -> str:
+    """For a last word being typed (:func:`_typing_last`): the word, when the keyword leg
+    matches it as a prefix; "" when it is taken as typed.
+
+    The keyword table stems what it is asked, prefixes too: "died" * is "di" *, every word that
+    starts with "di". A word the stemmer changes is taken as typed (its stem already matches
+    its other forms); only one it leaves alone is a prefix."""
+    last = every[-1]
+    word = last.words[-1]
+    if len(" ".join(last.words)) >= MIN_PREFIX and not stemmer_changes(_last_token(word)):
+        return word
+    return ""
 
 
 def stemmer_changes(word: str) -> bool:
@@ -459,11 +470,17 @@ class PathFilter:
 
 
 @lru_cache(maxsize=256)
-def _word_matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
+def _word_matcher(terms: tuple[str, ...], prefix: str = "") -> re.Pattern[str] | None:
     """A pattern for the words a snippet marks in text folded by
     :func:`~explorer.core.ingest.keyword_text.match_fold`: short terms exactly, longer ones by
-    stem, CJK words as they are."""
-    parts = [_stem_pattern(term) for term in terms if term and term not in HIGHLIGHT_STOPWORDS]
+    stem, CJK words as they are; the term that is the word being typed (``prefix``, see
+    :attr:`Query.prefix_word`) as the start of any word, as the keyword leg matched it."""
+    typed = match_fold(prefix) if prefix else None
+    parts = [
+        _stem_pattern(term, prefix=match_fold(term) == typed)
+        for term in terms
+        if term and term not in HIGHLIGHT_STOPWORDS
+    ]
     if not parts:
         return None
     return re.compile("|".join(parts))
@@ -487,11 +504,12 @@ def make_snippet(
 
 
 def snippet_and_matches(
-    text: str, terms: Sequence[str], width: int = SNIPPET_WIDTH
+    text: str, terms: Sequence[str], width: int = SNIPPET_WIDTH, prefix: str = ""
 ) -> tuple[str, list[tuple[int, int]], list[tuple[int, int]]]:
     """:func:`make_snippet`'s snippet and spans, and every match of the query's words in
-    ``text`` (:func:`word_matches`), found once for both."""
-    hits, best_start = _densest_run(text, terms, width)
+    ``text`` (:func:`word_matches`), found once for both; ``prefix``: the word being typed,
+    matched as the start of a word (:attr:`Query.prefix_word`)."""
+    hits, best_start = _densest_run(text, terms, width, prefix)
     if not hits:
         return _shorten(_folded_start(text, width), width), [], []
     lead = max(0, best_start - width // 4)
@@ -507,19 +525,21 @@ def snippet_and_matches(
     return prefix + snippet + suffix, spans, hits
 
 
-def word_matches(text: str, terms: Sequence[str]) -> list[tuple[int, int]]:
+def word_matches(text: str, terms: Sequence[str], prefix: str = "") -> list[tuple[int, int]]:
     """Where the query's words stand in ``text`` (as :func:`make_snippet` marks them), in
-    order."""
-    matcher = _word_matcher(tuple(terms))  # the same few terms for every passage shown
+    order; ``prefix`` as in :func:`snippet_and_matches`."""
+    matcher = _word_matcher(tuple(terms), prefix)  # the same few terms for every passage shown
     if not matcher:
         return []
     return [(m.start(), m.end()) for m in matcher.finditer(match_fold(text))]
 
 
-def _densest_run(text: str, terms: Sequence[str], width: int) -> tuple[list[tuple[int, int]], int]:
+def _densest_run(
+    text: str, terms: Sequence[str], width: int, prefix: str
+) -> tuple[list[tuple[int, int]], int]:
     """Every match of ``terms`` in ``text``, and the start of the one that begins the window
     of ``width`` characters holding the most."""
-    hits = word_matches(text, terms)
+    hits = word_matches(text, terms, prefix)
     if not hits:
         return [], 0
     starts = [start for start, _end in hits]  # increasing: the matches do not overlap
