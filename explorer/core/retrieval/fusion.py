@@ -48,13 +48,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from explorer.core.models import FusionKind
 
 
-@dataclass(frozen=True)
-class LegScores:
-    """What each leg said about one candidate passage (None: the leg did not return it)."""
+class LegScores(NamedTuple):
+    """What each leg said about one candidate passage (None: the leg did not return it).
+
+    A named tuple: a search makes one per candidate passage (3,200 for "c" on the kernel's
+    docs), and a frozen dataclass took 2.8 µs to make against 0.8."""
 
     keyword_rank: int | None
     keyword_score: float | None

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property, partial
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -678,9 +678,9 @@ def rank_legs(legs: Legs, rule: FusionRule) -> list[str]:
     return sorted(file_scores, key=lambda path: (-file_scores[path], path))
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A scored chunk before it becomes a :class:`Passage` (only the shown ones do)."""
+class Candidate(NamedTuple):
+    """A scored chunk before it becomes a :class:`Passage` (only the shown ones do); a named
+    tuple, as :class:`~explorer.core.retrieval.fusion.LegScores`, for the same reason."""
 
     chunk_id: str
     path: str
