@@ -470,12 +470,12 @@ class PathFilter:
 
 
 @lru_cache(maxsize=256)
-def _word_matcher(terms: tuple[str, ...], prefix: str = "") -> re.Pattern[str] | None:
+def _word_matcher(terms: tuple[str, ...], typed_word: str = "") -> re.Pattern[str] | None:
     """A pattern for the words a snippet marks in text folded by
     :func:`~explorer.core.ingest.keyword_text.match_fold`: short terms exactly, longer ones by
-    stem, CJK words as they are; the term that is the word being typed (``prefix``, see
+    stem, CJK words as they are; the term that is the word being typed (``typed_word``, see
     :attr:`Query.prefix_word`) as the start of any word, as the keyword leg matched it."""
-    typed = match_fold(prefix) if prefix else None
+    typed = match_fold(typed_word) if typed_word else None
     parts = [
         _stem_pattern(term, prefix=match_fold(term) == typed)
         for term in terms
@@ -504,12 +504,12 @@ def make_snippet(
 
 
 def snippet_and_matches(
-    text: str, terms: Sequence[str], width: int = SNIPPET_WIDTH, prefix: str = ""
+    text: str, terms: Sequence[str], width: int = SNIPPET_WIDTH, typed_word: str = ""
 ) -> tuple[str, list[tuple[int, int]], list[tuple[int, int]]]:
     """:func:`make_snippet`'s snippet and spans, and every match of the query's words in
-    ``text`` (:func:`word_matches`), found once for both; ``prefix``: the word being typed,
+    ``text`` (:func:`word_matches`), found once for both; ``typed_word``: the word being typed,
     matched as the start of a word (:attr:`Query.prefix_word`)."""
-    hits, best_start = _densest_run(text, terms, width, prefix)
+    hits, best_start = _densest_run(text, terms, width, typed_word)
     if not hits:
         return _shorten(_folded_start(text, width), width), [], []
     lead = max(0, best_start - width // 4)
@@ -525,21 +525,21 @@ def snippet_and_matches(
     return prefix + snippet + suffix, spans, hits
 
 
-def word_matches(text: str, terms: Sequence[str], prefix: str = "") -> list[tuple[int, int]]:
+def word_matches(text: str, terms: Sequence[str], typed_word: str = "") -> list[tuple[int, int]]:
     """Where the query's words stand in ``text`` (as :func:`make_snippet` marks them), in
-    order; ``prefix`` as in :func:`snippet_and_matches`."""
-    matcher = _word_matcher(tuple(terms), prefix)  # the same few terms for every passage shown
+    order; ``typed_word`` as in :func:`snippet_and_matches`."""
+    matcher = _word_matcher(tuple(terms), typed_word)  # the same few terms for every passage shown
     if not matcher:
         return []
     return [(m.start(), m.end()) for m in matcher.finditer(match_fold(text))]
 
 
 def _densest_run(
-    text: str, terms: Sequence[str], width: int, prefix: str
+    text: str, terms: Sequence[str], width: int, typed_word: str
 ) -> tuple[list[tuple[int, int]], int]:
     """Every match of ``terms`` in ``text``, and the start of the one that begins the window
     of ``width`` characters holding the most."""
-    hits = word_matches(text, terms, prefix)
+    hits = word_matches(text, terms, typed_word)
     if not hits:
         return [], 0
     starts = [start for start, _end in hits]  # increasing: the matches do not overlap

@@ -811,7 +811,7 @@ def group_files(
         path: content_first(group, text_of)[: request.per_file] for path, group in pool.items()
     }
     summaries = file_summaries(ranked)
-    terms, prefix = list(request.parsed.terms), request.parsed.prefix_word
+    terms, typed_word = list(request.parsed.terms), request.parsed.prefix_word
     hits = []
     for path in ranked:
         passages = []
@@ -819,7 +819,9 @@ def group_files(
             chunk = chunks.get(candidate.chunk_id)
             if chunk is None:  # removed between the two reads
                 continue
-            snippet, highlights, matches = snippet_and_matches(chunk.text, terms, prefix=prefix)
+            snippet, highlights, matches = snippet_and_matches(
+                chunk.text, terms, typed_word=typed_word
+            )
             entry = named_entry(chunk, matches)
             passages.append(_passage(candidate, chunk, snippet, highlights, entry))
         if passages:
