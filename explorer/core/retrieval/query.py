@@ -169,7 +169,7 @@ class Query:
         typing = _typing_last(text, pieces, topical, prefix_last)
         shaping = typing and _shaping(pieces, topical)
         prefix_word = _prefix_word(pieces) if typing and not shaping else ""
-        phrases = _phrases(pieces, topical, shaping, bool(prefix_word))
+        phrases = _phrases(topical, shaping, bool(prefix_word))
         terms = tuple(query_terms(text))
         return cls(
             text, prefix_last, terms, tuple(pieces), tuple(topical), phrases, shaping, prefix_word
@@ -250,13 +250,12 @@ def _shaping(every: Sequence[KeywordPiece], pieces: Sequence[KeywordPiece]) -> b
     return len(" ".join(every[-1].words)) < MIN_PREFIX and len(pieces) > 1
 
 
-def _phrases(
-    every: Sequence[KeywordPiece], pieces: Sequence[KeywordPiece], shaping: bool, prefix: bool
-) -> tuple[str, ...]:
-    """The FTS5 phrases of the topical ``pieces`` (``every`` piece, in order); ``shaping``: the
-    last is a word being typed too short yet (:func:`_shaping`), ``prefix``: the last is a word
-    being typed, matched as a prefix (:func:`_prefix_word`)."""
-    if not every:
+def _phrases(pieces: Sequence[KeywordPiece], shaping: bool, prefix: bool) -> tuple[str, ...]:
+    """The FTS5 phrases of the topical ``pieces`` (:func:`topic_pieces`: empty only when the
+    query has no piece at all); ``shaping``: the last is a word being typed too short yet
+    (:func:`_shaping`), ``prefix``: the last is a word being typed, matched as a prefix
+    (:func:`_prefix_word`)."""
+    if not pieces:
         return ()
     quoted = [phrase_tokens(piece.words).fts() for piece in pieces]
     if shaping:
