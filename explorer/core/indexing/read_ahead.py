@@ -92,10 +92,13 @@ class ReadAhead:
         """``files`` in their order, each with its :class:`Reading` (None: the indexer need not
         read it). Reading runs ahead of the consumer by up to ``ahead`` files."""
         waiting: deque[tuple[ScannedFile, FileRecord | None, Future[Reading] | None]] = deque()
+        # How many of ``waiting`` are being read: counted, not looked for (a tree of thousands
+        # of unchanged files queues them all between two reads).
+        reading = 0
         pending = iter(files)
         exhausted = False
         while True:
-            while not exhausted and sum(1 for *_, f in waiting if f is not None) <= self._ahead:
+            while not exhausted and reading <= self._ahead:
                 try:
                     scanned, record = next(pending)
                 except StopIteration:
@@ -104,11 +107,16 @@ class ReadAhead:
                 future = None
                 if self._needs_reading(scanned, record):
                     future = self._pool.submit(self._read, scanned, record)
+                    reading += 1
                 waiting.append((scanned, record, future))
             if not waiting:
                 return
             scanned, record, future = waiting.popleft()
-            yield scanned, record, None if future is None else future.result()
+            if future is None:
+                yield scanned, record, None
+            else:
+                reading -= 1
+                yield scanned, record, future.result()
 
     def _read(self, scanned: ScannedFile, record: FileRecord | None) -> Reading:
         loaded = load_source(scanned.abs_path, scanned.rel_path, self._max_file_bytes)

@@ -6,8 +6,6 @@ of ingestion is loaded.
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-
 COMPRESSED = frozenset({"gz"})
 """Extensions of a compression: the extension is then the last two (``ls.1.gz``: ``1.gz``), so
 a format claims the compressed files it reads and nothing else (``.tar.gz`` stays unclaimed)."""
@@ -16,7 +14,7 @@ a format claims the compressed files it reads and nothing else (``.tar.gz`` stay
 def extension_of(rel_path: str) -> str:
     """The lower-case extension of a path, without the dot (``""`` for ``Makefile``; ``1.gz``
     for ``ls.1.gz``)."""
-    name = PurePosixPath(rel_path).name
+    name = rel_path.rstrip("/").rpartition("/")[2]
     stem, dot, ext = name.rpartition(".")
     if not (dot and stem):
         return ""
