@@ -159,6 +159,27 @@ def test_html_nested_half_a_million_levels_deep_is_indexed_before_in_and_after_t
         index.close()
 
 
+def test_a_pre_block_of_a_million_blank_lines_is_read_at_once(tmp_path, settings_for):
+    """The blank lines a preformatted block starts with were dropped one at a time from the
+    front of a list: a million of them ran past the format's 30 s cap and the page was skipped."""
+    page = (
+        "<html><body><p>Cormorant before the block.</p><pre>"
+        + "\n" * 1_500_000
+        + "pelican = 1\n\n\n</pre><p>Heron after the block.</p></body></html>"
+    )
+    root = tmp_path / "docs"
+    write(root / "blank.html", page)
+    index = Index(settings_for(root), embedder=FakeEmbedder())
+    try:
+        report = Indexer(index).sync()
+        record = index.keywords.file("blank.html")
+        assert (record.state, record.reason, report.skipped) == (FileState.FRESH, "", {})
+        for word in ("cormorant", "pelican", "heron"):
+            assert keyword_paths(index, word) == {"blank.html"}, word
+    finally:
+        index.close()
+
+
 def test_a_worker_killed_for_its_time_is_replaced(hostile_documents, settings_for, tight_caps):
     pool = shared_pool()
     index = Index(settings_for(hostile_documents), embedder=FakeEmbedder())

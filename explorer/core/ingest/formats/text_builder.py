@@ -155,10 +155,10 @@ class TextBuilder:
     def preformatted(self, text: str, language: str = "") -> None:
         """Code or other preformatted text, lines kept, in a fenced block."""
         lines = [line.rstrip() for line in text.expandtabs(4).split("\n")]
-        while lines and not lines[0]:
-            lines.pop(0)
-        while lines and not lines[-1]:
+        first = next((number for number, line in enumerate(lines) if line), len(lines))
+        while len(lines) > first and not lines[-1]:
             lines.pop()
+        lines = lines[first:]
         if not lines:
             return
         fence = "```"
