@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -257,3 +258,19 @@ def test_broken_and_hostile_code_is_chunked_without_loss(ext: str) -> None:
         + "function f() {\n  return 1;\n}\n" * 20
     )
     sections(f"x.{ext}", hostile, max_tokens=17)
+
+
+def test_a_callback_pyramid_closing_before_more_code_is_chunked_at_once() -> None:
+    """Lines that only close brackets (``});``) stay with the definition before them; deciding
+    so tried every way to split the run of closers (4x per line: 15 lines took minutes)."""
+    js = (
+        "function outer() {\n"
+        + "".join(f"{'  ' * n}step{n}(function () {{\n" for n in range(1, 16))
+        + "".join(f"{'  ' * n}}});\n" for n in range(15, 0, -1))
+        + "}\n"
+        + "});\n" * 15
+        + "run();\n"
+    )
+    started = time.perf_counter()
+    assert paths("pyramid.js", js, max_tokens=400)[0] == "function outer()"
+    assert time.perf_counter() - started < 2.0

@@ -21,8 +21,10 @@ from functools import partial
 
 from explorer.core.ingest.windows import Chunker, Section
 
-_CLOSING_ONLY = re.compile(r"(?:\s|[)\]};,]+(?:[ \t]*//[^\n]*)?|\bend\b|#endif\b[^\n]*)*")
-"""Code that only closes what a definition opened (``}``, ``};  // ns``, ``end``, ``#endif``)."""
+_CLOSING_ONLY = re.compile(r"(?:\s|[)\]};,]++(?:[ \t]*+//[^\n]*+)?|\bend\b|#endif\b[^\n]*+)*+")
+"""Code that only closes what a definition opened (``}``, ``};  // ns``, ``end``, ``#endif``).
+Possessive: a run of closers is taken whole, never split in every way (``  });`` lines followed
+by other code cost 4x per line, minutes for 15 of them)."""
 
 
 @dataclass(frozen=True)
