@@ -309,11 +309,14 @@ def _add_tags(facts: LinkFacts, text: str) -> None:
     """The tags of a run of text (prefixed with the character before it)."""
     if "#" not in text or len(facts.tags) >= MAX_INLINE_TAGS:
         return
+    folded = {known.casefold() for known in facts.tags}
     for match in _INLINE_TAG.finditer(text):
         tag = match.group(1).strip("/")
-        folded = {known.casefold() for known in facts.tags}
         if tag and not tag.replace("/", "").isdigit() and tag.casefold() not in folded:
             facts.tags.append(tag)
+            folded.add(tag.casefold())
+            if len(facts.tags) >= MAX_INLINE_TAGS:
+                return
 
 
 def _add_mention(facts: LinkFacts, source: str, line: int, code: str) -> None:
