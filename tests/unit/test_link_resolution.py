@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
 from explorer.core.indexing.indexer import Indexer
-from explorer.core.ingest.site_layout import Mount, SiteKind, detect_layout
+from explorer.core.ingest.site_layout import Mount, SiteKind, SiteLayout, detect_layout
 from explorer.core.models import SearchMode
+from explorer.core.retrieval.link_resolution import SiteRoutes
 from explorer.core.retrieval.links import (
     FileLinks,
     LinksUnavailable,
@@ -617,3 +619,20 @@ def test_a_generators_config_is_read_safely(tmp_path):
     )
     bombed = write_files(tmp_path / "bombed", {"mkdocs.yml": bomb, "docs/index.md": "# Home\n"})
     assert detect_layout(bombed).mounts == (Mount("/", "docs/"),)  # the default docs_dir
+
+
+def test_a_site_of_hundreds_of_moved_sections_routes_their_pages_at_once():
+    """Each Hugo section whose ``_index.md`` sets ``url`` moves the pages under it; every
+    section looked at every page (800 sections of 8,800 pages: 13 s per reading of the site)."""
+    pages: dict[str, dict[str, object]] = {}
+    for section in range(800):
+        pages[f"content/s{section}/_index.md"] = {"url": f"/moved{section}/"}
+        for number in range(10):
+            pages[f"content/s{section}/deep/p{number}.md"] = {}
+    layout = SiteLayout(SiteKind.HUGO, ((Mount("/", "content/"),),))
+    started = time.perf_counter()
+    routes = SiteRoutes(layout, layout.mounts, pages)
+    assert time.perf_counter() - started < 2.0
+    assert routes.page("content/moved799/deep/p9") == "content/s799/deep/p9.md"
+    assert routes.page("content/moved0/deep/p0/") == "content/s0/deep/p0.md"
+    assert routes.page("content/s5/deep/p3") == "content/s5/deep/p3.md"  # where it lies, too

@@ -197,23 +197,39 @@ class SiteRoutes:
                         sections.append((natural, served))
         for key, path in explicit:
             self.routes.setdefault(key, path)
+        keys = {path: _route_key(path) for path in pages}
         pages_first = sorted(
             pages, key=lambda p: (p.rsplit("/", 1)[-1].startswith(("README", "readme")), p)
         )
         for path in pages_first:
-            self.routes.setdefault(_route_key(path), path)
+            self.routes.setdefault(keys[path], path)
             if layout.kind is SiteKind.DOCUSAURUS:
-                folder, _slash, name = _route_key(path).rpartition("/")
+                folder, _slash, name = keys[path].rpartition("/")
                 plain = _NUMBER_PREFIX.sub("", name)
                 if plain != name:
                     self.routes.setdefault(f"{folder}/{plain}".lstrip("/"), path)
-        # a section served at another URL moves the pages under it (docs.nginx.com does so)
-        for natural, served in sections:
-            prefix = natural + "/"
-            for path in pages:
-                key = _route_key(path)
-                if key.startswith(prefix):
-                    self.routes.setdefault(served + key[len(natural) :], path)
+        self._move_sections(sections, keys)
+
+    def _move_sections(self, sections: list[tuple[str, str]], keys: dict[str, str]) -> None:
+        """A section served at another URL moves the pages under it (docs.nginx.com does so):
+        ``sections`` are (its route key, the URL it is served at); ``keys``, each page's route
+        key. Each page looks its own folders up among the sections (not every section at every
+        page: 800 sections of a site of 8,000 pages took 13 s); the routes are claimed in the
+        same order, section by section and page by page."""
+        if not sections:
+            return
+        numbers: dict[str, list[int]] = {}
+        for number, (natural, _served) in enumerate(sections):
+            numbers.setdefault(natural, []).append(number)
+        moved: list[tuple[int, int, str, str]] = []
+        for order, (path, key) in enumerate(keys.items()):
+            end = key.find("/")
+            while end != -1:
+                for number in numbers.get(key[:end], ()):
+                    moved.append((number, order, sections[number][1] + key[end:], path))
+                end = key.find("/", end + 1)
+        for _number, _order, key, path in sorted(moved):
+            self.routes.setdefault(key, path)
 
     # -- URLs and folders ---------------------------------------------------------------------
     def folders_of_url(self, url: str) -> list[str] | None:
