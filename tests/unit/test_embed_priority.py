@@ -132,6 +132,22 @@ def test_focus_orders_open_file_neighbours_results_folder_then_rest():
     assert order.index("hit.md") < order.index("rest/old.md")
 
 
+def test_a_browsed_folder_of_thousands_of_waiting_files_hands_out_batches_at_once():
+    """The kernel's docs while the user browses a folder: each batch sorted every waiting file
+    again (9 ms a batch for 10,000 files, on the thread that shares the interpreter with the
+    keys typed). Now the order is worked out once per focus; the batches are the same."""
+    files = {f"docs/f{n:05}.rst": 8 for n in range(10_000)}
+    priority = EmbeddingPriority()
+    priority.set_focus(Focus(folder="docs"))
+    queue = make_queue(files, priority=priority)
+    started = time.perf_counter()
+    batches = [queue.next_batch() for _ in range(2_000)]
+    assert time.perf_counter() - started < 2.0
+    order = completion_order(batches, files)
+    assert order[:3] == ["docs/f00000.rst", "docs/f00001.rst", "docs/f00002.rst"]
+    assert all(queue.tier_of(path) == Tier.FOLDER for path in files)
+
+
 def test_a_new_focus_takes_over_at_the_next_batch():
     files = {f"f{n:02d}.md": 4 for n in range(12)}
     priority = EmbeddingPriority()

@@ -257,8 +257,15 @@ class EmbeddingQueue:
             self._by_path,
             key=lambda p: (-(records[p].mtime_ns if p in records else 0), p),
         )
+        self._base_rank = {path: rank for rank, path in enumerate(self._base)}
+        self._base_at = 0
+        """Every file of the base order before this one has been handed out whole (files only
+        leave the queue): a window starts here rather than at the first file."""
         self._generation = -1
         self._tiers: dict[str, tuple[Tier, int]] = {}
+        self._focused: list[str] = []
+        """The files the focus ranks, best first (worked out once per focus)."""
+        self._focused_at = 0
         self._window: list[PendingChunk] = []
         self._windows = 0
         self.remaining = sum(len(c) for c in self._by_path.values())
@@ -292,7 +299,10 @@ class EmbeddingQueue:
             return
         self._generation = generation
         self._window = []  # its chunks are still in _by_path: they come back in the new order
-        self._tiers = self._rank(focus)
+        self._tiers = tiers = self._rank(focus)
+        rank = self._base_rank
+        self._focused = sorted(tiers, key=lambda p: (*tiers[p], rank[p]))
+        self._focused_at = 0
 
     def _rank(self, focus: Focus) -> dict[str, tuple[Tier, int]]:
         tiers: dict[str, tuple[Tier, int]] = {}
@@ -321,19 +331,26 @@ class EmbeddingQueue:
             self._neighbours_of = (path, self._neighbours(path))
         return self._neighbours_of[1]
 
+    def _pending_from(self, paths: list[str], start: int) -> tuple[int, Iterator[str]]:
+        """The first index from ``start`` on whose file still waits, and the waiting files of
+        ``paths`` from there, in order (each window reads only the start of an order, not all
+        of it: sorting every waiting file for each batch took 14 ms of 10,000 files)."""
+        while start < len(paths) and paths[start] not in self._by_path:
+            start += 1
+        waiting = self._by_path
+        return start, (paths[at] for at in range(start, len(paths)) if paths[at] in waiting)
+
     def _fill_window(self) -> list[PendingChunk]:
-        focused_left = any(path in self._by_path for path in self._tiers)
+        self._focused_at, focused = self._pending_from(self._focused, self._focused_at)
+        focused_left = self._focused_at < len(self._focused)
         if focused_left:
             self._windows += 1
+        order: Iterator[str]
         if not focused_left or self._windows % BASE_EVERY == 0:
-            order, tier = [p for p in self._base if p in self._by_path], None
+            self._base_at, order = self._pending_from(self._base, self._base_at)
+            tier = None
         else:
-            base_rank = {p: i for i, p in enumerate(self._base)}
-            order = sorted(
-                self._by_path,
-                key=lambda p: (*self._tiers.get(p, (Tier.REST, base_rank[p])), base_rank[p]),
-            )
-            tier = self.tier_of(order[0])
+            order, tier = focused, self.tier_of(self._focused[self._focused_at])
         # While files the user looks at wait, a window is one batch's worth of whole files, so
         # each of them finishes within a batch or two and the base order gets one batch in
         # BASE_EVERY; otherwise windows are longer and better packed.
