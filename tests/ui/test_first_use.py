@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -148,6 +149,14 @@ def test_markdown_passages_read_as_plain_text():
         plain_passage(hugo, "a.md") == "See Authenticators and the API. proxy_pass http://backend;"
     )
     assert plain_passage('{{< tab name="x" >}}text{{< /tab >}}', "b.md") == "text"
+
+
+def test_a_passage_of_thousands_of_blank_lines_reads_plain_at_once():
+    """A chunk keeps a run of blank lines whole: the related pane read 16,000 of them in 3 s."""
+    text = "Alpha\n" + "\n" * 16_000 + "Beta\n```py\ncode\n```\n"
+    started = time.perf_counter()
+    assert plain_passage(text, "a.md") == "Alpha Beta code"
+    assert time.perf_counter() - started < 0.5
     code = "def run(*args):\n    return args  # **kept**"
     assert plain_passage(code, "tool.py") == "def run(*args): return args # **kept**"
 
