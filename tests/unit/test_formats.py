@@ -3,6 +3,8 @@ notebook once it is indexed (its text, sections, pages, metadata and references)
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from explorer.core.ingest.chunker import chunk_document, chunk_file
@@ -609,6 +611,17 @@ def test_a_notebook_is_markdown_with_fenced_code_and_no_outputs():
         "## Results\n\nThe mean is high.\n\n```python\nprint(frame.mean())\n```\n"
     )
     assert "OUTPUT-NOT-INDEXED" not in document.text
+
+
+def test_code_holding_long_backtick_runs_is_fenced_longer_at_once():
+    """A fence outgrows the backticks in its code; it grew one backtick at a time, each time
+    searching the code again: a cell ending in 60,000 backticks took 5 s."""
+    started = time.perf_counter()
+    _fmt, document = extract(
+        "notebook", make_notebook([("code", "x = 1\n" + "`" * 60_000)]), "work/ticks.ipynb"
+    )
+    assert document.text.startswith("`" * 60_001 + "python\nx = 1\n")
+    assert time.perf_counter() - started < 0.5
 
 
 def test_notebook_headings_and_links_come_from_its_markdown_cells():
