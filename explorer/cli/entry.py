@@ -173,12 +173,15 @@ def run() -> None:
     """The ``explorer`` console script: the CLI as a process of its own.
 
     A search is first offered to the index's resident reader (see
-    :mod:`explorer.cli.resident_client`); when it cannot answer, this process runs the command."""
-    from explorer.cli.resident_client import try_resident
+    :mod:`explorer.cli.resident_client`); when it cannot answer, this process runs the command.
+    A command whose output is a terminal (the TUI, a person reading) is never offered: the
+    reader's client is not even imported (25-37 ms of imports before the TUI's first frame)."""
+    if not sys.stdout.isatty():
+        from explorer.cli.resident_client import try_resident
 
-    exit_code = try_resident(sys.argv[1:], main)
-    if exit_code is not None:
-        os._exit(exit_code)
+        exit_code = try_resident(sys.argv[1:], main)
+        if exit_code is not None:
+            os._exit(exit_code)
     main(obj={"whole_process": True})
 
 
