@@ -111,6 +111,17 @@ def test_atx_heading_details() -> None:
     assert headings(result) == ["", "Spaced", "C#", "C# > Set up"]
 
 
+def test_a_heading_holding_a_long_run_of_spaces_is_read_at_once() -> None:
+    """The ``{#id}`` ending a title was looked for by a pattern tried from every character: a
+    heading with 50,000 spaces in it held the indexer 8 s (and 200,000, two minutes)."""
+    text = "# Left" + " " * 50_000 + "right {#anchor}\n\nbody\n\n## Next {#a b}\n\nmore\n"
+    started = time.perf_counter()
+    result = chunk_file("a.md", text, words)
+    assert time.perf_counter() - started < 1.0
+    assert [h.split(" ")[0] for h in headings(result)] == ["Left", "Left"]
+    assert headings(result)[0].endswith(" right") and headings(result)[1].endswith("> Next")
+
+
 def test_underlined_headings_give_heading_paths() -> None:
     text = (
         "Guide\n=====\n\nIntro.\n\nInstall\n-------\n\nSteps.\n\n### Linux\n\napt.\n\n"

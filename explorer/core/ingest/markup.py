@@ -23,7 +23,6 @@ from explorer.core.ingest.windows import Chunker, Section
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-_ANCHOR = re.compile(r"\s*\{#[^}]*\}\s*$")
 _RST_ADORNMENT = re.compile(r"([=\-~^\"'`#*+:._])\1{2,}[ \t]*\r?$")
 
 
@@ -90,11 +89,24 @@ def markdown_headings(chunker: Chunker, body: int, blocks: Sequence[Token]) -> l
         title = inline.content if inline is not None and inline.type == "inline" else ""
         if token.markup in ("=", "-"):  # underlined: the title may span lines
             title = " ".join(line.strip() for line in title.splitlines())
-        title = _ANCHOR.sub("", title).strip()
+        title = without_anchor(title)
         first, after = (first_line + line for line in token.map)
         end = starts[after] if after < len(starts) else size
         headings.append(Heading(starts[first], int(token.tag[1:]), title, end))
     return headings
+
+
+def without_anchor(title: str) -> str:
+    """A heading's title without the ``{#id}`` that ends it (Pandoc, Hugo, kramdown), stripped.
+
+    The anchor is the first ``{#`` after the last ``}`` before the closing one. Found by looking
+    back from the end, not by a pattern searched from each character: a title holding a run of
+    20,000 spaces took 1.35 s that way, in the indexer, with no time cap."""
+    core = title.rstrip()
+    if not core.endswith("}"):
+        return title.strip()
+    start = core.find("{#", core.rfind("}", 0, len(core) - 1) + 1)
+    return (core[:start] if start >= 0 else core).strip()
 
 
 def rst_headings(text: str, body: int) -> list[Heading]:

@@ -41,7 +41,6 @@ MAX_OUTLINE_DEPTH = 12
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffe\uffff]")
 _SOFT_HYPHEN = re.compile(r"\x02(?:\r?\n)?")
 """PDFium marks a word hyphenated across lines with \\x02: the word is joined again."""
-_TRAILING_SPACE = re.compile(r"[ \t]+$", re.M)
 _LIGATURES = str.maketrans(
     {
         "\ufb00": "ff",
@@ -167,7 +166,9 @@ def _clean(text: str) -> str:
     out, control characters gone and no white space at line ends."""
     text = _SOFT_HYPHEN.sub("", text.replace("\r\n", "\n")).translate(_LIGATURES)
     text = _CONTROL.sub(" ", text)
-    return _TRAILING_SPACE.sub("", text).strip("\n")
+    # trailing blanks cut line by line (a pattern, [ \t]+$, tried every blank of a long run:
+    # 2.5 s for 20,000 of them)
+    return "\n".join(line.rstrip(" \t") for line in text.split("\n")).strip("\n")
 
 
 def _properties(pdf: pypdfium2.PdfDocument) -> dict[str, str]:
