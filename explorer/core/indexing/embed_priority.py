@@ -334,7 +334,7 @@ class EmbeddingQueue:
     def _pending_from(self, paths: list[str], start: int) -> tuple[int, Iterator[str]]:
         """The first index from ``start`` on whose file still waits, and the waiting files of
         ``paths`` from there, in order (each window reads only the start of an order, not all
-        of it: sorting every waiting file for each batch took 14 ms of 10,000 files)."""
+        of it: sorting every waiting file for each batch took 9 ms with 10,000 files)."""
         while start < len(paths) and paths[start] not in self._by_path:
             start += 1
         waiting = self._by_path
