@@ -269,6 +269,36 @@ def test_index_embeds_the_newest_files_first(root, settings_for):
         index.close()
 
 
+def test_after_a_batch_only_the_files_it_embedded_are_looked_at_for_finishing(
+    root, settings_for, monkeypatch
+):
+    """Which pending files are complete was asked of every pending file after each model batch
+    (10 ms a batch with 10,000 of them); after the first batch only the batch's files can be."""
+    settings = settings_for(root, embed_batch=1)
+    index = Index(settings, FakeEmbedder())
+    index.acquire_write_lock()
+    asked: list[list[str] | None] = []
+    real = index.keywords.ledger.files_ready_to_finish
+
+    def ready(among=None):
+        asked.append(None if among is None else sorted(among))
+        return real() if among is None else real(among)
+
+    monkeypatch.setattr(index.keywords.ledger, "files_ready_to_finish", ready)
+    finished: list[str] = []
+    try:
+        indexer = Indexer(index)
+        indexer.sync(embed=False)
+        indexer.vector_phase.embed_pending(IndexReport(), lambda _p: None, finished=finished.extend)
+        assert sorted(finished) == sorted(CORPUS)
+        assert asked[0] is None and asked[-1] is None  # the first batch and the end: every file
+        assert all(among is not None and len(among) == 1 for among in asked[1:-1])
+        assert len(asked) > 2
+        assert all(r.state == FileState.FRESH for r in index.keywords.files().values())
+    finally:
+        index.close()
+
+
 def test_indexer_embeds_the_focused_file_and_its_neighbours_first(root, settings_for):
     settings = settings_for(root, embed_batch=1)
     keywords_only(settings)

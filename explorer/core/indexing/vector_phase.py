@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -234,8 +234,8 @@ class VectorPhase:
         fresh_vectors: dict[str, dict[str, np.ndarray]] = {}
         started = time.perf_counter()
 
-        def finish() -> None:
-            fresh = self._finish_files(fresh_vectors)
+        def finish(among: Iterable[str] | None = None) -> None:
+            fresh = self._finish_files(fresh_vectors, among)
             for path in fresh:
                 fresh_vectors.pop(path, None)
             if fresh and finished is not None:
@@ -306,7 +306,9 @@ class VectorPhase:
                         seconds_left=_seconds_left(done, total, time.perf_counter() - started),
                     )
                 )
-                finish()
+                # the first batch looks at every pending file (some may have needed only their
+                # file vector); the later ones at the files they embedded
+                finish({chunk.path for chunk in embedded} if done > len(embedded) else None)
         finish()
         report.embed_seconds = time.perf_counter() - started
 
@@ -331,14 +333,16 @@ class VectorPhase:
         vectors = self.index.embedder.embed_documents(texts)
         return dict(zip(ids, vectors, strict=True))
 
-    def _finish_files(self, known_vectors: dict[str, dict[str, np.ndarray]]) -> list[str]:
-        """Give every fully embedded pending file its file vector and mark it fresh; the paths
-        so finished.
+    def _finish_files(
+        self, known_vectors: dict[str, dict[str, np.ndarray]], among: Iterable[str] | None = None
+    ) -> list[str]:
+        """Give every fully embedded pending file (of ``among`` only, if given) its file vector
+        and mark it fresh; the paths so finished.
 
         A file vector the store already holds (same path and content) is kept as it is.
         """
         keywords, store = self.index.keywords, self.index.vectors
-        ready = keywords.ledger.files_ready_to_finish()
+        ready = keywords.ledger.files_ready_to_finish(among)
         if not ready:
             return []
         file_ids = {}

@@ -100,14 +100,24 @@ class EmbeddingLedger:
             rows = self._db.execute("SELECT id FROM chunks WHERE embedded = 0").fetchall()
         return {row[0] for row in rows}
 
-    def files_ready_to_finish(self) -> list[str]:
-        """Pending files whose every chunk is embedded."""
+    def files_ready_to_finish(self, among: Iterable[str] | None = None) -> list[str]:
+        """Pending files whose every chunk is embedded; ``among``: of these paths only (the
+        files a model batch just embedded: the others' state did not change, and looking at
+        every pending file after each batch took 10 ms a batch with 10,000 of them)."""
+        ready = (
+            "SELECT path FROM files WHERE state = ? AND NOT EXISTS"
+            " (SELECT 1 FROM chunks c WHERE c.path = files.path AND c.embedded = 0)"
+        )
         with self._lock:
-            rows = self._db.execute(
-                "SELECT path FROM files WHERE state = ? AND NOT EXISTS"
-                " (SELECT 1 FROM chunks c WHERE c.path = files.path AND c.embedded = 0)",
-                (FileState.PENDING,),
-            ).fetchall()
+            if among is None:
+                rows = self._db.execute(ready, (FileState.PENDING,)).fetchall()
+            else:
+                one = ready + " AND path = ?"
+                rows = [
+                    row
+                    for path in sorted(set(among))
+                    for row in self._db.execute(one, (FileState.PENDING, path)).fetchall()
+                ]
         return [row[0] for row in rows]
 
     # -- repair -------------------------------------------------------------------------------
