@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
@@ -99,6 +101,24 @@ def keyword_paths(index, query):
     return {hit.path for hit in response.results}
 
 
+@contextmanager
+def indexed_whole(root, settings_for, name: str, page: str) -> Iterator[Index]:
+    """``page`` written as ``root/name`` and indexed alone: the file is fresh, nothing is
+    skipped, and the words before, in and after its hostile part (cormorant, pelican, heron)
+    each find it. Yields the open index."""
+    write(root / name, page)
+    index = Index(settings_for(root), embedder=FakeEmbedder())
+    try:
+        report = Indexer(index).sync()
+        record = index.keywords.file(name)
+        assert (record.state, record.reason, report.skipped) == (FileState.FRESH, "", {})
+        for word in ("cormorant", "pelican", "heron"):
+            assert keyword_paths(index, word) == {name}, word
+        yield index
+    finally:
+        index.close()
+
+
 def test_each_hostile_document_is_skipped_with_its_reason_and_nothing_else_is_lost(
     hostile_documents, settings_for, tight_caps
 ):
@@ -143,20 +163,10 @@ def test_html_nested_half_a_million_levels_deep_is_indexed_before_in_and_after_t
         + "</div>" * levels
         + "<p>Heron after the nest.</p></body></html>"
     )
-    root = tmp_path / "docs"
-    write(root / "nested.html", page)
-    index = Index(settings_for(root), embedder=FakeEmbedder())
-    try:
-        report = Indexer(index).sync()
-        record = index.keywords.file("nested.html")
-        assert (record.state, record.reason, report.skipped) == (FileState.FRESH, "", {})
-        for word in ("cormorant", "pelican", "heron"):
-            assert keyword_paths(index, word) == {"nested.html"}, word
+    with indexed_whole(tmp_path / "docs", settings_for, "nested.html", page) as index:
         assert index.keywords.facts.metadata("nested.html")["notes"] == (
             "markup nested over 1,000 levels deep was read flat"
         )
-    finally:
-        index.close()
 
 
 def test_a_pre_block_of_a_million_blank_lines_is_read_at_once(tmp_path, settings_for):
@@ -167,17 +177,8 @@ def test_a_pre_block_of_a_million_blank_lines_is_read_at_once(tmp_path, settings
         + "\n" * 1_500_000
         + "pelican = 1\n\n\n</pre><p>Heron after the block.</p></body></html>"
     )
-    root = tmp_path / "docs"
-    write(root / "blank.html", page)
-    index = Index(settings_for(root), embedder=FakeEmbedder())
-    try:
-        report = Indexer(index).sync()
-        record = index.keywords.file("blank.html")
-        assert (record.state, record.reason, report.skipped) == (FileState.FRESH, "", {})
-        for word in ("cormorant", "pelican", "heron"):
-            assert keyword_paths(index, word) == {"blank.html"}, word
-    finally:
-        index.close()
+    with indexed_whole(tmp_path / "docs", settings_for, "blank.html", page):
+        pass  # indexed whole: the checks of indexed_whole are the test
 
 
 def test_a_worker_killed_for_its_time_is_replaced(hostile_documents, settings_for, tight_caps):
