@@ -12,7 +12,7 @@ from explorer.tui.widgets.results import hit_lines
 from explorer.tui.widgets.text_view import TextView
 from tests.documents import make_pdf, write
 from tests.fakes import FakeEmbedder
-from tests.ui.conftest import type_query, wait_for
+from tests.ui.conftest import type_query, wait_for, wait_settled
 
 MANUAL = make_pdf(
     [
@@ -304,6 +304,57 @@ def test_a_heading_holding_a_long_run_of_spaces_is_drawn_at_once():
     assert time.perf_counter() - started < 0.5
     assert lines[0].startswith("Left") and lines[0].endswith("right")
     assert lines[1:3] == ["Closed", "Kept#"]
+
+
+@pytest.mark.anyio
+async def test_the_open_file_reported_by_the_index_unchanged_keeps_its_page_and_find(
+    tmp_path, monkeypatch
+):
+    """The index reports a file it saw for the first time (the initial sync) while the reader
+    has it open: unchanged on disk, it is not read again, in the middle of its reading or
+    after, and the find in it goes on. Changed on disk, it is read again (the CI of stop 58 saw
+    a page read twice when the sync's report came while it loaded)."""
+    from explorer.core.live.events import FilesChangedEvent
+    from explorer.tui import messages
+    from explorer.tui.widgets import preview as preview_module
+
+    root = tmp_path / "docs"
+    write(root / "steps.md", "# Steps\n\n" + "".join(f"Step {n} is here.\n\n" for n in range(60)))
+    reads: list[str] = []
+    real_load = preview_module.load_file
+
+    def counted(path, absolute, highlight=True):
+        reads.append(path)
+        time.sleep(0.3)  # a long page: the report comes while it is read
+        return real_load(path, absolute, highlight)
+
+    monkeypatch.setattr(preview_module, "load_file", counted)
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        reported = messages.LiveIndexEvent(FilesChangedEvent(frozenset({"steps.md"}), initial=True))
+        await wait_settled(pilot)  # the sync's own reports come before the test's
+        screen.open_file("steps.md")
+        screen.post_message(reported)  # while it is being read
+        await wait_for(pilot, lambda: preview.path == "steps.md" and preview.loaded)
+        await pilot.pause()
+        assert reads == ["steps.md"]
+        preview.focus_content()
+        await pilot.press("slash", *"step 4", "enter")
+        assert preview.finding and len(preview.found) == 11  # 4 and 40-49
+        await pilot.press("n")
+        marked = preview.found_index
+        screen.post_message(reported)  # once shown
+        await pilot.pause()
+        await pilot.pause()
+        assert reads == ["steps.md"]
+        assert preview.finding and preview.found_index == marked
+        (root / "steps.md").write_text("# Steps\n\nOne step left.\n")
+        screen.post_message(messages.LiveIndexEvent(FilesChangedEvent(frozenset({"steps.md"}))))
+        await wait_for(pilot, lambda: len(reads) == 2 and preview.loaded)
+        assert not preview.finding  # a new page: the find in the old one has ended
+        assert "One step left." in preview.text_of(1, 3)
 
 
 @pytest.mark.anyio

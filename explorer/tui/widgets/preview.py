@@ -282,6 +282,8 @@ class Preview(Vertical):
         self._document: PreviewDocument | None = None
         """The open document's pages and outline (an extracted document), else None."""
         self._kept = LoadedFiles()
+        self._opened: tuple[str, tuple[str, int, int] | None] | None = None
+        """The file last opened and what it was on disk then (shown, or being read)."""
         self._shown_file: LoadedFile | None = None
         """What the loading worker gave for the file on show (its headings are kept in it)."""
         self._titled = ""
@@ -362,7 +364,9 @@ class Preview(Vertical):
         self._end_find()
         self.border_title = Content(safe_name(path))  # a name is text, not markup
         self._titled = ""
-        kept = self._kept.get(self._kept.key(absolute))
+        key = self._kept.key(absolute)
+        self._opened = (path, key)
+        kept = self._kept.get(key)
         if kept is not None and kept.path == path:
             # Read before and unchanged (back, forward, a file opened again): shown from
             # memory in the next frame, with no worker and no "loading…" frame before it.
@@ -372,8 +376,14 @@ class Preview(Vertical):
         self._load(self._token, path, absolute)
 
     def reload(self, absolute: Path) -> None:
-        """Read the open file again (it changed on disk), keeping the passage and the place."""
+        """Read the open file again (it changed on disk), keeping the passage and the place.
+        Nothing is done when the file is as it was when opened (the index reports a file new
+        to it, an editor left without saving): the page shown or being read stays, with its
+        place and its find, and a long PDF is not read twice."""
         if self.path is not None:
+            key = self._kept.key(absolute)
+            if key is not None and self._opened == (self.path, key):
+                return
             top = self.position() if self.loaded else self._arrive_at
             passage = self.passage
             self.open_file(self.path, absolute, self.passages, passage[0] if passage else None, top)
