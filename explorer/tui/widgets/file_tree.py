@@ -15,6 +15,7 @@ names that start alike still read apart.
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,6 +74,10 @@ def is_shown(record: FileRecord) -> bool:
 def _sort_key(entry: Entry) -> tuple[bool, str]:
     name = entry.path.rstrip("/").rsplit("/", 1)[-1]
     return (not entry.is_dir, name.lower())
+
+
+def _node_key(node: TreeNode[Entry]) -> tuple[bool, str]:
+    return _sort_key(node.data) if node.data is not None else (False, "")
 
 
 class FileTree(Tree[Entry]):
@@ -230,15 +235,13 @@ class FileTree(Tree[Entry]):
         return node
 
     def _insert(self, parent: TreeNode[Entry], entry: Entry) -> TreeNode[Entry]:
+        # A folder's children are kept in sort order, so its place is found by halving: files
+        # added beside thousands (a checkout) each walked the folder from its first child.
         key = _sort_key(entry)
-        before = None
         children = parent.children
-        last = children[-1].data if children else None
-        if last is not None and _sort_key(last) > key:  # else it goes last: a sorted fill
-            for index, child in enumerate(children):
-                if child.data is not None and _sort_key(child.data) > key:
-                    before = index
-                    break
+        before = None
+        if children and _node_key(children[-1]) > key:  # else it goes last: a sorted fill
+            before = bisect_right(children, key, key=_node_key)
         # A file name is untrusted text: shown escaped, and never parsed as markup.
         name = Text(safe_name(entry.path.rstrip("/").rsplit("/", 1)[-1]))
         if entry.is_dir and parent is self.root:
