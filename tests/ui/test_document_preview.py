@@ -452,3 +452,41 @@ def test_a_result_in_an_api_manual_names_its_entry_and_keeps_it_when_cut():
     where = next(line for line in lines if "L2588" in line)
     assert where.startswith("  Function: ffi_status ffi_prep_cif") and "…  L2588" in where, lines
     assert len(where) <= 60
+
+
+@pytest.mark.anyio
+async def test_a_heading_with_markup_reads_as_rendered_in_results_outline_and_title(tmp_path):
+    """``### **5. Karma, Determinism**`` (a vault note's heading) showed its asterisks in the
+    result's breadcrumb, the outline and the preview's title; a code span its backticks."""
+    root = tmp_path / "docs"
+    filler = "".join(f"Line {n} of the introduction.\n\n" for n in range(30))
+    write(
+        root / "religion.md",
+        "# The Chat\n\n" + filler + "### **5. Karma, Determinism, and Free Will**\n\n"
+        "Karma suggests a balance of cause and effect, like zanzibarian determinism.\n\n"
+        + filler
+        + "## The `proxy_pass` directive\n\nPasses requests on.\n",
+    )
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.search_box.set_mode("keyword")
+        await type_query(pilot, "zanzibarian")
+        [hit] = screen.results.hits
+        first = hit_lines(hit, 110)[0].plain
+        assert "The Chat > 5. Karma, Determinism, and Free Will  L" in first
+        assert "*" not in first
+        screen.results.highlighted = 0
+        screen.results.open_highlighted()
+        preview = screen.preview
+        await wait_for(pilot, lambda: preview.loaded, what="the preview")
+        await wait_for(pilot, preview.passage_visible, 5, "the passage in view")
+        titles = [h.title for h in preview.headings()]
+        assert titles == [
+            "The Chat",
+            "5. Karma, Determinism, and Free Will",
+            "The proxy_pass directive",
+        ]
+        titled = "religion.md › 5. Karma, Determinism, and Free Will"
+        await wait_for(pilot, lambda: str(preview.border_title) == titled, 5, "the section")

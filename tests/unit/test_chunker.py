@@ -164,9 +164,30 @@ def test_headings_nested_in_list_items_count() -> None:
     )
     result = chunk_file("a.md", text, words)
     check(text, result)
+    assert headings(result) == ["Metrics > requests", "Metrics > errors"]  # shown rendered
+
+
+def test_a_headings_title_is_its_text_as_rendered() -> None:
+    """Markup in a heading is not part of its title (the breadcrumb of a result, the preview's
+    title, the embedded context): ``### **5. Karma**`` in a vault note read ``**5. Karma**``."""
+    text = (
+        "# The `proxy_pass` *directive*\n\nOne.\n\n"
+        "## **5. Karma, Determinism, and Free Will**\n\nTwo.\n\n"
+        "## [Upstreams](upstreams.md) &amp; <em>pools</em>\n\nThree.\n\n"
+        "## See [[Load Balancing#Weights|weights]] and ![the diagram](d.png)\n\nFour.\n\n"
+        "## Set `$host` \\*escaped\\* {#set-host}\n\nFive.\n\n"
+        "## snake_case_name and 2 * 3\n\nSix.\n"
+    )
+    result = chunk_file("a.md", text, words)
+    check(text, result)
+    top = "The proxy_pass directive"
     assert headings(result) == [
-        "Metrics > **requests**",
-        "Metrics > **errors**",
+        top,
+        f"{top} > 5. Karma, Determinism, and Free Will",
+        f"{top} > Upstreams & pools",
+        f"{top} > See weights and the diagram",
+        f"{top} > Set $host *escaped*",
+        f"{top} > snake_case_name and 2 * 3",
     ]
 
 

@@ -24,6 +24,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from markdown_it import MarkdownIt
     from markdown_it.rules_inline import StateInline
     from markdown_it.token import Token
@@ -80,6 +82,39 @@ def markdown_blocks(text: str, body: int) -> MarkdownBlocks:
         source = _LONE_CR.sub(" ", source)
     env: dict[str, object] = {}
     return MarkdownBlocks(markdown_parser().parse(source, env), env)
+
+
+_INLINE_MARKUP = re.compile(r"[*_`\[<&\\{]")
+"""A character that may begin inline markup (emphasis, a code span, a link or wikilink, HTML,
+an entity, an escape, a shortcode): text without one reads as it is written."""
+_DROPPED = frozenset({"html_inline", "hugo_ref"})
+"""Inline tokens that show nothing of their own: a tag, a shortcode Hugo replaces by a URL."""
+
+
+def plain_inline(source: str) -> str:
+    """Inline Markdown as a reader sees it rendered: ``**5. Karma**`` → ``5. Karma``, a code
+    span's text without its backticks, a link's or image's text without its destination, a
+    wikilink's display text (else the link as written inside its brackets), escapes and
+    entities decoded, HTML tags dropped; line breaks read as a space. A heading's title is
+    shown, embedded and compared this way (markup in a breadcrumb is noise)."""
+    if not _INLINE_MARKUP.search(source):
+        return source
+    parser = markdown_parser()
+    tokens: list[Token] = []
+    parser.inline.parse(source, parser, {}, tokens)
+    return "".join(_plain_parts(tokens)).strip()
+
+
+def _plain_parts(tokens: list[Token]) -> Iterator[str]:
+    for token in tokens:
+        if token.type in ("softbreak", "hardbreak"):
+            yield " "
+        elif token.type == "image":
+            yield from _plain_parts(token.children or [])
+        elif token.type == "wikilink":
+            yield token.content.rpartition("|")[2].strip() or token.content
+        elif token.type not in _DROPPED:
+            yield token.content  # text, a code span's text, an escape, an entity; "" for markers
 
 
 @dataclass(frozen=True)

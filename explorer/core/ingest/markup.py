@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from explorer.core.ingest.markdown_tokens import plain_inline
 from explorer.core.ingest.windows import Chunker, Section
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def markdown_headings(chunker: Chunker, body: int, blocks: Sequence[Token]) -> l
         title = inline.content if inline is not None and inline.type == "inline" else ""
         if token.markup in ("=", "-"):  # underlined: the title may span lines
             title = " ".join(line.strip() for line in title.splitlines())
-        title = without_anchor(title)
+        title = without_anchor(plain_inline(title))
         first, after = (first_line + line for line in token.map)
         end = starts[after] if after < len(starts) else size
         headings.append(Heading(starts[first], int(token.tag[1:]), title, end))

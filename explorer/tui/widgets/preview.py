@@ -36,6 +36,7 @@ from textual.worker import Worker, get_current_worker
 
 from explorer.core.ingest.formats.preview import PreviewDocument, text_outline
 from explorer.core.ingest.keyword_text import accent_pattern
+from explorer.core.ingest.markdown_tokens import markdown_parser, plain_inline
 from explorer.core.safe_text import safe_name, safe_text
 from explorer.tui.messages import FollowLink
 from explorer.tui.text_fit import fit_name, middle_path
@@ -89,14 +90,13 @@ HEADINGS_STEP = 0.05
 
 def markdown_headings(text: str, line_offset: int = 0) -> list[Heading]:
     """The headings of Markdown ``text`` (ATX and underlined, never a ``#`` line in a code
-    fence), with their 1-based lines; ``line_offset``: lines of the file before ``text``."""
-    from markdown_it import MarkdownIt  # comes with Textual; imported when asked
-
-    tokens = MarkdownIt("commonmark").parse(text)
+    fence), their titles as rendered (no ``**`` or backticks), with their 1-based lines;
+    ``line_offset``: lines of the file before ``text``."""
+    tokens = markdown_parser().parse(text)  # the blocks; a heading's inline parsed alone
     headings = []
     for number, token in enumerate(tokens):
         if token.type == "heading_open" and token.map is not None and number + 1 < len(tokens):
-            title = " ".join(tokens[number + 1].content.split())
+            title = " ".join(plain_inline(tokens[number + 1].content).split())
             level = int(token.tag[1:]) if token.tag[1:].isdigit() else 1
             headings.append(Heading(level, safe_text(title), token.map[0] + 1 + line_offset))
     return headings
