@@ -571,3 +571,58 @@ def test_files_skipped_as_undecodable_by_an_older_explorer_are_read_again_once(
         assert_consistent(index)
     finally:
         index.close()
+
+
+def test_markdown_indexed_with_markup_in_its_titles_is_read_again_once(
+    tmp_path, settings_for, fake_embedder
+):
+    """An index made by Markdown reading 1 holds a heading's title as written
+    (``**Weights**``): the next sync reads its Markdown again, once. The page whose titles
+    change is embedded again under new ids; a page without markup in a heading keeps its
+    ids and vectors; the sync after reads nothing."""
+    root = write_files(
+        tmp_path / "root",
+        {
+            "bold.md": "# Balancing\n\n## **Weights**\n\nServers get weights.\n",
+            "plain.md": "# Caching\n\n## Keys\n\nKeys name entries.\n",
+        },
+    )
+    index = Index(settings_for(root), embedder=fake_embedder)
+    try:
+        Indexer(index).sync()
+        assert format_readings()["markdown"] == 2
+        keywords = index.keywords
+        ids_bold, ids_plain = keywords.chunk_ids("bold.md"), keywords.chunk_ids("plain.md")
+        stored = keywords.chunks_by_id(ids_bold)
+        assert [stored[cid].heading for cid in ids_bold][-1] == "Balancing > Weights"
+        # What reading 1 left: the title as written.
+        record = keywords.file("bold.md")
+        old = [
+            (
+                cid,
+                Chunk(
+                    c.text,
+                    c.heading.replace("Weights", "**Weights**"),
+                    c.start_line,
+                    c.end_line,
+                    c.start_char,
+                    c.end_char,
+                ),
+            )
+            for cid, c in ((cid, stored[cid]) for cid in ids_bold)
+        ]
+        keywords.replace_file("bold.md", record.size, record.mtime_ns, record.hash, old, {}, "x")
+        keywords.set_meta(FORMAT_READINGS_KEY, json.dumps({"markdown": 1}))
+
+        report = Indexer(index).sync()
+        assert report.chunks_embedded == len(ids_bold)
+        new_bold = keywords.chunk_ids("bold.md")
+        assert not set(new_bold) & set(ids_bold)
+        assert keywords.chunk_ids("plain.md") == ids_plain  # read alike: vectors kept
+        stored = keywords.chunks_by_id(new_bold)
+        assert "**" not in "".join(stored[cid].heading for cid in new_bold)
+        assert_consistent(index)
+        again = Indexer(index).sync()
+        assert again.unchanged == 2 and again.chunks_embedded == 0
+    finally:
+        index.close()

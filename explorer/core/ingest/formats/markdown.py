@@ -31,6 +31,9 @@ class MarkdownFormat(DocumentFormat):
     preview_kind = PreviewKind.MARKDOWN
     markdown_text: ClassVar[bool] = True
     summary = "front matter, sections at headings, links and images"
+    reading = 2
+    """2: a heading's title as rendered (``**Bold**`` reads ``Bold``, a code span without its
+    backticks): a file with markup in a heading is embedded again, the others keep theirs."""
 
     def from_text(self, rel_path: str, text: str) -> Document:
         front = read_front_matter(text)

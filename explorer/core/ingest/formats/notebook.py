@@ -43,6 +43,8 @@ class NotebookFormat(DocumentFormat):
     preview_kind = PreviewKind.MARKDOWN
     markdown_text: ClassVar[bool] = True
     summary = "Markdown cells with their headings, code cells as code, no outputs"
+    reading = 2
+    """2: a heading's title as rendered, as Markdown's reading 2."""
 
     def extract(self, data: bytes, rel_path: str, limits: Limits) -> Document:
         try:
