@@ -305,3 +305,84 @@ def test_the_words_a_cjk_file_is_about_are_its_bigrams(index):
     terms = index.keywords.distinctive_terms("設定.md", 8)
     assert {"設定", "サン", "再起"} & set(terms)
     assert all(len(term) > 1 for term in terms)
+
+
+SOUTHEAST_ASIAN = {
+    "thai.md": "# บันทึกการสำรองข้อมูล\n\nเราสำรองฐานข้อมูลทุกคืน แล้วคัดลอกไปยังเซิร์ฟเวอร์อีกเครื่อง\n",
+    "lao.md": "# ບັນທຶກ\n\nຂ້ອຍມັກພາສາລາວຫຼາຍ ແລະ ຮຽນທຸກມື້\n",
+    "khmer.md": "# កំណត់ចំណាំ\n\nខ្ញុំចូលចិត្តភាសាខ្មែរណាស់។ យើងរៀនរាល់ថ្ងៃ។\n",
+    "myanmar.md": "# မှတ်စု\n\nကျွန်တော်မြန်မာစာကိုကြိုက်တယ်။ နေ့တိုင်းလေ့လာတယ်။\n",
+    "english.md": "# Notes\n\nNothing in another script here.\n",
+}
+"""Text of the scripts of South-East Asia written without spaces between words."""
+
+
+@pytest.mark.parametrize(
+    ("word", "path"),
+    [
+        ("ฐานข้อมูล", "thai.md"),  # database, inside a sentence
+        ("เซิร์ฟเวอร์", "thai.md"),  # server, with vowel and tone marks
+        ("สำรอง", "thai.md"),
+        ("ພາສາລາວ", "lao.md"),
+        ("ຮຽນ", "lao.md"),
+        ("ភាសាខ្មែរ", "khmer.md"),
+        ("រៀន", "khmer.md"),
+        ("မြန်မာစာ", "myanmar.md"),
+        ("လေ့လာ", "myanmar.md"),
+    ],
+)
+def test_a_word_inside_thai_lao_khmer_or_myanmar_text_is_found_and_marked(tmp_path, word, path):
+    """``unicode61`` kept each of these sentences one token: no word inside could be found."""
+    root = write_files(tmp_path / "root", SOUTHEAST_ASIAN)
+    index = Index(Settings.for_root(root, tmp_path / "index"), embedder=FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        results = keyword_search(index, word)
+        assert [hit.path for hit in results] == [path]
+        assert word in marked(results[0].passages[0])
+        assert keyword_search(index, word, prefix_last=True)[0].path == path  # while typing
+    finally:
+        index.close()
+
+
+def _as_schema_4(path) -> None:
+    """Give a keyword index the tables schema 4 left: Thai, Lao, Khmer and Myanmar runs whole
+    (the files here hold no CJK text, whose reading is the same in both)."""
+    _as_schema_3(path)
+    db = sqlite3.connect(path)
+    try:
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'schema'")
+        db.commit()
+    finally:
+        db.close()
+
+
+def test_an_index_of_schema_4_is_rebuilt_only_when_it_holds_such_text(tmp_path):
+    """Schema 5 reads only these scripts otherwise: an index without them is marked 5 as it
+    stands (a kernel-sized one was rebuilt for nothing), one with them is rebuilt once, its
+    vectors kept, and its words found."""
+    for name, files, rebuilt in (
+        ("latin", {"english.md": SOUTHEAST_ASIAN["english.md"]}, False),
+        ("thai", SOUTHEAST_ASIAN, True),
+    ):
+        root = write_files(tmp_path / name / "root", files)
+        settings = Settings.for_root(root, tmp_path / name / "index", model=FakeEmbedder.name)
+        embedder = FakeEmbedder()
+        index = Index.open_for_writing(settings, embedder)
+        try:
+            Indexer(index).sync()
+        finally:
+            index.close()
+        _as_schema_4(settings.index_dir / "index.sqlite")
+        calls = embedder.documents_embedded
+        writer = Index.open_for_writing(settings, embedder)
+        try:
+            assert writer.notes == ([UPGRADE_NOTE] if rebuilt else [])
+            assert writer.keywords.get_meta("schema") == "5"
+            report = Indexer(writer).sync()
+            assert report.chunks_embedded == 0 and embedder.documents_embedded == calls
+            assert [hit.path for hit in keyword_search(writer, "another")] == ["english.md"]
+            if rebuilt:
+                assert keyword_search(writer, "ฐานข้อมูล")[0].path == "thai.md"
+        finally:
+            writer.close()

@@ -1,10 +1,11 @@
 """The text the keyword index matches, for languages written with or without spaces.
 
 SQLite's ``unicode61`` tokenizer splits text at whatever is not a letter or a digit, so a sentence
-of Chinese or Japanese (written without spaces) is one token and no word inside it can match.
-Before text goes into the keyword index, and before a query's words become FTS5 phrases, each run
-of CJK characters (Han, Hiragana, Katakana, Hangul, Bopomofo) is written as its overlapping
-bigrams, as Lucene's CJK analyzer makes them, then its last character alone::
+of Chinese, Japanese or Thai (written without spaces between words) is one token and no word
+inside it can match. Before text goes into the keyword index, and before a query's words become
+FTS5 phrases, each run of characters of a script written without spaces (CJK: Han, Hiragana,
+Katakana, Hangul, Bopomofo; South-East Asian: Thai, Lao, Khmer, Myanmar) is written as its
+overlapping bigrams, as Lucene's CJK analyzer makes them, then its last character alone::
 
     重跑gen-itgc后检查  ->  重跑 跑 gen-itgc 后检 检查 查
 
@@ -42,6 +43,27 @@ CJK_RANGES = (
     "\U0001b000-\U0001b16f"  # kana supplement
     "\U00020000-\U0002fa1f\U00030000-\U000323af"  # CJK extensions B to H
 )
+"""Chinese, Japanese and Korean: written without spaces between words (Korean puts spaces
+between phrases, its particles glued on)."""
+SOUTHEAST_ASIAN_SPANS = (
+    (0x0E01, 0x0E3A),  # Thai letters, vowels and tone marks (not ฿, ๏, its digits, ๚ ๛)
+    (0x0E40, 0x0E4E),
+    (0x0E81, 0x0ECF),  # Lao letters, vowels and tone marks (not its digits)
+    (0x1000, 0x1049),  # Myanmar, but its section marks ၊ ။
+    (0x104C, 0x109F),
+    (0xA9E0, 0xA9FE),  # Myanmar extended B and A
+    (0xAA60, 0xAA7F),
+    (0x1780, 0x17D3),  # Khmer letters and signs (not ។ ៕ ៖, ៘–៚, ៛)
+    (0x17D7, 0x17D7),
+    (0x17DC, 0x17DD),
+)
+"""Thai, Lao, Khmer and Myanmar, first and last code points: written without spaces between
+words, a space at most between phrases or sentences; their digits and punctuation split runs as
+any other's do."""
+SOUTHEAST_ASIAN_RANGES = "".join(
+    f"{chr(first)}-{chr(last)}" for first, last in SOUTHEAST_ASIAN_SPANS
+)
+UNSPACED_RANGES = CJK_RANGES + SOUTHEAST_ASIAN_RANGES
 """The characters written without spaces between words that this module splits into bigrams."""
 
 
@@ -52,23 +74,24 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-CJK_RUN = f"[{CJK_RANGES}]+"
-"""A run of CJK characters (a regular expression)."""
+UNSPACED_RUN = f"[{UNSPACED_RANGES}]+"
+"""A run of characters written without spaces (a regular expression)."""
 LINE_BREAK = r"[ \t]*\r?\n[ \t]*"
 """A line break with the indentation around it: hard-wrapped CJK text (a Markdown source, a
 rendered manual page) breaks lines inside words, and a reader reads on across it."""
-_WRAPPED_RUN = f"[{CJK_RANGES}]+(?:{LINE_BREAK}[{CJK_RANGES}]+)*"
+_WRAPPED_RUN = f"[{UNSPACED_RANGES}]+(?:{LINE_BREAK}[{UNSPACED_RANGES}]+)*"
 _SPACE = re.compile(r"\s+")
-WORD_CHAR_OUTSIDE_CJK = f"[^\\W{CJK_RANGES}]"
+WORD_CHAR_OUTSIDE_UNSPACED = f"[^\\W{UNSPACED_RANGES}]"
 """A regular-expression class: a letter, digit or underscore that is not CJK (to split a query
 into words; a class this large takes milliseconds to compile, so it is compiled once)."""
-_WORD = f"[{CJK_RANGES}]+|{WORD_CHAR_OUTSIDE_CJK}+"
+_WORD = f"[{UNSPACED_RANGES}]+|{WORD_CHAR_OUTSIDE_UNSPACED}+"
 _LATIN_BASE = re.compile(r"[A-Za-z]")
 
 
-def is_cjk(text: str) -> bool:
-    """Whether ``text`` is one run of CJK characters (see :data:`CJK_RANGES`)."""
-    return _compiled(CJK_RUN).fullmatch(text) is not None
+def is_unspaced(text: str) -> bool:
+    """Whether ``text`` is one run of characters written without spaces (CJK, Thai…: see
+    :data:`UNSPACED_RANGES`), matched by its bigrams."""
+    return _compiled(UNSPACED_RUN).fullmatch(text) is not None
 
 
 def run_tokens(run: str) -> list[str]:
@@ -88,6 +111,36 @@ def keyword_text(text: str) -> str:
 def _run_text(run: re.Match[str]) -> str:
     """One run of CJK characters (on one line or across line breaks) as its index tokens."""
     return " " + " ".join(run_tokens(_SPACE.sub("", run.group()))) + " "
+
+
+def unspaced_pattern(word: str) -> str:
+    """A regular expression finding ``word`` (a run written without spaces, from
+    :func:`query_words`: NFKC) in text as written: across a line break, as the keyword index
+    reads on, and a character NFKC writes as two (Thai's SARA AM ``ำ`` as ``ํา``) either way."""
+    composed = _composed_forms()
+    pieces, place = [], 0
+    while place < len(word):
+        pair = word[place : place + 2]
+        if pair in composed:
+            pieces.append(f"(?:{re.escape(pair)}|{re.escape(composed[pair])})")
+            place += 2
+        else:
+            pieces.append(re.escape(word[place]))
+            place += 1
+    return f"(?:{LINE_BREAK})?".join(pieces)
+
+
+@cache
+def _composed_forms() -> dict[str, str]:
+    """The characters of the South-East Asian scripts that NFKC writes as two (Thai's and Lao's
+    AM, Lao's HO NO and HO MO), by those two."""
+    found = {}
+    for first, last in SOUTHEAST_ASIAN_SPANS:
+        for point in range(first, last + 1):
+            written = unicodedata.normalize("NFKC", chr(point))
+            if len(written) == 2:
+                found[written] = chr(point)
+    return found
 
 
 def query_words(text: str) -> list[str]:
@@ -119,13 +172,13 @@ def phrase_tokens(words: Sequence[str]) -> PhraseTokens:
     """
     tokens: list[str] = []
     for place, word in enumerate(words):
-        if not is_cjk(word):
+        if not is_unspaced(word):
             tokens.append(word)
         elif place < len(words) - 1:
             tokens.extend(run_tokens(word))
         else:
             tokens.extend(run_tokens(word)[:-1] or [word])
-    return PhraseTokens(tuple(tokens), is_cjk(words[-1]) and len(words[-1]) == 1)
+    return PhraseTokens(tuple(tokens), is_unspaced(words[-1]) and len(words[-1]) == 1)
 
 
 def bigrams(word: str) -> list[str]:

@@ -20,12 +20,12 @@ from functools import lru_cache
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.function_words import FUNCTION_WORDS
 from explorer.core.ingest.keyword_text import (
-    LINE_BREAK,
     bigrams,
-    is_cjk,
+    is_unspaced,
     match_fold,
     phrase_tokens,
     query_words,
+    unspaced_pattern,
 )
 from explorer.core.ingest.stemming import word_terms
 from explorer.core.ingest.wildcards import CharClass, Token, TokenKind, Wildcard, char_token
@@ -61,7 +61,7 @@ def query_terms(text: str) -> list[str]:
     seen: dict[str, None] = {}
     for word in query_words(text):
         seen.setdefault(word, None)
-        if is_cjk(word) and len(word) > LONGEST_CJK_WORD:
+        if is_unspaced(word) and len(word) > LONGEST_CJK_WORD:
             for pair in bigrams(word):
                 seen.setdefault(pair, None)
     return list(seen)
@@ -105,7 +105,8 @@ def keyword_pieces(text: str) -> list[KeywordPiece]:
 
     def add(raw: str, quoted: bool) -> None:
         words = tuple(query_words(raw))
-        if not quoted and len(words) == 1 and is_cjk(words[0]) and len(words[0]) > LONGEST_CJK_WORD:
+        sentence = len(words) == 1 and is_unspaced(words[0]) and len(words[0]) > LONGEST_CJK_WORD
+        if not quoted and sentence:
             pieces.setdefault(words, KeywordPiece(words, False))
             for pair in bigrams(words[0]):
                 pieces.setdefault((pair,), KeywordPiece((pair,), False))
@@ -239,7 +240,7 @@ def _typing_last(
     if not every or not prefix_last or text[-1:].isspace() or text.rstrip().endswith('"'):
         return False
     last = every[-1]
-    return pieces[-1] is last and not is_cjk(last.words[-1])
+    return pieces[-1] is last and not is_unspaced(last.words[-1])
 
 
 def _shaping(every: Sequence[KeywordPiece], pieces: Sequence[KeywordPiece]) -> bool:
@@ -306,10 +307,10 @@ _WORD_EDGES = (r"\b", r"\b", r"\w*")
 def _stem_pattern(word: str, prefix: bool = False) -> str:
     """A word and its inflections, crudely: short words exactly, longer ones by a shared start
     (close to what the porter stemmer of the keyword leg matches), the whole word as a prefix
-    with ``prefix``; a CJK word exactly."""
+    with ``prefix``; a word of a script written without spaces exactly."""
     word = match_fold(word)
-    if is_cjk(word):  # read on across a line break, as the keyword index does
-        return f"(?:{LINE_BREAK})?".join(map(re.escape, word))
+    if is_unspaced(word):
+        return unspaced_pattern(word)
     start, end, rest = _LATIN_EDGES if word.isascii() else _WORD_EDGES
     if prefix:
         return start + re.escape(word) + rest
@@ -322,7 +323,7 @@ def _phrase_pattern(words: Sequence[str], patterns: Sequence[str]) -> str:
     """The ``patterns`` of ``words`` in order: apart, or (next to CJK text) maybe glued."""
     joined = patterns[0]
     for place in range(1, len(words)):
-        glue = r"\W*" if is_cjk(words[place - 1]) or is_cjk(words[place]) else r"\W+"
+        glue = r"\W*" if is_unspaced(words[place - 1]) or is_unspaced(words[place]) else r"\W+"
         joined += glue + patterns[place]
     return joined
 
@@ -526,11 +527,37 @@ def snippet_and_matches(
 
 def word_matches(text: str, terms: Sequence[str], typed_word: str = "") -> list[tuple[int, int]]:
     """Where the query's words stand in ``text`` (as :func:`make_snippet` marks them), in
-    order; ``typed_word`` as in :func:`snippet_and_matches`."""
-    matcher = _word_matcher(tuple(terms), typed_word)  # the same few terms for every passage shown
-    if not matcher:
-        return []
-    return [(m.start(), m.end()) for m in matcher.finditer(match_fold(text))]
+    order; ``typed_word`` as in :func:`snippet_and_matches`. The bigrams a long run written
+    without spaces brings (:func:`query_terms`) mark only what its whole words leave: found in
+    one pass, a bigram the text holds just before the word (``်မ`` before ``မြန်မာစာ``) took
+    the word's first character, and the word went unmarked."""
+    whole, pieces = _whole_and_pieces(tuple(terms))
+    folded = match_fold(text)
+    matcher = _word_matcher(whole, typed_word)  # the same few terms for every passage shown
+    found = [(m.start(), m.end()) for m in matcher.finditer(folded)] if matcher else []
+    piece_matcher = _word_matcher(pieces) if pieces else None
+    if piece_matcher is None:
+        return found
+    starts = [start for start, _end in found]
+    for match in piece_matcher.finditer(folded):
+        place = bisect_left(starts, match.end())  # the first whole match starting after it
+        if place and found[place - 1][1] > match.start():
+            continue  # within (or across the end of) a whole word's match
+        found.insert(place, (match.start(), match.end()))
+        starts.insert(place, match.start())
+    return found
+
+
+@lru_cache(maxsize=256)
+def _whole_and_pieces(terms: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``terms`` apart: the query's words, and the bigrams of its long unspaced runs."""
+    runs = [term for term in terms if len(term) > 2 and is_unspaced(term)]
+    pieces = tuple(
+        term
+        for term in terms
+        if len(term) == 2 and is_unspaced(term) and any(term in run for run in runs)
+    )
+    return tuple(term for term in terms if term not in pieces), pieces
 
 
 def _densest_run(

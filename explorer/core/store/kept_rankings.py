@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.core.ingest.keyword_text import is_cjk
+from explorer.core.ingest.keyword_text import is_unspaced
 from explorer.core.ingest.stemming import word_terms
 from explorer.core.store.keyword_statistics import read_varints
 from explorer.core.store.sql_script import run_script
@@ -248,7 +248,7 @@ def _stem_of_itself(term: str) -> bool:
 def _plain(term: str) -> bool:
     """A term a typed word asks as it is: letters and digits, not CJK (a run of CJK is
     asked as a word and its bigrams, never as a prefix)."""
-    return term.isalnum() and not is_cjk(term)
+    return term.isalnum() and not is_unspaced(term)
 
 
 def _phrase(text: str, prefix: bool) -> str:

@@ -38,7 +38,7 @@ from urllib.parse import quote
 from explorer.core.errors import ExplorerError
 from explorer.core.ingest.documents import Chunk
 from explorer.core.ingest.front_matter import FileMetadata
-from explorer.core.ingest.keyword_text import is_cjk, keyword_text
+from explorer.core.ingest.keyword_text import SOUTHEAST_ASIAN_SPANS, is_unspaced, keyword_text
 from explorer.core.ingest.references import FileReference
 from explorer.core.models import FileState
 from explorer.core.private_files import create_private_file, make_private_dirs
@@ -69,14 +69,17 @@ __all__ = [
     "StoredChunk",
 ]
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 """2: ``chunks_fts`` gained the description and tags columns; 3: ``files_fts``; 4: the keyword
-tables hold :func:`keyword_text` (words of Chinese, Japanese and Korean as bigrams)."""
+tables hold :func:`keyword_text` (words of Chinese, Japanese and Korean as bigrams); 5: Thai,
+Lao, Khmer and Myanmar as bigrams too (an index of schema 4 holding none of their text is
+marked 5 as it stands: its tables would come out the same)."""
 KEYWORD_TEXT_SQL = "keyword_text"
 """The SQL function every connection has for :func:`keyword_text`."""
 UPGRADE_NOTE = (
-    "upgraded: the keyword index was rebuilt from its passages so that words of Chinese,"
-    " Japanese and Korean text are found (no file read again, vectors kept)"
+    "upgraded: the keyword index was rebuilt from its passages so that words of text written"
+    " without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar) are found (no file"
+    " read again, vectors kept)"
 )
 """What a writer that rebuilt an older index's keyword tables tells the user, in one line."""
 SEARCH_DEPTH = 800
@@ -347,7 +350,7 @@ class _CheckedConnection(sqlite3.Connection):
 def _telling_term(term: str) -> bool:
     """Whether an index term may tell a file apart: a word of three characters or more with a
     letter in it, or a CJK bigram (a CJK character alone is a piece of many words)."""
-    if len(term) == 2 and is_cjk(term):
+    if len(term) == 2 and is_unspaced(term):
         return True
     return len(term) > 2 and any(char.isalpha() for char in term)
 
@@ -555,7 +558,32 @@ class KeywordIndex:
 
     def _keyword_table_is_old(self) -> bool:
         columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(chunks_fts)"))
-        return columns != _FTS_COLUMNS or self.get_meta("schema") != SCHEMA_VERSION
+        if columns != _FTS_COLUMNS:
+            return True
+        schema = self.get_meta("schema")
+        if schema == "4" and not self._holds_southeast_asian_text():
+            # Schema 5 reads only Thai, Lao, Khmer and Myanmar otherwise: without them, the
+            # tables of 4 are those of 5 (a scan in SQLite, not a rebuild through Python).
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            return False
+        return schema != SCHEMA_VERSION
+
+    def _holds_southeast_asian_text(self) -> bool:
+        """Whether the keyword tables hold a word of Thai, Lao, Khmer or Myanmar: a term that
+        starts with one of their letters (a look at the tables' sorted terms, not a scan of
+        the text: 10 s on the kernel's docs). A run glued to a Latin word (``Pythonภาษา``) is
+        a term of its own that this misses; it is found once its file is read again."""
+        self._db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.index_terms_vocab"
+            " USING fts5vocab(main, chunks_fts, row)"
+        )
+        return any(
+            self._db.execute(
+                "SELECT EXISTS(SELECT 1 FROM temp.index_terms_vocab WHERE term >= ? AND term < ?)",
+                (chr(first), chr(last + 1)),
+            ).fetchone()[0]
+            for first, last in SOUTHEAST_ASIAN_SPANS
+        )
 
     @contextmanager
     def _reading(self, snapshot: bool = False) -> Iterator[sqlite3.Connection]:
