@@ -88,6 +88,12 @@ _WORD = f"[{UNSPACED_RANGES}]+|{WORD_CHAR_OUTSIDE_UNSPACED}+"
 _LATIN_BASE = re.compile(r"[A-Za-z]")
 
 
+def is_cjk(text: str) -> bool:
+    """Whether ``text`` is one run of Chinese, Japanese or Korean characters (see
+    :data:`CJK_RANGES`)."""
+    return _compiled(f"[{CJK_RANGES}]+").fullmatch(text) is not None
+
+
 def is_unspaced(text: str) -> bool:
     """Whether ``text`` is one run of characters written without spaces (CJK, Thai…: see
     :data:`UNSPACED_RANGES`), matched by its bigrams."""

@@ -21,6 +21,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.ingest.function_words import FUNCTION_WORDS
 from explorer.core.ingest.keyword_text import (
     bigrams,
+    is_cjk,
     is_unspaced,
     match_fold,
     phrase_tokens,
@@ -39,7 +40,9 @@ LONGEST_CJK_WORD = 4
 """A run of CJK characters typed alone is matched as one word up to this many characters; a
 longer one (a long word, or several, as a question is written) as that word and each of its
 bigrams, each a piece of its own, so BM25 ranks the passages that hold the whole run first, then
-those holding most of its bigrams."""
+those holding most of its bigrams. A run of Thai, Lao, Khmer or Burmese is always matched as
+typed: one word of theirs is often longer than this (``คอมพิวเตอร์``, 11 characters), and its
+bigrams alone found every page of the script for a word none held."""
 
 
 class QueryError(ExplorerError, ValueError):
@@ -61,7 +64,7 @@ def query_terms(text: str) -> list[str]:
     seen: dict[str, None] = {}
     for word in query_words(text):
         seen.setdefault(word, None)
-        if is_unspaced(word) and len(word) > LONGEST_CJK_WORD:
+        if is_cjk(word) and len(word) > LONGEST_CJK_WORD:
             for pair in bigrams(word):
                 seen.setdefault(pair, None)
     return list(seen)
@@ -105,7 +108,7 @@ def keyword_pieces(text: str) -> list[KeywordPiece]:
 
     def add(raw: str, quoted: bool) -> None:
         words = tuple(query_words(raw))
-        sentence = len(words) == 1 and is_unspaced(words[0]) and len(words[0]) > LONGEST_CJK_WORD
+        sentence = len(words) == 1 and is_cjk(words[0]) and len(words[0]) > LONGEST_CJK_WORD
         if not quoted and sentence:
             pieces.setdefault(words, KeywordPiece(words, False))
             for pair in bigrams(words[0]):
