@@ -82,8 +82,9 @@ rendered manual page) breaks lines inside words, and a reader reads on across it
 _WRAPPED_RUN = f"[{UNSPACED_RANGES}]+(?:{LINE_BREAK}[{UNSPACED_RANGES}]+)*"
 _SPACE = re.compile(r"\s+")
 WORD_CHAR_OUTSIDE_UNSPACED = f"[^\\W{UNSPACED_RANGES}]"
-"""A regular-expression class: a letter, digit or underscore that is not CJK (to split a query
-into words; a class this large takes milliseconds to compile, so it is compiled once)."""
+"""A regular-expression class: a letter, digit or underscore of a script written with spaces
+(to split a query into words; a class this large takes milliseconds to compile, so it is
+compiled once)."""
 _WORD = f"[{UNSPACED_RANGES}]+|{WORD_CHAR_OUTSIDE_UNSPACED}+"
 _LATIN_BASE = re.compile(r"[A-Za-z]")
 
@@ -139,7 +140,7 @@ def unspaced_pattern(word: str) -> str:
 @cache
 def _composed_forms() -> dict[str, str]:
     """The characters of the South-East Asian scripts that NFKC writes as two (Thai's and Lao's
-    AM, Lao's HO NO and HO MO), by those two."""
+    AM), by those two."""
     found = {}
     for first, last in SOUTHEAST_ASIAN_SPANS:
         for point in range(first, last + 1):
@@ -150,8 +151,9 @@ def _composed_forms() -> dict[str, str]:
 
 
 def query_words(text: str) -> list[str]:
-    """The lowercase words of query text, in order: runs of CJK characters and runs of other
-    letters and digits apart (``重跑gen-itgc后``: ``重跑``, ``gen``, ``itgc``, ``后``)."""
+    """The lowercase words of query text, in order: runs of characters written without spaces
+    and runs of other letters and digits apart (``重跑gen-itgc后``: ``重跑``, ``gen``, ``itgc``,
+    ``后``)."""
     return _compiled(_WORD).findall(unicodedata.normalize("NFKC", text).lower())
 
 

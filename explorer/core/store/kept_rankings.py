@@ -246,8 +246,8 @@ def _stem_of_itself(term: str) -> bool:
 
 
 def _plain(term: str) -> bool:
-    """A term a typed word asks as it is: letters and digits, not CJK (a run of CJK is
-    asked as a word and its bigrams, never as a prefix)."""
+    """A term a typed word asks as it is: letters and digits, not of a script written without
+    spaces (such a run is asked by its bigrams, never as a prefix)."""
     return term.isalnum() and not is_unspaced(term)
 
 
