@@ -296,6 +296,8 @@ VARIANTS: dict[str, dict] = {
         "lone_pair_factor": 0.5,
         "lone_pair_passages": 4,
     },
+    "evidence at a shared passage": {"evidence_pair": DEFAULT_TUNING.shared_passage},
+    "evidence at half a shared passage": {"evidence_pair": DEFAULT_TUNING.shared_passage / 2},
     "no contents-page factor": {"contents_factor": 1.0},
     "contents factor 0.7": {"contents_factor": 0.7},
     "contents share 0.6": {"contents_share": 0.6},

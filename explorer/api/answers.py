@@ -399,7 +399,7 @@ class RelatedFileAnswer(Answer):
     """The signals that put it here: ``linked · same section · 3 shared passages``."""
     signals: list[str]
     """The same signals, one word each (linked, links here, cited together, links alike,
-    shared tags, same section, shared passages)."""
+    shared tags, same section, shared passages, close in meaning)."""
 
 
 class RelatedAnswer(Answer):

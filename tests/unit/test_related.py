@@ -730,3 +730,26 @@ def test_a_file_held_by_one_passage_pair_and_nothing_else_can_count_less():
     assert order(lone) == ["linked.md", "two.md", "lone.md"]  # a link is a tie: not lone
     # a source of fewer passages than lone_pair_passages: one pair is much of it
     assert order(replace(lone, lone_pair_passages=5)) == ["linked.md", "lone.md", "two.md"]
+
+
+def test_every_neighbour_says_why_it_is_listed(index, linked):
+    """A neighbour let in by a passage pair too weak to count as a shared passage, or by a
+    weak co-citation, said nothing (9 % of the vault's neighbours): what let it in is named."""
+    for source_index in (index, linked):
+        for path in source_index.keywords.paths():
+            if not path.endswith(".md"):
+                continue
+            for neighbour in related_files(source_index, path, limit=10):
+                assert neighbour.reasons.text(), f"{path} -> {neighbour.path}: no reason"
+
+
+def test_a_weak_pair_or_co_citation_is_named_when_nothing_stronger_is():
+    from explorer.core.retrieval.related import Signal, reasons
+    from explorer.core.retrieval.related_structure import Evidence
+
+    assert reasons(None, 0, paired=True).text() == "close in meaning"
+    weak = Evidence(cited_together=0.1)
+    assert reasons(weak, 0, paired=True).signals == (Signal.CITED_TOGETHER, Signal.CLOSE_IN_MEANING)
+    strong = Evidence(links_to=True, cited_together=0.1)
+    assert reasons(strong, 2, paired=True).text() == "linked · 2 shared passages"
+    assert reasons(None, 0).text() == ""  # nothing let it in: never listed

@@ -127,6 +127,9 @@ class Signal(StrEnum):
     """Both in one folder."""
     SHARED_PASSAGES = "shared passages"
     """Passages of the two stand out as alike."""
+    CLOSE_IN_MEANING = "close in meaning"
+    """A passage pair stands above its background, below a shared passage: named only when
+    nothing stronger is, so that every neighbour says why it is listed."""
 
 
 @dataclass(frozen=True)
@@ -238,6 +241,9 @@ class RelatedTuning:
     """A folder's landing page (``_index.md``) counts this share of its value."""
     shared_passage: float = 0.04
     """A pair whose weighted value reaches this counts as a shared passage in the explanation."""
+    evidence_pair: float = 0.0
+    """A passage pair is evidence (``needs_evidence``) when it stands above its background and
+    its weighted value reaches this."""
     needs_evidence: bool = True
     """List a file only when a passage pair stands above its background or a link, a tag or a
     small folder ties it to the source (see the module docstring); False: every file a
@@ -475,7 +481,8 @@ def has_evidence(pairs: _Pairs, other: str, found: Evidence, tuning: RelatedTuni
     background, a link either way, a citer or a target in common, a shared tag, or a folder of
     at most ``tuning.small_folder`` files (one of hundreds ties nothing)."""
     best = pairs.best.get(other)
-    return (best is not None and best[0] > 0.0) or ties(found, tuning)
+    paired = best is not None and best[0] > 0.0 and best[0] >= tuning.evidence_pair
+    return paired or ties(found, tuning)
 
 
 def ties(found: Evidence | None, tuning: RelatedTuning) -> bool:
@@ -517,8 +524,12 @@ def structure_value(found: Evidence, tuning: RelatedTuning) -> float:
     )
 
 
-def reasons(found: Evidence | None, shared_passages: int) -> Reasons:
-    """The signals to name for a neighbour: its links, tags and place, and its passages."""
+def reasons(found: Evidence | None, shared_passages: int, paired: bool = False) -> Reasons:
+    """The signals to name for a neighbour: its links, tags and place, and its passages.
+    ``paired``: a passage pair stands above its background. When none reaches the strength
+    that names it, what let the file in (:func:`has_evidence`) is named all the same: a
+    co-citation, links alike, or the pair ("close in meaning"); 9 % of the vault's
+    neighbours said nothing."""
     signals: list[Signal] = []
     tags: tuple[str, ...] = ()
     if found is not None:
@@ -534,6 +545,13 @@ def reasons(found: Evidence | None, shared_passages: int) -> Reasons:
         tags = found.tags
     if shared_passages:
         signals.append(Signal.SHARED_PASSAGES)
+    if not signals:
+        weak = (
+            (found is not None and found.cited_together > 0.0, Signal.CITED_TOGETHER),
+            (found is not None and found.links_alike > 0.0, Signal.LINKS_ALIKE),
+            (paired, Signal.CLOSE_IN_MEANING),
+        )
+        signals = [signal for present, signal in weak if present]
     return Reasons(tuple(signals), shared_passages, tags)
 
 
@@ -705,7 +723,9 @@ def _reasons_of(
 
     def of(other: str) -> tuple[bool, Reasons]:
         found = evidence.get(other)
-        return (found is not None and found.links_to), reasons(found, pairs.shared(other))
+        best = pairs.best.get(other)
+        paired = best is not None and best[0] > 0.0
+        return (found is not None and found.links_to), reasons(found, pairs.shared(other), paired)
 
     return of
 
