@@ -217,13 +217,28 @@ async def test_shortcodes_callouts_and_images_read_as_their_content(tmp_path):
         assert "Image arch.png (PNG, 2 KB): ctrl+o opens it" in message
 
 
+def counted_reads(monkeypatch, seconds: float = 0.0) -> list[str]:
+    """The paths the preview reads from disk, in order (each read taking ``seconds`` more)."""
+    from explorer.tui.widgets import preview as preview_module
+
+    reads: list[str] = []
+    real_load = preview_module.load_file
+
+    def counted(path, absolute, highlight=True):
+        reads.append(path)
+        time.sleep(seconds)
+        return real_load(path, absolute, highlight)
+
+    monkeypatch.setattr(preview_module, "load_file", counted)
+    return reads
+
+
 @pytest.mark.anyio
 async def test_a_long_page_is_drawn_by_the_text_view_and_files_read_are_kept(tmp_path, monkeypatch):
     """Issue 30 (speed): a long Markdown page goes to the text view, which draws only the rows
     on screen (Textual's Markdown widget made a widget per block: seconds per zoom), its
     shortcodes still rewritten; back and forward show a file read before without reading it
     again."""
-    from explorer.tui.widgets import preview as preview_module
 
     NOTE_OPEN, NOTE_CLOSE = '{{< call-out class="note" >}}', "{{< /call-out >}}"
     sections = "".join(
@@ -232,14 +247,7 @@ async def test_a_long_page_is_drawn_by_the_text_view_and_files_read_are_kept(tmp
     root = tmp_path / "docs"
     write(root / "long.md", "# Long guide\n\n" + sections)
     write(root / "short.md", "# Short\n\nA short page.\n")
-    reads: list[str] = []
-    real_load = preview_module.load_file
-
-    def counted(path, absolute, highlight=True):
-        reads.append(path)
-        return real_load(path, absolute, highlight)
-
-    monkeypatch.setattr(preview_module, "load_file", counted)
+    reads = counted_reads(monkeypatch)
     app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.screen
@@ -316,19 +324,10 @@ async def test_the_open_file_reported_by_the_index_unchanged_keeps_its_page_and_
     a page read twice when the sync's report came while it loaded)."""
     from explorer.core.live.events import FilesChangedEvent
     from explorer.tui import messages
-    from explorer.tui.widgets import preview as preview_module
 
     root = tmp_path / "docs"
     write(root / "steps.md", "# Steps\n\n" + "".join(f"Step {n} is here.\n\n" for n in range(60)))
-    reads: list[str] = []
-    real_load = preview_module.load_file
-
-    def counted(path, absolute, highlight=True):
-        reads.append(path)
-        time.sleep(0.3)  # a long page: the report comes while it is read
-        return real_load(path, absolute, highlight)
-
-    monkeypatch.setattr(preview_module, "load_file", counted)
+    reads = counted_reads(monkeypatch, seconds=0.3)  # a long page: reports come meanwhile
     app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.screen

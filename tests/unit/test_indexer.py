@@ -457,6 +457,19 @@ def test_progress_reports_phases_in_order(index):
     assert order == ["scan", "keywords", "embed", "done"]
 
 
+def leave_an_older_reading(
+    keywords, path: str, chunk_of: Callable, readings: dict[str, int], title: str
+) -> None:
+    """Put back what an older reading of ``path`` left: each stored chunk as ``chunk_of``
+    makes it (same ids), and the formats' readings of that explorer in the index's meta."""
+    ids = keywords.chunk_ids(path)
+    stored = keywords.chunks_by_id(ids)
+    record = keywords.file(path)
+    old = [(cid, chunk_of(stored[cid])) for cid in ids]
+    keywords.replace_file(path, record.size, record.mtime_ns, record.hash, old, {}, title)
+    keywords.set_meta(FORMAT_READINGS_KEY, json.dumps(readings))
+
+
 def test_html_indexed_by_an_older_reading_is_read_again_once_and_only_changed_pages_embed(
     tmp_path, settings_for, fake_embedder
 ):
@@ -480,16 +493,13 @@ def test_html_indexed_by_an_older_reading_is_read_again_once_and_only_changed_pa
         keywords = index.keywords
         ids_a, ids_b = keywords.chunk_ids("manual/a.html"), keywords.chunk_ids("manual/b.html")
         # What the older reading left: the bar's words in the page's passage, the same ids.
-        record = keywords.file("manual/a.html")
-        stored = keywords.chunks_by_id(ids_a)
-        old = [
-            (cid, Chunk("Next Up\n\n" + stored[cid].text, stored[cid].heading, 1, 5, 0, 9))
-            for cid in ids_a
-        ]
-        keywords.replace_file(
-            "manual/a.html", record.size, record.mtime_ns, record.hash, old, {}, "Closures"
+        leave_an_older_reading(
+            keywords,
+            "manual/a.html",
+            lambda c: Chunk("Next Up\n\n" + c.text, c.heading, 1, 5, 0, 9),
+            {"html": 1},
+            "Closures",
         )
-        keywords.set_meta(FORMAT_READINGS_KEY, json.dumps({"html": 1}))
         assert keyword_paths(index, "next") == {"manual/a.html"}
 
         report = Indexer(index).sync()
@@ -596,23 +606,20 @@ def test_markdown_indexed_with_markup_in_its_titles_is_read_again_once(
         stored = keywords.chunks_by_id(ids_bold)
         assert [stored[cid].heading for cid in ids_bold][-1] == "Balancing > Weights"
         # What reading 1 left: the title as written.
-        record = keywords.file("bold.md")
-        old = [
-            (
-                cid,
-                Chunk(
-                    c.text,
-                    c.heading.replace("Weights", "**Weights**"),
-                    c.start_line,
-                    c.end_line,
-                    c.start_char,
-                    c.end_char,
-                ),
-            )
-            for cid, c in ((cid, stored[cid]) for cid in ids_bold)
-        ]
-        keywords.replace_file("bold.md", record.size, record.mtime_ns, record.hash, old, {}, "x")
-        keywords.set_meta(FORMAT_READINGS_KEY, json.dumps({"markdown": 1}))
+        leave_an_older_reading(
+            keywords,
+            "bold.md",
+            lambda c: Chunk(
+                c.text,
+                c.heading.replace("Weights", "**Weights**"),
+                c.start_line,
+                c.end_line,
+                c.start_char,
+                c.end_char,
+            ),
+            {"markdown": 1},
+            "x",
+        )
 
         report = Indexer(index).sync()
         assert report.chunks_embedded == len(ids_bold)
