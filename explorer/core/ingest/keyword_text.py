@@ -74,6 +74,8 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+CJK_RUN = f"[{CJK_RANGES}]+"
+"""A run of CJK characters (a regular expression)."""
 UNSPACED_RUN = f"[{UNSPACED_RANGES}]+"
 """A run of characters written without spaces (a regular expression)."""
 LINE_BREAK = r"[ \t]*\r?\n[ \t]*"
@@ -92,7 +94,7 @@ _LATIN_BASE = re.compile(r"[A-Za-z]")
 def is_cjk(text: str) -> bool:
     """Whether ``text`` is one run of Chinese, Japanese or Korean characters (see
     :data:`CJK_RANGES`)."""
-    return _compiled(f"[{CJK_RANGES}]+").fullmatch(text) is not None
+    return _compiled(CJK_RUN).fullmatch(text) is not None
 
 
 def is_unspaced(text: str) -> bool:

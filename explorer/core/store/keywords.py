@@ -76,6 +76,11 @@ Lao, Khmer and Myanmar as bigrams too (an index of schema 4 holding none of thei
 marked 5 as it stands: its tables would come out the same)."""
 KEYWORD_TEXT_SQL = "keyword_text"
 """The SQL function every connection has for :func:`keyword_text`."""
+_INDEX_TERMS_VOCAB = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.index_terms_vocab"
+    " USING fts5vocab(main, chunks_fts, row)"
+)
+"""The keyword table's terms with their counts, on the connection that asks (a view)."""
 UPGRADE_NOTE = (
     "upgraded: the keyword index was rebuilt from its passages so that words of text written"
     " without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar) are found (no file"
@@ -573,10 +578,7 @@ class KeywordIndex:
         starts with one of their letters (a look at the tables' sorted terms, not a scan of
         the text: 10 s on the kernel's docs). A run glued to a Latin word (``Pythonภาษา``) is
         a term of its own that this misses; it is found once its file is read again."""
-        self._db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.index_terms_vocab"
-            " USING fts5vocab(main, chunks_fts, row)"
-        )
+        self._db.execute(_INDEX_TERMS_VOCAB)
         return any(
             self._db.execute(
                 "SELECT EXISTS(SELECT 1 FROM temp.index_terms_vocab WHERE term >= ? AND term < ?)",
@@ -1348,10 +1350,7 @@ class KeywordIndex:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.file_terms_vocab"
             " USING fts5vocab(temp, file_terms, row)"
         )
-        self._db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.index_terms_vocab"
-            " USING fts5vocab(main, chunks_fts, row)"
-        )
+        self._db.execute(_INDEX_TERMS_VOCAB)
         self._more_like_this_ready = True
 
     def more_like_this(
