@@ -195,6 +195,9 @@ def index_several(
 
         run_index(opened.folders[0].settings.root, options, as_json, keywords_only, rebuild)
         return True
+    from explorer.core.embed.embedder import keep_loaded_embedders
+
+    keep_loaded_embedders()  # the folders share one copy of a model's weights, loaded once
     answers = []
     for folder in opened.folders:
         done = index_folder(folder.settings, keywords_only, rebuild, progress=not as_json)

@@ -17,13 +17,15 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from explorer.core.embed.export_cache import EXPORT_DIR_NAME, copy_export
+from explorer.core.embed.embedder import FEW_DOCUMENTS
+from explorer.core.embed.export_cache import EXPORT_DIR_NAME, MANIFEST_NAME, copy_export
 from explorer.core.settings import DEFAULT_MODEL
-from explorer.settings.locations import query_encoder_cache
+from explorer.settings.locations import default_index_dir, query_encoder_cache
 from tests.conftest import explorer_imports, invoke_cli, run_explorer
 
 pytestmark = pytest.mark.e2e
@@ -270,6 +272,61 @@ def test_a_new_folder_is_embedded_on_the_query_encoder_another_index_kept(
     assert loaded == []
     found = ranked(root, env, "insects getting through the cold months", "--mode", "semantic")
     assert found["results"][0]["path"] == "bees.md"
+
+
+MODEL_LOADS = """
+import json, sys
+import sentence_transformers
+loads = []
+load = sentence_transformers.SentenceTransformer.__init__
+def counted(self, *args, **kwargs):
+    loads.append(args[:1])
+    load(self, *args, **kwargs)
+sentence_transformers.SentenceTransformer.__init__ = counted
+from explorer.cli import main
+sys.argv = ["explorer", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit as end:
+    assert not end.code, end.code
+print("\\nMODEL LOADS " + json.dumps(len(loads)))
+"""
+"""``explorer ARGS`` (argv[1], a JSON list) counting the times the model's weights are loaded."""
+
+
+def test_two_new_folders_load_the_model_once_and_take_the_kept_query_encoder(
+    built_sample_docs, tmp_path
+):
+    """``explorer index A B``, each with too many chunks for the export to embed: the model
+    is loaded once for both (it was once per folder), and the query encoder an earlier index
+    kept in the user's cache is linked in, not exported again (it was: 4-9 s, 250 MB)."""
+    kept = query_encoder_cache(DEFAULT_MODEL)
+    copy_export(built_sample_docs.index.index_dir / EXPORT_DIR_NAME, kept)
+    kept_manifest = (kept / MANIFEST_NAME).stat().st_ino
+    folders = [tmp_path / "runbooks", tmp_path / "api"]
+    for folder in folders:
+        shutil.copytree(built_sample_docs.index.root / folder.name, folder)
+    env = local_env(tmp_path)
+    env.pop("EXPLORER_INDEX_DIR")  # each folder's index in its own default place
+    args = json.dumps(["index", *map(str, folders), "--json"])
+    done = subprocess.run(
+        [sys.executable, "-c", MODEL_LOADS, args], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    answer, _, loads = done.stdout.rpartition("\nMODEL LOADS ")
+    embedded = [c["chunks_embedded"] for c in json.loads(answer)["collections"]]
+    assert min(embedded) > FEW_DOCUMENTS, "each folder needs the model, not the export alone"
+    assert json.loads(loads) == 1
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXPLORER_DATA_DIR", env["EXPLORER_DATA_DIR"])
+        first = default_index_dir(folders[0]) / EXPORT_DIR_NAME / MANIFEST_NAME
+    assert first.stat().st_ino == kept_manifest, "the query encoder was exported again"
+    for folder, query, path in (
+        (folders[0], "bring the data back after losing the disk", "restore-from-backup.md"),
+        (folders[1], "notify my service when something happens", "webhooks.md"),
+    ):
+        found = ranked(folder, env, query, "--mode", "semantic")
+        assert found["results"][0]["path"] == path
 
 
 def test_a_few_edited_files_are_embedded_without_loading_torch(built_sample_docs, tmp_path):

@@ -397,6 +397,9 @@ class SentenceTransformerEmbedder:
         with self._export_lock:
             if not self._may_export():
                 return
+            if self._took_shared_export():  # another index of this model exported it: linked
+                self._export_checked = False
+                return
             from explorer.core.embed.onnx_export import export_query_encoder
 
             assert self._export_dir is not None and self._files is not None
