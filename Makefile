@@ -9,12 +9,13 @@ STAMP := $(VENV)/.installed
 run: $(STAMP)  ## open the explorer on sample_docs/
 	$(BIN)/explorer sample_docs
 
-# Two worker processes: much of the suite waits on processes it starts and on the terminal it
-# drives, so two workers finish sooner than one on a machine of two cores. Work stealing: a
-# worker that runs out of tests takes some of the other's queue, so neither idles at the end
-# while the other still holds long real-model tests (648 s against 698 s, one run each).
+# Three worker processes on two cores: much of the suite waits (on processes it starts, on the
+# terminal it drives, on a live index's debounce), and a third worker fills those waits. The whole
+# suite, one run each on one machine, back to back: 872 s with two workers, 733 s with three
+# (the same 1,330 s of CPU; stop 60). Work stealing: a worker that runs out of tests takes some of
+# another's queue, so none idles at the end while another still holds long real-model tests.
 test: $(STAMP)  ## the whole test suite (unit, UI, end to end with the real model)
-	$(BIN)/python -m pytest -q -n 2 --dist worksteal
+	$(BIN)/python -m pytest -q -n 3 --dist worksteal
 
 lint: $(STAMP)  ## ruff, the formatter, mypy (strict on the core) and the import contracts
 	$(BIN)/ruff check explorer tests benchmarks
