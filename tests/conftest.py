@@ -15,14 +15,15 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+import explorer.core.embed.embedder as embedder_module
 from explorer.settings.config import Settings
 from tests.chroma_server import ChromaServer
 from tests.fakes import FakeEmbedder
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 """The real model computes with one thread, in the test processes and every process they start
-(set before anything imports torch). The suite runs two workers on a machine of two cores, so a
-second thread per model only competes for a core the other worker is using: on such a machine,
+(set before anything imports torch). The suite runs more workers than the machine's two cores, so
+a second thread per model only competes for a core another worker is using: on such a machine,
 indexing sample_docs took 43 s instead of 64 s beside a busy core, and alone 24 s of embedding
 instead of 31 s. What each test checks stays the same; a developer's own setting is kept."""
 
@@ -126,6 +127,16 @@ def isolated_locations(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("EXPLORER_MODEL", raising=False)
     monkeypatch.delenv("EXPLORER_CHROMA_URL", raising=False)
     return base
+
+
+@pytest.fixture(autouse=True)
+def no_embedder_kept_from_another_test(monkeypatch):
+    """A window or a resident reader run in this process keeps one embedder per model for the
+    process (:func:`~explorer.core.embed.embedder.keep_loaded_embedders`), bound to the first
+    index it served: a later test's in-process command would get it, bound to a folder of the
+    earlier test, and load the model to export its query encoder there. Each test starts as a
+    new process would."""
+    monkeypatch.setattr(embedder_module, "_kept_embedders", None)
 
 
 def built_once(
