@@ -1,16 +1,19 @@
 """The first ``explorer index`` of a small new folder: this checkout beside a baseline, one run.
 
     python benchmarks/new_folder.py --root ROOT --index-dir BUILT [--baseline CHECKOUT]
-        [--files 2 8 24] [--json]
+        [--files 2 8 24] [--two-folders] [--json]
 
 ``BUILT`` is a local index made with the real model (never changed): its query encoder export
 stands for the one an earlier index of the user left in the cache. For each number of files, the
 first Markdown files of ``ROOT`` (by path) are copied to a new folder, then ``explorer index
 FOLDER --json`` runs as a process on a new index directory (``/usr/bin/time`` gives its peak
-RSS), three ways: the baseline's code; this checkout with an empty cache (the first index a user
-ever makes: it exports, and keeps the export); this checkout with the export kept in the cache.
-Reported: wall time, chunks embedded, the time spent loading the model, peak RSS, and whether
-the cache then holds an export.
+RSS), four ways: the baseline's code with an empty cache and with the export kept in it; this
+checkout with an empty cache (the first index a user ever makes: it exports, and keeps the
+export); this checkout with the export kept in the cache. Reported: wall time, chunks embedded,
+the time spent loading the model, peak RSS, and whether the cache then holds an export.
+
+``--two-folders``: the same files as two folders (the first half and the rest) indexed by one
+``explorer index A B --json``, each in its default place, the export kept in the cache.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -67,12 +72,46 @@ def index_once(code: Path, folder: Path, work: Path, cache: Path) -> dict:
     }
 
 
+def index_two(code: Path, folders: list[Path], work: Path, cache: Path) -> dict:
+    """``explorer index A B --json`` as a process of ``code``: wall, chunks, peak RSS."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(code),
+        "HF_HUB_OFFLINE": "1",
+        "EXPLORER_NO_DAEMON": "1",
+        "EXPLORER_CACHE_DIR": str(cache),
+        "EXPLORER_DATA_DIR": str(work / "data"),
+    }
+    command = [sys.executable, "-m", "explorer", "index", *map(str, folders), "--json"]
+    started = time.perf_counter()
+    done = subprocess.run(
+        ["/usr/bin/time", "-f", "PEAK %M", *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd="/",
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"explorer index failed: {done.stderr.strip()}")
+    peak = next(line for line in done.stderr.splitlines() if line.startswith("PEAK "))
+    answers = json.loads(done.stdout)["collections"]
+    return {
+        "wall_seconds": round(wall, 2),
+        "chunks_embedded": sum(answer["chunks_embedded"] for answer in answers),
+        "model_seconds": sum(answer["model_seconds"] or 0 for answer in answers),
+        "peak_rss_mb": round(int(peak.split()[1]) / 1024, 1),
+        "cache_holds_export": read_manifest(kept_export(cache)) is not None,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, required=True)
     parser.add_argument("--index-dir", type=Path, required=True, help="an index with an export")
     parser.add_argument("--baseline", type=Path, help="another checkout, run beside this one")
     parser.add_argument("--files", type=int, nargs="+", default=[2, 8, 24])
+    parser.add_argument("--two-folders", action="store_true", help="A B in one command")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     built_export = args.index_dir.resolve() / EXPORT_DIR_NAME
@@ -81,25 +120,33 @@ def main() -> int:
     notes = sorted(args.root.resolve().rglob("*.md"))
     ways = [("this, export kept", CHECKOUT, True), ("this, empty cache", CHECKOUT, False)]
     if args.baseline:
-        ways.append(("baseline", args.baseline.resolve(), False))
+        ways.append(("baseline, export kept", args.baseline.resolve(), True))
+        ways.append(("baseline, empty cache", args.baseline.resolve(), False))
+    if args.two_folders:
+        ways = [(name, code, seeded) for name, code, seeded in ways if seeded]
     runs = []
     for files in args.files:
         for name, code, seeded in ways:
             with tempfile.TemporaryDirectory(prefix="new-folder-") as scratch:
                 work = Path(scratch)
-                folder = work / "notes"
-                folder.mkdir()
+                folders = [work / "notes", work / "more"] if args.two_folders else [work / "notes"]
+                for folder in folders:
+                    folder.mkdir()
                 for number, note in enumerate(notes[:files]):
+                    folder = folders[number * len(folders) // files]
                     shutil.copy2(note, folder / f"{number:03d}-{note.name}")
                 cache = work / "cache"
                 if seeded:
                     copy_export(built_export, kept_export(cache))
                 run = {"way": name, "code": str(code), "files": files}
-                run |= index_once(code, folder, work, cache)
+                if args.two_folders:
+                    run |= index_two(code, folders, work, cache)
+                else:
+                    run |= index_once(code, folders[0], work, cache)
             runs.append(run)
             if not args.json:
                 print(
-                    f"{files:3d} files, {name:<18} {run['wall_seconds']:6.2f} s,"
+                    f"{files:3d} files, {name:<22} {run['wall_seconds']:6.2f} s,"
                     f" {run['chunks_embedded']:4d} chunks embedded"
                     f" (model {run['model_seconds']:.1f} s), peak {run['peak_rss_mb']} MB,"
                     f" cache holds an export: {run['cache_holds_export']}",
