@@ -11,8 +11,8 @@ run: bytecode  ## open the explorer on sample_docs/
 
 # Three worker processes on two cores: much of the suite waits (on processes it starts, on the
 # terminal it drives, on a live index's debounce), and a third worker fills those waits. The whole
-# suite, one run each on one machine, back to back: 872 s with two workers, 733 s with three
-# (the same 1,330 s of CPU; stop 60). Work stealing: a worker that runs out of tests takes some of
+# suite, one run each on one machine, back to back: 872 s with two workers, 733 s with three,
+# for about the same CPU (1,330 and 1,364 s; stop 60). Work stealing: a worker that runs out of tests takes some of
 # another's queue, so none idles at the end while another still holds long real-model tests.
 test: bytecode  ## the whole test suite (unit, UI, end to end with the real model)
 	$(BIN)/python -m pytest -q -n 3 --dist worksteal
