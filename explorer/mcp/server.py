@@ -424,7 +424,10 @@ def serve_folders(opened: OpenFolders) -> None:
     client closes the connection, keeping each folder's index current meanwhile."""
     from mcp.server.stdio import stdio_server
 
+    from explorer.core.embed.embedder import keep_loaded_embedders
+
     _log_to_stderr()
+    keep_loaded_embedders()  # the folders share one copy of a model's weights, as a window's do
     folders = ServedFolders(
         [
             ServedFolder(

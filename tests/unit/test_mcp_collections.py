@@ -22,7 +22,7 @@ from explorer.core.retrieval.agent_context import ContextOptions, shape_answer
 from explorer.core.retrieval.collections import Collection, Collections
 from explorer.core.retrieval.scopes import Scope
 from explorer.core.store.index import Index
-from explorer.settings.config import Settings
+from explorer.settings.config import NamedFolder, OpenFolders, Settings
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 from tests.mcp_client import (
@@ -320,3 +320,34 @@ def test_explorer_mcp_with_two_folders_serves_them_as_collections(tmp_path, monk
     assert {each["name"] for each in listed["collections"]} == {"garden", "servers"}
     named = {(hit["collection"], hit["path"]) for hit in found["results"]}
     assert ("garden", "notes/tomato.md") in named and ("servers", "docs/proxy.md") in named
+
+
+def test_the_folders_of_one_server_share_one_embedder(tmp_path, monkeypatch):
+    """``explorer mcp A B`` keeps each folder's index current, embedding as files change: with
+    an embedder each, two folders embedding at once held two copies of the model's weights and
+    opened two query encoders. The server's folders share one, as a window's do. (Folders with
+    no file: nothing is embedded, so no weights are loaded to find it out.)"""
+    import explorer.mcp.server as server_module
+
+    roots = [tmp_path / "garden", tmp_path / "servers"]
+    for root in roots:
+        root.mkdir()
+        done = CliRunner().invoke(main, ["index", str(root), "--keywords-only"])
+        assert done.exit_code == 0, done.output
+    keepers = []
+    keeper_class = server_module.IndexKeeper
+
+    def kept(settings):
+        keepers.append(keeper_class(settings))
+        return keepers[-1]
+
+    embedders = []
+
+    def serve_nothing(_run):  # in place of answering over stdio: the folders as served
+        embedders.extend(keeper.index().embedder for keeper in keepers)
+
+    monkeypatch.setattr(server_module, "IndexKeeper", kept)
+    monkeypatch.setattr(server_module.anyio, "run", serve_nothing)
+    named = [NamedFolder(root.name, Settings.for_root(root)) for root in roots]
+    server_module.serve_folders(OpenFolders(named, ()))
+    assert len(embedders) == 2 and embedders[0] is embedders[1]
