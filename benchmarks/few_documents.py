@@ -59,8 +59,13 @@ def index_once(code: Path, root: Path, built: Path, files: int, work: Path) -> d
 def timed_index(root: Path, index_dir: Path, env: dict[str, str]) -> tuple[dict, float, float]:
     """``explorer index ROOT --index-dir INDEX_DIR --json`` as a process with ``env``: its
     report, its wall time (s) and its peak RSS (MB, from ``/usr/bin/time``)."""
-    command = [sys.executable, "-m", "explorer", "index", str(root)]
-    command += ["--index-dir", str(index_dir), "--json"]
+    return timed_explorer(["index", str(root), "--index-dir", str(index_dir), "--json"], env)
+
+
+def timed_explorer(args: list[str], env: dict[str, str]) -> tuple[dict, float, float]:
+    """``explorer ARGS`` (a command answering JSON) as a process with ``env``: its answer, its
+    wall time (s) and its peak RSS (MB, from ``/usr/bin/time``)."""
+    command = [sys.executable, "-m", "explorer", *args]
     started = time.perf_counter()
     done = subprocess.run(
         ["/usr/bin/time", "-f", "PEAK %M", *command],
@@ -71,7 +76,7 @@ def timed_index(root: Path, index_dir: Path, env: dict[str, str]) -> tuple[dict,
     )
     wall = time.perf_counter() - started
     if done.returncode != 0:
-        raise SystemExit(f"explorer index failed: {done.stderr.strip()}")
+        raise SystemExit(f"explorer {args[0]} failed: {done.stderr.strip()}")
     peak = next(line for line in done.stderr.splitlines() if line.startswith("PEAK "))
     return json.loads(done.stdout), wall, round(int(peak.split()[1]) / 1024, 1)
 

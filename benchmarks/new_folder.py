@@ -22,15 +22,13 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.few_documents import timed_index
+from benchmarks.few_documents import timed_explorer, timed_index
 from explorer.core.embed.export_cache import EXPORT_DIR_NAME, copy_export, read_manifest
 from explorer.core.settings import DEFAULT_MODEL
 
@@ -53,7 +51,9 @@ def kept_export(cache: Path) -> Path:
             os.environ[CACHE_DIR_ENV] = saved
 
 
-def index_once(code: Path, folder: Path, work: Path, cache: Path) -> dict:
+def index_folders(code: Path, folders: list[Path], work: Path, cache: Path) -> dict:
+    """``explorer index FOLDER --index-dir WORK/index --json`` (one folder) or ``explorer index
+    A B --json`` (each in its default place under WORK/data) as a process of ``code``."""
     env = {
         **os.environ,
         "PYTHONPATH": str(code),
@@ -62,45 +62,17 @@ def index_once(code: Path, folder: Path, work: Path, cache: Path) -> dict:
         "EXPLORER_CACHE_DIR": str(cache),
         "EXPLORER_DATA_DIR": str(work / "data"),
     }
-    report, wall, peak_mb = timed_index(folder, work / "index", env)
+    if len(folders) == 1:
+        report, wall, peak_mb = timed_index(folders[0], work / "index", env)
+        reports = [report]
+    else:
+        answer, wall, peak_mb = timed_explorer(["index", *map(str, folders), "--json"], env)
+        reports = answer["collections"]
     return {
         "wall_seconds": round(wall, 2),
-        "chunks_embedded": report["chunks_embedded"],
-        "model_seconds": report["model_seconds"],
+        "chunks_embedded": sum(report["chunks_embedded"] for report in reports),
+        "model_seconds": sum(report["model_seconds"] or 0 for report in reports),
         "peak_rss_mb": peak_mb,
-        "cache_holds_export": read_manifest(kept_export(cache)) is not None,
-    }
-
-
-def index_two(code: Path, folders: list[Path], work: Path, cache: Path) -> dict:
-    """``explorer index A B --json`` as a process of ``code``: wall, chunks, peak RSS."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(code),
-        "HF_HUB_OFFLINE": "1",
-        "EXPLORER_NO_DAEMON": "1",
-        "EXPLORER_CACHE_DIR": str(cache),
-        "EXPLORER_DATA_DIR": str(work / "data"),
-    }
-    command = [sys.executable, "-m", "explorer", "index", *map(str, folders), "--json"]
-    started = time.perf_counter()
-    done = subprocess.run(
-        ["/usr/bin/time", "-f", "PEAK %M", *command],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd="/",
-    )
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"explorer index failed: {done.stderr.strip()}")
-    peak = next(line for line in done.stderr.splitlines() if line.startswith("PEAK "))
-    answers = json.loads(done.stdout)["collections"]
-    return {
-        "wall_seconds": round(wall, 2),
-        "chunks_embedded": sum(answer["chunks_embedded"] for answer in answers),
-        "model_seconds": sum(answer["model_seconds"] or 0 for answer in answers),
-        "peak_rss_mb": round(int(peak.split()[1]) / 1024, 1),
         "cache_holds_export": read_manifest(kept_export(cache)) is not None,
     }
 
@@ -139,10 +111,7 @@ def main() -> int:
                 if seeded:
                     copy_export(built_export, kept_export(cache))
                 run = {"way": name, "code": str(code), "files": files}
-                if args.two_folders:
-                    run |= index_two(code, folders, work, cache)
-                else:
-                    run |= index_once(code, folders[0], work, cache)
+                run |= index_folders(code, folders, work, cache)
             runs.append(run)
             if not args.json:
                 print(
