@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
@@ -160,24 +161,38 @@ class ExplorerTools:
             return SearchAnswer(
                 mode=args.mode, results=[], notes=notes, stale=self._staleness(index)
             )
-        response = search(index, request)
-        more = len(response.results) > limit
-        response.results = response.results[:limit]
-        answer = shape_answer(index, response, context)
-        shown = [hit.path for hit in answer.response.results]
+        with self._one_view([self.folders.first]):
+            response = search(index, request)
+            more = len(response.results) > limit
+            response.results = response.results[:limit]
+            answer = shape_answer(index, response, context)
+            shown = [hit.path for hit in answer.response.results]
+            # Changed files first: a change a stat sees makes the answer's count see it too.
+            changed = self.freshness.changed_files(index.keywords, shown)
+        stale = self._staleness(index, changed)  # a walk compared with the last commit
         if answer.budget is not None and answer.budget.files_cut:
             more = True
         self.keeper.focus(Focus(results=tuple(shown)))
-        # Changed files first: a change a stat sees makes the answer's count see it too.
-        changed = self.freshness.changed_files(index.keywords, shown)
         return SearchAnswer.build(
             answer,
             explain=args.explain,
             offsets=args.offsets,
             stale_paths=changed,
-            stale=self._staleness(index, changed),
+            stale=stale,
             next_cursor=make_cursor(request_print, offset + len(shown)) if more and shown else None,
         )
+
+    @contextmanager
+    def _one_view(self, folders: Iterable[ServedFolder]) -> Iterator[None]:
+        """Every read of the block sees one commit of each folder's index (see
+        :meth:`~explorer.core.store.keywords.KeywordIndex.one_view`): a hit's file is judged
+        stale against the commit its passages were read from, not a later one the live index
+        landed meanwhile (the hit held the old text and was called fresh). The walk that
+        counts an answer's ``stale`` stays outside: it is kept by the last commit's version."""
+        with ExitStack() as views:
+            for folder in folders:
+                views.enter_context(folder.keeper.index().keywords.one_view())
+            yield
 
     def _search_setup(
         self, args: SearchArguments
@@ -232,27 +247,31 @@ class ExplorerTools:
             left_out = {folder.name.casefold() for folder in gone}
             kept = [name for name in request.collections if name.casefold() not in left_out]
             request = replace(request, collections=tuple(kept))
-        collections = self.folders.collections(self.folders.present())
-        response = collections.search(request)
-        response.notes = [*response.notes, *notes]
-        more = len(response.results) > limit
-        response.results = response.results[:limit]
-        if not self.folders.several:  # one folder with named scopes: nothing to name
-            for hit in response.results:
-                hit.collection = ""
-        texts = self._passage_texts(response.results) if args.content else None
-        answer = shape_answer(self.keeper.index(), response, context, texts=texts)
+        present = self.folders.present()
+        collections = self.folders.collections(present)
+        with self._one_view(present):
+            response = collections.search(request)
+            response.notes = [*response.notes, *notes]
+            more = len(response.results) > limit
+            response.results = response.results[:limit]
+            if not self.folders.several:  # one folder with named scopes: nothing to name
+                for hit in response.results:
+                    hit.collection = ""
+            texts = self._passage_texts(response.results) if args.content else None
+            answer = shape_answer(self.keeper.index(), response, context, texts=texts)
+            shown = self._by_folder((hit.collection, hit.path) for hit in answer.response.results)
+            changed = self._changed_across(shown)
+        stale = self._all_staleness()
         if answer.budget is not None and answer.budget.files_cut:
             more = True
-        shown = self._by_folder((hit.collection, hit.path) for hit in answer.response.results)
         for folder, paths in shown:
             folder.keeper.focus(Focus(results=tuple(paths)))
         return SearchAnswer.build(
             answer,
             explain=args.explain,
             offsets=args.offsets,
-            stale_paths=self._changed_across(shown),
-            stale=self._all_staleness(),
+            stale_paths=changed,
+            stale=stale,
             next_cursor=make_cursor(request_print, offset + len(answer.response.results))
             if more and answer.response.results
             else None,
@@ -312,32 +331,38 @@ class ExplorerTools:
         rel_path = resolve_inside(folder.settings.root, args.path).rel_path
         index = folder.keeper.index()
         if self.folders.several:
-            collections = self.folders.collections(self.folders.present())
-            try:
-                across = collections.related(folder.name, rel_path, args.limit, args.unlinked)
-            except (FileNotIndexed, NoVectorYet) as error:
-                raise ToolFailure(self._not_ready(rel_path, error, folder)) from None
-            shown = self._by_folder((n.collection, n.related.path) for n in across)
+            present = self.folders.present()
+            collections = self.folders.collections(present)
+            with self._one_view(present):
+                try:
+                    across = collections.related(folder.name, rel_path, args.limit, args.unlinked)
+                except (FileNotIndexed, NoVectorYet) as error:
+                    raise ToolFailure(self._not_ready(rel_path, error, folder)) from None
+                shown = self._by_folder((n.collection, n.related.path) for n in across)
+                changed = self._changed_across(shown)
+            stale = self._all_staleness()
             return RelatedAnswer.build(
                 rel_path,
                 [n.related for n in across],
-                stale_paths=self._changed_across(shown),
-                stale=self._all_staleness(),
+                stale_paths=changed,
+                stale=stale,
                 collection=folder.name,
                 collections=[n.collection for n in across],
                 unlinked=args.unlinked,
             )
-        try:
-            neighbours = related_files(index, rel_path, args.limit, unlinked=args.unlinked)
-        except (FileNotIndexed, NoVectorYet) as error:
-            raise ToolFailure(self._not_ready(rel_path, error, folder)) from None
-        paths = [neighbour.path for neighbour in neighbours]
-        changed = self.freshness.changed_files(index.keywords, paths)
+        with self._one_view([folder]):
+            try:
+                neighbours = related_files(index, rel_path, args.limit, unlinked=args.unlinked)
+            except (FileNotIndexed, NoVectorYet) as error:
+                raise ToolFailure(self._not_ready(rel_path, error, folder)) from None
+            paths = [neighbour.path for neighbour in neighbours]
+            changed = self.freshness.changed_files(index.keywords, paths)
+        stale = self._staleness(index, changed)
         return RelatedAnswer.build(
             rel_path,
             neighbours,
             stale_paths=changed,
-            stale=self._staleness(index, changed),
+            stale=stale,
             unlinked=args.unlinked,
         )
 

@@ -298,3 +298,44 @@ def test_a_hit_found_changed_is_counted_even_if_the_index_caught_up_since(corpus
         assert (counted.files, counted.edited, counted.paths) == (1, 1, ["notes/stars.md"])
     finally:
         index.close()
+
+
+def test_a_hit_is_judged_by_the_commit_it_was_read_from(tmp_path, monkeypatch):
+    """The live index may land an edit between a search and the stat of its hits' files: the
+    hit holds the old text while the manifest already holds the new file. The hit was called
+    fresh (seen once in CI, under load); it is compared with the commit it was read from."""
+    from explorer.core.indexing.indexer import Indexer
+    from explorer.core.retrieval import search as search_module
+    from explorer.core.store.index import Index
+    from explorer.mcp import tools as tool_module
+    from explorer.mcp.arguments import SearchArguments
+    from explorer.mcp.freshness import Freshness
+    from explorer.mcp.keeper import IndexKeeper
+    from explorer.settings.config import Settings
+    from tests.fakes import FakeEmbedder
+
+    root = write_files(tmp_path / "root", {k: FILES[k] for k in ("notes/stars.md", "notes/sky.md")})
+    index_with_fake_model(root, tmp_path / "index")
+    settings = Settings.for_root(root, tmp_path / "index")
+    writer = Index(settings, embedder=FakeEmbedder())  # the live index: another connection
+    writer.acquire_write_lock()
+    searched = search_module.search
+
+    def search_then_land_an_edit(index, request):
+        response = searched(index, request)
+        (root / "notes" / "stars.md").write_text("# Stars\n\nNo longer seen at night.\n")
+        Indexer(writer).sync()
+        return response
+
+    monkeypatch.setattr(search_module, "search", search_then_land_an_edit)
+    keeper = IndexKeeper(settings, FakeEmbedder, live=False)
+    tools = tool_module.ExplorerTools(settings, keeper, Freshness(settings))
+    try:
+        answer = tools.search(SearchArguments(query="telescope", mode="keyword"))
+    finally:
+        keeper.close()
+        writer.close()
+    [hit] = [hit for hit in answer.results if hit.path == "notes/stars.md"]
+    assert "telescope" in hit.passages[0].snippet  # the old text, read before the edit landed
+    assert hit.stale is True
+    assert answer.stale is not None and answer.stale.paths == ["notes/stars.md"]
