@@ -469,6 +469,18 @@ def test_hostile_navigation_links_and_tables_are_read_in_linear_time():
         assert document.text.count("- x") == 20_000
 
 
+def test_inline_pieces_join_with_one_space_only_where_white_space_was():
+    """A paragraph's pieces (text, a link's words, the text after it) keep the spaces between
+    them as one space, and none where there was none; each piece's start is where its first word
+    landed (a link's line is found by it)."""
+    from explorer.core.ingest.formats.text_builder import collapse
+
+    assert collapse(["see ", "the link", ", then"]) == ("see the link, then", [0, 4, 12])
+    assert collapse(["x\u00a0\ty", "\n", "z"]) == ("x y z", [0, 3, 4])
+    assert collapse(["  a", "b  ", "", "c"]) == ("ab c", [0, 1, 2, 3])
+    assert collapse(["", " "]) == ("", [0, 0]) and collapse([]) == ("", [])
+
+
 def test_html_lists_keep_their_bullets_and_numbers():
     page = "<ul><li>one</li><li>two<ol><li>a</li><li><p>b</p><p>more</p></li></ol></li></ul>"
     _fmt, document = extract("html", page)

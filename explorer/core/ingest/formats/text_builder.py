@@ -29,21 +29,22 @@ def collapse(pieces: Sequence[str]) -> tuple[str, list[int]]:
     out: list[str] = []
     starts: list[int] = []
     length = 0
-    space = False
+    space = False  # white space before the next word
     for piece in pieces:
-        words = piece.split()
         if piece[:1].isspace():
             space = True
-        starts.append(length + (1 if space and length and words else 0))
-        for word in words:
-            if space and length:
-                out.append(" ")
-                length += 1
-            out.append(word)
-            length += len(word)
-            space = True
-        if words and not piece[-1:].isspace():
-            space = False
+        words = piece.split()
+        if not words:
+            starts.append(length)
+            continue
+        if space and length:
+            out.append(" ")
+            length += 1
+        starts.append(length)
+        joined = " ".join(words)  # a piece's words at once: this runs for every paragraph
+        out.append(joined)
+        length += len(joined)
+        space = piece[-1].isspace()
     return "".join(out), starts
 
 
