@@ -289,7 +289,8 @@ def test_markdown_rendered_line_for_line_reads_as_a_page():
     source = (
         "# Guide\n\nSome **bold** and a [link](x.md) and `code`.\n\n- one\n- two\n\n"
         "> quoted *text*\n\n```shell\nkubectl --set controller.service.name=cart\n```\n\n"
-        "| a | b |\n|---|---|\n| [[Note\\|label]] | 2 |\n"
+        "| a | b |\n|---|---|\n| [[Note\\|label]] | 2 |\n\n"
+        "| name | kind | size |\n|:--|:-:|--:|\n| x | yy | 1 |\n| longer | z | 1000 |\n"
     )
     lines = [line.plain for line in markdown_lines(source)]
     assert len(lines) == len(source.split("\n"))
@@ -298,7 +299,29 @@ def test_markdown_rendered_line_for_line_reads_as_a_page():
     assert lines[4:6] == ["• one", "• two"]
     assert lines[7] == "▌ quoted text"
     assert lines[9:12] == ["```shell", "kubectl --set controller.service.name=cart", "```"]
-    assert lines[15] == "│ label │ 2 │"
+    assert lines[13:16] == ["│ a     │ b │", "├───────┼───┤", "│ label │ 2 │"]  # lined up
+    assert lines[17:21] == [  # aligned left, centred and right, as the delimiter row says
+        "│ name   │ kind │ size │",
+        "├────────┼──────┼──────┤",
+        "│ x      │  yy  │    1 │",
+        "│ longer │  z   │ 1000 │",
+    ]
+
+
+def test_a_long_cell_runs_past_its_column_instead_of_widening_the_table():
+    """A column is as wide as nine in ten of its cells: one paragraph in a cell is written as it
+    is, and the other rows keep their bars lined up; a table in a quote stays behind its bar."""
+    from explorer.tui.widgets.markdown_lines import markdown_lines
+
+    rows = [f"| key{n} | value {n} |" for n in range(19)] + ["| long | " + "word " * 100 + "|"]
+    source = "| key | value |\n|---|---|\n" + "\n".join(rows) + "\n\n> | q | r |\n> |---|---|\n"
+    lines = [line.plain for line in markdown_lines(source)]
+    assert len(lines) == len(source.split("\n"))
+    rows_drawn = [lines[0], *lines[2:21]]
+    assert {line.index("│", 1) for line in rows_drawn} == {8} and lines[1][8] == "┼"
+    assert {len(line) for line in rows_drawn} == {20}
+    assert lines[21].startswith("│ long  │ word word") and len(lines[21]) > 500
+    assert lines[23].startswith("▌")
 
 
 def test_a_heading_holding_a_long_run_of_spaces_is_drawn_at_once():

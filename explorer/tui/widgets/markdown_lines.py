@@ -5,7 +5,7 @@ styles and lays out thousands of them again. Here each line of the source become
 styled text, as glow and a pager show Markdown: a heading without its ``#`` marks, bold and
 italic without their stars, a link by its text, an inline image as a line naming it, list
 bullets as ``•``, quotes behind a bar, code blocks highlighted in their language (never
-wrapped inside a word: the view wraps at spaces), tables with their bars dimmed. As one source
+wrapped inside a word: the view wraps at spaces), tables with their columns lined up. As one source
 line stays one line, the lines a search result names are the lines shown, and the view draws
 only the rows on screen.
 
@@ -16,6 +16,7 @@ markup from its inline parser; nothing is parsed by hand but the block prefixes 
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,12 @@ optional closing run was tried at every character of a long run of spaces: 1.7 s
 _CELL_BAR = re.compile(r"(?<!\\)\|")
 """A table's cell separator (``\\|`` is a bar inside a cell: a wikilink's, in a vault)."""
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+_DELIMITER_CELL = re.compile(r"^\s*:?-+:?\s*$")
+"""A cell of a table's delimiter row (``---``, ``:--``, ``--:``, ``:-:``)."""
+PADDED_WIDTH = 40
+"""Most cells a table's column is padded to. A column is as wide as nine in ten of its cells
+(at most this): a longer cell is written as it is, past its column, so that one paragraph in a
+cell, or a few long names, do not widen every row of the table."""
 
 
 def markdown_lines(text: str) -> list[Content]:
@@ -50,6 +57,7 @@ def markdown_lines(text: str) -> list[Content]:
     kinds: list[str] = ["text"] * len(lines)
     languages: dict[int, str] = {}
     heading_levels: dict[int, int] = {}
+    tables: list[tuple[int, int]] = []
     for token in parser.parse(text):
         if token.map is None:
             continue
@@ -69,9 +77,16 @@ def markdown_lines(text: str) -> list[Content]:
                 heading_levels[row] = level
         elif token.type == "hr":
             kinds[start] = "rule"
+        elif token.type == "table_open":
+            tables.append((start, min(end, len(lines))))
         elif token.type == "html_block":
             for row in range(start, min(end, len(lines))):
                 kinds[row] = "html"
+    aligned: dict[int, Content] = {}
+    for start, end in tables:
+        rows = _table(parser, lines[start:end])
+        if rows is not None:
+            aligned.update(zip(range(start, end), rows, strict=True))
     shown: list[Content] = []
     number = 0
     while number < len(lines):
@@ -95,6 +110,8 @@ def markdown_lines(text: str) -> list[Content]:
             shown.append(Content.styled("─" * 40, "dim"))
         elif kind == "heading":
             shown.append(_heading(parser, line, heading_levels[number]))
+        elif number in aligned:
+            shown.append(aligned[number])
         else:
             shown.append(_text_line(parser, line))
         number += 1
@@ -154,6 +171,67 @@ def _text_line(parser: MarkdownIt, line: str) -> Content:
         prefix = Content.assemble(*parts)
         rest = line[found.end() :]
     return Content.assemble(prefix, _inline(parser, rest))
+
+
+def _table(parser: MarkdownIt, rows: list[str]) -> list[Content] | None:
+    """A table's rows, one per source line, its columns lined up: each cell's text padded to its
+    column's width (see :data:`PADDED_WIDTH`) and aligned as the delimiter row says, the
+    bars dimmed, the delimiter row a rule. None for a table in a quote (its rows are drawn one
+    by one, behind the quote's bar)."""
+    if not rows or any(row.lstrip().startswith(">") for row in rows):
+        return None
+    indent = rows[0][: len(rows[0]) - len(rows[0].lstrip())]
+    cells = [_cells(row) for row in rows]
+    second = cells[1] if len(cells) > 1 else []
+    delimiter = 1 if second and all(_DELIMITER_CELL.match(cell) for cell in second) else None
+    shown = [
+        [] if n == delimiter else [_inline(parser, c.strip()) for c in row]
+        for n, row in enumerate(cells)
+    ]
+    columns = max(len(row) for row in cells)
+    widths = [
+        _column_width([row[c].cell_length for row in shown if c < len(row)]) for c in range(columns)
+    ]
+    aligns = ["left"] * columns
+    if delimiter is not None:
+        for c, marks in enumerate(cells[delimiter][:columns]):
+            marks = marks.strip()
+            if marks.endswith(":"):
+                aligns[c] = "center" if marks.startswith(":") else "right"
+    bar = Content.styled("│", "dim")
+    lined: list[Content] = []
+    for n, row in enumerate(shown):
+        if n == delimiter:
+            rule = "├" + "┼".join("─" * (width + 2) for width in widths) + "┤"
+            lined.append(Content.assemble(indent, Content.styled(rule, "dim")))
+            continue
+        parts: list[Content | str] = [indent, bar]
+        for c, width in enumerate(widths):
+            text = row[c] if c < len(row) else Content("")
+            room = max(0, width - text.cell_length)
+            before = room if aligns[c] == "right" else room // 2 if aligns[c] == "center" else 0
+            parts.extend([" " * (1 + before), text, " " * (1 + room - before), bar])
+        lined.append(Content.assemble(*parts))
+    return lined
+
+
+def _column_width(cells: list[int]) -> int:
+    """A column's width: what nine in ten of its cells (``cells``: their widths) fit in, at most
+    :data:`PADDED_WIDTH`."""
+    if not cells:
+        return 0
+    ordered = sorted(cells)
+    return min(PADDED_WIDTH, ordered[math.ceil(len(ordered) * 0.9) - 1])
+
+
+def _cells(row: str) -> list[str]:
+    """A table row's cells: its text between the bars (the outer bars optional)."""
+    inner = row.strip()
+    if inner.startswith("|"):
+        inner = inner[1:]
+    if inner.endswith("|") and not inner.endswith("\\|"):
+        inner = inner[:-1]
+    return _CELL_BAR.split(inner)
 
 
 def _table_row(parser: MarkdownIt, line: str) -> Content:
