@@ -12,6 +12,7 @@ from explorer.tui.widgets.results import hit_lines
 from explorer.tui.widgets.text_view import TextView
 from tests.documents import make_pdf, write
 from tests.fakes import FakeEmbedder
+from tests.timing import at_most_cpu_seconds
 from tests.ui.conftest import type_query, wait_for, wait_settled
 
 MANUAL = make_pdf(
@@ -322,6 +323,9 @@ def test_a_long_cell_runs_past_its_column_instead_of_widening_the_table():
     assert {len(line) for line in rows_drawn} == {20}
     assert lines[21].startswith("│ long  │ word word") and len(lines[21]) > 500
     assert lines[23].startswith("▌")
+    hostile = "| a | b |\n|---|---|\n" + "|" * 20_000 + "\n" + "| x | y |\n" * 20_000
+    with at_most_cpu_seconds(5):  # a row of 20,000 bars: the rows are not padded to it
+        assert len(markdown_lines(hostile)) == 20_004
 
 
 def test_a_heading_holding_a_long_run_of_spaces_is_drawn_at_once():

@@ -46,6 +46,9 @@ PADDED_WIDTH = 40
 """Most cells a table's column is padded to. A column is as wide as nine in ten of its cells
 (at most this): a longer cell is written as it is, past its column, so that one paragraph in a
 cell, or a few long names, do not widen every row of the table."""
+MOST_COLUMNS = 40
+"""A table of more columns is drawn row by row, its bars dimmed (each row would be padded with
+every column another row has: a row of thousands of bars would multiply the whole table)."""
 
 
 def markdown_lines(text: str) -> list[Content]:
@@ -177,7 +180,7 @@ def _table(parser: MarkdownIt, rows: list[str]) -> list[Content] | None:
     """A table's rows, one per source line, its columns lined up: each cell's text padded to its
     column's width (see :data:`PADDED_WIDTH`) and aligned as the delimiter row says, the
     bars dimmed, the delimiter row a rule. None for a table in a quote (its rows are drawn one
-    by one, behind the quote's bar)."""
+    by one, behind the quote's bar) or of more than :data:`MOST_COLUMNS` columns."""
     if not rows or any(row.lstrip().startswith(">") for row in rows):
         return None
     indent = rows[0][: len(rows[0]) - len(rows[0].lstrip())]
@@ -189,6 +192,8 @@ def _table(parser: MarkdownIt, rows: list[str]) -> list[Content] | None:
         for n, row in enumerate(cells)
     ]
     columns = max(len(row) for row in cells)
+    if columns > MOST_COLUMNS:
+        return None
     widths = [
         _column_width([row[c].cell_length for row in shown if c < len(row)]) for c in range(columns)
     ]
