@@ -478,6 +478,9 @@ class Preview(Vertical):
             return []
         if shown.headings is None:  # asked before the headings' thread worked them out
             shown.headings = file_headings(shown)
+            # That thread finds them known and leaves the title alone: name the section now,
+            # or the title waits for the next scroll (never, when the view is where it goes).
+            self._title_section()
         return shown.headings
 
     @property
