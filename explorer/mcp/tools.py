@@ -18,8 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
@@ -161,7 +160,10 @@ class ExplorerTools:
             return SearchAnswer(
                 mode=args.mode, results=[], notes=notes, stale=self._staleness(index)
             )
-        with self._one_view([self.folders.first]):
+        # The hits and their manifest rows in one commit: a hit's file is judged stale against
+        # the commit its passages came from, not a later one the live index landed meanwhile.
+        # The walk counting the answer's stale stays outside: it is kept by the last commit.
+        with index.keywords.one_view():
             response = search(index, request)
             more = len(response.results) > limit
             response.results = response.results[:limit]
@@ -169,7 +171,7 @@ class ExplorerTools:
             shown = [hit.path for hit in answer.response.results]
             # Changed files first: a change a stat sees makes the answer's count see it too.
             changed = self.freshness.changed_files(index.keywords, shown)
-        stale = self._staleness(index, changed)  # a walk compared with the last commit
+        stale = self._staleness(index, changed)
         if answer.budget is not None and answer.budget.files_cut:
             more = True
         self.keeper.focus(Focus(results=tuple(shown)))
@@ -181,18 +183,6 @@ class ExplorerTools:
             stale=stale,
             next_cursor=make_cursor(request_print, offset + len(shown)) if more and shown else None,
         )
-
-    @contextmanager
-    def _one_view(self, folders: Iterable[ServedFolder]) -> Iterator[None]:
-        """Every read of the block sees one commit of each folder's index (see
-        :meth:`~explorer.core.store.keywords.KeywordIndex.one_view`): a hit's file is judged
-        stale against the commit its passages were read from, not a later one the live index
-        landed meanwhile (the hit held the old text and was called fresh). The walk that
-        counts an answer's ``stale`` stays outside: it is kept by the last commit's version."""
-        with ExitStack() as views:
-            for folder in folders:
-                views.enter_context(folder.keeper.index().keywords.one_view())
-            yield
 
     def _search_setup(
         self, args: SearchArguments
@@ -247,9 +237,8 @@ class ExplorerTools:
             left_out = {folder.name.casefold() for folder in gone}
             kept = [name for name in request.collections if name.casefold() not in left_out]
             request = replace(request, collections=tuple(kept))
-        present = self.folders.present()
-        collections = self.folders.collections(present)
-        with self._one_view(present):
+        collections = self.folders.collections(self.folders.present())
+        with collections.one_view():  # the hits and their manifest rows: as in search
             response = collections.search(request)
             response.notes = [*response.notes, *notes]
             more = len(response.results) > limit
@@ -331,9 +320,8 @@ class ExplorerTools:
         rel_path = resolve_inside(folder.settings.root, args.path).rel_path
         index = folder.keeper.index()
         if self.folders.several:
-            present = self.folders.present()
-            collections = self.folders.collections(present)
-            with self._one_view(present):
+            collections = self.folders.collections(self.folders.present())
+            with collections.one_view():  # the neighbours and their manifest rows: as in search
                 try:
                     across = collections.related(folder.name, rel_path, args.limit, args.unlinked)
                 except (FileNotIndexed, NoVectorYet) as error:
@@ -350,7 +338,7 @@ class ExplorerTools:
                 collections=[n.collection for n in across],
                 unlinked=args.unlinked,
             )
-        with self._one_view([folder]):
+        with index.keywords.one_view():
             try:
                 neighbours = related_files(index, rel_path, args.limit, unlinked=args.unlinked)
             except (FileNotIndexed, NoVectorYet) as error:

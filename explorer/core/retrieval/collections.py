@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -258,13 +258,20 @@ class Collections:
 
         ``shared_scale=False`` leaves each index's BM25 on its own scale (for measuring).
 
-        Every read sees one commit of each folder's keyword index (``KeywordIndex.one_view``),
-        the legs ranked on a pool of threads (a folder a thread) and the passages read here
-        alike: a file the live index replaces meanwhile is answered as it was ranked."""
+        Every read sees one commit of each folder's keyword index (:meth:`one_view`), the legs
+        ranked on a pool of threads (a folder a thread) and the passages read here alike: a
+        file the live index replaces meanwhile is answered as it was ranked."""
+        with self.one_view():
+            return run_search(_Source(self, shared_scale), request)
+
+    @contextmanager
+    def one_view(self) -> Iterator[None]:
+        """Every read of the block on this thread sees one commit of each collection's keyword
+        index (:meth:`~explorer.core.store.keywords.KeywordIndex.one_view`)."""
         with ExitStack() as views:
             for collection in self._collections:
                 views.enter_context(collection.index.keywords.one_view())
-            return run_search(_Source(self, shared_scale), request)
+            yield
 
     def plan(self, request: SearchRequest, shared_scale: bool = True) -> MergedPlan:
         """Resolve ``request``'s collections, scopes and file filter, collection by
