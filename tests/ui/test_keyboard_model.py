@@ -183,6 +183,30 @@ async def test_zoom_keeps_the_top_line_of_a_markdown_page(sample_copy, app_for):
         assert screen.maximized is None
 
 
+async def test_a_key_read_with_the_zoom_moves_the_zoomed_page(sample_copy, app_for):
+    """``z`` then ``G`` in one read of the terminal: the zoom put the page back at the line it
+    had at its top once the new layout was drawn, after G had gone to the end: G was lost."""
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await reading(pilot, long_markdown(sample_copy[0]))
+        assert preview.position() <= 2
+        for key in ("z", "G"):  # as a terminal's one read delivers them: no frame between
+            app.post_message(events.Key(key, key))
+        await pilot.pause()
+        await pilot.pause()
+        assert screen.maximized is preview
+        last = preview.query_one(TextView).line_count
+        assert preview.lines_visible(last, last)
+        await pilot.press("g")
+        for key in ("z", "G"):  # and back, to the narrower pane
+            app.post_message(events.Key(key, key))
+        await pilot.pause()
+        await pilot.pause()
+        assert screen.maximized is None and preview.lines_visible(last, last)
+
+
 @pytest.mark.parametrize("pane", ["links", "related", "tree", "results"])
 async def test_every_pane_zooms_to_the_whole_screen_and_back(sample_copy, app_for, pane):
     app = app_for(sample_copy, watch=False)

@@ -943,12 +943,18 @@ class MainScreen(Screen[None]):
 
     @contextmanager
     def _keeping_the_reading_place(self) -> Iterator[None]:
-        """The layout changes inside: the preview shows the same line at its top after."""
+        """The layout changes inside: the preview shows the same line at its top after, unless
+        a key read with the change (``z`` then ``G`` in one read) moved the page meanwhile."""
         preview = self.preview
         top = preview.position() if preview.loaded else None
+        moves = preview.moves
         yield
         if top is not None:
-            self.call_after_refresh(preview.go_to_line, top)
+            self.call_after_refresh(self._back_to_line, top, moves)
+
+    def _back_to_line(self, top: int, moves: int) -> None:
+        if self.preview.moves == moves:
+            self.preview.go_to_line(top)
 
     def focus_pane(self, target: str) -> None:
         focus: dict[str, Callable[[], object]] = {

@@ -262,6 +262,9 @@ class Preview(Vertical):
         self.passage_index = 0
         self.loaded = False
         """True once the file of :attr:`path` is on screen."""
+        self.moves = 0
+        """How many times the reader has moved the page (a reading key, n or N): a layout change
+        that puts the page back at its line afterwards leaves it where a key since moved it."""
         self.wrap = True
         """Long lines wrap (else they scroll sideways)."""
         self.found: list[int] = []
@@ -554,11 +557,13 @@ class Preview(Vertical):
         return None
 
     def action_scroll(self, rows: int) -> None:
+        self.moves += 1
         scroller = self._scroller()
         if scroller is not None:
             scroller.scroll_to(y=scroller.scroll_y + rows, animate=False, immediate=True)
 
     def action_page(self, direction: int) -> None:
+        self.moves += 1
         scroller = self._scroller()
         if scroller is not None:
             page = max(1, scroller.scrollable_content_region.height - 1)
@@ -567,6 +572,7 @@ class Preview(Vertical):
             )
 
     def action_ends(self, direction: int) -> None:
+        self.moves += 1
         scroller = self._scroller()
         if scroller is not None:
             y = scroller.max_scroll_y if direction > 0 else 0
@@ -655,6 +661,7 @@ class Preview(Vertical):
         wrapping round at the end as less does (the subtitle says so)."""
         if not self.loaded:
             return
+        self.moves += 1
         if self.finding:
             places = [(line, line) for line in self.found]
             current = self.found_index
