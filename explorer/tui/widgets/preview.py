@@ -534,11 +534,12 @@ class Preview(Vertical):
         container = self.query_one("#preview-markdown", VerticalScroll)
         markdown = self._markdown()
         if markdown is None:
-            from textual.widgets import Markdown
-
+            from explorer.tui.widgets.markdown_blocks import PreviewMarkdown
             from explorer.tui.widgets.markdown_parser import preview_parser
 
-            markdown = Markdown(id="markdown", open_links=False, parser_factory=preview_parser)
+            markdown = PreviewMarkdown(
+                id="markdown", open_links=False, parser_factory=preview_parser
+            )
             await container.mount(markdown)
         elif not markdown.is_mounted:
             # A file opened while the previous one was still mounting the widget: updating it
