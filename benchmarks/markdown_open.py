@@ -2,14 +2,15 @@
 
 Takes the Markdown pages of each folder that the preview renders as a document (not the long
 ones it draws line for line), a random sample of them (seed 62), and shows each in a window of
-the given size, with Textual's ``Markdown`` and with the preview's ``PreviewMarkdown`` one
-window at a time (each round shows every page in one, then in the other, the order alternating
-round by round), the preview's own parser in both; the median of the rounds is a page's time. A page's time
-runs from the update to the end of the refresh after it (the blocks mounted, styled, laid out
-and painted once); both widgets are warmed on a page first. Prints p50 / p90 / max per folder
-and widget, their ratio, and the widgets each mounted::
+the given size with Textual's ``Markdown`` and with the preview's ``PreviewMarkdown``, one window
+at a time: each round shows every page in one, then in the other, the order alternating round
+by round, the preview's own parser in both; a page's time is the median of its rounds. It runs
+from the update to the end of the refresh after it (the blocks mounted, styled, laid out and
+painted once); each window is warmed on a page first. Prints p50 / p90 / max per folder and
+widget, their ratio, and the widgets each mounted::
 
-    python benchmarks/markdown_open.py ../shared/corpora/nginx-docs ../shared/corpora/vaultofknowledge
+    python benchmarks/markdown_open.py ../shared/corpora/nginx-docs \\
+        ../shared/corpora/vaultofknowledge sample_docs
 """
 
 from __future__ import annotations

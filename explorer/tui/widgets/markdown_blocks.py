@@ -1,12 +1,16 @@
-"""The preview's Markdown widget: Textual's, with lists drawn as text instead of widgets.
+"""The preview's Markdown widget: Textual's, with lists and tables drawn as text.
 
 Textual's ``Markdown`` makes four widgets of every list item (a row, its bullet, a column and
-the item's paragraph), and opening a page costs a styling and a layout pass per widget: a
-changelog or an install guide of sixty items took half a second to show. Here a run of list
-items whose blocks are paragraphs and lists of the same kind is one widget, drawn as the items'
-text with their bullets or numbers and a hanging indent, as the widget draws them; an item that
-holds anything else (code, a quote, a table) keeps Textual's widgets. A link in an item is
-followed as in any paragraph: its click action is part of the text.
+the item's paragraph) and one of every table cell, and opening a page costs a styling and a
+layout pass per widget: a changelog or an install guide of sixty items took half a second to
+show. Here a run of list items whose blocks are paragraphs and lists of the same kind is one
+widget, drawn as the items' text with their bullets or numbers and a hanging indent, as the
+widget draws them; an item that holds anything else (code, a quote, a table) keeps Textual's
+widgets. A table is one widget drawing its grid: columns as wide as their cells, widened or
+narrowed in proportion to fit the pane (a narrowed cell wraps, a word too long for its cell
+ends in an ellipsis), lines between rows, each
+column aligned as its delimiter row says. A link in an item or a cell is followed as in any
+paragraph: its click action is part of the text.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ from textual.widgets._markdown import (
     MarkdownOrderedList,
     MarkdownOrderedListItem,
     MarkdownParagraph,
+    MarkdownTable,
+    MarkdownTD,
+    MarkdownTH,
+    MarkdownTR,
 )
 
 if TYPE_CHECKING:
@@ -34,12 +42,18 @@ if TYPE_CHECKING:
 
     from textual.app import ComposeResult
     from textual.css.styles import RulesMap
+    from textual.selection import Selection
     from textual.strip import Strip
     from textual.style import Style
     from textual.visual import RenderOptions
+    from textual.widget import Widget
 
 BULLET_STYLE = ".bullet"
 """A bullet's or number's component class (coloured as the widget colours its bullets)."""
+HEADER_STYLE = ".table-header"
+LINE_STYLE = ".table-lines"
+CELL_PADDING = 1
+"""Blank cells each side of a table cell's text."""
 
 
 @dataclass(frozen=True)
@@ -52,40 +66,65 @@ class ItemLine:
     text: Content
 
 
-class ItemLines(Visual):
-    """List items' paragraphs wrapped to the width given, each under its marker's right
-    edge (a hanging indent)."""
+class DrawnLines(Visual):
+    """A block drawn as lines of text for the width given, kept for the last width (the
+    layout asks a block's height, then draws it, at the same width)."""
 
-    def __init__(self, lines: Sequence[ItemLine]) -> None:
-        self.lines = lines
+    def __init__(self) -> None:
+        self._drawn: tuple[int, list[Content]] | None = None
 
-    def _wrapped(self, width: int) -> Iterator[Content]:
-        for line in self.lines:
-            lead = line.indent + len(line.marker)
-            rows = line.text.wrap(max(1, width - lead)) or [Content("")]
-            marker = Content.styled(line.marker, BULLET_STYLE) if line.marker.strip() else None
-            for number, row in enumerate(rows):
-                if number == 0 and marker is not None:
-                    yield Content.assemble(" " * line.indent, marker, row)
-                else:
-                    yield Content.assemble(" " * lead, row)
+    def draw(self, width: int) -> list[Content]:
+        """The block's lines for ``width`` cells (at most that wide: wider ones are cut)."""
+        raise NotImplementedError
+
+    def lines(self, width: int) -> list[Content]:
+        if self._drawn is None or self._drawn[0] != width:
+            self._drawn = (width, self.draw(width))
+        return self._drawn[1]
+
+    def text(self, width: int) -> Content:
+        """The lines as one text (what a selection's offsets count in)."""
+        return Content("\n").join(line.truncate(width) for line in self.lines(width))
 
     def render_strips(
         self, width: int, height: int | None, style: Style, options: RenderOptions
     ) -> list[Strip]:
         if not width:
             return []
-        rows = Content("\n").join(self._wrapped(width))
-        return rows.render_strips(width, height, style, options)
+        return self.text(width).render_strips(width, height, style, options)
 
     def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
-        return max(
-            (line.indent + len(line.marker) + line.text.cell_length for line in self.lines),
-            default=0,
-        )
+        return max((line.cell_length for line in self.lines(container_width)), default=0)
 
     def get_height(self, rules: RulesMap, width: int) -> int:
-        return sum(1 for _row in self._wrapped(width)) if width else len(self.lines)
+        return len(self.lines(width))
+
+
+def selected_text(widget: Widget, drawing: DrawnLines, selection: Selection) -> tuple[str, str]:
+    """What a mouse selection covers of a drawn block (the text as the reader sees it)."""
+    return selection.extract(drawing.text(widget.content_region.width).plain), "\n"
+
+
+class ItemLines(DrawnLines):
+    """List items' paragraphs wrapped to the width given, each under its marker's right
+    edge (a hanging indent)."""
+
+    def __init__(self, lines: Sequence[ItemLine]) -> None:
+        super().__init__()
+        self.items = lines
+
+    def draw(self, width: int) -> list[Content]:
+        drawn = []
+        for line in self.items:
+            lead = line.indent + len(line.marker)
+            rows = line.text.wrap(max(1, width - lead)) or [Content("")]
+            marker = Content.styled(line.marker, BULLET_STYLE) if line.marker.strip() else None
+            for number, row in enumerate(rows):
+                if number == 0 and marker is not None:
+                    drawn.append(Content.assemble(" " * line.indent, marker, row))
+                else:
+                    drawn.append(Content.assemble(" " * lead, row))
+        return drawn
 
 
 class ListItemsBlock(MarkdownBlock):
@@ -107,6 +146,9 @@ class ListItemsBlock(MarkdownBlock):
 
     def render(self) -> Visual:
         return self._lines
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selected_text(self, self._lines, selection)
 
 
 def _markers(block: MarkdownList) -> list[str]:
@@ -194,11 +236,187 @@ class OrderedList(MarkdownOrderedList):
         yield from _compose_list(self)
 
 
+@dataclass(frozen=True)
+class TableCells:
+    """A table's cells: its header row, its other rows, and each column's alignment."""
+
+    header: list[Content]
+    rows: list[list[Content]]
+    align: list[str]
+    """``left``, ``center`` or ``right`` per column."""
+
+
+class TableDrawing(DrawnLines):
+    """A table drawn with box lines, its columns fitted to the width given."""
+
+    def __init__(self, cells: TableCells) -> None:
+        super().__init__()
+        self.cells = cells
+
+    def column_widths(self, width: int) -> list[int]:
+        """Each column's width, padding included, for a table ``width`` cells wide: as wide
+        as its widest cell, then all widened in proportion to fill the width, or narrowed
+        from the room above their longest word (then below it) to fit."""
+        cells = self.cells
+        columns = len(cells.align)
+        pad = 2 * CELL_PADDING
+        rows = [cells.header, *cells.rows]
+        natural = [
+            pad + max((row[n].cell_length for row in rows if n < len(row)), default=0)
+            for n in range(columns)
+        ]
+        least = [
+            pad + max((_longest_word(row[n]) for row in rows if n < len(row)), default=0)
+            for n in range(columns)
+        ]
+        room = max(columns, width - columns - 1)
+        total = sum(natural)
+        if total <= room:
+            return _share(natural, room)
+        floor = [min(low, high) for low, high in zip(least, natural, strict=True)]
+        if sum(floor) <= room:
+            slack = [high - low for low, high in zip(floor, natural, strict=True)]
+            cut = _share(slack, sum(slack) - (total - room))
+            return [low + extra for low, extra in zip(floor, cut, strict=True)]
+        # Not even the longest words fit: every column narrowed in proportion, to a cell of
+        # text at least (a word longer than its cell ends in an ellipsis).
+        widths = [max(pad + 1, size) for size in _share(floor, room)]
+        while sum(widths) > room and max(widths) > pad + 1:
+            widths[widths.index(max(widths))] -= 1
+        return widths
+
+    def draw(self, width: int) -> list[Content]:
+        widths = self.column_widths(width)
+        rule = {edge: _rule(widths, *edge) for edge in ("┌┬┐", "├┼┤", "└┴┘")}
+        drawn = [rule["┌┬┐"]]
+        if self.cells.header:
+            drawn.extend(self._row(self.cells.header, widths, HEADER_STYLE))
+        for row in self.cells.rows:
+            drawn.append(rule["├┼┤"])
+            drawn.extend(self._row(row, widths, ""))
+        drawn.append(rule["└┴┘"])
+        return drawn
+
+    def _row(self, row: list[Content], widths: list[int], style: str) -> list[Content]:
+        """One table row, as many lines high as its longest wrapped cell."""
+        wrapped: list[list[Content]] = []
+        for number, size in enumerate(widths):
+            cell = row[number] if number < len(row) else Content("")
+            room = max(1, size - 2 * CELL_PADDING)
+            wrapped.append(cell.wrap(room, overflow="ellipsis") if cell.plain else [Content("")])
+        bar = Content.styled("│", LINE_STYLE)
+        pad = " " * CELL_PADDING
+        lines = []
+        for line in range(max(len(cell_lines) for cell_lines in wrapped)):
+            parts: list[Content | str] = [bar]
+            for cell_lines, size, align in zip(wrapped, widths, self.cells.align, strict=True):
+                shown = cell_lines[line] if line < len(cell_lines) else Content("")
+                shown = _aligned(shown, max(1, size - 2 * CELL_PADDING), align)
+                if style:
+                    shown = shown.stylize_before(style)
+                parts.extend([pad, shown, pad, bar])
+            lines.append(Content.assemble(*parts))
+        return lines
+
+
+def _aligned(text: Content, room: int, align: str) -> Content:
+    """``text`` padded to ``room`` cells, on the side its column's alignment says."""
+    blank = max(0, room - text.cell_length)
+    before = blank if align == "right" else blank // 2 if align == "center" else 0
+    return text.pad(before, blank - before)
+
+
+def _longest_word(cell: Content) -> int:
+    return max((len(word) for word in cell.plain.split()), default=0)
+
+
+def _share(sizes: list[int], total: int) -> list[int]:
+    """``sizes`` scaled to add up to ``total``, rounded so that they do (the largest
+    remainders round up)."""
+    whole = sum(sizes)
+    if not whole:
+        even = [total // len(sizes)] * len(sizes)
+        for number in range(total - sum(even)):
+            even[number] += 1
+        return even
+    exact = [size * total / whole for size in sizes]
+    shares = [int(share) for share in exact]
+    order = sorted(range(len(sizes)), key=lambda n: shares[n] - exact[n])
+    for number in order[: total - sum(shares)]:
+        shares[number] += 1
+    return shares
+
+
+def _rule(widths: list[int], left: str, middle: str, right: str) -> Content:
+    """A table's top, inner or bottom line."""
+    line = left + middle.join("─" * size for size in widths) + right
+    return Content.styled(line, LINE_STYLE)
+
+
+class TableBlock(MarkdownTable):
+    """A table drawn as one block (see :class:`TableDrawing`)."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        *MarkdownBlock.COMPONENT_CLASSES,
+        "table-header",
+        "table-lines",
+    }
+    DEFAULT_CSS = """
+    TableBlock > .table-header {
+        color: $primary;
+    }
+    TableBlock > .table-lines {
+        color: $foreground 20%;
+    }
+    """
+
+    def __init__(self, markdown: Markdown, token: Any) -> None:
+        super().__init__(markdown, token)
+        self._drawing: TableDrawing | None = None
+
+    def compose(self) -> ComposeResult:
+        self._drawing = TableDrawing(_table_cells(self))  # its cells are parsed by now
+        self._blocks.clear()
+        return iter(())
+
+    def render(self) -> Visual:
+        return self._drawing if self._drawing is not None else Content("")
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selected_text(self, self._drawing, selection) if self._drawing else None
+
+
+def _table_cells(table: MarkdownTable) -> TableCells:
+    """A parsed table's cells and its columns' alignment (from its header cells' style)."""
+
+    def walk(block: MarkdownBlock) -> Iterator[MarkdownBlock]:
+        for child in block._blocks:
+            yield child
+            yield from walk(child)
+
+    header: list[Content] = []
+    align: list[str] = []
+    rows: list[list[Content]] = []
+    for block in walk(table):
+        if isinstance(block, MarkdownTH):
+            header.append(block._content)
+            style = str(block._token.attrs.get("style", ""))
+            align.append(style.partition("text-align:")[2].strip() or "left")
+        elif isinstance(block, MarkdownTR) and header and len(header) == len(align):
+            rows.append([])
+        elif isinstance(block, MarkdownTD) and rows:
+            rows[-1].append(block._content)
+    rows = [row for row in rows if row]
+    return TableCells(header, rows, align)
+
+
 class PreviewMarkdown(Markdown):
-    """Textual's Markdown widget with :class:`BulletList` and :class:`OrderedList`."""
+    """Textual's Markdown widget with :class:`BulletList`, :class:`OrderedList` and
+    :class:`TableBlock`."""
 
     BLOCKS: dict[str, type[MarkdownBlock]] = {
         **Markdown.BLOCKS,
         "bullet_list_open": BulletList,
         "ordered_list_open": OrderedList,
+        "table_open": TableBlock,
     }

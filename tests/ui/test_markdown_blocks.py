@@ -1,0 +1,216 @@
+"""The preview draws a Markdown page's lists and tables as text: the page a reader saw with
+Textual's widget, with a widget per run of items instead of four per item and one per table
+instead of one per cell, and links still clicked."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown
+
+from explorer.tui.app import make_app
+from explorer.tui.widgets.markdown_blocks import ListItemsBlock, PreviewMarkdown, TableBlock
+from explorer.tui.widgets.markdown_parser import preview_parser
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+from tests.ui.conftest import wait_for
+from tests.ui.test_document_preview import screen_lines
+
+LISTS = """# Lists
+
+A paragraph before the lists, with a [link](other.md).
+
+- First item with `code`, **bold**, *emphasis* and a sentence long enough to wrap \
+under its own first word, not under the bullet, when the pane is narrow
+- Second item
+  - nested one
+  - nested two
+
+    9. deep, numbered from nine
+    10. deep ten, its number right-aligned with nine's
+- Third item
+
+  Its second paragraph, under the text.
+-
+- [ ] a task
+- [x] a task done
+
+1. Step one
+2. Step two, with code:
+
+   ```sh
+   make run
+   ```
+
+3. Step three, after the code
+4.  - a list straight after the number
+    - and its second item
+
+Closing paragraph.
+"""
+
+
+class OneMarkdown(App[None]):
+    def __init__(self, widget: type[Markdown], text: str) -> None:
+        super().__init__()
+        self.widget, self.text = widget, text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield self.widget(self.text, open_links=False, parser_factory=preview_parser)
+
+
+async def drawn(widget: type[Markdown], text: str, width: int) -> list[str]:
+    app = OneMarkdown(widget, text)
+    async with app.run_test(size=(width, 60)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        return [line.rstrip() for line in screen_lines(app)]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("width", [40, 100])
+async def test_lists_read_as_textuals_widget_draws_them(width):
+    ours = await drawn(PreviewMarkdown, LISTS, width)
+    assert ours == await drawn(Markdown, LISTS, width)
+    text = "\n".join(ours)
+    assert "• First item" in text and "▪ nested two" in text and "10. deep ten" in text
+    if width == 40:  # the first item wraps, its second row under its first word
+        first = next(i for i, line in enumerate(ours) if "• First item" in line)
+        assert ours[first + 1].startswith(" " * (ours[first].index("•") + 2))
+        assert ours[first + 1].strip()
+
+
+@pytest.mark.anyio
+async def test_a_long_list_is_one_widget_not_four_per_item():
+    items = "\n".join(f"- item {n} with [a link](page{n}.md)" for n in range(200))
+    app = OneMarkdown(PreviewMarkdown, f"# Changelog\n\n{items}\n\n1. one\n2. two\n")
+    async with app.run_test(size=(80, 30)) as pilot:
+        await pilot.pause()
+        markdown = app.query_one(PreviewMarkdown)
+        assert len(markdown.query("*")) <= 6  # the heading, two lists, a block of items each
+        items = markdown.query(ListItemsBlock).first()
+        assert items.size.height == 200  # an item a row
+
+
+@pytest.mark.anyio
+async def test_a_link_in_a_list_item_or_a_table_cell_is_followed_with_the_mouse(tmp_path):
+    root = write_files(
+        tmp_path / "notes",
+        {
+            "index.md": (
+                "# Index\n\n- the first note\n- read [the second note](second.md) next\n\n"
+                "| note | why |\n|---|---|\n| [the third note](third.md) | later |\n"
+            ),
+            "second.md": "# Second\n\nThe second note.\n",
+            "third.md": "# Third\n\nThe third note.\n",
+        },
+    )
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_for(
+            pilot,
+            lambda: screen.index is not None and screen.index.keywords.file("index.md"),
+            20,
+            "the folder to be indexed",
+        )
+        screen.open_file("index.md")
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        await pilot.pause()
+        rows = screen_lines(app)
+        row = next(i for i, line in enumerate(rows) if "read the second note next" in line)
+        column = rows[row].index("the second note") + 4
+        await pilot.click(offset=(column, row))
+        await wait_for(pilot, lambda: screen.current_path == "second.md", what="the link")
+
+        screen.action_back()
+        await wait_for(pilot, lambda: screen.current_path == "index.md", what="back")
+        await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
+        await pilot.pause()
+        rows = screen_lines(app)
+        row = next(i for i, line in enumerate(rows) if "the third note" in line)
+        await pilot.click(offset=(rows[row].index("the third note") + 4, row))
+        await wait_for(pilot, lambda: screen.current_path == "third.md", what="the cell's link")
+
+
+TABLES = """# Tables
+
+| Directive | Context | Default | Description |
+|---|---|---|---|
+| `proxy_pass` | location, if in location | none | Sets the protocol and address of a \
+proxied server and an optional URI to which a location should be mapped. |
+| `proxy_buffering` | http, server, location | on | Enables or disables buffering. |
+| `x` | | | |
+
+| only a header |
+|---|
+
+| name | size | kind |
+|:---|---:|:---:|
+| a | 1 | x |
+| longer name | 1000 | wide kind |
+"""
+
+
+def table_rows(lines: list[str]) -> list[list[str]]:
+    """Each table drawn on the screen, as its lines (from a top corner to a bottom one)."""
+    tables, table = [], None
+    for line in lines:
+        text = line.strip()
+        if text.startswith("┌"):
+            table = [text]
+        elif table is not None:
+            table.append(text)
+            if text.startswith("└"):
+                tables.append(table)
+                table = None
+    return tables
+
+
+@pytest.mark.anyio
+async def test_a_table_whose_cells_fit_reads_as_textuals_widget_draws_it():
+    plain = TABLES.split("| name |")[0]  # Textual ignores a column's alignment
+    assert await drawn(PreviewMarkdown, plain, 220) == await drawn(Markdown, plain, 220)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("width", [34, 60, 100])
+async def test_a_narrowed_table_wraps_its_cells_inside_lined_up_columns(width):
+    lines = await drawn(PreviewMarkdown, TABLES, width)
+    tables = table_rows(lines)
+    assert len(tables) == 3
+    for table in tables:
+        bars = {tuple(i for i, char in enumerate(row) if char in "│┌┐└┘├┤┬┴┼") for row in table}
+        assert len(bars) == 1  # every row's lines stand in the same columns
+        assert all(len(row) <= width - 4 for row in table)  # inside the pane
+    cells = [row.split("│") for row in tables[0] if "│" in row]
+    description = " ".join(" ".join(row[4].split()) for row in cells)
+    if width >= 60:  # every column as wide as its longest word: every word whole
+        assert "Sets the protocol and address of a proxied server" in description
+    else:  # not even the longest words fit: a word too long for its cell is cut short
+        assert "Sets the pro… and" in description
+    if width < 100:  # the description wraps in its column
+        assert sum(bool(row[4].strip()) for row in cells) > 4
+    name, size, kind = zip(*[row.split("│")[1:4] for row in tables[2] if "│" in row], strict=True)
+    assert all(cell.startswith(" ") and cell.endswith(" ") for cell in size + kind)
+    assert size[1].endswith("1 ") and size[2].endswith("1000 ")  # right-aligned
+    assert size[0].endswith("size ")
+    assert kind[1].strip() == "x" and abs(kind[1].index("x") - len(kind[1]) // 2) <= 1
+
+
+@pytest.mark.anyio
+async def test_a_table_is_one_widget_not_one_per_cell():
+    rows = "\n".join(f"| row {n} | {n * n} | [link](p{n}.md) |" for n in range(100))
+    app = OneMarkdown(PreviewMarkdown, f"| a | b | c |\n|---|---|---|\n{rows}\n")
+    async with app.run_test(size=(80, 30)) as pilot:
+        await pilot.pause()
+        markdown = app.query_one(PreviewMarkdown)
+        assert len(markdown.query("*")) == 1
+        assert markdown.query_one(TableBlock).size.height == 3 + 2 * 100  # a line between rows
