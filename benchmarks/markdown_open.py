@@ -6,8 +6,10 @@ the given size with Textual's ``Markdown`` and with the preview's ``PreviewMarkd
 at a time: each round shows every page in one, then in the other, the order alternating round
 by round, the preview's own parser in both; a page's time is the median of its rounds. It runs
 from the update to the end of the refresh after it (the blocks mounted, styled, laid out and
-painted once); each window is warmed on a page first. Prints p50 / p90 / max per folder and
-widget, their ratio, and the widgets each mounted::
+painted once); then the window is narrowed to two thirds of its width (the time to lay the
+page out again, as a zoom does to the pane) and widened back; each window is warmed on a page
+first. Prints p50 / p90 / max per folder, widget and measure, their ratio, and the widgets
+each mounted::
 
     python benchmarks/markdown_open.py ../shared/corpora/nginx-docs \\
         ../shared/corpora/vaultofknowledge sample_docs
@@ -21,6 +23,7 @@ import gc
 import random
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual.app import App, ComposeResult
@@ -62,11 +65,22 @@ class Pane(App[None]):
             yield self.widget(open_links=False, parser_factory=preview_parser)
 
 
+@dataclass(frozen=True)
+class PageTime:
+    """One page in one widget: milliseconds to open it, to lay it out again at another
+    width (what a zoom does to the pane), and the widgets it mounted."""
+
+    open_ms: float
+    resize_ms: float
+    widgets: int
+
+
 async def time_widget(
     widget: type[Markdown], pages: list[tuple[str, str]], size: tuple[int, int]
-) -> list[tuple[float, int]]:
-    """(milliseconds, widgets mounted) per page, shown one after another in one window."""
+) -> list[PageTime]:
+    """Each page's times, the pages shown one after another in one window."""
     app = Pane(widget)
+    columns, rows = size
     times = []
     async with app.run_test(size=size) as pilot:
         markdown = app.query_one(Markdown)
@@ -77,24 +91,40 @@ async def time_widget(
             started = time.perf_counter()
             await markdown.update(text)
             await pilot.pause()
-            times.append(((time.perf_counter() - started) * 1000, len(markdown.query("*"))))
+            opened = time.perf_counter()
+            await pilot.resize_terminal(columns * 2 // 3, rows)
+            await pilot.pause()
+            resized = time.perf_counter()
+            await pilot.resize_terminal(columns, rows)
+            await pilot.pause()
+            times.append(
+                PageTime(
+                    (opened - started) * 1000,
+                    (resized - opened) * 1000,
+                    len(markdown.query("*")),
+                )
+            )
     return times
 
 
 def time_pages(
     pages: list[tuple[str, str]], size: tuple[int, int], rounds: int
-) -> dict[str, list[tuple[float, int]]]:
-    """Each widget's median (milliseconds, widgets mounted) per page over ``rounds`` rounds,
-    one window at a time, the widgets' order alternating round by round."""
-    runs: dict[str, list[list[tuple[float, int]]]] = {name: [] for name in WIDGETS}
+) -> dict[str, list[PageTime]]:
+    """Each widget's median times per page over ``rounds`` rounds, one window at a time, the
+    widgets' order alternating round by round."""
+    runs: dict[str, list[list[PageTime]]] = {name: [] for name in WIDGETS}
     for number in range(rounds):
         order = list(WIDGETS) if number % 2 == 0 else list(reversed(WIDGETS))
         for name in order:
             runs[name].append(asyncio.run(time_widget(WIDGETS[name], pages, size)))
-    medians: dict[str, list[tuple[float, int]]] = {}
+    medians: dict[str, list[PageTime]] = {}
     for name, page_runs in runs.items():
         medians[name] = [
-            (statistics.median(run[page][0] for run in page_runs), page_runs[0][page][1])
+            PageTime(
+                statistics.median(run[page].open_ms for run in page_runs),
+                statistics.median(run[page].resize_ms for run in page_runs),
+                page_runs[0][page].widgets,
+            )
             for page in range(len(pages))
         ]
     return medians
@@ -114,25 +144,28 @@ def main() -> None:
     args = parser.parse_args()
     columns, rows = (int(part) for part in args.size.split("x"))
     print(f"window {columns}x{rows}, up to {args.pages} pages a folder")
-    print("| folder | pages | widget | p50 ms | p90 ms | max ms | widgets (median) |")
-    print("|---|---:|---|---:|---:|---:|---:|")
+    print("| folder | pages | widget | measure | p50 ms | p90 ms | max ms | widgets (median) |")
+    print("|---|---:|---|---|---:|---:|---:|---:|")
     for root in args.roots:
         pages = rendered_pages(root, args.pages)
         times = time_pages(pages, (columns, rows), args.rounds)
-        p50s = {}
-        for name, values in times.items():
-            ms = [elapsed for elapsed, _widgets in values]
-            widgets = statistics.median(count for _ms, count in values)
-            p50s[name] = statistics.median(ms)
+        for measure in ("open", "resize"):
+            for name, values in times.items():
+                ms = [getattr(value, f"{measure}_ms") for value in values]
+                widgets = statistics.median(value.widgets for value in values)
+                print(
+                    f"| {root.name} | {len(pages)} | {name} | {measure} | "
+                    f"{statistics.median(ms):.1f} | {quantile(ms, 0.9):.1f} | {max(ms):.1f} | "
+                    f"{widgets:.0f} |"
+                )
+            ratios = [
+                getattr(ours, f"{measure}_ms") / getattr(theirs, f"{measure}_ms")
+                for ours, theirs in zip(times["preview"], times["textual"], strict=True)
+            ]
             print(
-                f"| {root.name} | {len(pages)} | {name} | {p50s[name]:.1f} | "
-                f"{quantile(ms, 0.9):.1f} | {max(ms):.1f} | {widgets:.0f} |"
+                f"| {root.name} | | preview / textual, per page | {measure} | median "
+                f"{statistics.median(ratios):.2f} | p90 {quantile(ratios, 0.9):.2f} | | |"
             )
-        ratios = [p / t for (p, _), (t, _) in zip(times["preview"], times["textual"], strict=True)]
-        print(
-            f"| {root.name} | | preview / textual, per page | median "
-            f"{statistics.median(ratios):.2f} | p90 {quantile(ratios, 0.9):.2f} | | |"
-        )
 
 
 if __name__ == "__main__":
