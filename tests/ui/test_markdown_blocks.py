@@ -14,6 +14,7 @@ from explorer.tui.widgets.markdown_blocks import ListItemsBlock, PreviewMarkdown
 from explorer.tui.widgets.markdown_parser import preview_parser
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
+from tests.timing import at_most_cpu_seconds
 from tests.ui.conftest import wait_for
 from tests.ui.test_document_preview import screen_lines
 
@@ -214,3 +215,17 @@ async def test_a_table_is_one_widget_not_one_per_cell():
         markdown = app.query_one(PreviewMarkdown)
         assert len(markdown.query("*")) == 1
         assert markdown.query_one(TableBlock).size.height == 3 + 2 * 100  # a line between rows
+
+
+@pytest.mark.anyio
+async def test_a_large_table_opens_and_narrows_in_bounded_work():
+    """A grid of 40 columns and 150 rows (under the preview's limits for the widget): Textual's
+    table took 17.6 s of it here, drawing 6,040 cells as widgets."""
+    grid = "|" + "h|" * 40 + "\n|" + "-|" * 40 + "\n" + ("|" + "c|" * 40 + "\n") * 150
+    with at_most_cpu_seconds(6, "a 40 x 150 table opened and laid out at two widths"):
+        app = OneMarkdown(PreviewMarkdown, grid)
+        async with app.run_test(size=(100, 40)) as pilot:
+            await pilot.pause()
+            await pilot.resize_terminal(60, 40)
+            await pilot.pause()
+            assert app.query_one(TableBlock).size.height == 3 + 2 * 150
