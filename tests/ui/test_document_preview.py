@@ -311,7 +311,8 @@ def test_markdown_rendered_line_for_line_reads_as_a_page():
 
 def test_a_long_cell_runs_past_its_column_instead_of_widening_the_table():
     """A column is as wide as nine in ten of its cells: one paragraph in a cell is written as it
-    is, and the other rows keep their bars lined up; a table in a quote stays behind its bar."""
+    is, and the other rows keep their bars lined up; a table in a quote stays behind its bar, and
+    one that opens a list item is lined up after its bullet."""
     from explorer.tui.widgets.markdown_lines import markdown_lines
 
     rows = [f"| key{n} | value {n} |" for n in range(19)] + ["| long | " + "word " * 100 + "|"]
@@ -323,6 +324,12 @@ def test_a_long_cell_runs_past_its_column_instead_of_widening_the_table():
     assert {len(line) for line in rows_drawn} == {20}
     assert lines[21].startswith("│ long  │ word word") and len(lines[21]) > 500
     assert lines[23].startswith("▌")
+    in_a_list = "- | a | b |\n  |---|---|\n  | label | 2 |\n"  # a table opening a list item
+    assert [line.plain for line in markdown_lines(in_a_list)][:3] == [
+        "• │ a     │ b │",
+        "  ├───────┼───┤",
+        "  │ label │ 2 │",
+    ]
     hostile = "| a | b |\n|---|---|\n" + "|" * 20_000 + "\n" + "| x | y |\n" * 20_000
     with at_most_cpu_seconds(5):  # a row of 20,000 bars: the rows are not padded to it
         assert len(markdown_lines(hostile)) == 20_004

@@ -183,8 +183,20 @@ def _table(parser: MarkdownIt, rows: list[str]) -> list[Content] | None:
     by one, behind the quote's bar) or of more than :data:`MOST_COLUMNS` columns."""
     if not rows or any(row.lstrip().startswith(">") for row in rows):
         return None
-    indent = rows[0][: len(rows[0]) - len(rows[0].lstrip())]
-    cells = [_cells(row) for row in rows]
+    # Each row's lead: its indentation, and on a list item's first line its bullet (a table
+    # that opens an item), drawn as a list's bullet is; the cells are what follows.
+    leads: list[Content | str] = [row[: len(row) - len(row.lstrip())] for row in rows]
+    bodies = [row.lstrip() for row in rows]
+    found = _PREFIX.match(rows[0])
+    if found is not None and found.group(3):
+        bullet = "•" if found.group(3) in "-*+" else found.group(3)
+        leads[0] = Content.assemble(
+            found.group(1) + (found.group(2) or ""),
+            Content.styled(bullet, "bold $text-accent"),
+            found.group(4) or "",
+        )
+        bodies[0] = rows[0][found.end() :]
+    cells = [_cells(body) for body in bodies]
     second = cells[1] if len(cells) > 1 else []
     delimiter = 1 if second and all(_DELIMITER_CELL.match(cell) for cell in second) else None
     shown = [
@@ -208,9 +220,9 @@ def _table(parser: MarkdownIt, rows: list[str]) -> list[Content] | None:
     for n, row in enumerate(shown):
         if n == delimiter:
             rule = "├" + "┼".join("─" * (width + 2) for width in widths) + "┤"
-            lined.append(Content.assemble(indent, Content.styled(rule, "dim")))
+            lined.append(Content.assemble(leads[n], Content.styled(rule, "dim")))
             continue
-        parts: list[Content | str] = [indent, bar]
+        parts: list[Content | str] = [leads[n], bar]
         for c, width in enumerate(widths):
             text = row[c] if c < len(row) else Content("")
             room = max(0, width - text.cell_length)
