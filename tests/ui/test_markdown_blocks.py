@@ -5,6 +5,7 @@ instead of one per cell, and links still clicked."""
 from __future__ import annotations
 
 import pytest
+from rich.cells import cell_len
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
@@ -229,3 +230,16 @@ async def test_a_large_table_opens_and_narrows_in_bounded_work():
             await pilot.resize_terminal(60, 40)
             await pilot.pause()
             assert app.query_one(TableBlock).size.height == 3 + 2 * 150
+
+
+@pytest.mark.anyio
+async def test_a_narrowed_cell_of_chinese_or_japanese_wraps_between_characters():
+    """A run of Japanese has no spaces: cut short at its cell's edge, a reader lost the rest of
+    the sentence (Textual's table cuts it so). It breaks between characters, as a line does."""
+    sentence = "このオプションはサーバーの動作を変更します。長い説明文がここに入ります。"
+    text = f"| 名前 | 説明 |\n|---|---|\n| 設定ファイル | {sentence} |\n"
+    lines = await drawn(PreviewMarkdown, text, 50)
+    cells = [row.split("│") for row in table_rows(lines)[0] if "│" in row]
+    assert "".join(row[2].strip() for row in cells) == "説明" + sentence
+    assert "".join(row[1].strip() for row in cells) == "名前設定ファイル"
+    assert all(cell_len(row) <= 46 for row in table_rows(lines)[0])

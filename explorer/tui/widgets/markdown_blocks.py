@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.cells import cell_len
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.visual import Visual
@@ -303,7 +304,10 @@ class TableDrawing(DrawnLines):
         for number, size in enumerate(widths):
             cell = row[number] if number < len(row) else Content("")
             room = max(1, size - 2 * CELL_PADDING)
-            wrapped.append(cell.wrap(room, overflow="ellipsis") if cell.plain else [Content("")])
+            # A run of Chinese or Japanese breaks between any two characters (folded); a word
+            # of other scripts too long for its cell is cut short with an ellipsis.
+            overflow = "fold" if _wide(cell.plain) else "ellipsis"
+            wrapped.append(cell.wrap(room, overflow=overflow) if cell.plain else [Content("")])
         bar = Content.styled("│", LINE_STYLE)
         pad = " " * CELL_PADDING
         lines = []
@@ -326,8 +330,18 @@ def _aligned(text: Content, room: int, align: str) -> Content:
     return text.pad(before, blank - before)
 
 
+def _wide(text: str) -> bool:
+    """Whether ``text`` holds a character two cells wide (Chinese, Japanese, Korean)."""
+    return cell_len(text) != len(text)
+
+
 def _longest_word(cell: Content) -> int:
-    return max((len(word) for word in cell.plain.split()), default=0)
+    """The cells of a cell's longest unbreakable run: a word, or one wide character (a line
+    of Chinese or Japanese may break between any two)."""
+    return max(
+        (2 if _wide(word) else len(word) for word in cell.plain.split()),
+        default=0,
+    )
 
 
 def _share(sizes: list[int], total: int) -> list[int]:
