@@ -306,8 +306,12 @@ class TableDrawing(DrawnLines):
             room = max(1, size - 2 * CELL_PADDING)
             # A run of Chinese or Japanese breaks between any two characters (folded); a word
             # of other scripts too long for its cell is cut short with an ellipsis.
-            overflow = "fold" if _wide(cell.plain) else "ellipsis"
-            wrapped.append(cell.wrap(room, overflow=overflow) if cell.plain else [Content("")])
+            if not cell.plain:
+                wrapped.append([Content("")])
+            elif _wide(cell.plain):
+                wrapped.append(cell.wrap(room, overflow="fold"))
+            else:
+                wrapped.append(cell.wrap(room, overflow="ellipsis"))
         bar = Content.styled("│", LINE_STYLE)
         pad = " " * CELL_PADDING
         lines = []
