@@ -243,3 +243,56 @@ async def test_a_narrowed_cell_of_chinese_or_japanese_wraps_between_characters()
     assert "".join(row[2].strip() for row in cells) == "説明" + sentence
     assert "".join(row[1].strip() for row in cells) == "名前設定ファイル"
     assert all(cell_len(row) <= 46 for row in table_rows(lines)[0])
+
+
+REFERENCE = (
+    "# Reference\n\nEvery setting, one a row.\n\n| setting | meaning |\n|---|---|\n"
+    + "".join(f"| `setting_{n}` | what setting {n} does |\n" for n in range(150))
+    + "\n## Flags\n\n"
+    + "".join(f"- `--flag-{n}`: what flag {n} does\n" for n in range(150))
+)
+
+
+@pytest.mark.anyio
+async def test_a_passage_deep_in_a_long_table_or_list_is_shown_on_its_own_row(tmp_path):
+    """A result in the 120th row of a table, or the 130th item of a list, is on screen when
+    the page opens at it (the table's top was: the row itself lay 240 rows below), the border
+    names its line, ``n`` steps from row to row, and find goes to the row it found."""
+    root = write_files(tmp_path / "docs", {"reference.md": REFERENCE})
+    lines = REFERENCE.split("\n")
+    row = lines.index("| `setting_120` | what setting 120 does |") + 1
+    item = lines.index("- `--flag-130`: what flag 130 does") + 1
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_for(
+            pilot,
+            lambda: screen.index is not None and screen.index.keywords.file("reference.md"),
+            20,
+            "the folder to be indexed",
+        )
+        for line, shown in ((row, "what setting 120 does"), (item, "what flag 130 does")):
+            screen.open_file("reference.md", passages=[(line, line)])
+            await wait_for(pilot, lambda: preview.loaded and preview.passage_visible(), 10)
+            await pilot.pause()
+            assert any(shown in text for text in screen_lines(app))
+            assert preview.position() == line  # the view's top line is the passage's
+            assert f"L{line}" in str(preview.border_subtitle)
+
+        first = lines.index("| `setting_20` | what setting 20 does |") + 1
+        screen.open_file("reference.md", passages=[(first, first), (row, row)])
+        await wait_for(pilot, lambda: preview.loaded and preview.passage_visible(), 10)
+        assert preview.position() == first
+        preview.action_next_passage()  # n: to the next passage, 100 rows down the same table
+        await pilot.pause()
+        assert preview.position() == row and preview.passage_visible()
+        assert any("what setting 120 does" in text for text in screen_lines(app))
+
+        preview.focus_content()
+        preview.action_ends(-1)
+        await pilot.pause()
+        preview.find("setting 140 does")
+        await pilot.pause()
+        assert preview.found == [lines.index("| `setting_140` | what setting 140 does |") + 1]
+        assert any("what setting 140 does" in text for text in screen_lines(app))

@@ -19,6 +19,7 @@ the tests draw pages with both widgets and compare the screens, so a change ther
 from __future__ import annotations
 
 from abc import abstractmethod
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -71,6 +72,18 @@ class ItemLine:
     indent: int
     marker: str
     text: Content
+    source: int
+    """The paragraph's first line in the Markdown text (0-based)."""
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """A block's lines at one width, and where each of its source lines starts among them."""
+
+    lines: list[Content]
+    starts: list[tuple[int, int]]
+    """(line of the Markdown text, row of :attr:`lines`) of each item's paragraph or table
+    row, in order."""
 
 
 class DrawnLines(Visual):
@@ -78,16 +91,35 @@ class DrawnLines(Visual):
     layout asks a block's height, then draws it, at the same width)."""
 
     def __init__(self) -> None:
-        self._drawn: tuple[int, list[Content]] | None = None
+        self._drawn: tuple[int, Drawing] | None = None
 
     @abstractmethod
-    def draw(self, width: int) -> list[Content]:
-        """The block's lines for ``width`` cells (at most that wide: wider ones are cut)."""
+    def draw(self, width: int) -> Drawing:
+        """The block drawn ``width`` cells wide (at most: wider rows are cut)."""
 
-    def lines(self, width: int) -> list[Content]:
+    def drawing(self, width: int) -> Drawing:
         if self._drawn is None or self._drawn[0] != width:
             self._drawn = (width, self.draw(width))
         return self._drawn[1]
+
+    def lines(self, width: int) -> list[Content]:
+        return self.drawing(width).lines
+
+    def row_of(self, line: int, width: int) -> int:
+        """The row showing ``line`` of the Markdown text: the row its paragraph or table row
+        starts on (the block's first row for a line before them all)."""
+        starts = self.drawing(width).starts
+        at = bisect_right(starts, (line, len(self.lines(width))))
+        return starts[at - 1][1] if at else 0
+
+    def line_at(self, row: int, width: int) -> int | None:
+        """The line of the Markdown text drawn on ``row`` (None above the first)."""
+        found = None
+        for line, start in self.drawing(width).starts:
+            if start > row:
+                break
+            found = line
+        return found
 
     def text(self, width: int) -> Content:
         """The lines as one text (what a selection's offsets count in)."""
@@ -120,9 +152,11 @@ class ItemLines(DrawnLines):
         super().__init__()
         self.items = lines
 
-    def draw(self, width: int) -> list[Content]:
-        drawn = []
+    def draw(self, width: int) -> Drawing:
+        drawn: list[Content] = []
+        starts = []
         for line in self.items:
+            starts.append((line.source, len(drawn)))
             lead = line.indent + len(line.marker)
             rows = line.text.wrap(max(1, width - lead)) or [Content("")]
             marker = Content.styled(line.marker, BULLET_STYLE) if line.marker.strip() else None
@@ -131,7 +165,7 @@ class ItemLines(DrawnLines):
                     drawn.append(Content.assemble(" " * line.indent, marker, row))
                 else:
                     drawn.append(Content.assemble(" " * lead, row))
-        return drawn
+        return Drawing(drawn, sorted(starts))
 
 
 class ListItemsBlock(MarkdownBlock):
@@ -147,15 +181,17 @@ class ListItemsBlock(MarkdownBlock):
     }
     """
 
-    def __init__(self, markdown: Markdown, token: Any, lines: Sequence[ItemLine]) -> None:
-        super().__init__(markdown, token)
-        self._lines = ItemLines(lines)
+    def __init__(
+        self, markdown: Markdown, token: Any, lines: Sequence[ItemLine], span: tuple[int, int]
+    ) -> None:
+        super().__init__(markdown, token, source_range=span)
+        self.drawing = ItemLines(lines)
 
     def render(self) -> Visual:
-        return self._lines
+        return self.drawing
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        return selected_text(self, self._lines, selection)
+        return selected_text(self, self.drawing, selection)
 
 
 def _markers(block: MarkdownList) -> list[str]:
@@ -182,14 +218,14 @@ def _item_lines(item: MarkdownListItem, marker: str, indent: int) -> list[ItemLi
     for block in item._blocks:
         shown = marker if not lines else " " * len(marker)
         if type(block) is MarkdownParagraph:
-            lines.append(ItemLine(indent, shown, block._content))
+            lines.append(ItemLine(indent, shown, block._content, block.source_range[0]))
         elif isinstance(block, MarkdownList):
             nested = _list_lines(block, indent + len(marker))
             if nested is None:
                 return None
             if nested and not lines:  # a list straight after the bullet: on the bullet's row
                 first = nested[0]
-                nested[0] = ItemLine(indent, shown + first.marker, first.text)
+                nested[0] = ItemLine(indent, shown + first.marker, first.text, first.source)
             lines.extend(nested)
         else:
             return None
@@ -212,20 +248,23 @@ def _compose_list(block: MarkdownList) -> Iterator[Any]:
     """A list's children: runs of plain items as one :class:`ListItemsBlock`; an item holding
     code, a quote or a table as Textual draws it (a bullet beside a column of its blocks)."""
     run: list[ItemLine] = []
+    span: tuple[int, int] | None = None
     items = [item for item in block._blocks if isinstance(item, MarkdownListItem)]
     for item, marker in zip(items, _markers(block), strict=True):
         lines = _item_lines(item, marker, 0)
         if lines is not None:
             run.extend(lines)
+            start, end = item.source_range
+            span = (start, end) if span is None else (span[0], max(span[1], end))
             continue
-        if run:
-            yield ListItemsBlock(block._markdown, block._token, run)
-            run = []
+        if run and span is not None:
+            yield ListItemsBlock(block._markdown, block._token, run, span)
+        run, span = [], None
         bullet = MarkdownBullet()
         bullet.symbol = marker
         yield Horizontal(bullet, Vertical(*item._blocks))
-    if run:
-        yield ListItemsBlock(block._markdown, block._token, run)
+    if run and span is not None:
+        yield ListItemsBlock(block._markdown, block._token, run, span)
     block._blocks.clear()
 
 
@@ -250,6 +289,8 @@ class TableCells:
     header: list[Content]
     rows: list[list[Content]]
     align: list[ColumnAlign]
+    sources: list[int]
+    """The line of the Markdown text of the header row, then of each row."""
 
 
 class TableDrawing(DrawnLines):
@@ -291,17 +332,20 @@ class TableDrawing(DrawnLines):
             widths[widths.index(max(widths))] -= 1
         return widths
 
-    def draw(self, width: int) -> list[Content]:
+    def draw(self, width: int) -> Drawing:
         widths = self.column_widths(width)
         rule = {edge: _rule(widths, *edge) for edge in ("┌┬┐", "├┼┤", "└┴┘")}
         drawn = [rule["┌┬┐"]]
-        if self.cells.header:
-            drawn.extend(self._row(self.cells.header, widths, HEADER_STYLE))
-        for row in self.cells.rows:
-            drawn.append(rule["├┼┤"])
-            drawn.extend(self._row(row, widths, ""))
+        starts = []
+        header = self.cells.header
+        sources = self.cells.sources or [0]
+        for number, row in enumerate([header, *self.cells.rows] if header else self.cells.rows):
+            if number:
+                drawn.append(rule["├┼┤"])
+            starts.append((sources[min(number, len(sources) - 1)], len(drawn)))
+            drawn.extend(self._row(row, widths, HEADER_STYLE if header and not number else ""))
         drawn.append(rule["└┴┘"])
-        return drawn
+        return Drawing(drawn, sorted(starts))
 
     def _row(self, row: list[Content], widths: list[int], style: str) -> list[Content]:
         """One table row, as many lines high as its longest wrapped cell."""
@@ -395,18 +439,18 @@ class TableBlock(MarkdownTable):
 
     def __init__(self, markdown: Markdown, token: Any) -> None:
         super().__init__(markdown, token)
-        self._drawing: TableDrawing | None = None
+        self.drawing: TableDrawing | None = None
 
     def compose(self) -> ComposeResult:
-        self._drawing = TableDrawing(_table_cells(self))  # its cells are parsed by now
+        self.drawing = TableDrawing(_table_cells(self))  # its cells are parsed by now
         self._blocks.clear()
         return iter(())
 
     def render(self) -> Visual:
-        return self._drawing if self._drawing is not None else Content("")
+        return self.drawing if self.drawing is not None else Content("")
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        return selected_text(self, self._drawing, selection) if self._drawing else None
+        return selected_text(self, self.drawing, selection) if self.drawing else None
 
 
 def _table_cells(table: MarkdownTable) -> TableCells:
@@ -420,23 +464,32 @@ def _table_cells(table: MarkdownTable) -> TableCells:
     header: list[Content] = []
     align: list[ColumnAlign] = []
     rows: list[list[Content]] = []
+    sources: list[int] = []
     for block in walk(table):
         if isinstance(block, MarkdownTH):
             header.append(block._content)
             style = str(block._token.attrs.get("style", ""))
             side = style.partition("text-align:")[2].strip()
             align.append("right" if side == "right" else "center" if side == "center" else "left")
-        elif isinstance(block, MarkdownTR) and header and len(header) == len(align):
-            rows.append([])
+        elif isinstance(block, MarkdownTR):
+            sources.append(block.source_range[0])
+            if header and len(header) == len(align):
+                rows.append([])
         elif isinstance(block, MarkdownTD) and rows:
             rows[-1].append(block._content)
-    rows = [row for row in rows if row]
-    return TableCells(header, rows, align)
+    kept = [n for n, row in enumerate(rows) if row]
+    body = sources[1:] if header else sources
+    return TableCells(
+        header,
+        [rows[n] for n in kept],
+        align,
+        sources[:1] + [body[n] for n in kept if n < len(body)],
+    )
 
 
 class PreviewMarkdown(Markdown):
     """Textual's Markdown widget with :class:`BulletList`, :class:`OrderedList` and
-    :class:`TableBlock`."""
+    :class:`TableBlock`, which knows the row each line of a drawn list or table is on."""
 
     BLOCKS: dict[str, type[MarkdownBlock]] = {
         **Markdown.BLOCKS,
@@ -444,3 +497,34 @@ class PreviewMarkdown(Markdown):
         "ordered_list_open": OrderedList,
         "table_open": TableBlock,
     }
+
+    def _drawn_blocks(self) -> Iterator[tuple[int, Widget, DrawnLines]]:
+        """Each drawn list run and table: its top (rows below this widget's top), itself
+        and its drawing."""
+        for block in self.query("ListItemsBlock, TableBlock"):
+            drawing = getattr(block, "drawing", None)
+            if not isinstance(drawing, DrawnLines):
+                continue
+            top = 0
+            node: Any = block
+            while node is not self and node is not None:
+                top += node.virtual_region.y
+                node = node.parent
+            yield top, block, drawing
+
+    def y_of(self, line: int) -> int | None:
+        """The row (below this widget's top) that shows ``line`` of the Markdown text when
+        a drawn list or table holds it; None otherwise (its block's top is the place)."""
+        for top, block, drawing in self._drawn_blocks():
+            start, end = getattr(block, "source_range", (0, 0))
+            if start <= line < end:
+                return top + drawing.row_of(line, block.content_region.width)
+        return None
+
+    def line_at(self, y: int) -> int | None:
+        """The line of the Markdown text shown on row ``y`` (below this widget's top) when
+        the row is a drawn list's or table's; None otherwise."""
+        for top, block, drawing in self._drawn_blocks():
+            if top <= y < top + block.outer_size.height:
+                return drawing.line_at(y - top, block.content_region.width)
+        return None

@@ -433,6 +433,9 @@ class Preview(Vertical):
         if markdown is None:
             return 1
         top = scroller.scroll_y + below
+        drawn = markdown.line_at(top - markdown.virtual_region.y)
+        if drawn is not None:  # a row of a drawn list or table: its own line
+            return int(drawn) + 1 + self._line_offset
         line = 1
         for block in markdown.children:
             source = getattr(block, "source_range", None)
@@ -452,6 +455,10 @@ class Preview(Vertical):
         """Whether any of lines ``start..end`` (1-based) is on screen."""
         if self.kind == "markdown":
             scroller = self.query_one("#preview-markdown", VerticalScroll)
+            first, last = self._line_row(start, last=False), self._line_row(end, last=True)
+            if first is not None and last is not None:
+                top = scroller.scroll_y
+                return first < top + scroller.scrollable_content_region.height and last >= top
             visible = scroller.content_region
             blocks = self._blocks_of(start, end)
             return any(block.region.overlaps(visible) for block in blocks)
@@ -515,8 +522,7 @@ class Preview(Vertical):
         if self.kind == "markdown":
             blocks = self._blocks_of(line, line) or self._blocks_before(line)
             if blocks:
-                scroller = self.query_one("#preview-markdown", VerticalScroll)
-                scroller.scroll_to_widget(blocks[0], animate=False, top=True, immediate=True)
+                self._scroll_markdown_to(line, blocks[0])
         elif self.kind in ("code", "text"):
             self.query_one(TextView).scroll_to_line(line, margin=0)
 
@@ -766,8 +772,7 @@ class Preview(Vertical):
             for block in blocks:
                 block.add_class("-found")
             if blocks:
-                scroller = self.query_one("#preview-markdown", VerticalScroll)
-                scroller.scroll_to_widget(blocks[0], animate=False, top=True, immediate=True)
+                self._scroll_markdown_to(line, blocks[0])
         elif self.kind in ("code", "text"):
             view = self.query_one(TextView)
             view.set_passage((line, line) if line is not None else None)
@@ -932,6 +937,35 @@ class Preview(Vertical):
         ]
         return before[-1:]
 
+    def _scroll_markdown_to(self, line: int, block: Any) -> None:
+        """Put 1-based ``line`` at the top of the Markdown view: the row a drawn list or
+        table shows it on (a result in the 120th row of a table is on screen), else the top
+        of ``block``, the block that holds it."""
+        scroller = self.query_one("#preview-markdown", VerticalScroll)
+        markdown = self._markdown()
+        row = markdown.y_of(line - 1 - self._line_offset) if markdown is not None else None
+        if row is None:
+            scroller.scroll_to_widget(block, animate=False, top=True, immediate=True)
+        else:
+            y = markdown.virtual_region.y + row
+            scroller.scroll_to(y=y, animate=False, immediate=True)
+
+    def _line_row(self, line: int, last: bool) -> int | None:
+        """The row of the Markdown view (from its top) that shows 1-based ``line``: in a
+        drawn list or table, its own row; else the first row of its block (``last``: the
+        block's last row). None when no block holds it."""
+        markdown = self._markdown()
+        if markdown is None:
+            return None
+        row = markdown.y_of(line - 1 - self._line_offset)
+        if row is not None:
+            return int(markdown.virtual_region.y + row)
+        blocks = self._blocks_of(line, line)
+        if not blocks:
+            return None
+        region = blocks[0].virtual_region
+        return int(markdown.virtual_region.y + (region.bottom - 1 if last else region.y))
+
     def _mark(self, scroll: bool = True, at: int | None = None) -> None:
         """Mark the passage; with ``scroll``, show its start (or the line ``at`` inside it)."""
         passage = self.passage
@@ -948,8 +982,8 @@ class Preview(Vertical):
                 block.add_class("-passage")
             shown = (self._blocks_of(at, at) if at is not None else []) or blocks
             if shown and scroll:
-                scroller = self.query_one("#preview-markdown", VerticalScroll)
-                scroller.scroll_to_widget(shown[0], animate=False, top=True, immediate=True)
+                target = at if at is not None and self._blocks_of(at, at) else passage[0]
+                self._scroll_markdown_to(target, shown[0])
         elif self.kind in ("code", "text"):
             view = self.query_one(TextView)
             view.set_passage(passage)
