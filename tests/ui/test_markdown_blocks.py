@@ -245,9 +245,10 @@ async def test_a_narrowed_cell_of_chinese_or_japanese_wraps_between_characters()
     assert all(cell_len(row) <= 46 for row in table_rows(lines)[0])
 
 
+WRAPS = "and a sentence after it, long enough to wrap in the preview's column"
 REFERENCE = (
     "# Reference\n\nEvery setting, one a row.\n\n| setting | meaning |\n|---|---|\n"
-    + "".join(f"| `setting_{n}` | what setting {n} does |\n" for n in range(150))
+    + "".join(f"| `setting_{n}` | what setting {n} does, {WRAPS} |\n" for n in range(100))
     + "\n## Flags\n\n"
     + "".join(f"- `--flag-{n}`: what flag {n} does\n" for n in range(150))
 )
@@ -255,15 +256,17 @@ REFERENCE = (
 
 @pytest.mark.anyio
 async def test_a_passage_deep_in_a_long_table_or_list_is_shown_on_its_own_row(tmp_path):
-    """A result in the 120th row of a table, or the 130th item of a list, is on screen when
-    the page opens at it (the table's top was: the row itself lay 240 rows below), the border
+    """A result in the 80th row of a table, or the 130th item of a list, is on screen when
+    the page opens at it (the table's top was: the row itself lay 300 rows below), the border
     names its line, ``n`` steps from row to row, and find goes to the row it found."""
     root = write_files(tmp_path / "docs", {"reference.md": REFERENCE})
     lines = REFERENCE.split("\n")
-    row = lines.index("| `setting_120` | what setting 120 does |") + 1
+    row = lines.index(f"| `setting_80` | what setting 80 does, {WRAPS} |") + 1
     item = lines.index("- `--flag-130`: what flag 130 does") + 1
     app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder())
-    async with app.run_test(size=(120, 40)) as pilot:
+    # At this size the preview's scrollbar comes with the layout after the page is shown,
+    # narrowing the table: its rows wrap again and the row moves after the scroll.
+    async with app.run_test(size=(100, 30)) as pilot:
         screen = app.screen
         preview = screen.preview
         await wait_for(
@@ -272,7 +275,7 @@ async def test_a_passage_deep_in_a_long_table_or_list_is_shown_on_its_own_row(tm
             20,
             "the folder to be indexed",
         )
-        for line, shown in ((row, "what setting 120 does"), (item, "what flag 130 does")):
+        for line, shown in ((row, "what setting 80 does"), (item, "what flag 130 does")):
             screen.open_file("reference.md", passages=[(line, line)])
             await wait_for(pilot, lambda: preview.loaded and preview.passage_visible(), 10)
             await pilot.pause()
@@ -280,19 +283,21 @@ async def test_a_passage_deep_in_a_long_table_or_list_is_shown_on_its_own_row(tm
             assert preview.position() == line  # the view's top line is the passage's
             assert f"L{line}" in str(preview.border_subtitle)
 
-        first = lines.index("| `setting_20` | what setting 20 does |") + 1
+        first = lines.index(f"| `setting_20` | what setting 20 does, {WRAPS} |") + 1
         screen.open_file("reference.md", passages=[(first, first), (row, row)])
         await wait_for(pilot, lambda: preview.loaded and preview.passage_visible(), 10)
         assert preview.position() == first
-        preview.action_next_passage()  # n: to the next passage, 100 rows down the same table
+        preview.action_next_passage()  # n: to the next passage, 60 rows down the same table
         await pilot.pause()
         assert preview.position() == row and preview.passage_visible()
-        assert any("what setting 120 does" in text for text in screen_lines(app))
+        assert any("what setting 80 does" in text for text in screen_lines(app))
 
         preview.focus_content()
         preview.action_ends(-1)
         await pilot.pause()
-        preview.find("setting 140 does")
+        preview.find("setting 90 does")
         await pilot.pause()
-        assert preview.found == [lines.index("| `setting_140` | what setting 140 does |") + 1]
-        assert any("what setting 140 does" in text for text in screen_lines(app))
+        assert preview.found == [
+            lines.index(f"| `setting_90` | what setting 90 does, {WRAPS} |") + 1
+        ]
+        assert any("what setting 90 does" in text for text in screen_lines(app))

@@ -949,6 +949,22 @@ class Preview(Vertical):
         else:
             y = markdown.virtual_region.y + row
             scroller.scroll_to(y=y, animate=False, immediate=True)
+            # The layout may settle after this (a scrollbar appearing narrows the rows, and
+            # wrapped rows above the line move): put the line back once it has.
+            self.call_after_refresh(self._settle_on_row, line, self.moves, self._token)
+
+    def _settle_on_row(self, line: int, moves: int, token: int) -> None:
+        """Scroll ``line`` back to the top of the Markdown view if the rows moved since it was
+        put there and the reader has not moved (nor opened another file) meanwhile."""
+        if moves != self.moves or token != self._token or self.kind != "markdown":
+            return
+        markdown = self._markdown()
+        row = markdown.y_of(line - 1 - self._line_offset) if markdown is not None else None
+        if row is not None:
+            scroller = self.query_one("#preview-markdown", VerticalScroll)
+            y = markdown.virtual_region.y + row
+            if y != scroller.scroll_y:
+                scroller.scroll_to(y=y, animate=False, immediate=True)
 
     def _line_row(self, line: int, last: bool) -> int | None:
         """The row of the Markdown view (from its top) that shows 1-based ``line``: in a
