@@ -254,11 +254,22 @@ REFERENCE = (
 )
 
 
+def background(app, text: str):
+    """The background of the screen under ``text`` (Textual's compositor: private, so this
+    fails loudly if it changes)."""
+    for strip in app.screen._compositor.render_strips():
+        for segment in strip:
+            if text in segment.text:
+                return segment.style.bgcolor
+    raise AssertionError(f"not on screen: {text}")
+
+
 @pytest.mark.anyio
 async def test_a_passage_deep_in_a_long_table_or_list_is_shown_on_its_own_row(tmp_path):
     """A result in the 80th row of a table, or the 130th item of a list, is on screen when
     the page opens at it (the table's top was: the row itself lay 300 rows below), the border
-    names its line, ``n`` steps from row to row, and find goes to the row it found."""
+    names its line, its own rows are marked, ``n`` steps from row to row, and find goes to the
+    row it found."""
     root = write_files(tmp_path / "docs", {"reference.md": REFERENCE})
     lines = REFERENCE.split("\n")
     row = lines.index(f"| `setting_80` | what setting 80 does, {WRAPS} |") + 1
@@ -275,13 +286,19 @@ async def test_a_passage_deep_in_a_long_table_or_list_is_shown_on_its_own_row(tm
             20,
             "the folder to be indexed",
         )
-        for line, shown in ((row, "what setting 80 does"), (item, "what flag 130 does")):
+        for line, shown, after in (
+            (row, "what setting 80 does", "what setting 81 does"),
+            (item, "what flag 130 does", "what flag 131 does"),
+        ):
             screen.open_file("reference.md", passages=[(line, line)])
             await wait_for(pilot, lambda: preview.loaded and preview.passage_visible(), 10)
             await pilot.pause()
             assert any(shown in text for text in screen_lines(app))
             assert preview.position() == line  # the view's top line is the passage's
             assert f"L{line}" in str(preview.border_subtitle)
+            # Its rows are marked, not the whole table or list: the next row is not.
+            assert background(app, shown) != background(app, after)
+            assert len(preview.marked_blocks()) == 1
 
         first = lines.index(f"| `setting_20` | what setting 20 does, {WRAPS} |") + 1
         screen.open_file("reference.md", passages=[(first, first), (row, row)])

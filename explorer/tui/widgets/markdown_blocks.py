@@ -21,6 +21,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from bisect import bisect_right
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from rich.cells import cell_len
@@ -61,6 +62,17 @@ LINE_STYLE = ".table-lines"
 CELL_PADDING = 1
 """Blank cells each side of a table cell's text."""
 ColumnAlign = Literal["left", "center", "right"]
+
+
+class RowMark(Enum):
+    """A mark on the rows of a drawn list or table, named as its component class."""
+
+    PASSAGE = "passage-row"
+    """The search result's passage (the preview's ``-passage`` on other blocks)."""
+    FOUND = "found-row"
+    """The line find in page went to (``-found``)."""
+
+
 """Where a table column's text sits, as its delimiter row says (``:--``, ``:-:``, ``--:``)."""
 
 
@@ -92,6 +104,8 @@ class DrawnLines(Visual):
 
     def __init__(self) -> None:
         self._drawn: tuple[int, Drawing] | None = None
+        self.marks: dict[RowMark, tuple[int, int]] = {}
+        """Lines of the Markdown text (first, last) whose rows are marked, by mark."""
 
     @abstractmethod
     def draw(self, width: int) -> Drawing:
@@ -122,8 +136,21 @@ class DrawnLines(Visual):
         return found
 
     def text(self, width: int) -> Content:
-        """The lines as one text (what a selection's offsets count in)."""
-        return Content("\n").join(line.truncate(width) for line in self.lines(width))
+        """The lines as one text (what a selection's offsets count in), the marked rows'
+        background across the width."""
+        lines = [line.truncate(width) for line in self.lines(width)]
+        if self.marks:
+            starts = self.drawing(width).starts
+            at, line = 0, None
+            for row, shown in enumerate(lines):
+                while at < len(starts) and starts[at][1] <= row:
+                    line = starts[at][0]
+                    at += 1
+                for mark, (first, last) in self.marks.items():
+                    if line is not None and first <= line <= last:
+                        padded = shown.pad_right(max(0, width - shown.cell_length))
+                        lines[row] = padded.stylize_before(f".{mark.value}")
+        return Content("\n").join(lines)
 
     def render_strips(
         self, width: int, height: int | None, style: Style, options: RenderOptions
@@ -171,7 +198,11 @@ class ItemLines(DrawnLines):
 class ListItemsBlock(MarkdownBlock):
     """A run of a list's plain items (and the plain lists inside them), drawn as one block."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {*MarkdownBlock.COMPONENT_CLASSES, "bullet"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        *MarkdownBlock.COMPONENT_CLASSES,
+        "bullet",
+        *(mark.value for mark in RowMark),
+    }
     DEFAULT_CSS = """
     ListItemsBlock > .bullet {
         color: $text-primary;
@@ -427,6 +458,7 @@ class TableBlock(MarkdownTable):
         *MarkdownBlock.COMPONENT_CLASSES,
         "table-header",
         "table-lines",
+        *(mark.value for mark in RowMark),
     }
     DEFAULT_CSS = """
     TableBlock > .table-header {
@@ -528,3 +560,36 @@ class PreviewMarkdown(Markdown):
             if top <= y < top + block.outer_size.height:
                 return drawing.line_at(y - top, block.content_region.width)
         return None
+
+    def mark_rows(self, mark: RowMark, lines: tuple[int, int] | None) -> None:
+        """Mark the rows of drawn lists and tables that show ``lines`` of the Markdown text
+        (first and last, 0-based), or no rows (None)."""
+        for _top, block, drawing in self._drawn_blocks():
+            before = drawing.marks.get(mark)
+            if lines is None:
+                drawing.marks.pop(mark, None)
+            else:
+                start, end = getattr(block, "source_range", (0, 0))
+                if lines[0] < end and lines[1] >= start:
+                    drawing.marks[mark] = lines
+                else:
+                    drawing.marks.pop(mark, None)
+            if drawing.marks.get(mark) != before:
+                block.refresh()
+
+    def rows_marked(self, mark: RowMark) -> list[Widget]:
+        """The drawn lists and tables with rows marked ``mark``."""
+        return [block for _top, block, drawing in self._drawn_blocks() if mark in drawing.marks]
+
+    @staticmethod
+    def marks_by_row(block: Widget) -> bool:
+        """Whether a block of the page is drawn as rows only (a table, a list of plain items):
+        a mark on it is its rows', not its whole background."""
+        if isinstance(block, TableBlock):
+            return True
+        children = list(block.children)
+        return (
+            isinstance(block, (BulletList, OrderedList))
+            and bool(children)
+            and all(isinstance(child, ListItemsBlock) for child in children)
+        )

@@ -468,8 +468,13 @@ class Preview(Vertical):
         return start <= view.bottom_line and end >= view.top_line
 
     def marked_blocks(self) -> list[Any]:
+        """The Markdown blocks the passage's mark is on: its background, or its rows."""
+        from explorer.tui.widgets.markdown_blocks import RowMark
+
         markdown = self._markdown()
-        return list(markdown.query(".-passage")) if markdown is not None else []
+        if markdown is None:
+            return []
+        return [*markdown.query(".-passage"), *markdown.rows_marked(RowMark.PASSAGE)]
 
     @property
     def headings_known(self) -> bool:
@@ -750,8 +755,7 @@ class Preview(Vertical):
             view.first().set_find(None)
         markdown = self._markdown() if self.is_mounted else None
         if markdown is not None:
-            for block in markdown.query(".-found"):
-                block.remove_class("-found")
+            self._mark_blocks(markdown, "-found", None)
 
     @on(Input.Changed, "#find")
     def _find_changed(self, event: Input.Changed) -> None:
@@ -764,14 +768,10 @@ class Preview(Vertical):
             markdown = self._markdown()
             if markdown is None:
                 return
-            for block in markdown.query(".-found"):
-                block.remove_class("-found")
-            if line is None:
-                return
-            blocks = self._blocks_of(line, line)
-            for block in blocks:
-                block.add_class("-found")
-            if blocks:
+            blocks = self._mark_blocks(
+                markdown, "-found", (line, line) if line is not None else None
+            )
+            if line is not None and blocks:
                 self._scroll_markdown_to(line, blocks[0])
         elif self.kind in ("code", "text"):
             view = self.query_one(TextView)
@@ -982,6 +982,26 @@ class Preview(Vertical):
         region = blocks[0].virtual_region
         return int(markdown.virtual_region.y + (region.bottom - 1 if last else region.y))
 
+    def _mark_blocks(self, markdown: Any, mark: str, lines: tuple[int, int] | None) -> list[Any]:
+        """Mark the Markdown blocks showing 1-based ``lines`` (``-passage`` or ``-found``;
+        None: unmark): a drawn list's or table's own rows, another block's background. The
+        blocks that show the lines, marked or not."""
+        from explorer.tui.widgets.markdown_blocks import RowMark
+
+        row_mark = RowMark.PASSAGE if mark == "-passage" else RowMark.FOUND
+        for block in markdown.query(f".{mark}"):
+            block.remove_class(mark)
+        if lines is None:
+            markdown.mark_rows(row_mark, None)
+            return []
+        first, last = (line - 1 - self._line_offset for line in lines)
+        markdown.mark_rows(row_mark, (first, last))
+        blocks = self._blocks_of(*lines)
+        for block in blocks:
+            if not markdown.marks_by_row(block):
+                block.add_class(mark)
+        return blocks
+
     def _mark(self, scroll: bool = True, at: int | None = None) -> None:
         """Mark the passage; with ``scroll``, show its start (or the line ``at`` inside it)."""
         passage = self.passage
@@ -989,13 +1009,9 @@ class Preview(Vertical):
             markdown = self._markdown()
             if markdown is None:
                 return
-            for block in markdown.query(".-passage"):
-                block.remove_class("-passage")
+            blocks = self._mark_blocks(markdown, "-passage", passage)
             if passage is None:
                 return
-            blocks = self._blocks_of(*passage)
-            for block in blocks:
-                block.add_class("-passage")
             shown = (self._blocks_of(at, at) if at is not None else []) or blocks
             if shown and scroll:
                 target = at if at is not None and self._blocks_of(at, at) else passage[0]
