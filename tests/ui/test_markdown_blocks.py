@@ -318,3 +318,28 @@ async def test_a_passage_deep_in_a_long_table_or_list_is_shown_on_its_own_row(tm
             lines.index(f"| `setting_90` | what setting 90 does, {WRAPS} |") + 1
         ]
         assert any("what setting 90 does" in text for text in screen_lines(app))
+
+
+@pytest.mark.anyio
+async def test_a_passage_deep_in_a_long_code_block_is_shown_on_its_line(tmp_path):
+    """A configuration example of 120 lines: a result on its 100th line opened at the code
+    block's first line, the line itself off screen."""
+    code = "".join(f"setting_{n} value_{n};\n" for n in range(120))
+    page = f"# Example\n\nThe whole file:\n\n```nginx\n{code}```\n\nAfter it.\n"
+    root = write_files(tmp_path / "docs", {"example.md": page})
+    line = page.split("\n").index("setting_100 value_100;") + 1
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder())
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_for(
+            pilot,
+            lambda: screen.index is not None and screen.index.keywords.file("example.md"),
+            20,
+            "the folder to be indexed",
+        )
+        screen.open_file("example.md", passages=[(line, line)])
+        await wait_for(pilot, lambda: preview.loaded and preview.passage_visible(), 10)
+        await pilot.pause()
+        assert any("setting_100 value_100;" in text for text in screen_lines(app))
+        assert preview.position() == line

@@ -28,11 +28,12 @@ from rich.cells import cell_len
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.visual import Visual
-from textual.widgets import Markdown
+from textual.widgets import Label, Markdown
 from textual.widgets._markdown import (
     MarkdownBlock,
     MarkdownBullet,
     MarkdownBulletList,
+    MarkdownFence,
     MarkdownList,
     MarkdownListItem,
     MarkdownOrderedList,
@@ -521,7 +522,8 @@ def _table_cells(table: MarkdownTable) -> TableCells:
 
 class PreviewMarkdown(Markdown):
     """Textual's Markdown widget with :class:`BulletList`, :class:`OrderedList` and
-    :class:`TableBlock`, which knows the row each line of a drawn list or table is on."""
+    :class:`TableBlock`, which knows the row each line of a drawn list or table, or of a
+    code block, is on."""
 
     BLOCKS: dict[str, type[MarkdownBlock]] = {
         **Markdown.BLOCKS,
@@ -530,35 +532,57 @@ class PreviewMarkdown(Markdown):
         "table_open": TableBlock,
     }
 
+    def _top_of(self, widget: Widget) -> int:
+        """``widget``'s top, in rows below this widget's top."""
+        top = 0
+        node: Any = widget
+        while node is not self and node is not None:
+            top += node.virtual_region.y
+            node = node.parent
+        return top
+
     def _drawn_blocks(self) -> Iterator[tuple[int, Widget, DrawnLines]]:
         """Each drawn list run and table: its top (rows below this widget's top), itself
         and its drawing."""
         for block in self.query("ListItemsBlock, TableBlock"):
             drawing = getattr(block, "drawing", None)
-            if not isinstance(drawing, DrawnLines):
+            if isinstance(drawing, DrawnLines):
+                yield self._top_of(block), block, drawing
+
+    def _code_blocks(self) -> Iterator[tuple[int, int, int]]:
+        """Each code block's code: the row its first line is drawn on (below this widget's
+        top), that line in the Markdown text, and its count of lines (drawn one a row)."""
+        for block in self.query(MarkdownFence):
+            label = block.query(Label)
+            if not label:
                 continue
-            top = 0
-            node: Any = block
-            while node is not self and node is not None:
-                top += node.virtual_region.y
-                node = node.parent
-            yield top, block, drawing
+            start, _end = block.source_range
+            first = start + 1 if block._token.type == "fence" else start  # after the ``` line
+            row = self._top_of(label.first()) + label.first().styles.padding.top
+            yield row, first, block.code.count("\n") + 1
 
     def y_of(self, line: int) -> int | None:
         """The row (below this widget's top) that shows ``line`` of the Markdown text when
-        a drawn list or table holds it; None otherwise (its block's top is the place)."""
+        a drawn list or table, or a code block, holds it; None otherwise (its block's top is
+        the place)."""
         for top, block, drawing in self._drawn_blocks():
             start, end = getattr(block, "source_range", (0, 0))
             if start <= line < end:
                 return top + drawing.row_of(line, block.content_region.width)
+        for row, first, count in self._code_blocks():
+            if first <= line < first + count:
+                return row + line - first
         return None
 
     def line_at(self, y: int) -> int | None:
         """The line of the Markdown text shown on row ``y`` (below this widget's top) when
-        the row is a drawn list's or table's; None otherwise."""
+        the row is a drawn list's or table's, or a code block's; None otherwise."""
         for top, block, drawing in self._drawn_blocks():
             if top <= y < top + block.outer_size.height:
                 return drawing.line_at(y - top, block.content_region.width)
+        for row, first, count in self._code_blocks():
+            if row <= y < row + count:
+                return first + y - row
         return None
 
     def mark_rows(self, mark: RowMark, lines: tuple[int, int] | None) -> None:
