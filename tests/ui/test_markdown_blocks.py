@@ -323,7 +323,7 @@ async def test_a_passage_deep_in_a_long_table_or_list_is_shown_on_its_own_row(tm
 @pytest.mark.anyio
 async def test_a_passage_deep_in_a_long_code_block_is_shown_on_its_line(tmp_path):
     """A configuration example of 120 lines: a result on its 100th line opened at the code
-    block's first line, the line itself off screen."""
+    block's first line, the line itself off screen, and the whole block was marked."""
     code = "".join(f"setting_{n} value_{n};\n" for n in range(120))
     page = f"# Example\n\nThe whole file:\n\n```nginx\n{code}```\n\nAfter it.\n"
     root = write_files(tmp_path / "docs", {"example.md": page})
@@ -343,3 +343,6 @@ async def test_a_passage_deep_in_a_long_code_block_is_shown_on_its_line(tmp_path
         await pilot.pause()
         assert any("setting_100 value_100;" in text for text in screen_lines(app))
         assert preview.position() == line
+        # Its line is marked, not the whole block: the next line is not.
+        assert background(app, "value_100") != background(app, "value_101")
+        assert len(preview.marked_blocks()) == 1

@@ -10,7 +10,9 @@ widgets. A table is one widget drawing its grid: columns as wide as their cells,
 narrowed in proportion to fit the pane (a narrowed cell wraps; a word too long for its cell
 ends in an ellipsis, a run of Chinese or Japanese breaks between characters), lines between
 rows, each column aligned as its delimiter row says. A link in an item or a cell is followed
-as in any paragraph: its click action is part of the text.
+as in any paragraph: its click action is part of the text. Each of these blocks knows the row
+its every source line is drawn on, as a code block does (a line a row): a result deep in one
+opens on its row, and only its rows are marked.
 
 The block classes swapped in are Textual's own (``textual.widgets._markdown``, not public):
 the tests draw pages with both widgets and compare the screens, so a change there fails them.
@@ -520,16 +522,72 @@ def _table_cells(table: MarkdownTable) -> TableCells:
     )
 
 
+class CodeBlock(MarkdownFence):
+    """A code block (fenced or indented) whose marked lines are coloured, not the whole block:
+    it draws one line of code a row."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        *MarkdownFence.COMPONENT_CLASSES,
+        *(mark.value for mark in RowMark),
+    }
+
+    def __init__(self, markdown: Markdown, token: Any, code: str) -> None:
+        super().__init__(markdown, token, code)
+        self.marks: dict[RowMark, tuple[int, int]] = {}
+
+    @property
+    def first_line(self) -> int:
+        """The line of the Markdown text its code starts on (after a fence's opening line)."""
+        start = self.source_range[0]
+        return start + 1 if self._token.type == "fence" else start
+
+    @property
+    def line_count(self) -> int:
+        return self.code.count("\n") + 1
+
+    def mark(self, mark: RowMark, lines: tuple[int, int] | None) -> None:
+        """Mark the code lines among ``lines`` of the Markdown text (none: None)."""
+        before = self.marks.get(mark)
+        first = self.first_line
+        if lines is not None and lines[0] < first + self.line_count and lines[1] >= first:
+            self.marks[mark] = lines
+        else:
+            self.marks.pop(mark, None)
+        if self.marks.get(mark) != before:
+            self._show_marks()
+
+    def _show_marks(self) -> None:
+        code = self._highlighted_code
+        if self.marks:
+            rows = code.split("\n", allow_blank=True)
+            width = max((row.cell_length for row in rows), default=0)
+            for mark, (first, last) in self.marks.items():
+                style = self.get_visual_style(mark.value, partial=True)
+                start = max(0, first - self.first_line)
+                for number in range(start, min(len(rows), last - self.first_line + 1)):
+                    padded = rows[number].pad_right(width - rows[number].cell_length)
+                    rows[number] = padded.stylize_before(style)
+            code = Content("\n").join(rows)
+        self.set_content(code)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()  # highlighted again for the theme: marks drawn again
+        if self.marks:
+            self._show_marks()
+
+
 class PreviewMarkdown(Markdown):
-    """Textual's Markdown widget with :class:`BulletList`, :class:`OrderedList` and
-    :class:`TableBlock`, which knows the row each line of a drawn list or table, or of a
-    code block, is on."""
+    """Textual's Markdown widget with :class:`BulletList`, :class:`OrderedList`,
+    :class:`TableBlock` and :class:`CodeBlock`, which knows the row each line of a drawn list
+    or table, or of a code block, is on."""
 
     BLOCKS: dict[str, type[MarkdownBlock]] = {
         **Markdown.BLOCKS,
         "bullet_list_open": BulletList,
         "ordered_list_open": OrderedList,
         "table_open": TableBlock,
+        "fence": CodeBlock,
+        "code_block": CodeBlock,
     }
 
     def _top_of(self, widget: Widget) -> int:
@@ -552,14 +610,11 @@ class PreviewMarkdown(Markdown):
     def _code_blocks(self) -> Iterator[tuple[int, int, int]]:
         """Each code block's code: the row its first line is drawn on (below this widget's
         top), that line in the Markdown text, and its count of lines (drawn one a row)."""
-        for block in self.query(MarkdownFence):
+        for block in self.query(CodeBlock):
             label = block.query(Label)
-            if not label:
-                continue
-            start, _end = block.source_range
-            first = start + 1 if block._token.type == "fence" else start  # after the ``` line
-            row = self._top_of(label.first()) + label.first().styles.padding.top
-            yield row, first, block.code.count("\n") + 1
+            if label:
+                row = self._top_of(label.first()) + label.first().styles.padding.top
+                yield row, block.first_line, block.line_count
 
     def y_of(self, line: int) -> int | None:
         """The row (below this widget's top) that shows ``line`` of the Markdown text when
@@ -600,16 +655,19 @@ class PreviewMarkdown(Markdown):
                     drawing.marks.pop(mark, None)
             if drawing.marks.get(mark) != before:
                 block.refresh()
+        for code in self.query(CodeBlock):
+            code.mark(mark, lines)
 
     def rows_marked(self, mark: RowMark) -> list[Widget]:
-        """The drawn lists and tables with rows marked ``mark``."""
-        return [block for _top, block, drawing in self._drawn_blocks() if mark in drawing.marks]
+        """The drawn lists and tables, and the code blocks, with rows marked ``mark``."""
+        drawn = [block for _top, block, drawing in self._drawn_blocks() if mark in drawing.marks]
+        return [*drawn, *(code for code in self.query(CodeBlock) if mark in code.marks)]
 
     @staticmethod
     def marks_by_row(block: Widget) -> bool:
         """Whether a block of the page is drawn as rows only (a table, a list of plain items):
         a mark on it is its rows', not its whole background."""
-        if isinstance(block, TableBlock):
+        if isinstance(block, (TableBlock, CodeBlock)):
             return True
         children = list(block.children)
         return (
