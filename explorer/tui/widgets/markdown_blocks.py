@@ -23,7 +23,6 @@ from __future__ import annotations
 from abc import abstractmethod
 from bisect import bisect_right
 from dataclasses import dataclass
-from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from rich.cells import cell_len
@@ -47,6 +46,8 @@ from textual.widgets._markdown import (
     MarkdownTR,
 )
 
+from explorer.tui.widgets.row_marks import RowMark
+
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
@@ -65,17 +66,6 @@ LINE_STYLE = ".table-lines"
 CELL_PADDING = 1
 """Blank cells each side of a table cell's text."""
 ColumnAlign = Literal["left", "center", "right"]
-
-
-class RowMark(Enum):
-    """A mark on the rows of a drawn list or table, named as its component class."""
-
-    PASSAGE = "passage-row"
-    """The search result's passage (the preview's ``-passage`` on other blocks)."""
-    FOUND = "found-row"
-    """The line find in page went to (``-found``)."""
-
-
 """Where a table column's text sits, as its delimiter row says (``:--``, ``:-:``, ``--:``)."""
 
 

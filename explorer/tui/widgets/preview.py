@@ -2,8 +2,10 @@
 
 Files are read and highlighted on a thread worker, so a 200 KB file never freezes the UI.
 Markdown up to :data:`MARKDOWN_WIDGET_LIMIT` characters is rendered by Textual's ``Markdown``
-widget; longer Markdown, code and plain text go to :class:`TextView`, which draws only the lines
-on screen. Either way the preview can scroll to a line range and mark it.
+widget, its lists, tables and code blocks drawn by the preview's own blocks
+(:mod:`explorer.tui.widgets.markdown_blocks`); longer Markdown, code and plain text go to
+:class:`TextView`, which draws only the lines on screen. Either way the preview can scroll to a
+line range and mark it (in a table, a list or a code block, its own rows).
 
 Reading keys are the pager's: ``j``/``k`` a line, space/``b`` a page, ``g``/``G`` the ends,
 ``/`` finds in the page. ``n`` and ``N`` go to the next and previous place *down or up from
@@ -50,6 +52,7 @@ from explorer.tui.widgets.preview_loading import (
     LoadedFiles,
     load_file,
 )
+from explorer.tui.widgets.row_marks import RowMark
 from explorer.tui.widgets.syntax_highlight import MAX_HIGHLIGHT_CHARS, highlight_lines
 from explorer.tui.widgets.text_view import TextView
 from explorer.tui.workers import report_worker_failure
@@ -434,7 +437,7 @@ class Preview(Vertical):
             return 1
         top = scroller.scroll_y + below
         drawn = markdown.line_at(top - markdown.virtual_region.y)
-        if drawn is not None:  # a row of a drawn list or table: its own line
+        if drawn is not None:  # a row of a drawn list or table, or of code: its own line
             return int(drawn) + 1 + self._line_offset
         line = 1
         for block in markdown.children:
@@ -469,12 +472,11 @@ class Preview(Vertical):
 
     def marked_blocks(self) -> list[Any]:
         """The Markdown blocks the passage's mark is on: its background, or its rows."""
-        from explorer.tui.widgets.markdown_blocks import RowMark
-
         markdown = self._markdown()
         if markdown is None:
             return []
-        return [*markdown.query(".-passage"), *markdown.rows_marked(RowMark.PASSAGE)]
+        mark = RowMark.PASSAGE
+        return [*markdown.query(f".{mark.block_class}"), *markdown.rows_marked(mark)]
 
     @property
     def headings_known(self) -> bool:
@@ -755,7 +757,7 @@ class Preview(Vertical):
             view.first().set_find(None)
         markdown = self._markdown() if self.is_mounted else None
         if markdown is not None:
-            self._mark_blocks(markdown, "-found", None)
+            self._mark_blocks(markdown, RowMark.FOUND, None)
 
     @on(Input.Changed, "#find")
     def _find_changed(self, event: Input.Changed) -> None:
@@ -768,9 +770,8 @@ class Preview(Vertical):
             markdown = self._markdown()
             if markdown is None:
                 return
-            blocks = self._mark_blocks(
-                markdown, "-found", (line, line) if line is not None else None
-            )
+            found = (line, line) if line is not None else None
+            blocks = self._mark_blocks(markdown, RowMark.FOUND, found)
             if line is not None and blocks:
                 self._scroll_markdown_to(line, blocks[0])
         elif self.kind in ("code", "text"):
@@ -938,9 +939,9 @@ class Preview(Vertical):
         return before[-1:]
 
     def _scroll_markdown_to(self, line: int, block: Any) -> None:
-        """Put 1-based ``line`` at the top of the Markdown view: the row a drawn list or
-        table shows it on (a result in the 120th row of a table is on screen), else the top
-        of ``block``, the block that holds it."""
+        """Put 1-based ``line`` at the top of the Markdown view: the row a drawn list or table,
+        or a code block, shows it on (a result in the 80th row of a table is on screen), else
+        the top of ``block``, the block that holds it."""
         scroller = self.query_one("#preview-markdown", VerticalScroll)
         markdown = self._markdown()
         row = markdown.y_of(line - 1 - self._line_offset) if markdown is not None else None
@@ -968,8 +969,8 @@ class Preview(Vertical):
 
     def _line_row(self, line: int, last: bool) -> int | None:
         """The row of the Markdown view (from its top) that shows 1-based ``line``: in a
-        drawn list or table, its own row; else the first row of its block (``last``: the
-        block's last row). None when no block holds it."""
+        drawn list or table, or a code block, its own row; else the first row of its block
+        (``last``: the block's last row). None when no block holds it."""
         markdown = self._markdown()
         if markdown is None:
             return None
@@ -982,24 +983,23 @@ class Preview(Vertical):
         region = blocks[0].virtual_region
         return int(markdown.virtual_region.y + (region.bottom - 1 if last else region.y))
 
-    def _mark_blocks(self, markdown: Any, mark: str, lines: tuple[int, int] | None) -> list[Any]:
-        """Mark the Markdown blocks showing 1-based ``lines`` (``-passage`` or ``-found``;
-        None: unmark): a drawn list's or table's own rows, another block's background. The
-        blocks that show the lines, marked or not."""
-        from explorer.tui.widgets.markdown_blocks import RowMark
-
-        row_mark = RowMark.PASSAGE if mark == "-passage" else RowMark.FOUND
-        for block in markdown.query(f".{mark}"):
-            block.remove_class(mark)
+    def _mark_blocks(
+        self, markdown: Any, mark: RowMark, lines: tuple[int, int] | None
+    ) -> list[Any]:
+        """Mark the Markdown blocks showing 1-based ``lines`` (None: unmark): a drawn list's
+        or table's or a code block's own rows, another block's background (its CSS class).
+        The blocks that show the lines, marked or not."""
+        for block in markdown.query(f".{mark.block_class}"):
+            block.remove_class(mark.block_class)
         if lines is None:
-            markdown.mark_rows(row_mark, None)
+            markdown.mark_rows(mark, None)
             return []
         first, last = (line - 1 - self._line_offset for line in lines)
-        markdown.mark_rows(row_mark, (first, last))
+        markdown.mark_rows(mark, (first, last))
         blocks = self._blocks_of(*lines)
         for block in blocks:
             if not markdown.marks_by_row(block):
-                block.add_class(mark)
+                block.add_class(mark.block_class)
         return blocks
 
     def _mark(self, scroll: bool = True, at: int | None = None) -> None:
@@ -1009,7 +1009,7 @@ class Preview(Vertical):
             markdown = self._markdown()
             if markdown is None:
                 return
-            blocks = self._mark_blocks(markdown, "-passage", passage)
+            blocks = self._mark_blocks(markdown, RowMark.PASSAGE, passage)
             if passage is None:
                 return
             shown = (self._blocks_of(at, at) if at is not None else []) or blocks
