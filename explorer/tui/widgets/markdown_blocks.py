@@ -425,6 +425,8 @@ def _share(sizes: list[int], total: int) -> list[int]:
     """``sizes`` scaled to add up to ``total``, rounded so that they do (the largest
     remainders round up)."""
     whole = sum(sizes)
+    if not sizes:
+        return []
     if not whole:
         even = [total // len(sizes)] * len(sizes)
         for number in range(total - sum(even)):
