@@ -346,3 +346,18 @@ async def test_a_passage_deep_in_a_long_code_block_is_shown_on_its_line(tmp_path
         # Its line is marked, not the whole block: the next line is not.
         assert background(app, "value_100") != background(app, "value_101")
         assert len(preview.marked_blocks()) == 1
+
+
+@pytest.mark.anyio
+async def test_the_rows_around_a_code_blocks_lines_read_as_its_first_and_last_line():
+    """The blank rows a code block draws above and below its code belong to it: the border's
+    range of lines in view ended at the block's first line when its last row was one."""
+    page = "Text.\n\n```\none\ntwo\nthree\n```\n\nAfter.\n"
+    app = OneMarkdown(PreviewMarkdown, page)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        markdown = app.query_one(PreviewMarkdown)
+        first, last = 3, 5  # "one" and "three", 0-based
+        assert markdown.line_at(markdown.y_of(first)) == first
+        assert markdown.line_at(markdown.y_of(first) - 1) == first  # the row above the code
+        assert markdown.line_at(markdown.y_of(last) + 1) == last  # the row below it

@@ -599,14 +599,17 @@ class PreviewMarkdown(Markdown):
             if isinstance(drawing, DrawnLines):
                 yield self._top_of(block), block, drawing
 
-    def _code_blocks(self) -> Iterator[tuple[int, int, int]]:
+    def _code_blocks(self) -> Iterator[tuple[int, int, int, range]]:
         """Each code block's code: the row its first line is drawn on (below this widget's
-        top), that line in the Markdown text, and its count of lines (drawn one a row)."""
+        top), that line in the Markdown text, its count of lines (drawn one a row), and the
+        block's own rows (its padding too)."""
         for block in self.query(CodeBlock):
             label = block.query(Label)
             if label:
                 row = self._top_of(label.first()) + label.first().styles.padding.top
-                yield row, block.first_line, block.line_count
+                top = self._top_of(block)
+                rows = range(top, top + block.outer_size.height)
+                yield row, block.first_line, block.line_count, rows
 
     def y_of(self, line: int) -> int | None:
         """The row (below this widget's top) that shows ``line`` of the Markdown text when
@@ -616,7 +619,7 @@ class PreviewMarkdown(Markdown):
             start, end = getattr(block, "source_range", (0, 0))
             if start <= line < end:
                 return top + drawing.row_of(line, block.content_region.width)
-        for row, first, count in self._code_blocks():
+        for row, first, count, _rows in self._code_blocks():
             if first <= line < first + count:
                 return row + line - first
         return None
@@ -627,9 +630,9 @@ class PreviewMarkdown(Markdown):
         for top, block, drawing in self._drawn_blocks():
             if top <= y < top + block.outer_size.height:
                 return drawing.line_at(y - top, block.content_region.width)
-        for row, first, count in self._code_blocks():
-            if row <= y < row + count:
-                return first + y - row
+        for row, first, count, rows in self._code_blocks():
+            if y in rows:  # the padding above and below reads as the first and last line
+                return first + min(max(0, y - row), count - 1)
         return None
 
     def mark_rows(self, mark: RowMark, lines: tuple[int, int] | None) -> None:
