@@ -439,14 +439,17 @@ class Preview(Vertical):
         drawn = markdown.line_at(top - markdown.virtual_region.y)
         if drawn is not None:  # a row of a drawn list or table, or of code: its own line
             return int(drawn) + 1 + self._line_offset
-        line = 1
+        line, bottom = 1, None
         for block in markdown.children:
             source = getattr(block, "source_range", None)
             if source is None:
                 continue
-            if block.virtual_region.y + markdown.virtual_region.y > top:
+            y = block.virtual_region.y + markdown.virtual_region.y
+            if y > top:
+                if bottom is None or top >= bottom:  # in the margin above a block: its line
+                    line = source[0] + 1 + self._line_offset
                 break
-            line = source[0] + 1 + self._line_offset
+            line, bottom = source[0] + 1 + self._line_offset, y + block.virtual_region.height
         return line
 
     def passage_visible(self) -> bool:
