@@ -591,72 +591,99 @@ class PreviewMarkdown(Markdown):
             node = node.parent
         return top
 
-    def _drawn_blocks(self) -> Iterator[tuple[int, Widget, DrawnLines]]:
-        """Each drawn list run and table: its top (rows below this widget's top), itself
-        and its drawing."""
-        for block in self.query("ListItemsBlock, TableBlock"):
-            drawing = getattr(block, "drawing", None)
-            if isinstance(drawing, DrawnLines):
-                yield self._top_of(block), block, drawing
+    def _row_blocks(self, within: Widget | None = None) -> Iterator[Widget]:
+        """The blocks drawn a line a row (a list's run of items, a table, a code block) in
+        one block of the page (``within``), or in the whole page."""
+        for root in [within] if within is not None else list(self.children):
+            if isinstance(root, (ListItemsBlock, TableBlock, CodeBlock)):
+                yield root
+            else:
+                for widget in root.walk_children(with_self=False):
+                    if isinstance(widget, (ListItemsBlock, TableBlock, CodeBlock)):
+                        yield widget
 
-    def _code_blocks(self) -> Iterator[tuple[int, int, int, range]]:
-        """Each code block's code: the row its first line is drawn on (below this widget's
-        top), that line in the Markdown text, its count of lines (drawn one a row), and the
-        block's own rows (its padding too)."""
-        for block in self.query(CodeBlock):
+    def _row_in(self, block: Widget, line: int) -> int | None:
+        """The row (below this widget's top) ``block`` shows ``line`` of the Markdown text on,
+        or None when the block does not hold it."""
+        if isinstance(block, CodeBlock):
+            first = block.first_line
             label = block.query(Label)
-            if label:
-                row = self._top_of(label.first()) + label.first().styles.padding.top
-                top = self._top_of(block)
-                rows = range(top, top + block.outer_size.height)
-                yield row, block.first_line, block.line_count, rows
+            if not label or not first <= line < first + block.line_count:
+                return None
+            return self._top_of(label.first()) + label.first().styles.padding.top + line - first
+        drawing = getattr(block, "drawing", None)
+        start, end = getattr(block, "source_range", (0, 0))
+        if not isinstance(drawing, DrawnLines) or not start <= line < end:
+            return None
+        return self._top_of(block) + drawing.row_of(line, block.content_region.width)
+
+    def _line_in(self, block: Widget, y: int) -> int | None:
+        """The line of the Markdown text ``block`` shows on row ``y`` (below this widget's
+        top), or None when the row is not the block's. A code block's padding above and below
+        its code reads as its first and last line."""
+        top = self._top_of(block)
+        if not top <= y < top + block.outer_size.height:
+            return None
+        if isinstance(block, CodeBlock):
+            label = block.query(Label)
+            if not label:
+                return None
+            row = self._top_of(label.first()) + label.first().styles.padding.top
+            return block.first_line + min(max(0, y - row), block.line_count - 1)
+        drawing = getattr(block, "drawing", None)
+        if not isinstance(drawing, DrawnLines):
+            return None
+        return drawing.line_at(y - top, block.content_region.width)
 
     def y_of(self, line: int) -> int | None:
         """The row (below this widget's top) that shows ``line`` of the Markdown text when
         a drawn list or table, or a code block, holds it; None otherwise (its block's top is
-        the place)."""
-        for top, block, drawing in self._drawn_blocks():
-            start, end = getattr(block, "source_range", (0, 0))
+        the place). Only the page's block that holds the line is looked into."""
+        for page_block in self.children:
+            start, end = getattr(page_block, "source_range", (0, 0))
             if start <= line < end:
-                return top + drawing.row_of(line, block.content_region.width)
-        for row, first, count, _rows in self._code_blocks():
-            if first <= line < first + count:
-                return row + line - first
+                for block in self._row_blocks(page_block):
+                    row = self._row_in(block, line)
+                    if row is not None:
+                        return row
+                return None
         return None
 
     def line_at(self, y: int) -> int | None:
         """The line of the Markdown text shown on row ``y`` (below this widget's top) when
         the row is a drawn list's or table's, or a code block's; None otherwise."""
-        for top, block, drawing in self._drawn_blocks():
-            if top <= y < top + block.outer_size.height:
-                return drawing.line_at(y - top, block.content_region.width)
-        for row, first, count, rows in self._code_blocks():
-            if y in rows:  # the padding above and below reads as the first and last line
-                return first + min(max(0, y - row), count - 1)
+        for page_block in self.children:
+            region = page_block.virtual_region
+            if region.y <= y < region.bottom:
+                for block in self._row_blocks(page_block):
+                    line = self._line_in(block, y)
+                    if line is not None:
+                        return line
+                return None
         return None
 
     def mark_rows(self, mark: RowMark, lines: tuple[int, int] | None) -> None:
-        """Mark the rows of drawn lists and tables that show ``lines`` of the Markdown text
-        (first and last, 0-based), or no rows (None)."""
-        for _top, block, drawing in self._drawn_blocks():
+        """Mark the rows of drawn lists, tables and code blocks that show ``lines`` of the
+        Markdown text (first and last, 0-based), or no rows (None)."""
+        for block in self._row_blocks():
+            if isinstance(block, CodeBlock):
+                block.mark(mark, lines)
+                continue
+            drawing = getattr(block, "drawing", None)
+            if not isinstance(drawing, DrawnLines):
+                continue
             before = drawing.marks.get(mark)
-            if lines is None:
-                drawing.marks.pop(mark, None)
+            start, end = getattr(block, "source_range", (0, 0))
+            if lines is not None and lines[0] < end and lines[1] >= start:
+                drawing.marks[mark] = lines
             else:
-                start, end = getattr(block, "source_range", (0, 0))
-                if lines[0] < end and lines[1] >= start:
-                    drawing.marks[mark] = lines
-                else:
-                    drawing.marks.pop(mark, None)
+                drawing.marks.pop(mark, None)
             if drawing.marks.get(mark) != before:
                 block.refresh()
-        for code in self.query(CodeBlock):
-            code.mark(mark, lines)
 
     def rows_marked(self, mark: RowMark) -> list[Widget]:
         """The drawn lists and tables, and the code blocks, with rows marked ``mark``."""
-        drawn = [block for _top, block, drawing in self._drawn_blocks() if mark in drawing.marks]
-        return [*drawn, *(code for code in self.query(CodeBlock) if mark in code.marks)]
+        return [block for block in self._row_blocks() if mark in _marks_of(block)]
 
     @staticmethod
     def marks_by_row(block: Widget) -> bool:
@@ -670,3 +697,11 @@ class PreviewMarkdown(Markdown):
             and bool(children)
             and all(isinstance(child, ListItemsBlock) for child in children)
         )
+
+
+def _marks_of(block: Widget) -> dict[RowMark, tuple[int, int]]:
+    """The marks on a block drawn a line a row."""
+    if isinstance(block, CodeBlock):
+        return block.marks
+    drawing = getattr(block, "drawing", None)
+    return drawing.marks if isinstance(drawing, DrawnLines) else {}
