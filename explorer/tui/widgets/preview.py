@@ -941,18 +941,23 @@ class Preview(Vertical):
         ]
         return before[-1:]
 
+    def _own_row(self, line: int) -> int | None:
+        """The row of the Markdown view (from its top) that a drawn list or table, or a code
+        block, shows 1-based ``line`` on; None when no such block holds it."""
+        markdown = self._markdown()
+        row = markdown.y_of(line - 1 - self._line_offset) if markdown is not None else None
+        return None if row is None else int(markdown.virtual_region.y + row)
+
     def _scroll_markdown_to(self, line: int, block: Any) -> None:
         """Put 1-based ``line`` at the top of the Markdown view: the row a drawn list or table,
         or a code block, shows it on (a result in the 80th row of a table is on screen), else
         the top of ``block``, the block that holds it."""
         scroller = self.query_one("#preview-markdown", VerticalScroll)
-        markdown = self._markdown()
-        row = markdown.y_of(line - 1 - self._line_offset) if markdown is not None else None
+        row = self._own_row(line)
         if row is None:
             scroller.scroll_to_widget(block, animate=False, top=True, immediate=True)
         else:
-            y = markdown.virtual_region.y + row
-            scroller.scroll_to(y=y, animate=False, immediate=True)
+            scroller.scroll_to(y=row, animate=False, immediate=True)
             # The layout may settle after this (a scrollbar appearing narrows the rows, and
             # wrapped rows above the line move): put the line back once it has.
             self.call_after_refresh(self._settle_on_row, line, self.moves, self._token)
@@ -962,24 +967,19 @@ class Preview(Vertical):
         put there and the reader has not moved (nor opened another file) meanwhile."""
         if moves != self.moves or token != self._token or self.kind != "markdown":
             return
-        markdown = self._markdown()
-        row = markdown.y_of(line - 1 - self._line_offset) if markdown is not None else None
-        if row is not None:
-            scroller = self.query_one("#preview-markdown", VerticalScroll)
-            y = markdown.virtual_region.y + row
-            if y != scroller.scroll_y:
-                scroller.scroll_to(y=y, animate=False, immediate=True)
+        row = self._own_row(line)
+        scroller = self.query_one("#preview-markdown", VerticalScroll)
+        if row is not None and row != scroller.scroll_y:
+            scroller.scroll_to(y=row, animate=False, immediate=True)
 
     def _line_row(self, line: int, last: bool) -> int | None:
         """The row of the Markdown view (from its top) that shows 1-based ``line``: in a
         drawn list or table, or a code block, its own row; else the first row of its block
         (``last``: the block's last row). None when no block holds it."""
         markdown = self._markdown()
-        if markdown is None:
-            return None
-        row = markdown.y_of(line - 1 - self._line_offset)
-        if row is not None:
-            return int(markdown.virtual_region.y + row)
+        own = self._own_row(line)
+        if markdown is None or own is not None:
+            return own
         blocks = self._blocks_of(line, line)
         if not blocks:
             return None
@@ -1015,10 +1015,12 @@ class Preview(Vertical):
             blocks = self._mark_blocks(markdown, RowMark.PASSAGE, passage)
             if passage is None:
                 return
-            shown = (self._blocks_of(at, at) if at is not None else []) or blocks
+            at_blocks = self._blocks_of(at, at) if at is not None else []
+            shown = at_blocks or blocks
             if shown and scroll:
-                target = at if at is not None and self._blocks_of(at, at) else passage[0]
-                self._scroll_markdown_to(target, shown[0])
+                self._scroll_markdown_to(
+                    at if at is not None and at_blocks else passage[0], shown[0]
+                )
         elif self.kind in ("code", "text"):
             view = self.query_one(TextView)
             view.set_passage(passage)
