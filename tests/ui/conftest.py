@@ -121,6 +121,16 @@ async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 15.0, 
         await pilot.pause(0.02)
 
 
+async def wait_indexed(pilot, screen, path: str, timeout: float = 20.0) -> None:
+    """Let the app run until ``path`` is in the folder's keyword index (its links resolved)."""
+    await wait_for(
+        pilot,
+        lambda: screen.index is not None and screen.index.keywords.file(path) is not None,
+        timeout,
+        f"{path} to be indexed",
+    )
+
+
 def settled(screen) -> bool:
     """The index is open and idle, the query model warm, and the manifest read."""
     live = screen.live

@@ -16,7 +16,7 @@ from explorer.tui.widgets.markdown_parser import preview_parser
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
 from tests.timing import at_most_cpu_seconds
-from tests.ui.conftest import wait_for
+from tests.ui.conftest import wait_for, wait_indexed
 from tests.ui.test_document_preview import screen_lines
 
 LISTS = """# Lists
@@ -71,11 +71,6 @@ async def drawn(widget: type[Markdown], text: str, width: int) -> list[str]:
         return [line.rstrip() for line in screen_lines(app)]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 @pytest.mark.parametrize("width", [40, 100])
 async def test_lists_read_as_textuals_widget_draws_them(width):
@@ -117,12 +112,7 @@ async def test_a_link_in_a_list_item_or_a_table_cell_is_followed_with_the_mouse(
     app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder())
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
-        await wait_for(
-            pilot,
-            lambda: screen.index is not None and screen.index.keywords.file("index.md"),
-            20,
-            "the folder to be indexed",
-        )
+        await wait_indexed(pilot, screen, "index.md")
         screen.open_file("index.md")
         await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
         await pilot.pause()
@@ -280,12 +270,7 @@ async def test_a_passage_deep_in_a_long_table_or_list_is_shown_on_its_own_row(tm
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.screen
         preview = screen.preview
-        await wait_for(
-            pilot,
-            lambda: screen.index is not None and screen.index.keywords.file("reference.md"),
-            20,
-            "the folder to be indexed",
-        )
+        await wait_indexed(pilot, screen, "reference.md")
         for line, shown, after in (
             (row, "what setting 80 does", "what setting 81 does"),
             (item, "what flag 130 does", "what flag 131 does"),
@@ -332,12 +317,7 @@ async def test_a_passage_deep_in_a_long_code_block_is_shown_on_its_line(tmp_path
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.screen
         preview = screen.preview
-        await wait_for(
-            pilot,
-            lambda: screen.index is not None and screen.index.keywords.file("example.md"),
-            20,
-            "the folder to be indexed",
-        )
+        await wait_indexed(pilot, screen, "example.md")
         screen.open_file("example.md", passages=[(line, line)])
         await wait_for(pilot, lambda: preview.loaded and preview.passage_visible(), 10)
         await pilot.pause()

@@ -11,7 +11,7 @@ from explorer.tui.app import make_app
 from explorer.tui.widgets.markdown_parser import preview_parser
 from tests.conftest import write_files
 from tests.fakes import FakeEmbedder
-from tests.ui.conftest import wait_for
+from tests.ui.conftest import wait_for, wait_indexed
 
 SITE = {
     "hugo.toml": 'baseURL = "https://example.org/"\n',
@@ -26,11 +26,6 @@ SITE = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def click(pilot, screen, href: str) -> None:
     """A click on the link written ``href`` in the rendered page: Textual's Markdown widget
     posts LinkClicked with the destination as written."""
@@ -41,12 +36,7 @@ async def click(pilot, screen, href: str) -> None:
 
 async def open_when_indexed(pilot, screen, path: str) -> None:
     """Open ``path`` in the preview once the folder is indexed (its links resolved)."""
-    await wait_for(
-        pilot,
-        lambda: screen.index is not None and screen.index.keywords.file(path) is not None,
-        20,
-        "the folder to be indexed",
-    )
+    await wait_indexed(pilot, screen, path)
     screen.open_file(path)
     await wait_for(pilot, lambda: screen.preview.loaded, what="the preview")
 
