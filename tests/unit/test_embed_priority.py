@@ -21,6 +21,7 @@ from explorer.core.indexing.embed_priority import (
     EmbeddingQueue,
     Focus,
     KeywordPasses,
+    ModelSteps,
     Tier,
     keyword_neighbours,
 )
@@ -490,6 +491,80 @@ def test_a_keyword_pass_holds_embedding_until_it_ends_or_the_writer_is_cancelled
     threading.Timer(0.3, released.set).start()
     assert 0.25 <= EmbeddingPriority(keyword_passes=passes).wait_for_turn(None) < 2.0
     reader.join()
+
+
+class OverlapEmbedder(FakeEmbedder):
+    """Counts the model steps running at once (each takes 20 ms)."""
+
+    def __init__(self, counter: dict[str, int], lock: threading.Lock) -> None:
+        super().__init__()
+        self.counter, self.lock = counter, lock
+
+    def embed_documents(self, texts):
+        with self.lock:
+            self.counter["now"] += 1
+            self.counter["most"] = max(self.counter["most"], self.counter["now"])
+        time.sleep(0.02)
+        try:
+            return super().embed_documents(texts)
+        finally:
+            with self.lock:
+                self.counter["now"] -= 1
+
+
+def test_two_folders_embedding_on_two_threads_take_model_steps_one_at_a_time(tmp_path):
+    """Two live indexes of a window embed on a thread each; their model steps at once would
+    split the cores between two model calls and hold two sets of activations."""
+    counter, lock = {"now": 0, "most": 0}, threading.Lock()
+    indexes = []
+    for name in ("one", "two"):
+        root = write_files(tmp_path / name, CORPUS)
+        settings = Settings.for_root(
+            root, tmp_path / f"index-{name}", model="fake-hash-64", embed_batch=1
+        )
+        keywords_only(settings)
+        index = Index(settings, OverlapEmbedder(counter, lock))
+        index.acquire_write_lock()
+        indexes.append(index)
+    try:
+        threads = [
+            threading.Thread(
+                target=VectorPhase(index, EmbeddingPriority()).embed_pending,
+                args=(IndexReport(), lambda _p: None),
+            )
+            for index in indexes
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        for index in indexes:
+            assert all(r.state == FileState.FRESH for r in index.keywords.files().values())
+        assert counter["most"] == 1
+    finally:
+        for index in indexes:
+            index.close()
+
+
+def test_a_model_step_waiting_for_its_turn_gives_up_when_the_writer_is_cancelled():
+    steps = ModelSteps()
+    with steps.turn(None) as held:
+        assert held
+        cancel = threading.Event()
+        threading.Timer(0.3, cancel.set).start()
+        began = time.monotonic()
+        answers = []
+
+        def wait() -> None:
+            with steps.turn(cancel) as turn:
+                answers.append(turn)
+
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        waiter.join(5)
+        assert answers == [False] and 0.25 <= time.monotonic() - began < 2.0
+    with steps.turn(None) as held:  # given back: the next step takes it at once
+        assert held
 
 
 # -- explorer related on a file without vectors ---------------------------------------------------

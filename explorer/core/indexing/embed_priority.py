@@ -129,6 +129,36 @@ KEYWORD_PASSES = KeywordPasses()
 """The keyword passes of this process's live indexes."""
 
 
+class ModelSteps:
+    """The document model's steps in one process, taken one at a time. Each live index of a
+    window embeds on a thread of its own; two folders' steps at once split the cores between
+    two model calls, each spreading its threads over all of them, and hold two sets of
+    activations: a window of the kernel's docs and ``../shared/corpora``, 90 s into their
+    embedding, peaked at 1,063-1,081 MB with both folders' steps at once and 988-1,008 MB one
+    at a time (``benchmarks/RESULTS.md``, stop 63). A step waits for the one running; a
+    writer told to stop while it waits stops waiting."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def turn(self, cancel: threading.Event | None) -> Iterator[bool]:
+        """Hold the model for one step while the ``with`` block runs; False (nothing held)
+        when ``cancel`` is set while waiting."""
+        while not self._lock.acquire(timeout=KEYWORD_POLL):
+            if cancel is not None and cancel.is_set():
+                yield False
+                return
+        try:
+            yield True
+        finally:
+            self._lock.release()
+
+
+MODEL_STEPS = ModelSteps()
+"""The model steps of this process's syncs."""
+
+
 class EmbeddingPriority:
     """The user's current :class:`Focus`, and when they last typed, shared between a UI thread
     and the writer thread; and the :class:`KeywordPasses` whose end a model batch waits for."""

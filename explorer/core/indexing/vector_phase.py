@@ -19,6 +19,7 @@ import numpy as np
 from explorer.core.embed.embedder import MODEL_BATCH
 from explorer.core.indexing.cpu_share import limit_model_threads, lower_this_thread
 from explorer.core.indexing.embed_priority import (
+    MODEL_STEPS,
     EmbeddingPriority,
     EmbeddingQueue,
     keyword_neighbours,
@@ -283,7 +284,11 @@ class VectorPhase:
                     if start and self._told_to_stop(cancel, report):
                         break
                     step = batch[start : start + MODEL_BATCH]
-                    vectors.extend(embedder.embed_documents([texts[c.id] for c in step]))
+                    with MODEL_STEPS.turn(cancel) as held:
+                        if not held or (cancel is not None and cancel.is_set()):
+                            report.cancelled = True
+                            break
+                        vectors.extend(embedder.embed_documents([texts[c.id] for c in step]))
                     embedded += step
                 if not embedded:
                     continue
