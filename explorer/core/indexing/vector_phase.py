@@ -285,7 +285,7 @@ class VectorPhase:
                         break
                     step = batch[start : start + MODEL_BATCH]
                     with MODEL_STEPS.turn(cancel) as held:
-                        if not held or (cancel is not None and cancel.is_set()):
+                        if not held or self._cancelled(cancel, report):
                             report.cancelled = True
                             break
                         vectors.extend(embedder.embed_documents([texts[c.id] for c in step]))
@@ -322,6 +322,11 @@ class VectorPhase:
         types, then whether the sync is cancelled (the report says so)."""
         if self.priority is not None:
             self.priority.wait_for_turn(cancel)
+        return self._cancelled(cancel, report)
+
+    @staticmethod
+    def _cancelled(cancel: threading.Event | None, report: IndexReport) -> bool:
+        """Whether the sync is cancelled (the report then says so)."""
         if cancel is not None and cancel.is_set():
             report.cancelled = True
             return True
