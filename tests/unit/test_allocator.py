@@ -43,3 +43,40 @@ def test_after_a_long_batch_a_large_buffer_is_still_a_mapping_of_its_own():
     assert where_a_later_buffer_lives("default")[0] == "heap"
     kind, size = where_a_later_buffer_lives("fixed")
     assert kind == "mapping" and size < 8 << 20
+
+
+TRIM_PROBE = """
+import ctypes, sys
+from explorer.core.embed.allocator import give_back_free_memory
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+def rss():
+    return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmRSS"))
+blocks = [libc.malloc(64 << 10) for _ in range(800)]  # a batch's buffers: 50 MB on the heap
+for block in blocks:
+    libc.memset(block, 1, 64 << 10)
+for block in blocks[:-1]:  # the last one stays: the heap's top cannot shrink past it
+    libc.free(block)
+before = rss()
+if sys.argv[1] == "trim":
+    give_back_free_memory()
+print(before - rss())
+"""
+
+
+def rss_given_back_kb(mode: str) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", TRIM_PROBE, mode], capture_output=True, text=True, cwd=TREE
+    )
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
+def test_the_free_pages_of_a_finished_batch_go_back_to_the_system():
+    # Freed below the heap's top, 50 MB stay resident until they are given back.
+    assert rss_given_back_kb("keep") < 5 << 10
+    assert rss_given_back_kb("trim") > 40 << 10

@@ -16,6 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
+from explorer.core.embed.allocator import give_back_free_memory
 from explorer.core.embed.embedder import MODEL_BATCH
 from explorer.core.indexing.cpu_share import limit_model_threads, lower_this_thread
 from explorer.core.indexing.embed_priority import (
@@ -301,6 +302,7 @@ class VectorPhase:
                 self.index.keywords.ledger.mark_embedded(ids)
                 for chunk, vector in zip(embedded, vectors, strict=True):
                     fresh_vectors.setdefault(chunk.path, {})[chunk.id] = vector
+                give_back_free_memory()  # the batch's buffers: freed, but kept by the heaps
                 report.chunks_embedded += len(embedded)
                 done += len(embedded)
                 notify(
