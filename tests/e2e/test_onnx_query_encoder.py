@@ -305,3 +305,39 @@ def test_a_query_with_an_export_imports_neither_torch_nor_transformers(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def _maps_its_weights_file(embedder: SentenceTransformerEmbedder) -> bool:
+    """Whether any tensor of the embedder's loaded model lies in a mapping of a weights file."""
+    spans = []
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        fields = line.split()
+        if fields[5:] and fields[5].endswith(".safetensors"):
+            low, high = (int(x, 16) for x in fields[0].split("-"))
+            spans.append((low, high))
+    model = embedder._document_model()
+    tensors = (*model.parameters(), *model.buffers())
+    pointers = [tensor.untyped_storage().data_ptr() for tensor in tensors]
+    return any(low <= pointer < high for pointer in pointers for low, high in spans)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_a_bf16_model_whose_queries_run_on_the_export_lets_go_of_its_weights_file(
+    bundled_export: Path,
+) -> None:
+    """Embedding documents in bf16 with queries on the export, the model holds its matrices in
+    bf16 and maps no weights file (84 MB resident in a window), and gives the same vectors."""
+    bf16 = EmbeddingPrecision.BF16
+    texts = sample_passages(40)
+    on_the_model = SentenceTransformerEmbedder("all-MiniLM-L6-v2", precision=bf16)
+    reference = on_the_model.embed_documents(texts)  # no export: queries need the fp32 model
+    assert _maps_its_weights_file(on_the_model)
+    embedder = SentenceTransformerEmbedder("all-MiniLM-L6-v2", precision=bf16)
+    embedder.keep_query_encoder_in(bundled_export)
+    vectors = embedder.embed_documents(texts)
+    assert embedder.uses_export and not _maps_its_weights_file(embedder)
+    np.testing.assert_array_equal(vectors, reference)
+    query = "how do I restore a backup"
+    np.testing.assert_allclose(
+        embedder.embed_query(query), on_the_model.embed_query(query), atol=1e-6
+    )

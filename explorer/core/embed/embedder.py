@@ -158,6 +158,9 @@ class SentenceTransformerEmbedder:
         self._device = device
         self._precision = precision
         self._bf16: bool | None = None  # resolved on first use
+        self._weights_in_bf16 = False
+        """The loaded model holds its matrices in bf16 (documents are embedded in bf16, and
+        queries run on the export)."""
         self._model_dir = resolve_model_dir(model)
         self._model: SentenceTransformer | None = None
         self._tokenizer: TokenSpans | None = None
@@ -259,7 +262,9 @@ class SentenceTransformerEmbedder:
         processing: dict[str, Any] = (
             {"text": {"pad_to_multiple_of": pad_to}} if pad_to and pad_to > 1 else {}
         )
-        # Only the matrix products run in bf16; layer norms, softmax and pooling stay fp32.
+        # Only the matrix products run in bf16; layer norms, softmax and pooling stay fp32. (A
+        # model holding its matrices in bf16 runs no other way: a query whose export went away.)
+        bf16 = bf16 or self._weights_in_bf16
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             vectors = model.encode(
                 texts,
@@ -385,6 +390,12 @@ class SentenceTransformerEmbedder:
             and is_writable(self._export_dir)
         )
 
+    def _export_ready(self) -> bool:
+        """Whether queries have an export that fits (the index's, or the kept one)."""
+        manifest = self._current_export()
+        ready = manifest is not None and manifest.status is ExportStatus.READY
+        return ready or self._shared_manifest() is not None
+
     def _open_export(self) -> OnnxQueryEncoder | None:
         manifest = self._current_export()
         if manifest is None or manifest.status is not ExportStatus.READY:
@@ -453,6 +464,12 @@ class SentenceTransformerEmbedder:
         assert model is not None
         if loaded:
             self._export(model)  # torch is loaded now anyway: this is when exporting is cheap
+            # After the export, which traces the model in fp32; queries run on it (without it,
+            # on the model itself, in fp32).
+            if self.documents_in_bf16 and self._export_ready():
+                with self._lock:
+                    _hold_bf16_matrices(model)
+                    self._weights_in_bf16 = True
         return model
 
     def _load_tokenizer(self) -> TokenSpans:
@@ -495,6 +512,22 @@ def _unit_rows(vectors: np.ndarray) -> np.ndarray:
 
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return np.asarray(vectors / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+
+def _hold_bf16_matrices(model: SentenceTransformer) -> None:
+    """Give each linear layer of ``model`` the bf16 weights that autocast would make of its
+    fp32 ones at every step (the same vectors come out), and every other tensor a copy of its
+    own: the model then no longer maps its weights file, whose pages the window kept resident
+    (84 MB, fp32) beside autocast's bf16 copies of each step."""
+    import torch
+
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.Linear):
+                module.to(torch.bfloat16)
+        for tensor in (*model.parameters(), *model.buffers()):
+            if tensor.dtype != torch.bfloat16:
+                tensor.data = tensor.data.clone()
 
 
 def native_bf16() -> bool:
