@@ -305,6 +305,76 @@ async def test_a_passage_deep_in_a_long_table_or_list_is_shown_on_its_own_row(tm
         assert any("what setting 90 does" in text for text in screen_lines(app))
 
 
+QUOTED = (
+    "# Collected notes\n\nCopied from a course, the whole of it quoted.\n\n"
+    + "\n>\n".join(
+        f"> Paragraph {n} opens on this line, about subject {n} of the course notes,\n"
+        f"> goes on over a second line of the same paragraph {n},\n"
+        f"> and ends on a third line of paragraph {n}."
+        for n in range(60)
+    )
+    + "\n\n"
+    + " \n".join(
+        f"Sentence {n} of one long paragraph, hard-wrapped like the rest" for n in range(90)
+    )
+    + ".\n\nAfter.\n"
+)
+
+
+@pytest.mark.anyio
+async def test_a_passage_deep_in_a_long_quote_or_paragraph_is_shown_where_it_is(tmp_path):
+    """A note quoted whole (a vault's copied course notes: 2,100 lines in one quote) opened
+    every result at the quote's top and marked all of it; a long paragraph, at its top."""
+    root = write_files(tmp_path / "docs", {"notes.md": QUOTED})
+    lines = QUOTED.split("\n")
+    quoted = lines.index("> Paragraph 45 opens on this line, about subject 45 of the course notes,")
+    first = lines.index("> Paragraph 10 opens on this line, about subject 10 of the course notes,")
+    sentence = next(n for n, text in enumerate(lines) if text.startswith("Sentence 80 of"))
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder())
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_indexed(pilot, screen, "notes.md")
+        for line, shown in ((quoted + 1, "Paragraph 45 opens"), (sentence + 1, "Sentence 80 of")):
+            screen.open_file("notes.md", passages=[(line, line + 1)])
+            await wait_for(pilot, lambda: preview.loaded and preview.passage_visible(), 10)
+            await pilot.pause()
+            text = screen_lines(app)
+            assert any(shown in row for row in text)
+            assert not any("Paragraph 3 " in row for row in text)  # the quote's top
+            assert line - 1 <= preview.position() <= line  # the view's top line
+        # Only the quoted paragraph is marked, not the whole quote.
+        screen.open_file("notes.md", passages=[(quoted + 1, quoted + 3)])
+        await wait_for(pilot, lambda: preview.loaded and preview.passage_visible(), 10)
+        await pilot.pause()
+        assert len(preview.marked_blocks()) == 1
+        assert background(app, "Paragraph 45 opens") != background(app, "Paragraph 46 opens")
+
+        screen.open_file("notes.md", passages=[(first + 1, first + 3), (quoted + 1, quoted + 3)])
+        await wait_for(pilot, lambda: preview.loaded and preview.passage_visible(), 10)
+        assert any("Paragraph 10 opens" in row for row in screen_lines(app))
+        preview.action_next_passage()  # n: to the next passage, 35 paragraphs down the quote
+        await pilot.pause()
+        assert preview.passage_visible()
+        assert any("Paragraph 45 opens" in row for row in screen_lines(app))
+
+
+@pytest.mark.anyio
+async def test_each_line_of_a_quote_reads_back_from_the_row_it_starts_on():
+    """Where a line of a long quote is drawn and which line a row shows agree: the border's
+    range of lines and a return to a place read the rows back as lines."""
+    app = OneMarkdown(PreviewMarkdown, QUOTED)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        markdown = app.query_one(PreviewMarkdown)
+        lines = QUOTED.split("\n")
+        opening = [n for n, text in enumerate(lines) if text.startswith("> Paragraph")]
+        rows = [markdown.y_of(line) for line in opening]
+        assert all(row is not None for row in rows[1:])
+        assert rows[1:] == sorted(rows[1:]) and len(set(rows[1:])) == len(rows) - 1
+        assert [markdown.line_at(row) for row in rows[1:]] == opening[1:]
+
+
 @pytest.mark.anyio
 async def test_a_passage_deep_in_a_long_code_block_is_shown_on_its_line(tmp_path):
     """A configuration example of 120 lines: a result on its 100th line opened at the code

@@ -21,7 +21,7 @@ the tests draw pages with both widgets and compare the screens, so a change ther
 from __future__ import annotations
 
 from abc import abstractmethod
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -49,7 +49,7 @@ from textual.widgets._markdown import (
 from explorer.tui.widgets.row_marks import RowMark
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from textual.app import ComposeResult
     from textual.css.styles import RulesMap
@@ -581,8 +581,11 @@ class PreviewMarkdown(Markdown):
         "fence": CodeBlock,
         "code_block": CodeBlock,
     }
+    _offsets: tuple[str, list[int]] | None = None
+    """The text the offsets of its lines were worked out for, and those (see
+    :meth:`_line_offsets`)."""
 
-    def _top_of(self, widget: Widget) -> int:
+    def top_of(self, widget: Widget) -> int:
         """``widget``'s top, in rows below this widget's top."""
         top = 0
         node: Any = widget
@@ -610,25 +613,25 @@ class PreviewMarkdown(Markdown):
             label = block.query(Label)
             if not label or not first <= line < first + block.line_count:
                 return None
-            return self._top_of(label.first()) + label.first().styles.padding.top + line - first
+            return self.top_of(label.first()) + label.first().styles.padding.top + line - first
         drawing = getattr(block, "drawing", None)
         start, end = getattr(block, "source_range", (0, 0))
         if not isinstance(drawing, DrawnLines) or not start <= line < end:
             return None
-        return self._top_of(block) + drawing.row_of(line, block.content_region.width)
+        return self.top_of(block) + drawing.row_of(line, block.content_region.width)
 
     def _line_in(self, block: Widget, y: int) -> int | None:
         """The line of the Markdown text ``block`` shows on row ``y`` (below this widget's
         top), or None when the row is not the block's. A code block's padding above and below
         its code reads as its first and last line."""
-        top = self._top_of(block)
+        top = self.top_of(block)
         if not top <= y < top + block.outer_size.height:
             return None
         if isinstance(block, CodeBlock):
             label = block.query(Label)
             if not label:
                 return None
-            row = self._top_of(label.first()) + label.first().styles.padding.top
+            row = self.top_of(label.first()) + label.first().styles.padding.top
             return block.first_line + min(max(0, y - row), block.line_count - 1)
         drawing = getattr(block, "drawing", None)
         if not isinstance(drawing, DrawnLines):
@@ -636,9 +639,11 @@ class PreviewMarkdown(Markdown):
         return drawing.line_at(y - top, block.content_region.width)
 
     def y_of(self, line: int) -> int | None:
-        """The row (below this widget's top) that shows ``line`` of the Markdown text when
-        a drawn list or table, or a code block, holds it; None otherwise (its block's top is
-        the place). Only the page's block that holds the line is looked into."""
+        """The row (below this widget's top) that shows ``line`` of the Markdown text: a
+        drawn list's or table's, or a code block's own row for it; in a block of text (a
+        paragraph, one of a quote's blocks), the row its text starts on. None when that is
+        its block's top, or no block holds it. Only the page's block that holds the line is
+        looked into."""
         for page_block in self.children:
             start, end = getattr(page_block, "source_range", (0, 0))
             if start <= line < end:
@@ -646,12 +651,17 @@ class PreviewMarkdown(Markdown):
                     row = self._row_in(block, line)
                     if row is not None:
                         return row
-                return None
+                inner = self._innermost(page_block, lambda block: _holds(block, line))
+                if self.marks_by_row(inner):
+                    return None
+                row = self.top_of(inner) + self._text_row(inner, line)
+                return None if row == self.top_of(page_block) else row
         return None
 
     def line_at(self, y: int) -> int | None:
-        """The line of the Markdown text shown on row ``y`` (below this widget's top) when
-        the row is a drawn list's or table's, or a code block's; None otherwise."""
+        """The line of the Markdown text shown on row ``y`` (below this widget's top): a drawn
+        list's or table's, or a code block's own; in a block of text, the first line that
+        starts on the row (else the last one before it). None for a row in no block."""
         for page_block in self.children:
             region = page_block.virtual_region
             if region.y <= y < region.bottom:
@@ -659,8 +669,110 @@ class PreviewMarkdown(Markdown):
                     line = self._line_in(block, y)
                     if line is not None:
                         return line
-                return None
+                inner = self._innermost(page_block, lambda block: self._on_row(block, y))
+                if self.marks_by_row(inner) or not self._on_row(inner, y):
+                    return None
+                return self._text_line(inner, y - self.top_of(inner))
         return None
+
+    def blocks_showing(self, first: int, end: int) -> list[Widget]:
+        """The blocks that show lines ``first`` to ``end`` (0-based, ``end`` excluded) of the
+        Markdown text, as deep as they lie: a few paragraphs of a long quote, not the whole
+        quote; a block the lines cover whole, and one drawn a line a row, as they are."""
+        found: list[Widget] = []
+
+        def shows(block: Widget) -> bool:
+            start, stop = _lines_of(block)
+            return start < end and stop > first
+
+        def visit(block: Widget) -> None:
+            start, stop = _lines_of(block)
+            inner = (
+                []
+                if self.marks_by_row(block) or (first <= start and stop <= end)
+                else [child for child in self._inner_blocks(block) if shows(child)]
+            )
+            if not inner:
+                found.append(block)
+            for child in inner:
+                visit(child)
+
+        for block in self.children:
+            if shows(block):
+                visit(block)
+        return found
+
+    def _innermost(self, block: Widget, holds: Callable[[Widget], bool]) -> Widget:
+        """The innermost block within ``block`` (a block of the page) that ``holds`` says
+        holds what is looked for, through quotes and list items, not into a block drawn a line
+        a row; ``block`` itself when none of its blocks does."""
+        while not self.marks_by_row(block):
+            inner = next((child for child in self._inner_blocks(block) if holds(child)), None)
+            if inner is None:
+                break
+            block = inner
+        return block
+
+    @staticmethod
+    def _inner_blocks(block: Widget) -> list[Widget]:
+        """The Markdown blocks right inside ``block`` (through the containers that lay out a
+        list item: its bullet's row, its column)."""
+        found: list[Widget] = []
+        for child in block.children:
+            if isinstance(child, MarkdownBlock):
+                found.append(child)
+            else:
+                found.extend(PreviewMarkdown._inner_blocks(child))
+        return found
+
+    def _on_row(self, block: Widget, y: int) -> bool:
+        top = self.top_of(block)
+        return top <= y < top + block.outer_size.height
+
+    def _line_offsets(self) -> list[int]:
+        """Where each line of the Markdown text starts, in characters (and one past its end);
+        worked out once per text."""
+        source = self.source
+        kept = self._offsets
+        if kept is None or kept[0] is not source:
+            offsets = [0]
+            for text in source.split("\n"):
+                offsets.append(offsets[-1] + len(text) + 1)
+            kept = self._offsets = (source, offsets)
+        return kept[1]
+
+    def _text_rows(self, block: Widget) -> list[int]:
+        """The row (below ``block``'s top) that each line of a block of text starts on, in
+        proportion to the characters before it: the block wraps its lines together, so a line
+        of a long paragraph or quote lies about as far down the block as in its text."""
+        start, end = _lines_of(block)
+        offsets = self._line_offsets()
+        end = min(end, len(offsets) - 1)
+        height = max(1, block.content_region.height)
+        total = offsets[end] - offsets[start]
+        gutter = block.styles.gutter.top
+        if total <= 0:
+            return [gutter] * (end - start)
+        return [
+            gutter + min(height - 1, (offsets[line] - offsets[start]) * height // total)
+            for line in range(start, end)
+        ]
+
+    def _text_row(self, block: Widget, line: int) -> int:
+        rows = self._text_rows(block)
+        return rows[line - _lines_of(block)[0]] if rows else 0
+
+    def _text_line(self, block: Widget, row: int) -> int:
+        """The first line of ``block`` that starts on ``row`` (below its top), else the last
+        one that starts above it."""
+        start = _lines_of(block)[0]
+        rows = self._text_rows(block)
+        above = bisect_right(rows, row)  # the lines that start on the row or above it
+        if above == 0:
+            return start
+        if rows[above - 1] == row:
+            return start + bisect_left(rows, row)
+        return start + above - 1
 
     def mark_rows(self, mark: RowMark, lines: tuple[int, int] | None) -> None:
         """Mark the rows of drawn lists, tables and code blocks that show ``lines`` of the
@@ -689,7 +801,7 @@ class PreviewMarkdown(Markdown):
     def marks_by_row(block: Widget) -> bool:
         """Whether a block of the page is drawn as rows only (a table, a list of plain items):
         a mark on it is its rows', not its whole background."""
-        if isinstance(block, (TableBlock, CodeBlock)):
+        if isinstance(block, (TableBlock, CodeBlock, ListItemsBlock)):
             return True
         children = list(block.children)
         return (
@@ -697,6 +809,17 @@ class PreviewMarkdown(Markdown):
             and bool(children)
             and all(isinstance(child, ListItemsBlock) for child in children)
         )
+
+
+def _lines_of(block: Widget) -> tuple[int, int]:
+    """The lines of the Markdown text ``block`` shows (0-based, the end excluded)."""
+    start, end = getattr(block, "source_range", None) or (0, 0)
+    return int(start), int(end)
+
+
+def _holds(block: Widget, line: int) -> bool:
+    start, end = _lines_of(block)
+    return start <= line < end
 
 
 def _marks_of(block: Widget) -> dict[RowMark, tuple[int, int]]:

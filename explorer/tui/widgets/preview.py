@@ -920,13 +920,7 @@ class Preview(Vertical):
         markdown = self._markdown()
         if markdown is None:
             return []
-        first, last = start - 1 - self._line_offset, end - self._line_offset
-        blocks = []
-        for block in markdown.children:
-            source = getattr(block, "source_range", None)
-            if source is not None and source[0] < last and source[1] > first:
-                blocks.append(block)
-        return blocks
+        return list(markdown.blocks_showing(start - 1 - self._line_offset, end - self._line_offset))
 
     def _blocks_before(self, line: int) -> list[Any]:
         """The last Markdown block that starts before ``line`` (a blank line between blocks)."""
@@ -974,8 +968,9 @@ class Preview(Vertical):
 
     def _line_row(self, line: int, last: bool) -> int | None:
         """The row of the Markdown view (from its top) that shows 1-based ``line``: in a
-        drawn list or table, or a code block, its own row; else the first row of its block
-        (``last``: the block's last row). None when no block holds it."""
+        drawn list or table, or a code block, its own row; in a block of text, the row it
+        starts on; else the first row of its block (``last``: the block's last row). None
+        when no block holds it."""
         markdown = self._markdown()
         own = self._own_row(line)
         if markdown is None or own is not None:
@@ -983,8 +978,9 @@ class Preview(Vertical):
         blocks = self._blocks_of(line, line)
         if not blocks:
             return None
-        region = blocks[0].virtual_region
-        return int(markdown.virtual_region.y + (region.bottom - 1 if last else region.y))
+        block = blocks[-1] if last else blocks[0]
+        row = markdown.top_of(block) + (block.outer_size.height - 1 if last else 0)
+        return int(markdown.virtual_region.y + row)
 
     def _mark_blocks(
         self, markdown: Any, mark: RowMark, lines: tuple[int, int] | None
