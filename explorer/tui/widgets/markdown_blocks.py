@@ -12,7 +12,10 @@ ends in an ellipsis, a run of Chinese or Japanese breaks between characters), li
 rows, each column aligned as its delimiter row says. A link in an item or a cell is followed
 as in any paragraph: its click action is part of the text. Each of these blocks knows the row
 its every source line is drawn on, as a code block does (a line a row): a result deep in one
-opens on its row, and only its rows are marked.
+opens on its row, and only its rows are marked. Any other block of text (a paragraph, a quote's
+blocks) places a line as far down it as the line's characters lie in its text: a result deep in
+a long quote opens on its paragraph, about on its line, and only the paragraphs showing it are
+marked.
 
 The block classes swapped in are Textual's own (``textual.widgets._markdown``, not public):
 the tests draw pages with both widgets and compare the screens, so a change there fails them.
@@ -760,7 +763,8 @@ class PreviewMarkdown(Markdown):
 
     def _text_row(self, block: Widget, line: int) -> int:
         rows = self._text_rows(block)
-        return rows[line - _lines_of(block)[0]] if rows else 0
+        index = line - _lines_of(block)[0]
+        return rows[min(index, len(rows) - 1)] if rows and index >= 0 else 0
 
     def _text_line(self, block: Widget, row: int) -> int:
         """The first line of ``block`` that starts on ``row`` (below its top), else the last
