@@ -305,6 +305,40 @@ async def test_a_passage_deep_in_a_long_table_or_list_is_shown_on_its_own_row(tm
         assert any("what setting 90 does" in text for text in screen_lines(app))
 
 
+RULED = """Before the answer.
+
+> The answer's first part.
+>
+> ---
+>
+> Its second part, after a rule.
+
+- An item.
+
+  ---
+
+  The item's text after its rule.
+
+After the answer.
+"""
+
+
+@pytest.mark.anyio
+async def test_a_rule_inside_a_quote_or_a_list_item_stays_where_it_is():
+    """Textual draws every rule at the top of the page: a quote holding one (an answer pasted
+    into a note, its parts between rules) was drawn below its own rule, out of order."""
+    rows = await drawn(PreviewMarkdown, RULED, 60)
+
+    def row_of(text: str) -> int:
+        return next(n for n, row in enumerate(rows) if text in row)
+
+    rules = [n for n, row in enumerate(rows) if "────" in row]
+    assert len(rules) == 2
+    assert row_of("first part") < rules[0] < row_of("second part") < row_of("An item")
+    assert "▌" in rows[rules[0]]  # drawn inside the quote, with its border
+    assert row_of("An item") < rules[1] < row_of("after its rule") < row_of("After the answer")
+
+
 QUOTED = (
     "# Collected notes\n\nCopied from a course, the whole of it quoted.\n\n"
     + "\n>\n".join(

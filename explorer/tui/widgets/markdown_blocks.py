@@ -52,8 +52,9 @@ from textual.widgets._markdown import (
 from explorer.tui.widgets.row_marks import RowMark
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
+    from markdown_it.token import Token
     from textual.app import ComposeResult
     from textual.css.styles import RulesMap
     from textual.selection import Selection
@@ -588,6 +589,21 @@ class PreviewMarkdown(Markdown):
     """The text the offsets of its lines were worked out for, and those (see
     :meth:`_line_offsets`)."""
 
+    def _parse_markdown(self, tokens: Iterable[Token]) -> Iterable[MarkdownBlock]:
+        """Textual's blocks of ``tokens``, but for a rule inside a quote or a list item, which
+        stays in it: Textual puts every rule at the top of the page, so a quote with a rule
+        (an answer pasted into a note, its parts between ``---``) was drawn below its own
+        rules, and the page read out of order."""
+        return super()._parse_markdown(
+            token.copy(type=_NESTED_RULE) if token.type == "hr" and token.level else token
+            for token in tokens
+        )
+
+    def unhandled_token(self, token: Token) -> MarkdownBlock | None:
+        if token.type == _NESTED_RULE:
+            return self.get_block_class("hr")(self, token)
+        return super().unhandled_token(token)
+
     def top_of(self, widget: Widget) -> int:
         """``widget``'s top, in rows below this widget's top."""
         top = 0
@@ -751,13 +767,14 @@ class PreviewMarkdown(Markdown):
         start, end = _lines_of(block)
         offsets = self._line_offsets()
         end = min(end, len(offsets) - 1)
-        height = max(1, block.content_region.height)
+        spacing = block.styles.gutter
+        # Its laid-out size: its region on screen is empty while it is scrolled out of view.
+        height = max(1, block.outer_size.height - spacing.height)
         total = offsets[end] - offsets[start]
-        gutter = block.styles.gutter.top
         if total <= 0:
-            return [gutter] * (end - start)
+            return [spacing.top] * (end - start)
         return [
-            gutter + min(height - 1, (offsets[line] - offsets[start]) * height // total)
+            spacing.top + min(height - 1, (offsets[line] - offsets[start]) * height // total)
             for line in range(start, end)
         ]
 
@@ -813,6 +830,11 @@ class PreviewMarkdown(Markdown):
             and bool(children)
             and all(isinstance(child, ListItemsBlock) for child in children)
         )
+
+
+_NESTED_RULE = "hr_nested"
+"""The type a rule inside a quote or a list item is given, so that
+:meth:`PreviewMarkdown.unhandled_token` makes it where it is."""
 
 
 def _lines_of(block: Widget) -> tuple[int, int]:
