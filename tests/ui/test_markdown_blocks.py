@@ -410,6 +410,27 @@ async def test_each_line_of_a_quote_reads_back_from_the_row_it_starts_on():
 
 
 @pytest.mark.anyio
+async def test_the_rows_between_a_quotes_blocks_read_as_the_next_ones_line():
+    """The blank rows around a heading inside a quote are no block's: they read as the line
+    of the block below them (as between the page's own blocks), not as a line somewhere in
+    the quote (a page's top row there set where a zoom came back to)."""
+    page = "Intro.\n\n" + "\n>\n".join(
+        f"> ## Part {n}\n>\n> Text of part {n}, one line." for n in range(6)
+    )
+    app = OneMarkdown(PreviewMarkdown, page + "\n")
+    async with app.run_test(size=(80, 40)) as pilot:
+        await pilot.pause()
+        markdown = app.query_one(PreviewMarkdown)
+        lines = page.split("\n")
+        for n in range(1, 6):
+            heading = lines.index(f"> ## Part {n}")
+            row = markdown.y_of(heading)
+            assert row is not None and markdown.line_at(row) == heading
+            assert markdown.line_at(row - 1) == heading  # the heading's margin above it
+            assert markdown.line_at(row - 2) == heading
+
+
+@pytest.mark.anyio
 async def test_a_passage_deep_in_a_long_code_block_is_shown_on_its_line(tmp_path):
     """A configuration example of 120 lines: a result on its 100th line opened at the code
     block's first line, the line itself off screen, and the whole block was marked."""

@@ -691,6 +691,10 @@ class PreviewMarkdown(Markdown):
                 inner = self._innermost(page_block, lambda block: self._on_row(block, y))
                 if self.marks_by_row(inner) or not self._on_row(inner, y):
                     return None
+                blocks = self._inner_blocks(inner)
+                if blocks:  # a row between a quote's blocks: the next one's first line
+                    below = [block for block in blocks if self.top_of(block) > y]
+                    return _lines_of(below[0])[0] if below else _lines_of(inner)[1] - 1
                 return self._text_line(inner, y - self.top_of(inner))
         return None
 
