@@ -323,7 +323,9 @@ def test_a_long_cell_runs_past_its_column_instead_of_widening_the_table():
     assert {line.index("│", 1) for line in rows_drawn} == {8} and lines[1][8] == "┼"
     assert {len(line) for line in rows_drawn} == {20}
     assert lines[21].startswith("│ long  │ word word") and len(lines[21]) > 500
-    assert lines[23].startswith("▌")
+    # Behind the quote's bar, its cells between bars as in any table (its delimiter row too).
+    assert lines[23].startswith("▌") and lines[23].count("│") == 3 and "|" not in lines[23]
+    assert lines[24].startswith("▌") and ">" not in lines[24]
     in_a_list = "- | a | b |\n  |---|---|\n  | label | 2 |\n"  # a table opening a list item
     assert [line.plain for line in markdown_lines(in_a_list)][:3] == [
         "• │ a     │ b │",

@@ -145,7 +145,7 @@ def _heading(parser: MarkdownIt, line: str, level: int) -> Content:
     opened = title.rstrip("#")
     if opened != title and opened[-1:].isspace():  # a closing run: "## Title ##"
         title = opened.rstrip()
-    prefix = Content.styled(quote.replace(">", "▌"), "$text-muted") if quote else Content("")
+    prefix = _quote_bar(quote) if quote else Content("")
     return Content.assemble(prefix, _inline(parser, title, style))
 
 
@@ -153,9 +153,12 @@ def _text_line(parser: MarkdownIt, line: str) -> Content:
     """A line of a paragraph, a list, a quote or a table."""
     if not line.strip():
         return Content("")
-    if line.lstrip().startswith("|") or (line.count("|") >= 2 and "-|-" in line.replace(" ", "")):
-        return _table_row(parser, line)
     found = _PREFIX.match(line)
+    quote = found.group(1) if found is not None and ">" in found.group(1) else ""
+    body = line[len(quote) :]  # a table row inside a quote is drawn behind the quote's bar
+    if body.lstrip().startswith("|") or (body.count("|") >= 2 and "-|-" in body.replace(" ", "")):
+        row = _table_row(parser, body)
+        return Content.assemble(_quote_bar(quote), row) if quote else row
     prefix = Content("")
     rest = line
     if found is not None and (found.group(1) or found.group(3)):
@@ -163,7 +166,7 @@ def _text_line(parser: MarkdownIt, line: str) -> Content:
         quote = quote or ""
         parts = []
         if quote:
-            parts.append(Content.styled(quote.replace(">", "▌"), "$text-muted"))
+            parts.append(_quote_bar(quote))
         parts.append(Content(indent or ""))
         if bullet:
             shown = "•" if bullet in "-*+" else bullet
@@ -174,6 +177,11 @@ def _text_line(parser: MarkdownIt, line: str) -> Content:
         prefix = Content.assemble(*parts)
         rest = line[found.end() :]
     return Content.assemble(prefix, _inline(parser, rest))
+
+
+def _quote_bar(quote: str) -> Content:
+    """A line's quote marks (``> >``) drawn as the quote's bars."""
+    return Content.styled(quote.replace(">", "▌"), "$text-muted")
 
 
 def _table(parser: MarkdownIt, rows: list[str]) -> list[Content] | None:
