@@ -634,8 +634,7 @@ class PreviewMarkdown(Markdown):
                 return None
             return self.top_of(label.first()) + label.first().styles.padding.top + line - first
         drawing = getattr(block, "drawing", None)
-        start, end = getattr(block, "source_range", (0, 0))
-        if not isinstance(drawing, DrawnLines) or not start <= line < end:
+        if not isinstance(drawing, DrawnLines) or not _holds(block, line):
             return None
         return self.top_of(block) + drawing.row_of(line, block.content_region.width)
 
@@ -643,8 +642,7 @@ class PreviewMarkdown(Markdown):
         """The line of the Markdown text ``block`` shows on row ``y`` (below this widget's
         top), or None when the row is not the block's. A code block's padding above and below
         its code reads as its first and last line."""
-        top = self.top_of(block)
-        if not top <= y < top + block.outer_size.height:
+        if not self._on_row(block, y):
             return None
         if isinstance(block, CodeBlock):
             label = block.query(Label)
@@ -655,7 +653,7 @@ class PreviewMarkdown(Markdown):
         drawing = getattr(block, "drawing", None)
         if not isinstance(drawing, DrawnLines):
             return None
-        return drawing.line_at(y - top, block.content_region.width)
+        return drawing.line_at(y - self.top_of(block), block.content_region.width)
 
     def y_of(self, line: int) -> int | None:
         """The row (below this widget's top) that shows ``line`` of the Markdown text: a
@@ -664,8 +662,7 @@ class PreviewMarkdown(Markdown):
         its block's top, or no block holds it. Only the page's block that holds the line is
         looked into."""
         for page_block in self.children:
-            start, end = getattr(page_block, "source_range", (0, 0))
-            if start <= line < end:
+            if _holds(page_block, line):
                 for block in self._row_blocks(page_block):
                     row = self._row_in(block, line)
                     if row is not None:
@@ -682,14 +679,13 @@ class PreviewMarkdown(Markdown):
         list's or table's, or a code block's own; in a block of text, the first line that
         starts on the row (else the last one before it). None for a row in no block."""
         for page_block in self.children:
-            region = page_block.virtual_region
-            if region.y <= y < region.bottom:
+            if self._on_row(page_block, y):
                 for block in self._row_blocks(page_block):
                     line = self._line_in(block, y)
                     if line is not None:
                         return line
                 inner = self._innermost(page_block, lambda block: self._on_row(block, y))
-                if self.marks_by_row(inner) or not self._on_row(inner, y):
+                if self.marks_by_row(inner):
                     return None
                 blocks = self._inner_blocks(inner)
                 if blocks:  # a row between a quote's blocks: the next one's first line
@@ -810,7 +806,7 @@ class PreviewMarkdown(Markdown):
             if not isinstance(drawing, DrawnLines):
                 continue
             before = drawing.marks.get(mark)
-            start, end = getattr(block, "source_range", (0, 0))
+            start, end = _lines_of(block)
             if lines is not None and lines[0] < end and lines[1] >= start:
                 drawing.marks[mark] = lines
             else:
