@@ -195,8 +195,8 @@ class SentenceTransformerEmbedder:
 
     @property
     def dimension(self) -> int:
-        manifest = self._current_export()
-        if manifest is not None and manifest.status is ExportStatus.READY:
+        manifest = self._ready_export()
+        if manifest is not None:
             return manifest.dimension  # what the model gives, after any Dense layer
         if self._model_dir is not None:
             modules = self._model_dir / "modules.json"
@@ -390,15 +390,18 @@ class SentenceTransformerEmbedder:
             and is_writable(self._export_dir)
         )
 
+    def _ready_export(self) -> ExportManifest | None:
+        """The export folder's manifest when it speaks for this model and is ready."""
+        manifest = self._current_export()
+        return manifest if manifest is not None and manifest.status is ExportStatus.READY else None
+
     def _export_ready(self) -> bool:
         """Whether queries have an export that fits (the index's, or the kept one)."""
-        manifest = self._current_export()
-        ready = manifest is not None and manifest.status is ExportStatus.READY
-        return ready or self._shared_manifest() is not None
+        return self._ready_export() is not None or self._shared_manifest() is not None
 
     def _open_export(self) -> OnnxQueryEncoder | None:
-        manifest = self._current_export()
-        if manifest is None or manifest.status is not ExportStatus.READY:
+        manifest = self._ready_export()
+        if manifest is None:
             return None
         assert self._export_dir is not None
         return _opened(self._export_dir, manifest)
