@@ -4,6 +4,8 @@ instead of one per cell, and links still clicked."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from rich.cells import cell_len
 from textual.app import App, ComposeResult
@@ -466,3 +468,27 @@ async def test_the_rows_around_a_code_blocks_lines_read_as_its_first_and_last_li
         assert markdown.line_at(markdown.y_of(first)) == first
         assert markdown.line_at(markdown.y_of(first) - 1) == first  # the row above the code
         assert markdown.line_at(markdown.y_of(last) + 1) == last  # the row below it
+
+
+@pytest.mark.anyio
+async def test_a_heading_opened_from_a_result_is_the_views_top_row(tmp_path):
+    """Opening sample_docs' webhooks page at its retries section showed the end of the
+    paragraph above the heading at the top while the border said the view began at the
+    heading: the page's rows moved once it was laid out (its scrollbar came), after the scroll."""
+    text = (Path(__file__).parents[2] / "sample_docs" / "api" / "webhooks.md").read_text()
+    lines = text.split("\n")
+    heading = lines.index("## Responding, retries and ordering") + 1
+    root = write_files(tmp_path / "docs", {"webhooks.md": text})
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder())
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = app.screen
+        preview = screen.preview
+        await wait_indexed(pilot, screen, "webhooks.md")
+        screen.open_file("webhooks.md", passages=[(heading, heading + 11)])
+        await wait_for(pilot, lambda: preview.loaded and preview.passage_visible(), 10)
+        await pilot.pause()
+        await pilot.pause()
+        shown = screen_lines(app)
+        assert any("Responding, retries and ordering" in row for row in shown)
+        assert not any("timestamps older than five minutes" in row for row in shown)
+        assert preview.position() == heading

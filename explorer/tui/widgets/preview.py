@@ -946,25 +946,26 @@ class Preview(Vertical):
         """Put 1-based ``line`` at the top of the Markdown view: the row a drawn list or table,
         or a code block, shows it on (a result in the 80th row of a table is on screen), else
         the top of ``block``, the block that holds it."""
+        self._put_at_top(line, block)
+        # The layout may settle after this (a scrollbar appearing narrows the rows, and
+        # wrapped rows above the line move): put the line back once it has.
+        self.call_after_refresh(self._settle_at_top, line, block, self.moves, self._token)
+
+    def _put_at_top(self, line: int, block: Any) -> None:
         scroller = self.query_one("#preview-markdown", VerticalScroll)
         row = self._own_row(line)
         if row is None:
             scroller.scroll_to_widget(block, animate=False, top=True, immediate=True)
-        else:
+        elif row != scroller.scroll_y:
             scroller.scroll_to(y=row, animate=False, immediate=True)
-            # The layout may settle after this (a scrollbar appearing narrows the rows, and
-            # wrapped rows above the line move): put the line back once it has.
-            self.call_after_refresh(self._settle_on_row, line, self.moves, self._token)
 
-    def _settle_on_row(self, line: int, moves: int, token: int) -> None:
-        """Scroll ``line`` back to the top of the Markdown view if the rows moved since it was
+    def _settle_at_top(self, line: int, block: Any, moves: int, token: int) -> None:
+        """Put ``line`` back at the top of the Markdown view if the rows moved since it was
         put there and the reader has not moved (nor opened another file) meanwhile."""
         if moves != self.moves or token != self._token or self.kind != "markdown":
             return
-        row = self._own_row(line)
-        scroller = self.query_one("#preview-markdown", VerticalScroll)
-        if row is not None and row != scroller.scroll_y:
-            scroller.scroll_to(y=row, animate=False, immediate=True)
+        if block.is_attached:
+            self._put_at_top(line, block)
 
     def _line_row(self, line: int, last: bool) -> int | None:
         """The row of the Markdown view (from its top) that shows 1-based ``line``: in a
