@@ -128,3 +128,33 @@ async def test_files_added_among_thousands_find_their_place_by_halving(counted):
         names = [str(child.label) for child in tree.root.children[0].children]
         assert names == [path.rsplit("/", 1)[1] for path in sorted(records | added)]
         assert tree.state_of("notes/m-00999.md") == "pending"
+
+
+class NarrowTreeApp(App):
+    CSS = "FileTree { width: 24; height: 12; }"
+
+    def compose(self) -> ComposeResult:
+        yield FileTree("root")
+
+
+async def test_a_file_revealed_in_a_folder_of_long_names_is_not_under_the_scrollbar():
+    """Opening a note of a vault showed the tree scrolled to the row above it: the folder
+    opened for it held names wider than the pane, and the scrollbar that came for them covered
+    the bottom row, where the reveal had put the file."""
+    records = {
+        f"notes/A long title of a note, number {n:03d}.md": Record("fresh") for n in range(90)
+    }
+    records |= {f"z{n}.md": Record("fresh") for n in range(3)}
+    async with NarrowTreeApp().run_test(size=(80, 24)) as pilot:
+        tree = pilot.app.query_one(FileTree)
+        tree.set_files(records)
+        await pilot.pause()
+        wanted = "notes/A long title of a note, number 040.md"
+        tree.reveal(wanted)
+        await pilot.pause()
+        await pilot.pause()
+        assert tree.show_horizontal_scrollbar
+        line = tree.cursor_line
+        assert tree.cursor_node is not None and tree.cursor_node.data.path == wanted
+        rows = tree.scrollable_content_region.height
+        assert tree.scroll_offset.y <= line < tree.scroll_offset.y + rows

@@ -224,6 +224,13 @@ class FileTree(Tree[Entry]):
             parent = parent.parent
         _ = self.last_line  # rebuild the lines so the node knows where it is
         self.move_cursor(node)
+        # The folders opened for it may hold names wider than the pane: the scrollbar that
+        # comes for them, once laid out, covers the bottom row, where the file may stand.
+        self.call_after_refresh(self._keep_in_view, node)
+
+    def _keep_in_view(self, node: TreeNode[Entry]) -> None:
+        if self.cursor_node is node:
+            self.scroll_to_node(node, animate=False)
 
     # -- building -----------------------------------------------------------------------------
     def _folder(self, folder: str) -> TreeNode[Entry]:
