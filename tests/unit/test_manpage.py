@@ -358,3 +358,45 @@ def test_a_scope_of_a_section_keeps_its_gzipped_pages() -> None:
         "dist/tool.tar.gz",
     }
     assert Scope("markdown", extensions=("md",)).select(pages) == {"notes/ls.1.md"}
+
+
+def test_a_tables_text_blocks_read_as_one_cell_each():
+    """``T{`` … ``T}`` holds a cell of several lines (systemd's file-hierarchy(7), in every
+    language): each row of the table was a row per line, a path on one and its text on the
+    next, between bars of nothing."""
+    page = r""".TH HIER 7
+.SH DIRECTORIES
+.TS
+allbox tab(:);
+lB lB.
+T{
+Directory
+T}:T{
+Purpose
+T}
+.T&
+l l.
+_
+T{
+/var/log/\fIpackage\fR
+T}:T{
+Persistent log data of the package.
+.br
+It may be empty at boot.
+T}
+/etc:T{
+Configuration.
+T}
+.TE
+.SH NOTES
+Done.
+"""
+    text = read(page.encode()).text
+    assert "| Directory | Purpose |" in text
+    assert (
+        "| /var/log/package | Persistent log data of the package. It may be empty at boot. |"
+        in text
+    )
+    assert "| /etc | Configuration. |" in text
+    assert "T{" not in text and "T}" not in text and "| _ |" not in text
+    assert "\n\nDone." in text

@@ -135,8 +135,9 @@ class ManPageFormat(DocumentFormat):
     preview_kind = PreviewKind.CODE
     markdown_text: ClassVar[bool] = True
     summary = "roff manual pages, gzipped too: sections as headings, options as items"
-    reading = 2
-    """2: the items' tags (options, commands, variables) are the page's entries."""
+    reading = 3
+    """2: the items' tags (options, commands, variables) are the page's entries. 3: a table's
+    text blocks (``T{`` … ``T}``) are one cell each."""
 
     def extract(self, data: bytes, rel_path: str, limits: Limits) -> Document:
         source = inflated(data)
@@ -273,6 +274,11 @@ class ManPage:
         self.table_format = False
         """Inside a table, before its data (options and format lines)."""
         self.table_tab = "\t"
+        self.table_row: list[str] = []
+        """The cells of the table's row being read, while a text block (``T{`` … ``T}``)
+        holds one of them open."""
+        self.text_block: list[str] | None = None
+        """The lines of that text block, read so far."""
         self.next_line: tuple[str, int] | None = None
         """What the next line of text is: ``("heading", level)`` or ``("tag", 0)``."""
         self.skip_block = False
@@ -588,12 +594,49 @@ class ManPage:
             if line.rstrip().endswith("."):
                 self.table_format = False  # the last format line
             return
-        if line[:1] in (".", "'"):
-            return  # a request inside the table (``.sp``)
+        if self.text_block is not None:  # a cell's text block, up to a line that opens "T}"
+            if line.startswith("T}"):
+                self.table_row.append(" ".join(self.text_block))
+                self.text_block = None
+                rest = line[2:]
+                if rest.startswith(self.table_tab):
+                    self.table_cells(rest[len(self.table_tab) :])
+                else:
+                    self.end_table_row()
+            elif line[:1] not in (".", "'"):
+                self.text_block.append(plain(line))
+            return
+        if line[:1] in (".", "'") or line.strip() in ("_", "="):
+            return  # a request inside the table (``.sp``), a rule across it
+        self.table_cells(line)
+
+    def table_cells(self, line: str) -> None:
+        """The cells of a row's line; one that opens a text block (``T{`` ends the line) is
+        read from the lines that follow, and the row goes on after it."""
         cells = line.split(self.table_tab)
-        self.table.append([plain(cell).replace("T{", "").replace("T}", "") for cell in cells])
+        self.table_row.extend(_cell(cell) for cell in cells[:-1])
+        if cells[-1].rstrip() == "T{":
+            self.text_block = []
+            return
+        self.table_row.append(_cell(cells[-1]))
+        self.end_table_row()
+
+    def end_table_row(self) -> None:
+        assert self.table is not None
+        self.table.append(self.table_row)
+        self.table_row = []
 
     def end_table(self) -> None:
+        if self.text_block is not None:  # a text block left open: its lines as they are
+            self.table_row.append(" ".join(self.text_block))
+            self.text_block = None
+        if self.table_row and self.table is not None:
+            self.end_table_row()
         if self.table is not None:
             rows, self.table, self.table_tab = self.table, None, "\t"
             self.builder.table(rows)
+
+
+def _cell(text: str) -> str:
+    """A table cell's text (a stray text-block mark, not at a line's end, left out)."""
+    return plain(text).replace("T{", "").replace("T}", "")
