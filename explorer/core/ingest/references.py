@@ -76,6 +76,10 @@ class LinkSyntax(StrEnum):
     """``{{< ref "path" >}}``: a content path, relative to the page or to the content root."""
     MAN_PAGE = "man"
     """``ls(1)`` in a manual page: another page by its name and section, in the same tree."""
+    SPHINX_DOC = "sphinx"
+    """A Sphinx project's page by its name (``:doc:`install```, a ``toctree`` entry; the
+    suffix left out), or a file from the project's source folder (``/images/a.png``): relative
+    to the page, or with ``/`` to the folder that holds the project's ``conf.py``."""
     TEX_INPUT = "tex"
     """``\\input{chapters/intro}`` in a LaTeX source: a file by its path from the folder TeX
     runs in, the main file's: the source's own folder or one above it."""

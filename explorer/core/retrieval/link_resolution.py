@@ -38,10 +38,10 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from explorer.core.ingest.references import (
     FileReference,
@@ -338,6 +338,35 @@ def man_page_paths(source: str, target: str) -> list[str]:
     return list(seen)
 
 
+SPHINX_SUFFIXES = (".rst", ".md", ".txt")
+"""The source suffixes a Sphinx page's name is tried with (reStructuredText, MyST Markdown)."""
+
+
+def sphinx_paths(source: str, target: str, roots: Sequence[str]) -> list[str]:
+    """Where the page or file ``target`` named in the Sphinx page ``source`` would be, most
+    likely first: from the page's folder, or for a name from ``/``, from each of ``roots``;
+    a name without a suffix with each of :data:`SPHINX_SUFFIXES` first, then as it is."""
+    name = target.strip()
+    if name.startswith("/"):
+        bases = [f"{root}/{name.lstrip('/')}" if root else name.lstrip("/") for root in roots]
+    else:
+        folder = source.rpartition("/")[0]
+        bases = [f"{folder}/{name}" if folder else name]
+    seen: dict[str, None] = {}
+    for base in bases:
+        path = normalise_path(base)
+        if path is None or path == ".":
+            continue
+        suffix = PurePosixPath(path).suffix.lower()
+        if not suffix:  # a page's name
+            seen.update(dict.fromkeys([path + each for each in SPHINX_SUFFIXES] + [path]))
+        elif suffix in SPHINX_SUFFIXES:  # a page's file
+            seen[path] = None
+        else:  # a file, or a name with a dot (``release/3.25``)
+            seen.update(dict.fromkeys([path] + [path + each for each in SPHINX_SUFFIXES]))
+    return list(seen)
+
+
 def tex_input_paths(source: str, target: str) -> list[str]:
     """Where the file ``target`` pulled in by the LaTeX source ``source`` would be, most likely
     first: read from the source's folder, then from each folder above it (TeX reads from the
@@ -392,6 +421,8 @@ class LinkResolver:
             return self._hugo_ref(source, reference.target)
         if reference.syntax is LinkSyntax.MAN_PAGE:
             return self._first(man_page_paths(source, reference.target))
+        if reference.syntax is LinkSyntax.SPHINX_DOC:
+            return self._first(sphinx_paths(source, reference.target, self._sphinx_roots(source)))
         if reference.syntax is LinkSyntax.TEX_INPUT:
             return self._first(tex_input_paths(source, reference.target))
         return self._path(source, reference.raw)
@@ -405,6 +436,17 @@ class LinkResolver:
         if self.disk.exists(path):
             return Resolution(LinkState.RESOLVED, path)
         return None
+
+    def _sphinx_roots(self, source: str) -> list[str]:
+        """The folders a Sphinx path from ``/`` may be read from: those above ``source`` that
+        hold a ``conf.py``, nearest first, then the root."""
+        roots: list[str] = []
+        folder = source.rpartition("/")[0]
+        while folder:
+            if self.disk.exists(f"{folder}/conf.py"):
+                roots.append(folder)
+            folder = folder.rpartition("/")[0]
+        return [*roots, ""]
 
     def _first(self, candidates: Iterable[str]) -> Resolution:
         """The first candidate that resolves, or the first one as missing."""

@@ -1,14 +1,62 @@
-"""reStructuredText: sections at its underlined (and overlined) titles.
+"""reStructuredText: sections at its underlined (and overlined) titles, Sphinx's links.
 
 Titles are found line by line (:func:`explorer.core.ingest.markup.rst_headings`): docutils would
-be a large dependency for this one question. References are path mentions in backticks.
+be a large dependency for this one question. Links are what a Sphinx project writes between its
+pages: ``:doc:`` roles and ``toctree`` entries (a page by its name, without its suffix), the
+files ``include``, ``literalinclude``, ``image``, ``figure`` and ``:download:`` pull in, and
+hyperlinks to a relative path; besides, path mentions in backticks. Literal blocks and code
+directives are passed over.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
 from explorer.core.ingest.formats.contract import Document, DocumentFormat, PreviewKind, Structure
 from explorer.core.ingest.markup import heading_sections, rst_headings
+from explorer.core.ingest.references import (
+    FileReference,
+    LinkFacts,
+    LinkSyntax,
+    ReferenceKind,
+    extract_link_facts,
+    link_path,
+    resolve_target,
+)
 from explorer.core.ingest.windows import Chunker
+
+_DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:-]+)::(.*)$")
+"""``.. name:: argument`` (its indent, name and argument)."""
+_LITERAL_DIRECTIVES = frozenset(
+    {
+        "code",
+        "code-block",
+        "sourcecode",
+        "literalinclude",
+        "highlight",
+        "math",
+        "raw",
+        "parsed-literal",
+    }
+)
+"""Directives whose content is text shown as it is, never read for links."""
+_FILE_DIRECTIVES = {
+    "include": ReferenceKind.EMBED,
+    "literalinclude": ReferenceKind.EMBED,
+    "image": ReferenceKind.IMAGE,
+    "figure": ReferenceKind.IMAGE,
+}
+"""Directives whose argument is a file, and what that file is to the page."""
+_DOC_ROLE = re.compile(r"(?<![\w`]):(?:std:)?doc:`([^`]+)`")
+_DOWNLOAD_ROLE = re.compile(r"(?<![\w`]):download:`([^`]+)`")
+_HYPERLINK = re.compile(r"(?<![\w`:])`([^`<]*)<([^`<>]+)>`__?(?!\w)")
+"""`` `text <target>`_ `` (or ``__``): a hyperlink with its target in place."""
+_TARGET_IN_TEXT = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.DOTALL)
+"""A role's ``title <target>``."""
+_GLOB = re.compile(r"[*?\[]")
+SPHINX_LINK = LinkSyntax.SPHINX_DOC
 
 
 class RestructuredTextFormat(DocumentFormat):
@@ -17,7 +65,9 @@ class RestructuredTextFormat(DocumentFormat):
     name = "rst"
     extensions = frozenset({"rst"})
     preview_kind = PreviewKind.CODE
-    summary = "sections at titles, path mentions"
+    summary = "sections at titles, Sphinx's links between pages"
+    reading = 2
+    """2: Sphinx's links (``:doc:``, ``toctree``, ``include`` and the like)."""
 
     def from_text(self, rel_path: str, text: str) -> Document:
         # The headings go with the document: the preview's outline (t) reads them there.
@@ -27,3 +77,124 @@ class RestructuredTextFormat(DocumentFormat):
         headings = [h for h in document.headings or () if h.start >= document.body_start]
         sections = heading_sections(document.text, document.body_start, "", headings)
         return Structure(sections, self.link_facts(rel_path, document).references)
+
+    def link_facts(self, rel_path: str, document: Document) -> LinkFacts:
+        facts = extract_link_facts(rel_path, document.text, markdown=False)
+        links = rst_references(rel_path, document.text)
+        written = {(link.line, link.raw) for link in links}
+        facts.references = sorted(
+            [mention for mention in facts.references if (mention.line, mention.raw) not in written]
+            + links,
+            key=lambda ref: (ref.line, ref.kind, ref.raw),
+        )
+        return facts
+
+
+@dataclass
+class _Line:
+    number: int
+    """1-based."""
+    text: str
+
+
+def rst_references(rel_path: str, text: str) -> list[FileReference]:
+    """The links of a reStructuredText page to other files of its project (see the module
+    docstring), in order."""
+    references: list[FileReference] = []
+    lines = [_Line(number, line) for number, line in enumerate(text.split("\n"), start=1)]
+    for line, in_toctree in _read_lines(lines):
+        if in_toctree:
+            entry = _toctree_entry(line.text)
+            if entry is not None:
+                references.append(_doc(line.number, entry))
+            continue
+        directive = _DIRECTIVE.match(line.text)
+        if directive is not None and directive.group(2) in _FILE_DIRECTIVES:
+            raw = directive.group(3).strip()
+            kind = _FILE_DIRECTIVES[directive.group(2)]
+            reference = _file(rel_path, line.number, raw, kind)
+            if reference is not None:
+                references.append(reference)
+            continue
+        for match in _DOC_ROLE.finditer(line.text):
+            references.append(_doc(line.number, _role_target(match.group(1))))
+        for match in _DOWNLOAD_ROLE.finditer(line.text):
+            found = _file(rel_path, line.number, _role_target(match.group(1)), ReferenceKind.LINK)
+            if found is not None:
+                references.append(found)
+        for match in _HYPERLINK.finditer(line.text):
+            target = match.group(2).strip()
+            if not target.endswith("_"):  # `text <name_>`_ names another target
+                found = _file(rel_path, line.number, target, ReferenceKind.LINK)
+                if found is not None:
+                    references.append(found)
+    return references
+
+
+def _read_lines(lines: list[_Line]) -> Iterator[tuple[_Line, bool]]:
+    """Each line that may hold a link, and whether it is an entry of a ``toctree``: the lines
+    of literal blocks (after ``::``) and of code directives are passed over, as are a
+    directive's options."""
+    skip_below: int | None = None  # the indent a skipped block's lines are deeper than
+    toctree_below: int | None = None
+    for line in lines:
+        stripped = line.text.strip()
+        indent = len(line.text) - len(line.text.lstrip())
+        if skip_below is not None:
+            if not stripped or indent > skip_below:
+                continue
+            skip_below = None
+        if toctree_below is not None:
+            if not stripped:
+                continue
+            if indent > toctree_below:
+                if not stripped.startswith(":"):  # an option (``:maxdepth: 2``)
+                    yield line, True
+                continue
+            toctree_below = None
+        directive = _DIRECTIVE.match(line.text)
+        if directive is not None:
+            name = directive.group(2)
+            if name == "toctree":
+                toctree_below = indent
+                continue
+            if name in _LITERAL_DIRECTIVES:
+                skip_below = indent
+                if name == "literalinclude":
+                    yield line, False  # its argument is a file all the same
+                continue
+        elif stripped.endswith("::") and not stripped.startswith(".."):
+            skip_below = indent  # a literal block follows
+        yield line, False
+
+
+def _toctree_entry(text: str) -> str | None:
+    """The page a ``toctree`` entry names (``Title <page>`` or ``page``); None for ``self``,
+    a glob or a URL."""
+    entry = text.strip()
+    titled = _TARGET_IN_TEXT.match(entry)
+    if titled is not None:
+        entry = titled.group(2).strip()
+    if not entry or entry == "self" or _GLOB.search(entry) or link_path(entry) is None:
+        return None
+    return entry
+
+
+def _role_target(inner: str) -> str:
+    """The target of a role's text: ``title <target>``, or the text itself."""
+    titled = _TARGET_IN_TEXT.match(inner.strip())
+    return (titled.group(2) if titled is not None else inner).strip()
+
+
+def _doc(line: int, name: str) -> FileReference:
+    return FileReference(line, ReferenceKind.LINK, name, name, syntax=SPHINX_LINK)
+
+
+def _file(rel_path: str, line: int, raw: str, kind: ReferenceKind) -> FileReference | None:
+    """A reference to a file by its path (relative to the page; from the project's source
+    folder when it starts with ``/``); None for a URL or nothing."""
+    if not raw or link_path(raw) is None:
+        return None
+    if raw.startswith("/"):
+        return FileReference(line, kind, raw, raw, syntax=SPHINX_LINK)
+    return FileReference(line, kind, raw, resolve_target(rel_path, raw) or "")

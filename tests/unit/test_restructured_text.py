@@ -1,0 +1,136 @@
+"""A Sphinx project's pages link to each other by name: its links are read and resolved."""
+
+from __future__ import annotations
+
+from explorer.core.indexing.indexer import Indexer
+from explorer.core.ingest.formats.restructured_text import rst_references
+from explorer.core.retrieval.link_resolution import LinkState, sphinx_paths
+from explorer.core.retrieval.links import file_links
+from explorer.core.store.index import Index
+from explorer.settings.config import Settings
+from tests.conftest import write_files
+from tests.fakes import FakeEmbedder
+from tests.timing import at_most_cpu_seconds
+
+INDEX = """Project
+=======
+
+.. toctree::
+   :maxdepth: 2
+   :caption: Contents
+
+   install
+   Using it <guide/usage>
+   self
+   reference/*
+   https://example.org/elsewhere
+
+See :doc:`the FAQ <faq>` and :doc:`/guide/usage`, or :ref:`a label <somewhere>`.
+
+.. include:: /snippets/note.txt
+
+A literal block::
+
+    :doc:`not-a-link`
+    .. include:: not-a-file.txt
+
+.. code-block:: rst
+
+   :doc:`shown-only`
+
+Back to text: `the changelog <changes.html>`_ and `a site <https://example.org>`_.
+"""
+
+USAGE = """Usage
+=====
+
+Install first (:doc:`../install`); the sample is :download:`this file <../files/sample.cfg>`.
+
+.. image:: ../images/flow.png
+
+.. literalinclude:: ../files/sample.cfg
+   :language: ini
+"""
+
+
+def test_a_pages_sphinx_links_are_read_outside_literal_text() -> None:
+    found = [
+        (r.line, r.kind.value, r.raw, r.syntax.value) for r in rst_references("index.rst", INDEX)
+    ]
+    assert found == [
+        (8, "link", "install", "sphinx"),
+        (9, "link", "guide/usage", "sphinx"),
+        (14, "link", "faq", "sphinx"),
+        (14, "link", "/guide/usage", "sphinx"),
+        (16, "embed", "/snippets/note.txt", "sphinx"),
+        (27, "link", "changes.html", "path"),
+    ]
+
+
+def test_a_pages_name_is_tried_with_the_source_suffixes_from_its_folder_or_a_root() -> None:
+    assert sphinx_paths("docs/guide/usage.rst", "../install", [""]) == [
+        "docs/install.rst",
+        "docs/install.md",
+        "docs/install.txt",
+        "docs/install",
+    ]
+    assert sphinx_paths("docs/a/b.rst", "/api/index", ["docs", ""])[:2] == [
+        "docs/api/index.rst",
+        "docs/api/index.md",
+    ]
+    assert sphinx_paths("b.rst", "release/3.25", [""])[:2] == ["release/3.25", "release/3.25.rst"]
+    assert sphinx_paths("b.rst", "notes.txt", [""]) == ["notes.txt"]
+
+
+def test_a_sphinx_projects_pages_link_to_each_other(tmp_path) -> None:
+    """The project sits in a folder of the indexed root (``docs/``, beside the code): a name
+    from ``/`` is read from the folder of its ``conf.py``."""
+    root = write_files(
+        tmp_path / "repo",
+        {
+            "docs/conf.py": "project = 'demo'\n",
+            "docs/index.rst": INDEX,
+            "docs/install.rst": "Install\n=======\n\nRun the installer.\n",
+            "docs/guide/usage.rst": USAGE,
+            "docs/faq.md": "# FAQ\n\nQuestions, in MyST Markdown.\n",
+            "docs/snippets/note.txt": "A note included in pages.\n",
+            "docs/files/sample.cfg": "[sample]\nkey = value\n",
+        },
+    )
+    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
+    index = Index(settings, embedder=FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        home = file_links(index, "docs/index.rst")
+        usage = file_links(index, "docs/guide/usage.rst")
+        install = file_links(index, "docs/install.rst")
+    finally:
+        index.close()
+    assert [(link.line, link.target, link.state) for link in home.outgoing] == [
+        (8, "docs/install.rst", LinkState.RESOLVED),
+        (9, "docs/guide/usage.rst", LinkState.RESOLVED),
+        (14, "docs/guide/usage.rst", LinkState.RESOLVED),
+        (14, "docs/faq.md", LinkState.RESOLVED),
+        (16, "docs/snippets/note.txt", LinkState.RESOLVED),
+        (27, "docs/changes.html", LinkState.MISSING),
+    ]
+    assert [(link.line, link.target, link.state) for link in usage.outgoing] == [
+        (4, "docs/files/sample.cfg", LinkState.RESOLVED),  # ../files/… sorts before ../install
+        (4, "docs/install.rst", LinkState.RESOLVED),
+        (6, "docs/images/flow.png", LinkState.MISSING),
+        (8, "docs/files/sample.cfg", LinkState.RESOLVED),
+    ]
+    assert sorted(link.source for link in install.backlinks) == [
+        "docs/guide/usage.rst",
+        "docs/index.rst",
+    ]
+
+
+def test_hostile_pages_read_in_linear_time() -> None:
+    """Roles, hyperlinks and directives that never close, in a page of 100,000 lines."""
+    text = "".join(
+        f":doc:`a{n} <b{n} `x <y `_ .. toctree::\n   {n}\n.. include::\n`<`_ ::\n"
+        for n in range(25_000)
+    )
+    with at_most_cpu_seconds(3.0):
+        rst_references("big.rst", text)
