@@ -25,9 +25,11 @@ INDEX = """Project
    reference/*
    https://example.org/elsewhere
 
-See :doc:`the FAQ <faq>` and :doc:`/guide/usage`, or :ref:`a label <somewhere>`.
+See :doc:`the FAQ <faq>` and :doc:`/guide/usage`, or :ref:`a label <Somewhere  Else>`.
+Also :ref:`genindex` and :ref:`nowhere`.
 
 .. include:: /snippets/note.txt
+.. include:: <isonum.txt>
 
 A literal block::
 
@@ -39,6 +41,12 @@ A literal block::
    :doc:`shown-only`
 
 Back to text: `the changelog <changes.html>`_ and `a site <https://example.org>`_.
+A section by its page: :ref:`guide/usage:Usage`; a row's label: :ref:`row two <Row-2>`.
+
+.. list-table::
+
+   * - .. _row-2:
+     - the second row
 """
 
 USAGE = """Usage
@@ -62,8 +70,13 @@ def test_a_pages_sphinx_links_are_read_outside_literal_text() -> None:
         (9, "link", "guide/usage", "sphinx"),
         (14, "link", "faq", "sphinx"),
         (14, "link", "/guide/usage", "sphinx"),
-        (16, "embed", "/snippets/note.txt", "sphinx"),
-        (27, "link", "changes.html", "path"),
+        (14, "link", "Somewhere  Else", "sphinx-ref"),
+        (15, "link", "nowhere", "sphinx-ref"),
+        (17, "embed", "/snippets/note.txt", "sphinx"),
+        (29, "link", "changes.html", "path"),
+        (30, "link", "guide/usage:Usage", "sphinx-ref"),
+        (30, "link", "Row-2", "sphinx-ref"),
+        (34, "definition", "row-2", "sphinx-label"),
     ]
 
 
@@ -90,7 +103,9 @@ def test_a_sphinx_projects_pages_link_to_each_other(tmp_path) -> None:
         {
             "docs/conf.py": "project = 'demo'\n",
             "docs/index.rst": INDEX,
-            "docs/install.rst": "Install\n=======\n\nRun the installer.\n",
+            "docs/install.rst": (
+                "Install\n=======\n\n.. _somewhere else:\n\nElsewhere\n---------\n\nRun it.\n"
+            ),
             "docs/guide/usage.rst": USAGE,
             "docs/faq.md": "# FAQ\n\nQuestions, in MyST Markdown.\n",
             "docs/snippets/note.txt": "A note included in pages.\n",
@@ -110,9 +125,13 @@ def test_a_sphinx_projects_pages_link_to_each_other(tmp_path) -> None:
         (8, "docs/install.rst", LinkState.RESOLVED),
         (9, "docs/guide/usage.rst", LinkState.RESOLVED),
         (14, "docs/guide/usage.rst", LinkState.RESOLVED),
+        (14, "docs/install.rst", LinkState.RESOLVED),  # the label's page, without case
         (14, "docs/faq.md", LinkState.RESOLVED),
-        (16, "docs/snippets/note.txt", LinkState.RESOLVED),
-        (27, "docs/changes.html", LinkState.MISSING),
+        (15, "#nowhere", LinkState.MISSING),
+        (17, "docs/snippets/note.txt", LinkState.RESOLVED),
+        (29, "docs/changes.html", LinkState.MISSING),
+        (30, "docs/index.rst", LinkState.RESOLVED),  # the row's label, on this page
+        (30, "docs/guide/usage.rst", LinkState.RESOLVED),
     ]
     assert [(link.line, link.target, link.state) for link in usage.outgoing] == [
         (4, "docs/files/sample.cfg", LinkState.RESOLVED),  # ../files/… sorts before ../install
@@ -123,7 +142,9 @@ def test_a_sphinx_projects_pages_link_to_each_other(tmp_path) -> None:
     assert sorted(link.source for link in install.backlinks) == [
         "docs/guide/usage.rst",
         "docs/index.rst",
+        "docs/index.rst",
     ]
+    assert install.outgoing == []  # a label is a place, not a link
 
 
 def test_hostile_pages_read_in_linear_time() -> None:

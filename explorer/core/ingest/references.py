@@ -80,6 +80,11 @@ class LinkSyntax(StrEnum):
     """A Sphinx project's page by its name (``:doc:`install```, a ``toctree`` entry; the
     suffix left out), or a file from the project's source folder (``/images/a.png``): relative
     to the page, or with ``/`` to the folder that holds the project's ``conf.py``."""
+    SPHINX_LABEL = "sphinx-label"
+    """``.. _label:`` in a Sphinx page: not a link, but the place a ``:ref:`` leads to."""
+    SPHINX_REF = "sphinx-ref"
+    """``:ref:`label``` in a Sphinx page: the place ``.. _label:`` marks, in any page of the
+    project (labels are one namespace, without case)."""
     TEX_INPUT = "tex"
     """``\\input{chapters/intro}`` in a LaTeX source: a file by its path from the folder TeX
     runs in, the main file's: the source's own folder or one above it."""

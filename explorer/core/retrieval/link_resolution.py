@@ -39,7 +39,7 @@ import os
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
@@ -405,6 +405,8 @@ class LinkResolver:
 
     routes: SiteRoutes
     disk: DiskPaths
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """The file each Sphinx label (``.. _label:``) is defined in, by its key."""
 
     @property
     def site(self) -> bool:
@@ -421,6 +423,19 @@ class LinkResolver:
             return self._hugo_ref(source, reference.target)
         if reference.syntax is LinkSyntax.MAN_PAGE:
             return self._first(man_page_paths(source, reference.target))
+        if reference.syntax is LinkSyntax.SPHINX_LABEL:
+            return None  # a place, not a link
+        if reference.syntax is LinkSyntax.SPHINX_REF:
+            found = self.labels.get(reference.target)
+            if found is not None:
+                return Resolution(LinkState.RESOLVED, found)
+            page, colon, _title = reference.raw.partition(":")
+            if colon and page:  # a section by its page and title (Sphinx's autosectionlabel)
+                roots = self._sphinx_roots(source)
+                wanted = sphinx_paths(source, "/" + page.lstrip("/"), roots)
+                if any(self._found(path) is not None for path in wanted):
+                    return self._first(wanted)
+            return Resolution(LinkState.MISSING, f"#{reference.target}")
         if reference.syntax is LinkSyntax.SPHINX_DOC:
             return self._first(sphinx_paths(source, reference.target, self._sphinx_roots(source)))
         if reference.syntax is LinkSyntax.TEX_INPUT:

@@ -174,7 +174,11 @@ def _build_graph(index: Index) -> LinkGraph:
     references = list(index.keywords.facts.every_link())
     disk = DiskPaths(settings.root)
     mounts = _best_reading(layout, pages, references, disk)
-    resolver = LinkResolver(SiteRoutes(layout, mounts, pages), disk)
+    labels: dict[str, str] = {}
+    for source, reference in references:
+        if reference.syntax is LinkSyntax.SPHINX_LABEL:
+            labels.setdefault(reference.target, source)
+    resolver = LinkResolver(SiteRoutes(layout, mounts, pages), disk, labels)
     graph = LinkGraph(layout, mounts)
     for source, reference in references:
         resolution = resolver.resolve(source, reference)

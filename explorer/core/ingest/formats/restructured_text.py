@@ -2,9 +2,10 @@
 
 Titles are found line by line (:func:`explorer.core.ingest.markup.rst_headings`): docutils would
 be a large dependency for this one question. Links are what a Sphinx project writes between its
-pages: ``:doc:`` roles and ``toctree`` entries (a page by its name, without its suffix), the
-files ``include``, ``literalinclude``, ``image``, ``figure`` and ``:download:`` pull in, and
-hyperlinks to a relative path; besides, path mentions in backticks. Literal blocks and code
+pages: ``:doc:`` roles and ``toctree`` entries (a page by its name, without its suffix),
+``:ref:`` roles (a place marked ``.. _label:`` in any page), the files ``include``,
+``literalinclude``, ``image``, ``figure`` and ``:download:`` pull in, and hyperlinks to a
+relative path; besides, path mentions in backticks. Literal blocks and code
 directives are passed over.
 """
 
@@ -50,6 +51,12 @@ _FILE_DIRECTIVES = {
 }
 """Directives whose argument is a file, and what that file is to the page."""
 _DOC_ROLE = re.compile(r"(?<![\w`]):(?:std:)?doc:`([^`]+)`")
+_REF_ROLE = re.compile(r"(?<![\w`]):(?:std:)?(?:ref|numref):`([^`]+)`")
+_LABEL = re.compile(r"^\s*(?:[-*+]\s+)*\.\.\s+_(`[^`]+`|[^:`\s][^:`]*):\s*$")
+"""``.. _label:`` alone on its line (with a target after it, it names a hyperlink), or as a
+list item (a row of a ``list-table``)."""
+_BUILT_IN_LABELS = frozenset({"genindex", "modindex", "search", "py-modindex"})
+"""Labels of the pages Sphinx makes itself, never a source file."""
 _DOWNLOAD_ROLE = re.compile(r"(?<![\w`]):download:`([^`]+)`")
 _HYPERLINK = re.compile(r"(?<![\w`:])`([^`<]*)<([^`<>]+)>`__?(?!\w)")
 """`` `text <target>`_ `` (or ``__``): a hyperlink with its target in place."""
@@ -116,8 +123,33 @@ def rst_references(rel_path: str, text: str) -> list[FileReference]:
             if reference is not None:
                 references.append(reference)
             continue
+        label = _LABEL.match(line.text)
+        if label is not None:
+            name = label.group(1).strip("`")
+            references.append(
+                FileReference(
+                    line.number,
+                    ReferenceKind.DEFINITION,
+                    name,
+                    label_key(name),
+                    syntax=LinkSyntax.SPHINX_LABEL,
+                )
+            )
+            continue
         for match in _DOC_ROLE.finditer(line.text):
             references.append(_doc(line.number, _role_target(match.group(1))))
+        for match in _REF_ROLE.finditer(line.text):
+            name = _role_target(match.group(1)).lstrip("~")
+            if label_key(name) not in _BUILT_IN_LABELS:
+                references.append(
+                    FileReference(
+                        line.number,
+                        ReferenceKind.LINK,
+                        name,
+                        label_key(name),
+                        syntax=LinkSyntax.SPHINX_REF,
+                    )
+                )
         for match in _DOWNLOAD_ROLE.finditer(line.text):
             found = _file(rel_path, line.number, _role_target(match.group(1)), ReferenceKind.LINK)
             if found is not None:
@@ -168,6 +200,11 @@ def _read_lines(lines: list[_Line]) -> Iterator[tuple[_Line, bool]]:
         yield line, False
 
 
+def label_key(name: str) -> str:
+    """A label as Sphinx files it: its white space collapsed, lowercase."""
+    return " ".join(name.split()).lower()
+
+
 def _toctree_entry(text: str) -> str | None:
     """The page a ``toctree`` entry names (``Title <page>`` or ``page``); None for ``self``,
     a glob or a URL."""
@@ -193,8 +230,8 @@ def _doc(line: int, name: str) -> FileReference:
 def _file(rel_path: str, line: int, raw: str, kind: ReferenceKind) -> FileReference | None:
     """A reference to a file by its path (relative to the page; from the project's source
     folder when it starts with ``/``); None for a URL or nothing."""
-    if not raw or link_path(raw) is None:
-        return None
+    if not raw or link_path(raw) is None or (raw.startswith("<") and raw.endswith(">")):
+        return None  # nothing, a URL, or docutils' own (``.. include:: <isonum.txt>``)
     if raw.startswith("/"):
         return FileReference(line, kind, raw, raw, syntax=SPHINX_LINK)
     return FileReference(line, kind, raw, resolve_target(rel_path, raw) or "")
