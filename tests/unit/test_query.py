@@ -418,3 +418,20 @@ def test_coverage_of_a_word_being_typed_matches_its_prefix():
 )
 def test_a_query_of_identifiers_alone_is_a_lookup(query, lookup):
     assert is_lookup(keyword_pieces(query)) is lookup
+
+
+def test_a_titles_underline_and_a_rule_read_as_a_space_in_a_snippet():
+    """reStructuredText underlines its titles (a CMake page's snippet read
+    ``add_compile_definitions ----------------------- .. versionadded``), Markdown draws rules;
+    a table's short delimiters and a phrase's dashes stay."""
+    text = (
+        "add_compile_definitions\n-----------------------\n\nAdds definitions to the build.\n\n"
+        "Notes\n=====\n\n| a | --- |\n\n****\n\nA word -- and another - here."
+    )
+    snippet, spans = make_snippet(text, query_terms("definitions notes"))
+    assert snippet == (
+        "add_compile_definitions Adds definitions to the build. Notes | a | --- | A word -- and"
+        " another - here."
+    )
+    assert _marked_words(snippet, spans) == ["definitions", "Notes"]
+    assert fold_runs("Title\n~~~~~\nText") == "Title Text"

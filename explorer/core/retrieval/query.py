@@ -580,15 +580,23 @@ def _densest_run(
     return hits, best_start
 
 
-FOLDED_RUN = re.compile(r"\s*(?:\.\s?){4,}\s*|\s{2,}|[^\S ]")
+_RULE_MARKS = "-=~^*_+\"'`"
+"""The characters a line of text is ruled or underlined with (a Markdown rule, a
+reStructuredText title's underline, a table's border)."""
+FOLDED_RUN = re.compile(
+    rf"\s*(?:\.\s?){{4,}}\s*|\s*([{re.escape(_RULE_MARKS)}])\1{{3,}}\s*|\s{{2,}}|[^\S ]"
+)
 """What a snippet folds: a leader of dots (``Setup . . . . 12`` in a PDF's contents or index)
-with the blanks around it, and a run of white space other than one plain space (which folds to
-itself, so it is not matched: most of a passage's runs are such spaces)."""
+with the blanks around it, a rule (``-------`` under a title) with the blanks around it, and a
+run of white space other than one plain space (which folds to itself, so it is not matched:
+most of a passage's runs are such spaces)."""
 WHITE_RUN = re.compile(r"\s{2,}|[^\S ]")
-""":data:`FOLDED_RUN` for a text without two dots in a row (so without a leader): half the
-time, as the leader's alternative is not tried at every character."""
+""":data:`FOLDED_RUN` for a text without two dots in a row (:data:`TWO_DOTS`) or a rule: half
+the time, as the other alternatives are not tried at every character."""
 TWO_DOTS = re.compile(r"\.\s?\.")
 """Two dots in a row, as a leader of dots has them (a blank between them or not)."""
+_RULES = tuple(mark * 4 for mark in _RULE_MARKS)
+"""The starts of a rule (looked for as strings: quicker than a pattern)."""
 LEADER = " … "
 """What a leader of dots reads as in a snippet."""
 
@@ -600,11 +608,13 @@ def fold_runs(text: str) -> str:
 
 def _runs_of(text: str) -> re.Pattern[str]:
     """The pattern of the runs to fold in ``text``."""
-    return FOLDED_RUN if TWO_DOTS.search(text) else WHITE_RUN
+    if TWO_DOTS.search(text) or any(rule in text for rule in _RULES):
+        return FOLDED_RUN
+    return WHITE_RUN
 
 
 def _folded(match: re.Match[str]) -> str:
-    return " " if match.group().isspace() else LEADER
+    return LEADER if match.group().lstrip()[:1] == "." else " "
 
 
 def _folded_start(text: str, width: int) -> str:
