@@ -153,5 +153,6 @@ def test_hostile_pages_read_in_linear_time() -> None:
         f":doc:`a{n} <b{n} `x <y `_ .. toctree::\n   {n}\n.. include::\n`<`_ ::\n"
         for n in range(25_000)
     )
+    text += ".. toctree::\n\n   a" + " " * 200_000 + "b <c\n:doc:`a" + " " * 200_000 + "b`\n"
     with at_most_cpu_seconds(3.0):
         rst_references("big.rst", text)

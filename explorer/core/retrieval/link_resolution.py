@@ -426,16 +426,7 @@ class LinkResolver:
         if reference.syntax is LinkSyntax.SPHINX_LABEL:
             return None  # a place, not a link
         if reference.syntax is LinkSyntax.SPHINX_REF:
-            found = self.labels.get(reference.target)
-            if found is not None:
-                return Resolution(LinkState.RESOLVED, found)
-            page, colon, _title = reference.raw.partition(":")
-            if colon and page:  # a section by its page and title (Sphinx's autosectionlabel)
-                roots = self._sphinx_roots(source)
-                wanted = sphinx_paths(source, "/" + page.lstrip("/"), roots)
-                if any(self._found(path) is not None for path in wanted):
-                    return self._first(wanted)
-            return Resolution(LinkState.MISSING, f"#{reference.target}")
+            return self._sphinx_ref(source, reference)
         if reference.syntax is LinkSyntax.SPHINX_DOC:
             return self._first(sphinx_paths(source, reference.target, self._sphinx_roots(source)))
         if reference.syntax is LinkSyntax.TEX_INPUT:
@@ -451,6 +442,19 @@ class LinkResolver:
         if self.disk.exists(path):
             return Resolution(LinkState.RESOLVED, path)
         return None
+
+    def _sphinx_ref(self, source: str, reference: FileReference) -> Resolution:
+        """The page of the label a ``:ref:`` names; else, for ``page:Title`` (a section as
+        Sphinx's autosectionlabel names it), that page; else missing, as ``#label``."""
+        found = self.labels.get(reference.target)
+        if found is not None:
+            return Resolution(LinkState.RESOLVED, found)
+        page, colon, _title = reference.raw.partition(":")
+        if colon and page:
+            wanted = sphinx_paths(source, "/" + page.lstrip("/"), self._sphinx_roots(source))
+            if any(self._found(path) is not None for path in wanted):
+                return self._first(wanted)
+        return Resolution(LinkState.MISSING, f"#{reference.target}")
 
     def _sphinx_roots(self, source: str) -> list[str]:
         """The folders a Sphinx path from ``/`` may be read from: those above ``source`` that

@@ -60,8 +60,6 @@ _BUILT_IN_LABELS = frozenset({"genindex", "modindex", "search", "py-modindex"})
 _DOWNLOAD_ROLE = re.compile(r"(?<![\w`]):download:`([^`]+)`")
 _HYPERLINK = re.compile(r"(?<![\w`:])`([^`<]*)<([^`<>]+)>`__?(?!\w)")
 """`` `text <target>`_ `` (or ``__``): a hyperlink with its target in place."""
-_TARGET_IN_TEXT = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.DOTALL)
-"""A role's ``title <target>``."""
 _GLOB = re.compile(r"[*?\[]")
 SPHINX_LINK = LinkSyntax.SPHINX_DOC
 
@@ -126,29 +124,17 @@ def rst_references(rel_path: str, text: str) -> list[FileReference]:
         label = _LABEL.match(line.text)
         if label is not None:
             name = label.group(1).strip("`")
-            references.append(
-                FileReference(
-                    line.number,
-                    ReferenceKind.DEFINITION,
-                    name,
-                    label_key(name),
-                    syntax=LinkSyntax.SPHINX_LABEL,
-                )
-            )
+            kind, syntax = ReferenceKind.DEFINITION, LinkSyntax.SPHINX_LABEL
+            references.append(FileReference(line.number, kind, name, label_key(name), "", syntax))
             continue
         for match in _DOC_ROLE.finditer(line.text):
             references.append(_doc(line.number, _role_target(match.group(1))))
         for match in _REF_ROLE.finditer(line.text):
             name = _role_target(match.group(1)).lstrip("~")
             if label_key(name) not in _BUILT_IN_LABELS:
+                kind, syntax = ReferenceKind.LINK, LinkSyntax.SPHINX_REF
                 references.append(
-                    FileReference(
-                        line.number,
-                        ReferenceKind.LINK,
-                        name,
-                        label_key(name),
-                        syntax=LinkSyntax.SPHINX_REF,
-                    )
+                    FileReference(line.number, kind, name, label_key(name), "", syntax)
                 )
         for match in _DOWNLOAD_ROLE.finditer(line.text):
             found = _file(rel_path, line.number, _role_target(match.group(1)), ReferenceKind.LINK)
@@ -208,19 +194,18 @@ def label_key(name: str) -> str:
 def _toctree_entry(text: str) -> str | None:
     """The page a ``toctree`` entry names (``Title <page>`` or ``page``); None for ``self``,
     a glob or a URL."""
-    entry = text.strip()
-    titled = _TARGET_IN_TEXT.match(entry)
-    if titled is not None:
-        entry = titled.group(2).strip()
+    entry = _role_target(text)
     if not entry or entry == "self" or _GLOB.search(entry) or link_path(entry) is None:
         return None
     return entry
 
 
 def _role_target(inner: str) -> str:
-    """The target of a role's text: ``title <target>``, or the text itself."""
-    titled = _TARGET_IN_TEXT.match(inner.strip())
-    return (titled.group(2) if titled is not None else inner).strip()
+    """The target of a role's or an entry's text: ``title <target>``, or the text itself."""
+    text = inner.strip()
+    if text.endswith(">") and "<" in text:
+        return text[text.rindex("<") + 1 : -1].strip()
+    return text
 
 
 def _doc(line: int, name: str) -> FileReference:
