@@ -107,7 +107,7 @@ def test_the_files_a_source_pulls_in_are_its_links(tmp_path) -> None:
         "\\documentclass{book}\n% \\input{old}\n\\begin{document}\n\\include{chapters/intro}\n"
         "\\begin{verbatim}\n\\input{shown-only}\n\\end{verbatim}\n"
         "\\bibliography{refs,missing}\n\\includegraphics[width=3in]{figs/plot.pdf}\n"
-        "\\input{https://example.org/remote}\n\\end{document}\n"
+        "\\input{https://example.org/remote}\n\\input{\\jobname.ind}\n\\end{document}\n"
     )
     root = write_files(
         tmp_path / "thesis",

@@ -58,6 +58,8 @@ Install first (:doc:`../install`); the sample is :download:`this file <../files/
 
 .. literalinclude:: ../files/sample.cfg
    :language: ini
+
+As built: `the second step <../install.html#step-2>`_.
 """
 
 
@@ -73,7 +75,7 @@ def test_a_pages_sphinx_links_are_read_outside_literal_text() -> None:
         (14, "link", "Somewhere  Else", "sphinx-ref"),
         (15, "link", "nowhere", "sphinx-ref"),
         (17, "embed", "/snippets/note.txt", "sphinx"),
-        (29, "link", "changes.html", "path"),
+        (29, "link", "changes.html", "sphinx"),
         (30, "link", "guide/usage:Usage", "sphinx-ref"),
         (30, "link", "Row-2", "sphinx-ref"),
         (34, "definition", "row-2", "sphinx-label"),
@@ -93,6 +95,7 @@ def test_a_pages_name_is_tried_with_the_source_suffixes_from_its_folder_or_a_roo
     ]
     assert sphinx_paths("b.rst", "release/3.25", [""])[:2] == ["release/3.25", "release/3.25.rst"]
     assert sphinx_paths("b.rst", "notes.txt", [""]) == ["notes.txt"]
+    assert sphinx_paths("a/b.rst", "usage.html", [""])[:2] == ["a/usage.html", "a/usage.rst"]
 
 
 def test_a_sphinx_projects_pages_link_to_each_other(tmp_path) -> None:
@@ -138,8 +141,10 @@ def test_a_sphinx_projects_pages_link_to_each_other(tmp_path) -> None:
         (4, "docs/install.rst", LinkState.RESOLVED),
         (6, "docs/images/flow.png", LinkState.MISSING),
         (8, "docs/files/sample.cfg", LinkState.RESOLVED),
+        (11, "docs/install.rst", LinkState.RESOLVED),  # the page built from it
     ]
     assert sorted(link.source for link in install.backlinks) == [
+        "docs/guide/usage.rst",
         "docs/guide/usage.rst",
         "docs/index.rst",
         "docs/index.rst",

@@ -345,7 +345,8 @@ SPHINX_SUFFIXES = (".rst", ".md", ".txt")
 def sphinx_paths(source: str, target: str, roots: Sequence[str]) -> list[str]:
     """Where the page or file ``target`` named in the Sphinx page ``source`` would be, most
     likely first: from the page's folder, or for a name from ``/``, from each of ``roots``;
-    a name without a suffix with each of :data:`SPHINX_SUFFIXES` first, then as it is."""
+    a name without a suffix with each of :data:`SPHINX_SUFFIXES` first, then as it is; a
+    page as built (``usage.html``) as it is, then as its source."""
     name = target.strip()
     if name.startswith("/"):
         bases = [f"{root}/{name.lstrip('/')}" if root else name.lstrip("/") for root in roots]
@@ -362,6 +363,9 @@ def sphinx_paths(source: str, target: str, roots: Sequence[str]) -> list[str]:
             seen.update(dict.fromkeys([path + each for each in SPHINX_SUFFIXES] + [path]))
         elif suffix in SPHINX_SUFFIXES:  # a page's file
             seen[path] = None
+        elif suffix == ".html":  # a page as built: the file, else its source
+            stem = path[: -len(suffix)]
+            seen.update(dict.fromkeys([path] + [stem + each for each in SPHINX_SUFFIXES]))
         else:  # a file, or a name with a dot (``release/3.25``)
             seen.update(dict.fromkeys([path] + [path + each for each in SPHINX_SUFFIXES]))
     return list(seen)

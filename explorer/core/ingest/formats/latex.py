@@ -80,6 +80,8 @@ class LatexFormat(DocumentFormat):
     extensions = frozenset({"tex", "ltx", "latex"})
     preview_kind = PreviewKind.CODE
     summary = "sections at \\section and its kin, the \\title"
+    reading = 2
+    """2: a file's name made by a macro (``\\input{\\jobname.ind}``) is no link."""
 
     def from_text(self, rel_path: str, text: str) -> Document:
         source = _Source(text)
@@ -120,8 +122,8 @@ def latex_references(source: _Source) -> list[FileReference]:
         kind = ReferenceKind.IMAGE if command == "includegraphics" else ReferenceKind.LINK
         for name in match.group(2).split(","):
             raw = name.strip()
-            if not raw or link_path(raw) is None:
-                continue
+            if not raw or "\\" in raw or link_path(raw) is None:
+                continue  # nothing, a URL, or a name a macro makes (``\jobname.ind``)
             named = raw
             if not PurePosixPath(raw).suffix:
                 named += _DEFAULT_EXTENSION[command]

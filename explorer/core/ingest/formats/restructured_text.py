@@ -214,9 +214,11 @@ def _doc(line: int, name: str) -> FileReference:
 
 def _file(rel_path: str, line: int, raw: str, kind: ReferenceKind) -> FileReference | None:
     """A reference to a file by its path (relative to the page; from the project's source
-    folder when it starts with ``/``); None for a URL or nothing."""
-    if not raw or link_path(raw) is None or (raw.startswith("<") and raw.endswith(">")):
+    folder when it starts with ``/``; a page the project builds, ``usage.html``, as its
+    source's); None for a URL or nothing."""
+    path = link_path(raw) if raw else None
+    if path is None or (raw.startswith("<") and raw.endswith(">")):
         return None  # nothing, a URL, or docutils' own (``.. include:: <isonum.txt>``)
-    if raw.startswith("/"):
-        return FileReference(line, kind, raw, raw, syntax=SPHINX_LINK)
+    if raw.startswith("/") or path.lower().endswith(".html"):
+        return FileReference(line, kind, raw, path, syntax=SPHINX_LINK)
     return FileReference(line, kind, raw, resolve_target(rel_path, raw) or "")
