@@ -600,7 +600,7 @@ def test_markdown_indexed_with_markup_in_its_titles_is_read_again_once(
     index = Index(settings_for(root), embedder=fake_embedder)
     try:
         Indexer(index).sync()
-        assert format_readings()["markdown"] == 2
+        assert format_readings()["markdown"] == 3
         keywords = index.keywords
         ids_bold, ids_plain = keywords.chunk_ids("bold.md"), keywords.chunk_ids("plain.md")
         stored = keywords.chunks_by_id(ids_bold)

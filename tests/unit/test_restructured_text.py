@@ -63,6 +63,30 @@ As built: `the second step <../install.html#step-2>`_.
 """
 
 
+FAQ = """# FAQ
+
+(faq-top)=
+## Questions, in MyST Markdown
+
+See {doc}`the install page <install>`, {ref}`a row <row-2>` and {download}`files/sample.cfg`;
+the page [by its name](install); `{doc}` alone is code.
+
+```{toctree}
+:maxdepth: 1
+
+guide/usage
+Install <install>
+```
+
+```{include} snippets/note.txt
+```
+
+```python
+# {doc}`in code` is no link
+```
+"""
+
+
 def test_a_pages_sphinx_links_are_read_outside_literal_text() -> None:
     found = [
         (r.line, r.kind.value, r.raw, r.syntax.value) for r in rst_references("index.rst", INDEX)
@@ -110,7 +134,7 @@ def test_a_sphinx_projects_pages_link_to_each_other(tmp_path) -> None:
                 "Install\n=======\n\n.. _somewhere else:\n\nElsewhere\n---------\n\nRun it.\n"
             ),
             "docs/guide/usage.rst": USAGE,
-            "docs/faq.md": "# FAQ\n\nQuestions, in MyST Markdown.\n",
+            "docs/faq.md": FAQ,
             "docs/snippets/note.txt": "A note included in pages.\n",
             "docs/files/sample.cfg": "[sample]\nkey = value\n",
         },
@@ -122,6 +146,7 @@ def test_a_sphinx_projects_pages_link_to_each_other(tmp_path) -> None:
         home = file_links(index, "docs/index.rst")
         usage = file_links(index, "docs/guide/usage.rst")
         install = file_links(index, "docs/install.rst")
+        faq = file_links(index, "docs/faq.md")
     finally:
         index.close()
     assert [(link.line, link.target, link.state) for link in home.outgoing] == [
@@ -143,7 +168,19 @@ def test_a_sphinx_projects_pages_link_to_each_other(tmp_path) -> None:
         (8, "docs/files/sample.cfg", LinkState.RESOLVED),
         (11, "docs/install.rst", LinkState.RESOLVED),  # the page built from it
     ]
+    assert [(link.line, link.target, link.state) for link in faq.outgoing] == [
+        (6, "docs/files/sample.cfg", LinkState.RESOLVED),
+        (6, "docs/install.rst", LinkState.RESOLVED),
+        (6, "docs/index.rst", LinkState.RESOLVED),  # the row's label, on the index page
+        (7, "docs/install.rst", LinkState.RESOLVED),  # a page by its name, in Markdown
+        (12, "docs/guide/usage.rst", LinkState.RESOLVED),
+        (13, "docs/install.rst", LinkState.RESOLVED),
+        (16, "docs/snippets/note.txt", LinkState.RESOLVED),
+    ]
     assert sorted(link.source for link in install.backlinks) == [
+        "docs/faq.md",
+        "docs/faq.md",
+        "docs/faq.md",
         "docs/guide/usage.rst",
         "docs/guide/usage.rst",
         "docs/index.rst",

@@ -28,6 +28,11 @@ cut off first and then every ``%xx`` escape decoded, once (``C%23.md`` is ``C#.m
 ``tab%09name.md`` holds a TAB, ``a%2541.md`` is ``a%41.md``; an escape that is no UTF-8 names
 the bytes of a file name that is not UTF-8 either, an invalid one stays as it is).
 
+In MyST Markdown (a Sphinx project's Markdown) come Sphinx's links too: ``{doc}`` and ``{ref}``
+roles, ``(label)=`` targets, `````{toctree}````` and `````{include}````` blocks; the same as
+reStructuredText writes them (:mod:`explorer.core.ingest.formats.restructured_text`), read with
+the helpers below.
+
 Markdown also gives inline ``#tags`` (Obsidian's grammar: ``#`` after a space or at the start,
 then letters, digits, ``_``, ``-`` and ``/``, not digits only; never in code, never a heading's
 ``#``, never a URL's fragment): :func:`extract_link_facts` returns them with the references.
@@ -220,17 +225,83 @@ def normalise_path(path: str) -> str | None:
     return "/".join(parts) if parts else "."
 
 
+SPHINX_BUILT_IN_LABELS = frozenset({"genindex", "modindex", "search", "py-modindex"})
+"""Labels of the pages Sphinx makes itself, never a source file."""
+_GLOB = re.compile(r"[*?\[]")
+_MYST_ROLE = re.compile(r"\{(doc|ref|numref|download)\}$")
+"""A MyST role's name, right before its code span (``{doc}`install```)."""
+_MYST_LABEL = re.compile(r"\(([^()\s][^()]*)\)=")
+"""A MyST target, a paragraph of its own: ``(label)=``."""
+_MYST_FILE_BLOCKS = {"include": ReferenceKind.EMBED, "literalinclude": ReferenceKind.EMBED}
+
+
+def sphinx_label_key(name: str) -> str:
+    """A label as Sphinx files it: its white space collapsed, lowercase."""
+    return " ".join(name.split()).lower()
+
+
+def sphinx_role_target(inner: str) -> str:
+    """The target of a role's or a ``toctree`` entry's text: ``title <target>``, or the text
+    itself."""
+    text = inner.strip()
+    if text.endswith(">") and "<" in text:
+        return text[text.rindex("<") + 1 : -1].strip()
+    return text
+
+
+def sphinx_toctree_entry(text: str) -> str | None:
+    """The page a ``toctree`` entry names (``Title <page>`` or ``page``); None for ``self``,
+    a glob or a URL."""
+    entry = sphinx_role_target(text)
+    if not entry or entry == "self" or _GLOB.search(entry) or link_path(entry) is None:
+        return None
+    return entry
+
+
+def sphinx_doc(line: int, name: str) -> FileReference:
+    """A link to a page of the project by its name (``:doc:``, a ``toctree`` entry)."""
+    return FileReference(line, ReferenceKind.LINK, name, name, "", LinkSyntax.SPHINX_DOC)
+
+
+def sphinx_ref(line: int, inner: str) -> FileReference | None:
+    """A ``:ref:`` to a label (None for a page Sphinx makes itself)."""
+    name = sphinx_role_target(inner).lstrip("~")
+    key = sphinx_label_key(name)
+    if not key or key in SPHINX_BUILT_IN_LABELS:
+        return None
+    return FileReference(line, ReferenceKind.LINK, name, key, "", LinkSyntax.SPHINX_REF)
+
+
+def sphinx_label(line: int, name: str) -> FileReference:
+    """The place ``.. _label:`` (``(label)=``) marks: where a ``:ref:`` leads."""
+    key = sphinx_label_key(name)
+    return FileReference(line, ReferenceKind.DEFINITION, name, key, "", LinkSyntax.SPHINX_LABEL)
+
+
+def sphinx_file(rel_path: str, line: int, raw: str, kind: ReferenceKind) -> FileReference | None:
+    """A reference to a file by its path (relative to the page; from the project's source
+    folder when it starts with ``/``; a page the project builds, ``usage.html``, as its
+    source's); None for a URL or nothing."""
+    path = link_path(raw) if raw else None
+    if path is None or (raw.startswith("<") and raw.endswith(">")):
+        return None  # nothing, a URL, or docutils' own (``.. include:: <isonum.txt>``)
+    if raw.startswith("/") or path.lower().endswith(".html"):
+        return FileReference(line, kind, raw, path, "", LinkSyntax.SPHINX_DOC)
+    return FileReference(line, kind, raw, resolve_target(rel_path, raw) or "")
+
+
 def _may_hold_references(inline: str) -> bool:
     """Whether an inline run can hold a link, an image, a wikilink, a shortcode, a backtick
-    path or a tag. A run that cannot is not parsed: markdown-it's inline rules cost about
-    15 µs a bracket (1.6 MB of ``[`` took 24 s), linear in the run's length whether it is one
-    line or many."""
+    path, a MyST role or a tag. A run that cannot is not parsed: markdown-it's inline rules
+    cost about 15 µs a bracket (1.6 MB of ``[`` took 24 s), linear in the run's length whether
+    it is one line or many."""
     return (
         "](" in inline
         or ("[[" in inline and "]]" in inline)
         or "{{" in inline
         or "#" in inline
         or ("`" in inline and "/" in inline)
+        or "}`" in inline
     )
 
 
@@ -246,6 +317,11 @@ def _markdown_facts(rel_path: str, text: str, body_start: int, blocks: MarkdownB
         line = offset + token.map[0] + 1
         if token.type == "definition":
             _add_link(facts, rel_path, line, ReferenceKind.DEFINITION, token.meta.get("url", ""))
+        elif token.type == "fence" and token.info.startswith("{"):
+            _myst_block(facts, rel_path, line, token.info, token.content)
+        elif token.type == "inline" and _MYST_LABEL.fullmatch(token.content.strip()):
+            name = token.content.strip()[1:-2]
+            facts.references.append(sphinx_label(line, name))
         elif token.type == "inline" and _may_hold_references(token.content):
             # Read whole, however long its lines: the cost is linear in its length.
             children: list[Token] = []
@@ -261,7 +337,14 @@ def _inline_facts(
     """References (and, unless ``tags`` is False, tags) in one inline run (a paragraph, a
     heading, a table cell) from ``line`` on."""
     before = " "  # what precedes the next text token: a tag must follow a space or a start
+    role = None  # a MyST role's name, when the text before a code span ends with it
     for child in children:
+        if child.type == "code_inline" and role is not None:
+            _add_myst_role(facts, rel_path, line, role, child.content)
+            role = None
+            before = "x"
+            continue
+        role = None
         if child.type in ("softbreak", "hardbreak"):
             line += 1
         elif child.type == "link_open" and "label" not in child.meta:
@@ -280,9 +363,41 @@ def _inline_facts(
             if tags:
                 _add_tags(facts, before + child.content)
             line += child.content.count("\n")
+            found = _MYST_ROLE.search(child.content)
+            role = found.group(1) if found else None
         elif child.type == "html_inline":
             line += child.content.count("\n")
         before = " " if child.type in ("softbreak", "hardbreak") else (child.content[-1:] or "x")
+
+
+def _add_myst_role(facts: LinkFacts, source: str, line: int, role: str, inner: str) -> None:
+    """``{doc}`page```, ``{ref}`label```, ``{download}`file```."""
+    if role == "doc":
+        target = sphinx_role_target(inner)
+        if target:
+            facts.references.append(sphinx_doc(line, target))
+        return
+    if role == "download":
+        found = sphinx_file(source, line, sphinx_role_target(inner), ReferenceKind.LINK)
+    else:
+        found = sphinx_ref(line, inner)
+    if found is not None:
+        facts.references.append(found)
+
+
+def _myst_block(facts: LinkFacts, source: str, line: int, info: str, content: str) -> None:
+    """A MyST directive written as a fence: a ``toctree``'s entries (its lines after the
+    fence's, options aside), the file an ``include`` or ``literalinclude`` names."""
+    name, _, argument = info[1:].partition("}")
+    if name == "toctree":
+        for number, text in enumerate(content.split("\n"), start=line + 1):
+            entry = None if text.strip().startswith(":") else sphinx_toctree_entry(text)
+            if entry is not None:
+                facts.references.append(sphinx_doc(number, entry))
+    elif name in _MYST_FILE_BLOCKS:
+        found = sphinx_file(source, line, argument.strip(), _MYST_FILE_BLOCKS[name])
+        if found is not None:
+            facts.references.append(found)
 
 
 def _add_link(facts: LinkFacts, source: str, line: int, kind: ReferenceKind, raw: str) -> None:

@@ -491,7 +491,10 @@ class LinkResolver:
         if base is None and not (self.site and not relative):  # by path, from the file
             if in_file is None:
                 return Resolution(LinkState.OUTSIDE_ROOT, path)
-            return self._first([in_file])
+            if PurePosixPath(in_file).suffix:
+                return self._first([in_file])
+            # A page by its name (MyST Markdown in a Sphinx project: [the pip page](pip)).
+            return self._first([in_file, *(in_file + suffix for suffix in SPHINX_SUFFIXES)])
         if relative and in_file is not None and _extension(path.rstrip("/")) in PAGE_EXTENSIONS:
             found = self._found(in_file)  # a link to a .md file: from the file's folder first
             if found is not None:

@@ -31,9 +31,10 @@ class MarkdownFormat(DocumentFormat):
     preview_kind = PreviewKind.MARKDOWN
     markdown_text: ClassVar[bool] = True
     summary = "front matter, sections at headings, links and images"
-    reading = 2
+    reading = 3
     """2: a heading's title as rendered (``**Bold**`` reads ``Bold``, a code span without its
-    backticks): a file with markup in a heading is embedded again, the others keep theirs."""
+    backticks): a file with markup in a heading is embedded again, the others keep theirs.
+    3: MyST's links (``{doc}``, ``{ref}``, ``(label)=``, a ``{toctree}`` block)."""
 
     def from_text(self, rel_path: str, text: str) -> Document:
         front = read_front_matter(text)

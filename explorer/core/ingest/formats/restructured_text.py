@@ -20,11 +20,14 @@ from explorer.core.ingest.markup import heading_sections, rst_headings
 from explorer.core.ingest.references import (
     FileReference,
     LinkFacts,
-    LinkSyntax,
     ReferenceKind,
     extract_link_facts,
-    link_path,
-    resolve_target,
+    sphinx_doc,
+    sphinx_file,
+    sphinx_label,
+    sphinx_ref,
+    sphinx_role_target,
+    sphinx_toctree_entry,
 )
 from explorer.core.ingest.windows import Chunker
 
@@ -55,13 +58,9 @@ _REF_ROLE = re.compile(r"(?<![\w`]):(?:std:)?(?:ref|numref):`([^`]+)`")
 _LABEL = re.compile(r"^\s*(?:[-*+]\s+)*\.\.\s+_(`[^`]+`|[^:`\s][^:`]*):\s*$")
 """``.. _label:`` alone on its line (with a target after it, it names a hyperlink), or as a
 list item (a row of a ``list-table``)."""
-_BUILT_IN_LABELS = frozenset({"genindex", "modindex", "search", "py-modindex"})
-"""Labels of the pages Sphinx makes itself, never a source file."""
 _DOWNLOAD_ROLE = re.compile(r"(?<![\w`]):download:`([^`]+)`")
 _HYPERLINK = re.compile(r"(?<![\w`:])`([^`<]*)<([^`<>]+)>`__?(?!\w)")
 """`` `text <target>`_ `` (or ``__``): a hyperlink with its target in place."""
-_GLOB = re.compile(r"[*?\[]")
-SPHINX_LINK = LinkSyntax.SPHINX_DOC
 
 
 class RestructuredTextFormat(DocumentFormat):
@@ -109,41 +108,38 @@ def rst_references(rel_path: str, text: str) -> list[FileReference]:
     lines = [_Line(number, line) for number, line in enumerate(text.split("\n"), start=1)]
     for line, in_toctree in _read_lines(lines):
         if in_toctree:
-            entry = _toctree_entry(line.text)
+            entry = sphinx_toctree_entry(line.text)
             if entry is not None:
-                references.append(_doc(line.number, entry))
+                references.append(sphinx_doc(line.number, entry))
             continue
         directive = _DIRECTIVE.match(line.text)
         if directive is not None and directive.group(2) in _FILE_DIRECTIVES:
             raw = directive.group(3).strip()
             kind = _FILE_DIRECTIVES[directive.group(2)]
-            reference = _file(rel_path, line.number, raw, kind)
+            reference = sphinx_file(rel_path, line.number, raw, kind)
             if reference is not None:
                 references.append(reference)
             continue
         label = _LABEL.match(line.text)
         if label is not None:
-            name = label.group(1).strip("`")
-            kind, syntax = ReferenceKind.DEFINITION, LinkSyntax.SPHINX_LABEL
-            references.append(FileReference(line.number, kind, name, label_key(name), "", syntax))
+            references.append(sphinx_label(line.number, label.group(1).strip("`")))
             continue
         for match in _DOC_ROLE.finditer(line.text):
-            references.append(_doc(line.number, _role_target(match.group(1))))
+            references.append(sphinx_doc(line.number, sphinx_role_target(match.group(1))))
         for match in _REF_ROLE.finditer(line.text):
-            name = _role_target(match.group(1)).lstrip("~")
-            if label_key(name) not in _BUILT_IN_LABELS:
-                kind, syntax = ReferenceKind.LINK, LinkSyntax.SPHINX_REF
-                references.append(
-                    FileReference(line.number, kind, name, label_key(name), "", syntax)
-                )
+            ref = sphinx_ref(line.number, match.group(1))
+            if ref is not None:
+                references.append(ref)
         for match in _DOWNLOAD_ROLE.finditer(line.text):
-            found = _file(rel_path, line.number, _role_target(match.group(1)), ReferenceKind.LINK)
+            found = sphinx_file(
+                rel_path, line.number, sphinx_role_target(match.group(1)), ReferenceKind.LINK
+            )
             if found is not None:
                 references.append(found)
         for match in _HYPERLINK.finditer(line.text):
             target = match.group(2).strip()
             if not target.endswith("_"):  # `text <name_>`_ names another target
-                found = _file(rel_path, line.number, target, ReferenceKind.LINK)
+                found = sphinx_file(rel_path, line.number, target, ReferenceKind.LINK)
                 if found is not None:
                     references.append(found)
     return references
@@ -184,41 +180,3 @@ def _read_lines(lines: list[_Line]) -> Iterator[tuple[_Line, bool]]:
         elif stripped.endswith("::") and not stripped.startswith(".."):
             skip_below = indent  # a literal block follows
         yield line, False
-
-
-def label_key(name: str) -> str:
-    """A label as Sphinx files it: its white space collapsed, lowercase."""
-    return " ".join(name.split()).lower()
-
-
-def _toctree_entry(text: str) -> str | None:
-    """The page a ``toctree`` entry names (``Title <page>`` or ``page``); None for ``self``,
-    a glob or a URL."""
-    entry = _role_target(text)
-    if not entry or entry == "self" or _GLOB.search(entry) or link_path(entry) is None:
-        return None
-    return entry
-
-
-def _role_target(inner: str) -> str:
-    """The target of a role's or an entry's text: ``title <target>``, or the text itself."""
-    text = inner.strip()
-    if text.endswith(">") and "<" in text:
-        return text[text.rindex("<") + 1 : -1].strip()
-    return text
-
-
-def _doc(line: int, name: str) -> FileReference:
-    return FileReference(line, ReferenceKind.LINK, name, name, syntax=SPHINX_LINK)
-
-
-def _file(rel_path: str, line: int, raw: str, kind: ReferenceKind) -> FileReference | None:
-    """A reference to a file by its path (relative to the page; from the project's source
-    folder when it starts with ``/``; a page the project builds, ``usage.html``, as its
-    source's); None for a URL or nothing."""
-    path = link_path(raw) if raw else None
-    if path is None or (raw.startswith("<") and raw.endswith(">")):
-        return None  # nothing, a URL, or docutils' own (``.. include:: <isonum.txt>``)
-    if raw.startswith("/") or path.lower().endswith(".html"):
-        return FileReference(line, kind, raw, path, syntax=SPHINX_LINK)
-    return FileReference(line, kind, raw, resolve_target(rel_path, raw) or "")
