@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from explorer.core.ingest.references import LinkSyntax
 from explorer.core.retrieval.links import LinkState, LinksUnavailable, file_links, link_written
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ class Destination:
 
     path: str | None = None
     note: str = ""
+    label: str = ""
+    """For a Sphinx ``:ref:``, the label it names: the line that marks it is where to land."""
 
 
 def destination(index: Index | None, root: Path, source: str, href: str) -> Destination:
@@ -47,7 +50,8 @@ def destination(index: Index | None, root: Path, source: str, href: str) -> Dest
             if link.state is LinkState.OUTSIDE_ROOT:
                 return Destination(note=f"outside this folder: {link.target}")
             if (root / link.target).is_file():
-                return Destination(link.target)
+                label = link.raw if link.syntax is LinkSyntax.SPHINX_REF else ""
+                return Destination(link.target, label=label)
             return Destination(note=f"a folder: {link.target}")
     return _as_path(root, source, href)
 

@@ -345,10 +345,10 @@ class Workspace:
 
     def destination(self, source: str, href: str) -> Destination:
         """Where a link written ``href`` in the window path ``source`` leads."""
-        from explorer.tui.link_following import Destination, destination
+        from explorer.tui.link_following import destination
 
         place, index = self._index_for(source)
         found = destination(index, place.folder.settings.root, place.path, href)
         if found.path is None or not self.several:
             return found
-        return Destination(self.window_path(place.folder.name, found.path), found.note)
+        return replace(found, path=self.window_path(place.folder.name, found.path))

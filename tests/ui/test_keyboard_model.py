@@ -701,3 +701,41 @@ def test_history_read_back_drops_what_is_gone_or_malformed():
     assert again.places == [Place("a.md", 3), Place("b.md", 9, ((4, 6),), 4)]
     assert again.current == Place("a.md", 3)  # gone.md was current: the place before it
     assert NavigationHistory.from_data({"places": "x"}, bool).places == []
+
+
+async def test_a_sphinx_ref_followed_from_f_lands_on_its_labels_section(tmp_path):
+    """A reStructuredText page's ``:ref:`` leads to the page that marks the label, at the
+    label's line (its section), not at the page's top; and a file opened at a line from a
+    page too short to scroll is scrolled there (Textual scrolled no view without a
+    scrollbar, and the short page's view had none)."""
+    from explorer.tui.app import make_app
+    from explorer.tui.widgets.link_picker import LinkPicker
+    from tests.conftest import write_files
+    from tests.fakes import FakeEmbedder
+
+    filler = "".join(
+        f"Paragraph {n} of the guide, before its tuning section.\n\n" for n in range(60)
+    )
+    guide = f"Guide\n=====\n\n{filler}.. _tuning-knobs:\n\nTuning\n------\n\nTurn the knobs.\n"
+    start = "Start\n=====\n\nRead :ref:`the tuning section <Tuning-Knobs>` first.\n"
+    root = write_files(tmp_path / "docs", {"start.rst": start, "guide.rst": guide})
+    label = guide.split("\n").index(".. _tuning-knobs:") + 1
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder(), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await open_when_indexed(pilot, screen, "start.rst")
+        await send_at_once(pilot, ["f"])
+        assert isinstance(app.screen, LinkPicker)
+        assert [link.raw for link in app.screen.links] == ["Tuning-Knobs"]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.current_path == "guide.rst" and screen.preview.loaded)
+        await pilot.pause()
+        assert screen.preview.lines_visible(label, label + 3)
+        assert screen.preview.position() > 1
+
+        screen.open_file("start.rst")
+        await wait_for(pilot, lambda: screen.current_path == "start.rst" and screen.preview.loaded)
+        screen.open_file("guide.rst", line=40)
+        await wait_for(pilot, lambda: screen.current_path == "guide.rst" and screen.preview.loaded)
+        await pilot.pause()
+        assert screen.preview.lines_visible(40, 40) and screen.preview.position() > 1

@@ -62,7 +62,7 @@ from explorer.tui.index_state import FOLDER_FIELDS, IndexState, combined
 from explorer.tui.layout import Pane, PaneLayout
 from explorer.tui.link_following import Destination
 from explorer.tui.selection import Selection
-from explorer.tui.widgets.anchors import anchor_line, link_anchor
+from explorer.tui.widgets.anchors import anchor_line, label_line, link_anchor
 from explorer.tui.widgets.file_tree import Entry, FileTree
 from explorer.tui.widgets.footer import FittingFooter
 from explorer.tui.widgets.links import LinksList
@@ -379,17 +379,19 @@ class MainScreen(Screen[None]):
         anchor = link_anchor(href)
         line = None
         target = found.path if found.path is not None else None if found.note else source
-        if anchor and target is not None:
-            line = self._anchor_in(target, anchor)
+        if (anchor or found.label) and target is not None:
+            line = self._anchor_in(target, anchor, found.label)
         self.app.call_from_thread(self._link_followed, found, source, line)
 
-    def _anchor_in(self, path: str, anchor: str) -> int | None:
-        """The line of ``path`` (a window path) that ``anchor`` names, if it names one."""
+    def _anchor_in(self, path: str, anchor: str, label: str = "") -> int | None:
+        """The line of ``path`` (a window path) that ``anchor`` names, or that marks the
+        Sphinx ``label``, if one does."""
         try:
             text = decode_leniently(read_head(self.workspace.absolute(path), MAX_PREVIEW_BYTES))
         except (OSError, ExplorerError):
             return None
-        return anchor_line(text.replace("\r\n", "\n"), anchor)
+        text = text.replace("\r\n", "\n")
+        return label_line(text, label) if label else anchor_line(text, anchor)
 
     def _link_followed(
         self, found: Destination, source: str | None = None, line: int | None = None

@@ -1,11 +1,13 @@
 """Where a link's anchor points in its target: the heading (``#install``, ``[[Note#Install]]``,
-a Hugo ``ref "page#id"``) or the block (``[[Note#^block]]``) a followed link lands on."""
+a Hugo ``ref "page#id"``), the block (``[[Note#^block]]``) or the Sphinx label (``:ref:``) a
+followed link lands on."""
 
 from __future__ import annotations
 
 import re
 from urllib.parse import unquote
 
+from explorer.core.ingest.references import sphinx_label_key
 from explorer.tui.widgets.preview import markdown_headings
 
 
@@ -43,6 +45,20 @@ def anchor_line(text: str, anchor: str) -> int | None:
     return None
 
 
+def label_line(text: str, label: str) -> int | None:
+    """The 1-based line of ``text`` that marks the Sphinx ``label`` (``.. _label:`` in
+    reStructuredText, ``(label)=`` in MyST), without case."""
+    wanted = sphinx_label_key(label)
+    for number, line in enumerate(text.split("\n"), 1):
+        found = _LABEL_MARK.match(line)
+        if found is not None:
+            name = (found.group(1) or found.group(2)).strip("`")
+            if sphinx_label_key(name) == wanted:
+                return number
+    return None
+
+
+_LABEL_MARK = re.compile(r"^\s*(?:[-*+]\s+)*(?:\.\.\s+_(`[^`]+`|[^:`\s][^:`]*):|\(([^()]+)\)=)\s*$")
 _HUGO_REF = re.compile(r'ref\s+"([^"]*)"')
 _HEADING_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
 

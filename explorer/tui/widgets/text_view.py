@@ -112,7 +112,10 @@ class TextView(ScrollView, can_focus=True):
         """Scroll so that 1-based ``line`` (the row of its character ``offset``: a line
         taller than the view) is ``margin`` rows below the top."""
         row = self.row_of(line, offset)
-        self.scroll_to(y=max(0, row - margin), animate=False, immediate=True)
+        # Forced: lines just set that the view's last ones fitted have no scrollbar until the
+        # next layout, and Textual scrolls no view without one (a link followed from a short
+        # page to a long one's line stayed at its top).
+        self.scroll_to(y=max(0, row - margin), animate=False, immediate=True, force=True)
 
     def row_of(self, line: int, offset: int = 0) -> int:
         """The row showing character ``offset`` of 1-based ``line`` (its first row when the
