@@ -492,3 +492,23 @@ async def test_a_heading_opened_from_a_result_is_the_views_top_row(tmp_path):
         assert any("Responding, retries and ordering" in row for row in shown)
         assert not any("timestamps older than five minutes" in row for row in shown)
         assert preview.position() == heading
+
+
+@pytest.mark.anyio
+async def test_a_page_opened_at_a_line_between_blocks_shows_the_block_before_it(tmp_path):
+    """A line between two blocks (a link or a place that names a blank line) belongs to no
+    block: the page opened at its top. It opens at the block before the line now."""
+    page = "# Long\n\n" + "".join(f"## Part {n}\n\nText of part {n}.\n\n" for n in range(80))
+    lines = page.split("\n")
+    heading = lines.index("## Part 49") + 1
+    assert lines[heading] == ""  # the line after the heading is blank
+    root = write_files(tmp_path / "docs", {"long.md": page})
+    app = make_app(root, index_dir=tmp_path / "index", embedder=FakeEmbedder())
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        await wait_indexed(pilot, screen, "long.md")
+        screen.open_file("long.md", line=heading + 1)
+        await wait_for(pilot, lambda: screen.preview.loaded, 10)
+        await pilot.pause()
+        assert screen.preview.position() == heading
+        assert any("Part 49" in row for row in screen_lines(app))

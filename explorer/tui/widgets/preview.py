@@ -1013,7 +1013,8 @@ class Preview(Vertical):
             if passage is None:
                 return
             at_blocks = self._blocks_of(at, at) if at is not None else []
-            shown = at_blocks or blocks
+            # A line between blocks (a link to a blank line): the block before it.
+            shown = at_blocks or blocks or self._blocks_before(passage[0])
             if shown and scroll:
                 self._scroll_markdown_to(
                     at if at is not None and at_blocks else passage[0], shown[0]
