@@ -29,7 +29,7 @@ cut off first and then every ``%xx`` escape decoded, once (``C%23.md`` is ``C#.m
 the bytes of a file name that is not UTF-8 either, an invalid one stays as it is).
 
 In MyST Markdown (a Sphinx project's Markdown) come Sphinx's links too: ``{doc}`` and ``{ref}``
-roles, ``(label)=`` targets, `````{toctree}````` and `````{include}````` blocks; the same as
+roles, ``(label)=`` targets, ``{toctree}`` and ``{include}`` fenced blocks; the same as
 reStructuredText writes them (:mod:`explorer.core.ingest.formats.restructured_text`), read with
 the helpers below.
 
