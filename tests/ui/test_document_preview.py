@@ -547,3 +547,20 @@ async def test_the_title_names_the_section_once_the_headings_are_asked_for(tmp_p
         assert not screen.preview.headings_known and str(screen.preview.border_title) == "a.md"
         assert [heading.title for heading in screen.preview.headings()] == ["Alpha", "Beta"]
         assert str(screen.preview.border_title) == "a.md › Alpha"
+
+
+def test_a_long_pages_front_matter_is_no_heading(tmp_path):
+    """A long Markdown page is shown line for line: its front matter, closed by ``---``, read
+    as an underlined heading ("title: Policy resources weight: 500 …" named the section in
+    the title and led the outline)."""
+    from explorer.tui.widgets.preview import file_headings
+    from explorer.tui.widgets.preview_loading import load_file
+
+    body = "".join(f"## Part {n}\n\n" + "A line of the part.\n" * 8 + "\n" for n in range(60))
+    page = tmp_path / "policy.md"
+    page.write_text("---\ntitle: Policy resources\nweight: 500\n---\n\nIntro.\n\n" + body)
+    loaded = load_file("policy.md", page)
+    assert loaded.kind == "code"  # long: drawn by the text view
+    headings = file_headings(loaded)
+    assert headings[0].title == "Part 0" and headings[0].line == 8
+    assert not any("title" in heading.title for heading in headings)

@@ -129,8 +129,9 @@ def file_headings(loaded: LoadedFile) -> list[Heading]:
         return markdown_headings(loaded.text, loaded.line_offset)
     if loaded.kind not in ("code", "text"):
         return []
-    if loaded.text:  # a long page, rendered line for line
-        return markdown_headings(loaded.text)
+    if loaded.text:  # a long page, rendered line for line; its front matter is no heading
+        start = loaded.document.body_start if loaded.document is not None else 0
+        return markdown_headings(loaded.text[start:], loaded.text.count("\n", 0, start))
     document = loaded.document
     if document is None:
         return []
