@@ -230,9 +230,20 @@ SPHINX_BUILT_IN_LABELS = frozenset({"genindex", "modindex", "search", "py-modind
 _GLOB = re.compile(r"[*?\[]")
 _MYST_ROLE = re.compile(r"\{(doc|ref|numref|download)\}$")
 """A MyST role's name, right before its code span (``{doc}`install```)."""
-_MYST_LABEL = re.compile(r"\(([^()\s][^()]*)\)=")
-"""A MyST target, a paragraph of its own: ``(label)=``."""
+_LABEL_LINE = re.compile(
+    r"^\s*(?:[-*+]\s+)*(?:\.\.\s+_(`[^`]+`|[^:`\s][^:`]*):|\(([^()\s][^()]*)\)=)\s*$"
+)
+"""A line that marks a label: ``.. _label:`` alone (reStructuredText; with a target after it,
+it names a hyperlink), also as a list item (a row of a ``list-table``), or ``(label)=`` (MyST)."""
 _MYST_FILE_BLOCKS = {"include": ReferenceKind.EMBED, "literalinclude": ReferenceKind.EMBED}
+
+
+def sphinx_label_marked(line: str) -> str | None:
+    """The label ``line`` marks (see :data:`_LABEL_LINE`), or None."""
+    found = _LABEL_LINE.match(line)
+    if found is None:
+        return None
+    return (found.group(1) or found.group(2)).strip("`")
 
 
 def sphinx_label_key(name: str) -> str:
@@ -319,9 +330,8 @@ def _markdown_facts(rel_path: str, text: str, body_start: int, blocks: MarkdownB
             _add_link(facts, rel_path, line, ReferenceKind.DEFINITION, token.meta.get("url", ""))
         elif token.type == "fence" and token.info.startswith("{"):
             _myst_block(facts, rel_path, line, token.info, token.content)
-        elif token.type == "inline" and _MYST_LABEL.fullmatch(token.content.strip()):
-            name = token.content.strip()[1:-2]
-            facts.references.append(sphinx_label(line, name))
+        elif token.type == "inline" and (label := sphinx_label_marked(token.content)):
+            facts.references.append(sphinx_label(line, label))
         elif token.type == "inline" and _may_hold_references(token.content):
             # Read whole, however long its lines: the cost is linear in its length.
             children: list[Token] = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-from explorer.core.ingest.references import sphinx_label_key
+from explorer.core.ingest.references import sphinx_label_key, sphinx_label_marked
 from explorer.tui.widgets.preview import markdown_headings
 
 
@@ -50,15 +50,12 @@ def label_line(text: str, label: str) -> int | None:
     reStructuredText, ``(label)=`` in MyST), without case."""
     wanted = sphinx_label_key(label)
     for number, line in enumerate(text.split("\n"), 1):
-        found = _LABEL_MARK.match(line)
-        if found is not None:
-            name = (found.group(1) or found.group(2)).strip("`")
-            if sphinx_label_key(name) == wanted:
-                return number
+        marked = sphinx_label_marked(line)
+        if marked is not None and sphinx_label_key(marked) == wanted:
+            return number
     return None
 
 
-_LABEL_MARK = re.compile(r"^\s*(?:[-*+]\s+)*(?:\.\.\s+_(`[^`]+`|[^:`\s][^:`]*):|\(([^()]+)\)=)\s*$")
 _HUGO_REF = re.compile(r'ref\s+"([^"]*)"')
 _HEADING_ID = re.compile(r"\s*\{#([^}\s]+)\}\s*$")
 

@@ -25,6 +25,7 @@ from explorer.core.ingest.references import (
     sphinx_doc,
     sphinx_file,
     sphinx_label,
+    sphinx_label_marked,
     sphinx_ref,
     sphinx_role_target,
     sphinx_toctree_entry,
@@ -55,9 +56,6 @@ _FILE_DIRECTIVES = {
 """Directives whose argument is a file, and what that file is to the page."""
 _DOC_ROLE = re.compile(r"(?<![\w`]):(?:std:)?doc:`([^`]+)`")
 _REF_ROLE = re.compile(r"(?<![\w`]):(?:std:)?(?:ref|numref):`([^`]+)`")
-_LABEL = re.compile(r"^\s*(?:[-*+]\s+)*\.\.\s+_(`[^`]+`|[^:`\s][^:`]*):\s*$")
-"""``.. _label:`` alone on its line (with a target after it, it names a hyperlink), or as a
-list item (a row of a ``list-table``)."""
 _DOWNLOAD_ROLE = re.compile(r"(?<![\w`]):download:`([^`]+)`")
 _HYPERLINK = re.compile(r"(?<![\w`:])`([^`<]*)<([^`<>]+)>`__?(?!\w)")
 """`` `text <target>`_ `` (or ``__``): a hyperlink with its target in place."""
@@ -120,9 +118,9 @@ def rst_references(rel_path: str, text: str) -> list[FileReference]:
             if reference is not None:
                 references.append(reference)
             continue
-        label = _LABEL.match(line.text)
+        label = sphinx_label_marked(line.text)
         if label is not None:
-            references.append(sphinx_label(line.number, label.group(1).strip("`")))
+            references.append(sphinx_label(line.number, label))
             continue
         for match in _DOC_ROLE.finditer(line.text):
             references.append(sphinx_doc(line.number, sphinx_role_target(match.group(1))))
