@@ -90,6 +90,10 @@ class LinkSyntax(StrEnum):
     SPHINX_REF = "sphinx-ref"
     """``:ref:`label``` in a Sphinx page: the place ``.. _label:`` marks, in any page of the
     project (labels are one namespace, without case)."""
+    ASCIIDOC = "asciidoc"
+    """``xref:install.adoc[]``, ``include::partial.adoc[]``, ``image::a.png[]`` in AsciiDoc: a
+    path from the page's folder, or in an Antora site from its module's ``pages/`` folder (an
+    ``include`` from ``partials/``, an ``image`` from ``images/``)."""
     TEX_INPUT = "tex"
     """``\\input{chapters/intro}`` in a LaTeX source: a file by its path from the folder TeX
     runs in, the main file's: the source's own folder or one above it."""

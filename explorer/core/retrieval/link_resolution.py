@@ -371,6 +371,43 @@ def sphinx_paths(source: str, target: str, roots: Sequence[str]) -> list[str]:
     return list(seen)
 
 
+_ANTORA_FAMILIES = {ReferenceKind.EMBED: "partials", ReferenceKind.IMAGE: "images"}
+"""The folder of an Antora module an ``include`` (a partial) or an ``image`` is read from; a
+page's ``xref`` is read from ``pages``."""
+_ANTORA_NAMED = {
+    "page": "pages",
+    "partial": "partials",
+    "image": "images",
+    "example": "examples",
+    "attachment": "attachments",
+}
+"""A resource's family as Antora names it (``partial$linux.adoc``), and its folder."""
+
+
+def asciidoc_paths(source: str, target: str, kind: ReferenceKind) -> list[str]:
+    """Where the file an AsciiDoc page ``source`` names would be, most likely first: from the
+    page's folder (Asciidoctor), then, in an Antora module (``modules/NAME/pages/...``), from
+    the module's folder of its kind (``pages``, ``partials``, ``images``) or of the family it
+    names (``partial$linux.adoc``)."""
+    path = link_path(target) or ""
+    named, dollar, rest = path.partition("$")
+    family = _ANTORA_NAMED.get(named) if dollar else None
+    folder = source.rpartition("/")[0]
+    seen: dict[str, None] = {}
+    own = normalise_path(f"{folder}/{path}" if folder else path)
+    if own is not None and family is None:
+        seen[own] = None
+    parts = folder.split("/")
+    if "pages" in parts:
+        module = "/".join(parts[: len(parts) - 1 - parts[::-1].index("pages")])
+        path = rest if family is not None else path
+        family = family or _ANTORA_FAMILIES.get(kind, "pages")
+        antora = normalise_path(f"{module}/{family}/{path}" if module else f"{family}/{path}")
+        if antora is not None:
+            seen[antora] = None
+    return list(seen) or [own if own is not None else path]
+
+
 def tex_input_paths(source: str, target: str) -> list[str]:
     """Where the file ``target`` pulled in by the LaTeX source ``source`` would be, most likely
     first: read from the source's folder, then from each folder above it (TeX reads from the
@@ -433,6 +470,8 @@ class LinkResolver:
             return self._sphinx_ref(source, reference)
         if reference.syntax is LinkSyntax.SPHINX_DOC:
             return self._first(sphinx_paths(source, reference.target, self._sphinx_roots(source)))
+        if reference.syntax is LinkSyntax.ASCIIDOC:
+            return self._first(asciidoc_paths(source, reference.target, reference.kind))
         if reference.syntax is LinkSyntax.TEX_INPUT:
             return self._first(tex_input_paths(source, reference.target))
         return self._path(source, reference.raw)

@@ -15,7 +15,7 @@ class PlainTextFormat(DocumentFormat):
     """Text read as it is, in windows."""
 
     name = "text"
-    extensions = frozenset("txt adoc org sql toml yaml yml json ini cfg conf css xml bib".split())
+    extensions = frozenset("txt org sql toml yaml yml json ini cfg conf css xml bib".split())
     file_names = frozenset({"makefile", "dockerfile", "readme", "license"})
     preview_kind = PreviewKind.TEXT
     summary = "windows at paragraph and line breaks"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from explorer.core.ingest.extensions import extension_of
+from explorer.core.ingest.formats.asciidoc import AsciiDocFormat
 from explorer.core.ingest.formats.code import CodeFormat
 from explorer.core.ingest.formats.contract import DocumentFormat
 from explorer.core.ingest.formats.docx import DocxFormat
@@ -27,6 +28,7 @@ from explorer.core.ingest.formats.restructured_text import RestructuredTextForma
 FORMATS: tuple[DocumentFormat, ...] = (
     MarkdownFormat(),
     RestructuredTextFormat(),
+    AsciiDocFormat(),
     LatexFormat(),
     HtmlFormat(),
     PdfFormat(),
