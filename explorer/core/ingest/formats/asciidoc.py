@@ -31,7 +31,9 @@ from explorer.core.ingest.references import (
 )
 from explorer.core.ingest.windows import Chunker
 
-_TITLE = re.compile(r"^(={1,6}|#{1,6})[ \t]+(\S.*?)(?:[ \t]+\1)?[ \t]*$")
+_TITLE = re.compile(r"^(={1,6}|#{1,6})[ \t]+(\S.*)$")
+"""A title line: its marks, a blank, the title (closing marks and blanks cut in :func:`_title`;
+a pattern that cut them took quadratic time on a long run of blanks)."""
 _DELIMITER = re.compile(r"^(?:([-./+*=_])\1{3,}|```)[ \t]*$")
 _LINKS = re.compile(
     r"(?<![\w:])(?:(xref|link):([^\s\[\]]+)\[|(include|image)::?([^\s\[\]]+)\[)"
@@ -95,13 +97,22 @@ def _read(rel_path: str, text: str) -> tuple[list[Heading], list[FileReference],
         elif not line.startswith("//"):
             heading = _TITLE.match(line)
             if heading is not None:
-                level = len(heading.group(1))
-                if level == 1 and not title and not headings:
-                    title = heading.group(2)
-                headings.append(Heading(start, level, heading.group(2), end))
+                marks, text = heading.group(1), _title(heading.group(1), heading.group(2))
+                if len(marks) == 1 and not title and not headings:
+                    title = text
+                headings.append(Heading(start, len(marks), text, end))
             references.extend(_links(number, line))
         start = end
     return headings, references, title
+
+
+def _title(marks: str, text: str) -> str:
+    """A title without the blanks after it, nor the closing marks AsciiDoc allows
+    (``== Section ==``)."""
+    text = text.rstrip()
+    if text.endswith(marks) and text[: -len(marks)].endswith((" ", "\t")):
+        text = text[: -len(marks)].rstrip()
+    return text
 
 
 def _links(number: int, line: str) -> list[FileReference]:
