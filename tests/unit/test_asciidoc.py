@@ -112,3 +112,13 @@ def test_hostile_pages_read_in_linear_time():
     text = "== a" + " " * 100_000 + "b\n" + text
     with at_most_cpu_seconds(3.0):
         format_for("big.adoc").from_text("big.adoc", text)
+
+
+def test_an_armoured_key_is_not_asciidoc():
+    """``.asc`` is also a PGP key or signature (``/etc/apt/trusted.gpg.d/*.asc``): not claimed."""
+    from explorer.core.ingest.scanner import DEFAULT_EXTENSIONS
+
+    assert (
+        format_for("docs/guide.adoc").name == format_for("docs/guide.asciidoc").name == "asciidoc"
+    )
+    assert "asc" not in DEFAULT_EXTENSIONS

@@ -51,7 +51,7 @@ class AsciiDocFormat(DocumentFormat):
     """AsciiDoc, read as text with its section titles as headings."""
 
     name = "asciidoc"
-    extensions = frozenset({"adoc", "asciidoc", "asc"})
+    extensions = frozenset({"adoc", "asciidoc"})
     preview_kind = PreviewKind.CODE
     summary = "sections at titles, the document title, xref/include/image links"
     reading = 2
