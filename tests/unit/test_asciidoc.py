@@ -59,6 +59,18 @@ def test_titles_outside_blocks_and_comments_are_sections_and_the_first_is_the_do
     ]
 
 
+def test_a_pages_links_read_alone_hold_its_backtick_paths_too():
+    """An index made before reads a page's links alone once (no chunking): they are the ones
+    a full reading stores, the paths mentioned in backticks with them."""
+    asciidoc = format_for("a/page.adoc")
+    document = asciidoc.from_text("a/page.adoc", "= T\n\nSee `docs/setup.md` and xref:b.adoc[].\n")
+    found = asciidoc.link_facts("a/page.adoc", document).references
+    assert [(r.line, r.kind.value, r.raw) for r in found] == [
+        (3, "link", "b.adoc"),
+        (3, "mention", "docs/setup.md"),
+    ]
+
+
 def test_an_antora_modules_pages_link_from_its_pages_folder(tmp_path):
     """Asciidoctor reads a path from the page's folder; Antora reads a page's ``xref`` from its
     module's ``pages/``, an ``image`` from ``images/``."""

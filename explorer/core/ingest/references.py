@@ -41,6 +41,7 @@ then letters, digits, ``_``, ``-`` and ``/``, not digits only; never in code, ne
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import PurePosixPath
@@ -182,8 +183,22 @@ def extract_link_facts(
         facts = _markdown_facts(rel_path, text, body_start, blocks)
     else:
         facts = LinkFacts(_text_mentions(rel_path, text))
-    facts.references.sort(key=lambda ref: (ref.line, ref.kind, ref.raw))
+    facts.references.sort(key=_file_order)
     return facts
+
+
+def with_mentions(rel_path: str, text: str, links: Iterable[FileReference]) -> LinkFacts:
+    """The ``links`` a text format's own syntax wrote (reStructuredText's, AsciiDoc's) and the
+    paths its ``text`` mentions in backticks, in file order; a mention on a link's line written
+    as the link is (`` `x <a/b.rst>`_ ``) counts once, as the link."""
+    links = list(links)
+    written = {(link.line, link.raw) for link in links}
+    mentions = [ref for ref in _text_mentions(rel_path, text) if (ref.line, ref.raw) not in written]
+    return LinkFacts(sorted([*mentions, *links], key=_file_order))
+
+
+def _file_order(ref: FileReference) -> tuple[int, str, str]:
+    return (ref.line, ref.kind, ref.raw)
 
 
 def resolve_target(source: str, raw: str) -> str | None:

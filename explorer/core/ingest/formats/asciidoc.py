@@ -24,10 +24,11 @@ from explorer.core.ingest.front_matter import FileMetadata
 from explorer.core.ingest.markup import Heading, heading_sections
 from explorer.core.ingest.references import (
     FileReference,
+    LinkFacts,
     LinkSyntax,
     ReferenceKind,
-    extract_link_facts,
     link_path,
+    with_mentions,
 )
 from explorer.core.ingest.windows import Chunker
 
@@ -71,11 +72,12 @@ class AsciiDocFormat(DocumentFormat):
         headings = [h for h in document.headings or () if h.start >= document.body_start]
         title = str(document.metadata.get("title", ""))
         sections = heading_sections(document.text, document.body_start, title, headings)
-        mentions = extract_link_facts(rel_path, document.text, markdown=False).references
-        references = sorted(
-            [*(document.references or ()), *mentions], key=lambda ref: (ref.line, ref.kind, ref.raw)
-        )
-        return Structure(sections, references)
+        return Structure(sections, self.link_facts(rel_path, document).references)
+
+    def link_facts(self, rel_path: str, document: Document) -> LinkFacts:
+        # Its own links were read with its titles (from_text); the mentions are read here, so
+        # that a links-only reading (an index made before) gets them too.
+        return with_mentions(rel_path, document.text, document.references or ())
 
 
 def _read(rel_path: str, text: str) -> tuple[list[Heading], list[FileReference], str]:

@@ -21,7 +21,6 @@ from explorer.core.ingest.references import (
     FileReference,
     LinkFacts,
     ReferenceKind,
-    extract_link_facts,
     sphinx_doc,
     sphinx_file,
     sphinx_label,
@@ -29,6 +28,7 @@ from explorer.core.ingest.references import (
     sphinx_ref,
     sphinx_role_target,
     sphinx_toctree_entry,
+    with_mentions,
 )
 from explorer.core.ingest.windows import Chunker
 
@@ -81,15 +81,7 @@ class RestructuredTextFormat(DocumentFormat):
         return Structure(sections, self.link_facts(rel_path, document).references)
 
     def link_facts(self, rel_path: str, document: Document) -> LinkFacts:
-        facts = extract_link_facts(rel_path, document.text, markdown=False)
-        links = rst_references(rel_path, document.text)
-        written = {(link.line, link.raw) for link in links}
-        facts.references = sorted(
-            [mention for mention in facts.references if (mention.line, mention.raw) not in written]
-            + links,
-            key=lambda ref: (ref.line, ref.kind, ref.raw),
-        )
-        return facts
+        return with_mentions(rel_path, document.text, rst_references(rel_path, document.text))
 
 
 @dataclass
