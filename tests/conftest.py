@@ -10,7 +10,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from filelock import FileLock
@@ -19,6 +21,9 @@ import explorer.core.embed.embedder as embedder_module
 from explorer.settings.config import Settings
 from tests.chroma_server import ChromaServer
 from tests.fakes import FakeEmbedder
+
+if TYPE_CHECKING:
+    from explorer.core.store.index import Index
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 """The real model computes with one thread, in the test processes and every process they start
@@ -267,6 +272,22 @@ def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
             return True
         time.sleep(0.02)
     return condition()
+
+
+@contextmanager
+def synced_index(root: Path, index_dir: Path) -> Iterator[Index]:
+    """The index of ``root`` (the fake embedder's, kept in ``index_dir``) after one sync,
+    closed when the block ends."""
+    from explorer.core.indexing.indexer import Indexer
+    from explorer.core.store.index import Index
+
+    settings = Settings.for_root(root, index_dir, model=FakeEmbedder.name)
+    index = Index(settings, embedder=FakeEmbedder())
+    try:
+        Indexer(index).sync()
+        yield index
+    finally:
+        index.close()
 
 
 @pytest.fixture

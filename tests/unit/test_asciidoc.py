@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from explorer.core.indexing.indexer import Indexer
 from explorer.core.ingest.formats import format_for
 from explorer.core.retrieval.link_resolution import LinkState
 from explorer.core.retrieval.links import file_links
-from explorer.core.store.index import Index
-from explorer.settings.config import Settings
-from tests.conftest import write_files
-from tests.fakes import FakeEmbedder
+from tests.conftest import synced_index, write_files
 from tests.timing import at_most_cpu_seconds
 
 PAGE = """= Installing the Widget
@@ -85,16 +81,11 @@ def test_an_antora_modules_pages_link_from_its_pages_folder(tmp_path):
             "modules/ROOT/pages/guide/notes.txt": "notes\n",
         },
     )
-    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
-    index = Index(settings, embedder=FakeEmbedder())
-    try:
-        Indexer(index).sync()
+    with synced_index(root, tmp_path / "index") as index:
         found = file_links(index, "modules/ROOT/pages/guide/install.adoc")
         hit = index.keywords.chunks_by_id(
             index.keywords.chunk_ids("modules/ROOT/pages/configure.adoc")
         )
-    finally:
-        index.close()
     assert [(link.line, link.target, link.state) for link in found.outgoing] == [
         (4, "modules/ROOT/pages/configure.adoc", LinkState.RESOLVED),
         (4, "modules/ROOT/pages/guide/reference.adoc", LinkState.RESOLVED),

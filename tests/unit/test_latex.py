@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from explorer.core.indexing.indexer import Indexer
 from explorer.core.ingest.formats import PreviewKind, format_for
 from explorer.core.ingest.formats.latex import LatexFormat, plain_title
 from explorer.core.ingest.formats.preview import preview_document, text_outline
@@ -13,9 +12,7 @@ from explorer.core.models import SearchMode
 from explorer.core.retrieval.link_resolution import LinkState
 from explorer.core.retrieval.links import file_links
 from explorer.core.retrieval.search import SearchRequest, search
-from explorer.core.store.index import Index
-from explorer.settings.config import Settings
-from tests.conftest import write_files
+from tests.conftest import synced_index, write_files
 from tests.fakes import FakeEmbedder
 from tests.timing import at_most_cpu_seconds
 
@@ -89,15 +86,10 @@ def test_latex_is_claimed_indexed_and_searched_by_section(tmp_path) -> None:
     assert format_for("paper/main.tex").name == "latex"
     assert format_for("paper/main.tex").preview_kind is PreviewKind.CODE
     root = write_files(tmp_path / "docs", {"paper/main.tex": PAPER})
-    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
-    index = Index(settings, embedder=FakeEmbedder())
-    try:
-        Indexer(index).sync()
+    with synced_index(root, tmp_path / "index") as index:
         assert index.keywords.file("paper/main.tex").title == "Sparse Arrays for the LaTeX Kernel"
         request = SearchRequest("assignments global", SearchMode.KEYWORD, limit=5)
         [hit] = search(index, request).results
-    finally:
-        index.close()
     assert hit.path == "paper/main.tex"
     assert hit.passages[0].heading == "Storing values & reading them"
 
@@ -118,14 +110,9 @@ def test_the_files_a_source_pulls_in_are_its_links(tmp_path) -> None:
             "refs.bib": "@book{knuth, title={The TeXbook}}\n",
         },
     )
-    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
-    index = Index(settings, embedder=FakeEmbedder())
-    try:
-        Indexer(index).sync()
+    with synced_index(root, tmp_path / "index") as index:
         found = file_links(index, "main.tex")
         intro = file_links(index, "chapters/intro.tex")
-    finally:
-        index.close()
     assert [(link.line, link.raw, link.target, link.state) for link in found.outgoing] == [
         (4, "chapters/intro", "chapters/intro.tex", LinkState.RESOLVED),
         (8, "refs", "refs.bib", LinkState.RESOLVED),

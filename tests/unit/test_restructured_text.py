@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from explorer.core.indexing.indexer import Indexer
 from explorer.core.ingest.formats.restructured_text import rst_references
 from explorer.core.retrieval.link_resolution import LinkState, sphinx_paths
 from explorer.core.retrieval.links import file_links
-from explorer.core.store.index import Index
-from explorer.settings.config import Settings
-from tests.conftest import write_files
-from tests.fakes import FakeEmbedder
+from tests.conftest import synced_index, write_files
 from tests.timing import at_most_cpu_seconds
 
 INDEX = """Project
@@ -139,16 +135,11 @@ def test_a_sphinx_projects_pages_link_to_each_other(tmp_path) -> None:
             "docs/files/sample.cfg": "[sample]\nkey = value\n",
         },
     )
-    settings = Settings.for_root(root, tmp_path / "index", model=FakeEmbedder.name)
-    index = Index(settings, embedder=FakeEmbedder())
-    try:
-        Indexer(index).sync()
+    with synced_index(root, tmp_path / "index") as index:
         home = file_links(index, "docs/index.rst")
         usage = file_links(index, "docs/guide/usage.rst")
         install = file_links(index, "docs/install.rst")
         faq = file_links(index, "docs/faq.md")
-    finally:
-        index.close()
     assert [(link.line, link.target, link.state) for link in home.outgoing] == [
         (8, "docs/install.rst", LinkState.RESOLVED),
         (9, "docs/guide/usage.rst", LinkState.RESOLVED),
