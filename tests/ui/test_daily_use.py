@@ -652,6 +652,57 @@ async def test_an_outline_of_thousands_of_headings_opens_at_the_readers_and_narr
         assert screen.preview.lines_visible(3, 3)
 
 
+def rows_on_screen(options) -> range:
+    """The rows of a picker's list the reader sees: those scrolled to, less any its dialog
+    cuts off below (every row here is one line high)."""
+    dialog = options.parent
+    assert dialog.region.bottom <= options.screen.region.bottom  # the whole dialog in the window
+    shown = min(options.region.bottom, dialog.content_region.bottom) - options.region.y
+    return range(options.scroll_offset.y, options.scroll_offset.y + max(0, shown))
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)])
+async def test_a_picker_shows_its_highlighted_row_deep_in_a_long_list(sample_copy, app_for, size):
+    """``t`` deep in a long page opens the outline with the reader's heading highlighted *and
+    shown*; Down through the go-to list keeps the highlight in sight. The lists were taller
+    than their dialogs could hold, so their last rows were cut off: a 516-page PDF's outline
+    opened with its highlight on section 10, five rows below the dialog's edge, and at 80x24
+    the go-to list hid every row after the 12th."""
+    docs, _index = sample_copy
+    sections = "".join(f"## Section {n}\n\n" + "Some text.\n\n" * 8 for n in range(1, 229))
+    (docs / "manual.md").write_text("# Manual\n\n" + sections)
+    for n in range(40):
+        (docs / f"notes/note-{n:02}.md").parent.mkdir(exist_ok=True)
+        (docs / f"notes/note-{n:02}.md").write_text(f"# Note {n}\n")
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=size) as pilot:
+        screen = app.screen
+        await reading(pilot, "manual.md")
+        await pilot.press(":", *"2330", "enter")  # in section 130
+        await pilot.pause()
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutlineScreen))
+        await pilot.pause()
+        outline = app.screen
+        rows = outline.options
+        at = outline.chosen(rows.highlighted)
+        assert at is not None and at <= screen.preview.position(below=1)
+        assert rows.highlighted > 100  # section 130 of 228, far down the list
+        assert rows.highlighted in rows_on_screen(rows)
+        await pilot.press("down", "down", "down")
+        assert rows.highlighted in rows_on_screen(rows)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, FuzzyJump))
+        await pilot.press(*"note")
+        await pilot.pause()
+        jump = app.screen.query_one("#fuzzy-list")
+        for _ in range(30):
+            await pilot.press("down")
+            assert jump.highlighted in rows_on_screen(jump)
+
+
 async def test_a_files_headings_are_read_once_for_its_outline(sample_copy, app_for, monkeypatch):
     """The loading worker works a page's headings out while the page is read, so ``t`` parses
     nothing (a long page's take 100-200 ms); ``t`` again, or after going away and back, lists

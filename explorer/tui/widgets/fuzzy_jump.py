@@ -62,6 +62,7 @@ class FuzzyJump(PickerScreen[str]):
     dismisses with the chosen path (or None)."""
 
     LIST_ID = "fuzzy-list"
+    LIST_ROWS = 24
 
     def __init__(
         self,

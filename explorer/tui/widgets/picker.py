@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from textual import on
+from textual import events, on
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -17,6 +17,10 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 T = TypeVar("T")
+
+ROOM_AROUND = 10
+"""Rows of the window a picker's list leaves to the rest: the dialog's margin above it (3), its
+borders (2), its field and the blank row under the field (2), and 3 rows of the window below."""
 
 
 def note_row(text: str) -> Option:
@@ -31,6 +35,8 @@ class PickerScreen(ModalScreen[T | None], Generic[T]):
 
     LIST_ID = ""
     """The id of the picker's option list."""
+    LIST_ROWS = 30
+    """The most rows the list shows, in a window tall enough."""
     BINDINGS = [
         Binding("escape", "cancel", "Close", show=False, priority=True),
         Binding("enter", "choose", "Open", show=False, priority=True),
@@ -49,6 +55,23 @@ class PickerScreen(ModalScreen[T | None], Generic[T]):
     @property
     def options(self) -> OptionList:
         return self.query_one(f"#{self.LIST_ID}", OptionList)
+
+    def list_rows(self, window_height: int) -> int:
+        """The rows the list may take in a window this tall: a list taller than its dialog
+        can hold has its last rows cut off, and the highlight among them out of sight."""
+        return max(3, min(self.LIST_ROWS, window_height - ROOM_AROUND))
+
+    @on(events.Mount)
+    def _fit_list(self) -> None:
+        # Bounded in cells before the first layout: a bound relative to the window (80 %, vh)
+        # is not applied to a list inside a dialog whose height is its content's.
+        self.options.styles.max_height = self.list_rows(self.app.size.height)
+
+    @on(events.Resize)
+    def _refit_list(self, event: events.Resize) -> None:
+        options = self.options
+        options.styles.max_height = self.list_rows(event.size.height)
+        self.call_after_refresh(options.scroll_to_highlight)
 
     def action_choose(self) -> None:
         index = self.options.highlighted
