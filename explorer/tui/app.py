@@ -65,6 +65,10 @@ class ExplorerApp(App[None]):
         """A window on one folder (its settings) or on several named folders (collections,
         searched as one; ``scopes`` are the config file's named scopes)."""
         super().__init__()
+        if "TEXTUAL_ANIMATIONS" not in os.environ:
+            # A key moves the view in the frame after it, never over half a second (Textual
+            # animates the scroll of Home, End and the page keys in a scrolling pane).
+            self.animation_level = "none"
         self.folders = folders
         self.scopes = tuple(scopes)
         self.embedder = embedder

@@ -1052,6 +1052,30 @@ async def test_help_and_readme_list_every_key_grouped_by_pane(sample_copy, app_f
             assert f"| `{key.keys}` | {key.does} |" in tui, key
 
 
+async def test_the_help_page_scrolls_at_once(sample_copy, app_for):
+    """End, Home and the page keys in the help move it at once: Textual animates a scroll by
+    default, and the help's End took over half a second to get there. (Pilot's ``press``
+    waits for animations to end, so the keys are posted as a terminal sends them.)"""
+    import asyncio
+
+    from textual import events
+
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("down", "question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        page = app.screen.query_one("#help-dialog")
+        await wait_for(pilot, lambda: page.max_scroll_y > 50, what="the help laid out")
+        for key, where in (
+            ("end", lambda: page.max_scroll_y),
+            ("home", lambda: 0),
+            ("pagedown", lambda: page.scrollable_content_region.height),
+        ):
+            app.post_message(events.Key(key, None))
+            await asyncio.sleep(0.1)  # six frames; an animated scroll is far from done
+            assert page.scroll_y == where(), key
+
+
 # -- worker failures --------------------------------------------------------------------------
 async def test_a_failing_worker_is_said_in_its_pane_and_in_one_notification(
     sample_copy, app_for, monkeypatch
