@@ -703,6 +703,37 @@ async def test_a_picker_shows_its_highlighted_row_deep_in_a_long_list(sample_cop
             assert jump.highlighted in rows_on_screen(jump)
 
 
+async def test_go_to_file_in_a_large_tree_takes_every_key_and_opens_the_typed_file(
+    sample_copy, app_for, monkeypatch
+):
+    """Past :data:`MATCHED_AT_ONCE` files the go-to list is matched on a thread: the field
+    shows each key as it comes, the list follows the last, and Enter typed before it caught
+    up opens the best match of what was typed, not of the list still shown."""
+    from explorer.tui.widgets.fuzzy_jump import MATCHED_AT_ONCE
+
+    docs, _index = sample_copy
+    (docs / "many").mkdir()
+    for n in range(MATCHED_AT_ONCE + 200):
+        (docs / "many" / f"entry-{n:04}.md").write_text(f"# Entry {n}\n")
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: len(screen.file_tree.paths) > MATCHED_AT_ONCE, 60)
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, FuzzyJump))
+        jump = app.screen
+        await pilot.press(*"entry-0042")
+        assert jump.query_one("#fuzzy-input").value == "entry-0042"
+        await wait_for(pilot, lambda: jump.listed_for == "entry-0042", what="the list")
+        assert jump.matches[0].path == "many/entry-0042.md"
+        monkeypatch.setattr(jump, "_show_if_current", lambda *_args: None)  # never caught up
+        await pilot.press("backspace", "backspace", *"17")
+        assert jump.matches[0].path == "many/entry-0042.md"  # what the list still shows
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await wait_for(pilot, lambda: screen.preview.path == "many/entry-0017.md")
+
+
 async def test_a_files_headings_are_read_once_for_its_outline(sample_copy, app_for, monkeypatch):
     """The loading worker works a page's headings out while the page is read, so ``t`` parses
     nothing (a long page's take 100-200 ms); ``t`` again, or after going away and back, lists

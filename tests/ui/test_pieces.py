@@ -93,6 +93,33 @@ def test_quick_open_matches_words_in_any_order_in_path_and_title(query, best):
         assert word in marked  # each word is marked where it matched
 
 
+def test_a_quick_open_matcher_matches_as_one_query_does_and_stops_when_told():
+    """A picker folds its files once (:class:`FileMatcher`) and matches as :func:`match_files`
+    does; a match made stale by the next key stops and says so."""
+    from explorer.core.retrieval.fuzzy import CANCEL_EVERY, FileMatcher
+
+    files = {**LANGUAGES, **dict.fromkeys(PATHS, "")}
+    matcher = FileMatcher(files)
+    for query in ("gsta", "python pack", "Getting started", "bakcups", "", "zzzzqqq"):
+        assert matcher.match(query) == match_files(query, files)
+    many = {f"notes/note-{n}.md": f"Note {n}" for n in range(CANCEL_EVERY * 2)}
+    assert FileMatcher(many).match("note", cancelled=lambda: True) is None
+    assert FileMatcher(many).match("note 7", cancelled=lambda: False)
+
+
+def test_quick_open_is_linear_in_a_long_query_that_fails():
+    """Keys in order are found by one pass over a path: a long query that fails on long paths
+    (a file's whole title typed) costs no more than its length (a backtracking pattern took
+    exponential time: seconds per path)."""
+    import time
+
+    paths = [f"{'a' * 120}/{n}.md" for n in range(300)]
+    started = time.perf_counter()
+    matches = match_paths("a" * 60 + "b", paths)
+    assert time.perf_counter() - started < 2.0
+    assert all(m.score < 100 for m in matches)  # typos at best: the keys are not in order
+
+
 def test_parse_query_takes_path_words_out():
     assert parse_query("backup path:guides/ restore") == ("backup restore", ("guides/",))
     assert parse_query("path:a/ path:**/*.py x") == ("x", ("a/", "**/*.py"))
