@@ -11,7 +11,8 @@ navigation history and loads its sidebar. The others come from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -28,12 +29,14 @@ class OpenFile(Message):
 
     ``passages`` are the line ranges (1-based, inclusive) to mark and step through with n/N, a
     search hit's; with none, ``line`` alone is marked. ``line`` None: the best passage, or the
-    top of the file.
+    top of the file. ``focus``: in a passage, the line of the query's words (a passage taller
+    than the view is shown from there rather than from its start).
     """
 
     path: str
     line: int | None = None
     passages: tuple[tuple[int, int], ...] = ()
+    focus: Mapping[tuple[int, int], int] = field(default_factory=dict)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from explorer.tui.widgets.help import HelpScreen
 from explorer.tui.widgets.preview import TextView
 from explorer.tui.widgets.results import ResultsList
 from tests.fakes import FakeEmbedder
-from tests.ui.conftest import type_query, wait_for, wait_settled
+from tests.ui.conftest import type_query, wait_for, wait_indexed, wait_settled
 
 SIZE = (120, 40)
 pytestmark = pytest.mark.anyio
@@ -297,6 +297,58 @@ async def test_a_result_opens_at_the_line_inside_its_passage_it_names(sample_cop
         await pilot.press("n")
         await wait_for(pilot, lambda: screen.preview.passage == (200, 210), what="n")
         assert view.top_line == 197
+
+
+async def test_a_passage_taller_than_the_view_opens_at_the_words_asked_for(sample_copy, app_for):
+    """A result's passage taller than the preview opens at the line of the query's words
+    (from its start they were out of sight: ``boot_delay`` 15 lines into a 22-line passage of
+    the kernel's parameters, in a 7-row preview), the passage still marked; a passage that
+    fits is shown from its start. Found by a real search, and n/N the same way."""
+    docs, _index = sample_copy
+    filler = [f"setting_{n}    does nothing of note, number {n}" for n in range(30)]
+    filler[24] = "flux_capacitor_delay=    how long the capacitor waits"
+    (docs / "params.txt").write_text("Parameters\n\n" + "\n".join(filler) + "\n")
+    app = app_for(sample_copy)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        await wait_settled(pilot)
+        screen.search_box.set_mode("keyword")
+        await type_query(pilot, "flux_capacitor_delay")
+        hit = screen.results.hits[0]
+        assert hit.path == "params.txt"
+        passage = hit.passages[0]
+        assert passage.match_line == 27  # the 25th line of the list, after two lines
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: screen.preview.path == "params.txt")
+        await wait_for(pilot, lambda: screen.preview.loaded)
+        view = screen.preview.query_one(TextView)
+        assert screen.preview.passage == (passage.start_line, passage.end_line)
+        assert view.top_line < 27 <= view.bottom_line  # the words asked for in sight
+        assert view.top_line > passage.start_line  # the passage's start would not show them
+        # A Markdown page's section of short paragraphs: the paragraph holding the words.
+        paragraphs = [f"Paragraph {n} says little of note." for n in range(14)]
+        paragraphs[11] = "The warp_coil_limit is set here."
+        (docs / "engine.md").write_text("# Engine\n\n" + "\n\n".join(paragraphs) + "\n")
+        await wait_indexed(pilot, screen, "engine.md")
+        screen.search_box.set_text("")
+        await type_query(pilot, "warp_coil_limit")
+        hit = screen.results.hits[0]
+        assert hit.path == "engine.md"
+        line = hit.passages[0].match_line
+        assert line == 25
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: screen.preview.path == "engine.md" and screen.preview.loaded)
+        await pilot.pause()
+        assert screen.preview.lines_visible(line, line)
+        # A passage that fits the view opens at its start, though its words are further in.
+        code = "src/tern/config.py"
+        screen.open_file(code, [(20, 30), (200, 260)], 20, focus={(20, 30): 21, (200, 260): 250})
+        await wait_for(pilot, lambda: screen.preview.path == code and screen.preview.loaded)
+        assert view.top_line == 17
+        view.focus()
+        await pilot.press("n")  # a passage taller than the view: its words' line
+        await wait_for(pilot, lambda: screen.preview.passage == (200, 260), what="n")
+        assert view.top_line == 247
 
 
 async def test_related_sidebar_follows_the_open_file(sample_copy, app_for):

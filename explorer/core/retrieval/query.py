@@ -569,15 +569,21 @@ def _densest_run(
     """Every match of ``terms`` in ``text``, and the start of the one that begins the window
     of ``width`` characters holding the most."""
     hits = word_matches(text, terms, typed_word)
+    return hits, densest_start(hits, width)
+
+
+def densest_start(hits: Sequence[tuple[int, int]], width: int = SNIPPET_WIDTH) -> int:
+    """The start of the match (of ``hits``, in order) that begins the window of ``width``
+    characters holding the most of them: where a snippet's marked words are (0 without any)."""
     if not hits:
-        return [], 0
+        return 0
     starts = [start for start, _end in hits]  # increasing: the matches do not overlap
     best_start, best_count = starts[0], 0
     for place, start in enumerate(starts):
         count = bisect_left(starts, start + width, lo=place) - place  # hits in the window
         if count > best_count:
             best_start, best_count = start, count
-    return hits, best_start
+    return best_start
 
 
 _RULE_MARKS = "-=~^*_+\"'`"

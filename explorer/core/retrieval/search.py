@@ -48,6 +48,7 @@ from explorer.core.retrieval.query import (
     Query,
     QueryError,
     coverage,
+    densest_start,
     snippet_and_matches,
 )
 from explorer.core.safe_text import quoted
@@ -97,6 +98,9 @@ class Passage:
     functions), or the one it starts in; empty outside an API manual's entries."""
     entry_line: int | None = None
     """The line of that entry's term (its signature) when it stands in the passage."""
+    match_line: int | None = None
+    """The line of the query's words the snippet shows (their densest run in the passage);
+    None when no word of the query is in it (a passage found by meaning alone)."""
 
     @property
     def opens_at(self) -> int:
@@ -823,7 +827,11 @@ def group_files(
                 chunk.text, terms, typed_word=typed_word
             )
             entry = named_entry(chunk, matches)
-            passages.append(_passage(candidate, chunk, snippet, highlights, entry))
+            passage = _passage(candidate, chunk, snippet, highlights, entry)
+            if matches:
+                start = densest_start(matches)
+                passage.match_line = chunk.start_line + chunk.text.count("\n", 0, start)
+            passages.append(passage)
         if passages:
             summary = summaries.get(path) or FileSummary("")
             hits.append(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -364,7 +364,7 @@ class MainScreen(Screen[None]):
         if not self.workspace.is_file(message.path):
             self.notify(f"no such file in this folder: {message.path}", severity="warning")
             return
-        self.open_file(message.path, list(message.passages), message.line)
+        self.open_file(message.path, list(message.passages), message.line, focus=message.focus)
 
     @on(messages.FollowLink)
     def _follow_asked(self, message: messages.FollowLink) -> None:
@@ -437,10 +437,12 @@ class MainScreen(Screen[None]):
         *,
         top: int | None = None,
         record: bool = True,
+        focus: Mapping[tuple[int, int], int] | None = None,
     ) -> None:
-        """Show ``path`` in the preview at ``line`` (its ``passages`` marked; see
-        :meth:`Preview.open_file`), or with ``top`` at the top of the view; load its links and
-        related files. ``record``: a new place in the history (back and forward do not)."""
+        """Show ``path`` in the preview at ``line`` (its ``passages`` marked, each shown from
+        its ``focus`` line when it is taller than the view; see :meth:`Preview.open_file`), or
+        with ``top`` at the top of the view; load its links and related files. ``record``: a
+        new place in the history (back and forward do not)."""
         absolute = self.file_on_disk(path)
         if absolute is None:
             return
@@ -450,7 +452,7 @@ class MainScreen(Screen[None]):
             self.history.visit(Place(path, top or 1, spans, line))
         self.current_path = path
         self.recent.add(path)
-        self.preview.open_file(path, absolute, passages, line, top)
+        self.preview.open_file(path, absolute, passages, line, top, focus)
         self.file_tree.reveal(path)
         if self.file_tree.state_of(path) is None:
             self._reveal_pending = path

@@ -22,6 +22,7 @@ import contextlib
 import re
 import time
 from bisect import bisect_left, bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ from explorer.tui.widgets.preview_loading import (
 )
 from explorer.tui.widgets.row_marks import RowMark
 from explorer.tui.widgets.syntax_highlight import MAX_HIGHLIGHT_CHARS, highlight_lines
-from explorer.tui.widgets.text_view import TextView
+from explorer.tui.widgets.text_view import SCROLL_MARGIN, TextView
 from explorer.tui.workers import report_worker_failure
 
 __all__ = [  # the names this module held before its loading, highlighting and view moved out
@@ -282,9 +283,12 @@ class Preview(Vertical):
         self._token = 0
         self._focus_when_loaded = False
         self._arrive_at: int | None = None
+        """Show this line at the top once loaded (history), instead of the passage."""
         self._open_at: int | None = None
         """A line inside the first passage to show rather than its start, when it opens."""
-        """Show this line at the top once loaded (history), instead of the passage."""
+        self._focus: dict[tuple[int, int], int] = {}
+        """For a passage, the line of the query's words in it: where a passage taller than the
+        view is shown from (its start would show none of them)."""
         self._note = ""
         self._document: PreviewDocument | None = None
         """The open document's pages and outline (an extracted document), else None."""
@@ -344,14 +348,17 @@ class Preview(Vertical):
         passages: list[tuple[int, int]] | None = None,
         line: int | None = None,
         top: int | None = None,
+        focus: Mapping[tuple[int, int], int] | None = None,
     ) -> None:
         """Show ``path``, its ``passages`` marked in the order of the file, at the one holding
         ``line`` (or at ``line`` alone when no passage holds it; None: the first passage).
-        ``top``: show this line at the top instead (coming back to a place read before). The
-        file loads on a worker; a find in the page ends."""
+        ``top``: show this line at the top instead (coming back to a place read before).
+        ``focus``: a passage's line of the query's words, shown when the passage is taller
+        than the view. The file loads on a worker; a find in the page ends."""
         self._token += 1
         self._focus_when_loaded = False
         self.path = path
+        self._focus = dict(focus or {})
         spans = sorted(set(passages or []))
         index = 0
         self._open_at = None
@@ -393,7 +400,14 @@ class Preview(Vertical):
                 return
             top = self.position() if self.loaded else self._arrive_at
             passage = self.passage
-            self.open_file(self.path, absolute, self.passages, passage[0] if passage else None, top)
+            self.open_file(
+                self.path,
+                absolute,
+                self.passages,
+                passage[0] if passage else None,
+                top,
+                self._focus,
+            )
 
     def clear(self, text: str) -> None:
         self._token += 1
@@ -1004,8 +1018,11 @@ class Preview(Vertical):
         return blocks
 
     def _mark(self, scroll: bool = True, at: int | None = None) -> None:
-        """Mark the passage; with ``scroll``, show its start (or the line ``at`` inside it)."""
+        """Mark the passage; with ``scroll``, show its start (or the line ``at`` inside it;
+        or, when the passage is taller than the view, its line of the query's words)."""
         passage = self.passage
+        if passage is not None and at is None:
+            at = self._focus_unless_in_view(passage)
         if self.kind == "markdown":
             markdown = self._markdown()
             if markdown is None:
@@ -1025,6 +1042,28 @@ class Preview(Vertical):
             view.set_passage(passage)
             if passage is not None and scroll:
                 view.scroll_to_line(passage[0] if at is None else at)
+
+    def _focus_unless_in_view(self, passage: tuple[int, int]) -> int | None:
+        """The passage's line of the query's words when the view, showing the passage from
+        its start, would not show it (a 22-line passage in a 7-row preview: the word asked
+        for 15 lines down); else None (the passage is shown from its start, as it reads)."""
+        focus = self._focus.get(passage)
+        if focus is None or focus <= passage[0]:
+            return None
+        if self.kind == "markdown":  # a passage's block is put at the top
+            scroller = self.query_one("#preview-markdown", VerticalScroll)
+            start, row = self._line_row(passage[0], False), self._line_row(focus, False)
+            height, margin = scroller.scrollable_content_region.height, 0
+        elif self.kind in ("code", "text"):  # its line a few rows under the top
+            view = self.query_one(TextView)
+            start, row = view.row_of(passage[0]), view.row_of(focus)
+            height, margin = view.scrollable_content_region.height, SCROLL_MARGIN
+        else:
+            return None
+        if start is None or row is None or not height:
+            return None
+        # Shown, and not on the last row: a row of what follows it in sight too.
+        return focus if margin + row - start > height - 2 else None
 
     def _subtitle(self, wrapped: str) -> None:
         parts = []

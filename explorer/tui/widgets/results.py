@@ -313,7 +313,12 @@ class ResultsList(ScrollView, can_focus=True):
             hit = self.hits[self.highlighted]
             spans = tuple((p.start_line, p.end_line) for p in hit.passages)
             line = hit.passages[0].opens_at if hit.passages else None
-            self.post_message(OpenFile(hit.path, line, spans))
+            focus = {
+                (p.start_line, p.end_line): p.match_line
+                for p in hit.passages
+                if p.match_line is not None
+            }
+            self.post_message(OpenFile(hit.path, line, spans, focus))
 
     # -- layout -------------------------------------------------------------------------------
     def _with_more(self, rows: list[list[Content]]) -> list[list[Content]]:

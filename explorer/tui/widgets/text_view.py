@@ -22,6 +22,8 @@ from textual.visual import Visual
 
 _Layout = tuple[list[tuple[int, int]], dict[int, list[Content]]]
 """Rows as (line index, piece), and the pieces of the wrapped lines."""
+SCROLL_MARGIN = 3
+"""Rows above a line scrolled to (:meth:`TextView.scroll_to_line`): what leads to it."""
 KEPT_LAYOUTS = 8
 """Sets of lines whose layouts are kept (as many as the preview keeps files read)."""
 
@@ -108,7 +110,7 @@ class TextView(ScrollView, can_focus=True):
         """The plain text of 1-based ``line`` ("" past the end)."""
         return self._lines[line - 1].plain if 1 <= line <= len(self._lines) else ""
 
-    def scroll_to_line(self, line: int, margin: int = 3, offset: int = 0) -> None:
+    def scroll_to_line(self, line: int, margin: int = SCROLL_MARGIN, offset: int = 0) -> None:
         """Scroll so that 1-based ``line`` (the row of its character ``offset``: a line
         taller than the view) is ``margin`` rows below the top."""
         row = self.row_of(line, offset)
