@@ -1021,7 +1021,7 @@ class Preview(Vertical):
         """Mark the passage; with ``scroll``, show its start (or the line ``at`` inside it;
         or, when the passage is taller than the view, its line of the query's words)."""
         passage = self.passage
-        if passage is not None and at is None:
+        if passage is not None and at is None and scroll:
             at = self._focus_unless_in_view(passage)
         if self.kind == "markdown":
             markdown = self._markdown()
