@@ -16,7 +16,7 @@ import pytest
 from explorer.core.embed.embedder import MODEL_BATCH
 from explorer.core.indexing.indexer import FORMAT_READINGS_KEY, Indexer, format_readings
 from explorer.core.ingest.documents import Chunk
-from explorer.core.models import FileState, SearchMode
+from explorer.core.models import FileState, SearchMode, SyncPhase
 from explorer.core.retrieval.query import fts_expression
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
@@ -514,6 +514,55 @@ def test_html_indexed_by_an_older_reading_is_read_again_once_and_only_changed_pa
 
         again = Indexer(index).sync()
         assert again.unchanged == 2 and again.chunks_embedded == 0
+    finally:
+        index.close()
+
+
+def test_a_page_read_again_alike_is_not_counted_as_waiting_for_the_model(
+    tmp_path, settings_for, fake_embedder
+):
+    """A page read again by a new reading whose passages come out the same keeps its ids and
+    its vectors, and from the keyword phase on its chunks count as embedded: the status bar,
+    shown before the model has loaded, said "embedding 26,771 chunks" of the corpora's pages
+    read again, though none were embedded. A page whose passages changed is counted."""
+    bar = '<p><a href="b.html" rel="next">Next</a> <a href="index.html" rel="up">Up</a></p>'
+    root = write_files(
+        tmp_path / "root",
+        {
+            "manual/a.html": f"<body>{bar}<h1>Closures</h1><p>Closures bind data.</p></body>",
+            "manual/b.html": "<body><h1>Types</h1><p>Types describe values.</p></body>",
+        },
+    )
+    index = Index(settings_for(root), embedder=fake_embedder)
+    try:
+        Indexer(index).sync()
+        keywords = index.keywords
+        ids_b = keywords.chunk_ids("manual/b.html")
+        leave_an_older_reading(
+            keywords,
+            "manual/a.html",
+            lambda c: Chunk("Next Up\n\n" + c.text, c.heading, 1, 5, 0, 9),
+            {"html": 1},
+            "Closures",
+        )
+        keywords.ledger.mark_embedded(keywords.chunk_ids())  # as the older index had them
+        seen = []
+
+        def at_the_keyword_phases_end(event):
+            # What the status bar reads while the pages are read again, before the vector
+            # store is asked what it holds.
+            if event.phase is SyncPhase.KEYWORDS and event.files_done == event.files_total:
+                seen.append(keywords.counts())
+
+        Indexer(index).sync(at_the_keyword_phases_end, embed=False)
+        counts = seen[-1]
+        new_a = keywords.chunk_ids("manual/a.html")
+        assert keywords.chunk_ids("manual/b.html") == ids_b  # read again, alike
+        assert counts["chunks"] - counts["embedded"] == len(new_a)  # only a's are waiting
+        report = Indexer(index).sync()
+        assert report.chunks_embedded == len(new_a)
+        assert keywords.counts()["embedded"] == keywords.counts()["chunks"]
+        assert_consistent(index)
     finally:
         index.close()
 

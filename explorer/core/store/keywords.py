@@ -832,7 +832,9 @@ class KeywordIndex:
         references: Sequence[FileReference] = (),
     ) -> list[str]:
         """Swap a file's chunks, fields and references for new ones (state pending); returns
-        the old chunk ids."""
+        the old chunk ids. A chunk kept under its id (a file read again whose passages came
+        out the same) keeps its mark of being embedded: its vector stays, and the status does
+        not count it as waiting for the model."""
         now = time.time()
         description = keyword_text(metadata.get("description", ""))
         tags = keyword_text(", ".join(metadata.get("tags", [])))
@@ -841,12 +843,19 @@ class KeywordIndex:
         headings = [keyword_text(chunk.heading_path) for _id, chunk in chunks]
         texts = [keyword_text(chunk.text) for _id, chunk in chunks]
         with self._lock, self._db:
+            embedded = {
+                row[0]
+                for row in self._db.execute(
+                    "SELECT id FROM chunks WHERE path = ? AND embedded = 1", (path,)
+                )
+            }
             old_ids = self._delete_chunks_of(path)
             first_rowid: int | None = None
             for ordinal, (chunk_id, chunk) in enumerate(chunks):
                 cursor = self._db.execute(
                     "INSERT INTO chunks(id, path, ord, heading, start_line, end_line, start_char,"
-                    " end_char, text, page, entries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " end_char, text, page, entries, embedded)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         chunk_id,
                         path,
@@ -859,6 +868,7 @@ class KeywordIndex:
                         chunk.text,
                         chunk.page,
                         entries_json(chunk.entries),
+                        int(chunk_id in embedded),
                     ),
                 )
                 self._db.execute(
