@@ -689,6 +689,8 @@ async def test_a_picker_shows_its_highlighted_row_deep_in_a_long_list(sample_cop
         assert at is not None and at <= screen.preview.position(below=1)
         assert rows.highlighted > 100  # section 130 of 228, far down the list
         assert rows.highlighted in rows_on_screen(rows)
+        # and the headings around it: a third of the way down the list, not its last row
+        assert {rows.highlighted - 3, rows.highlighted + 3} <= set(rows_on_screen(rows))
         await pilot.press("down", "down", "down")
         assert rows.highlighted in rows_on_screen(rows)
         await pilot.press("escape")

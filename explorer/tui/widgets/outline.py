@@ -61,7 +61,19 @@ class OutlineScreen(PickerScreen[int]):
         self._show("", around=above[-1] if above else None)
         if above:
             self.query_one("#outline-list", OptionList).highlighted = self._row_of(above[-1])
+            self.call_after_refresh(self._centre_highlight)
         self.query_one("#outline-input", Input).focus()
+
+    def _centre_highlight(self) -> None:
+        """Put the reader's heading a third of the way down the list, the headings before and
+        after it in sight (a list scrolls a row just into view: deep in a long page the
+        reader's heading was the list's last row, nothing after it shown)."""
+        options = self.options
+        if options.highlighted is None or not options.max_scroll_y:
+            return
+        options.scroll_to_highlight(top=True)
+        above = options.scrollable_content_region.height // 3
+        options.scroll_to(y=max(0, options.scroll_y - above), animate=False, immediate=True)
 
     @on(Input.Changed, "#outline-input")
     def _changed(self, event: Input.Changed) -> None:
