@@ -37,6 +37,8 @@ class PickerScreen(ModalScreen[T | None], Generic[T]):
     """The id of the picker's option list."""
     LIST_ROWS = 30
     """The most rows the list shows, in a window tall enough."""
+    _rows: int | None = None
+    """The rows the list is bounded to now (set when the picker opens)."""
     BINDINGS = [
         Binding("escape", "cancel", "Close", show=False, priority=True),
         Binding("enter", "choose", "Open", show=False, priority=True),
@@ -65,13 +67,17 @@ class PickerScreen(ModalScreen[T | None], Generic[T]):
     def _fit_list(self) -> None:
         # Bounded in cells before the first layout: a bound relative to the window (80 %, vh)
         # is not applied to a list inside a dialog whose height is its content's.
-        self.options.styles.max_height = self.list_rows(self.app.size.height)
+        self._rows = self.list_rows(self.app.size.height)
+        self.options.styles.max_height = self._rows
 
     @on(events.Resize)
     def _refit_list(self, event: events.Resize) -> None:
-        options = self.options
-        options.styles.max_height = self.list_rows(event.size.height)
-        self.call_after_refresh(options.scroll_to_highlight)
+        rows = self.list_rows(event.size.height)
+        if rows != self._rows:  # the window was resized since the picker opened
+            self._rows = rows
+            options = self.options
+            options.styles.max_height = rows
+            self.call_after_refresh(options.scroll_to_highlight)
 
     def action_choose(self) -> None:
         index = self.options.highlighted
