@@ -298,6 +298,19 @@ async def test_a_restart_continues_where_the_user_left(sample_copy, app_for):
         assert screen.file_tree.cursor_node.data.path == name
 
 
+async def test_quitting_as_a_markdown_page_finishes_loading_quits_cleanly(sample_copy, app_for):
+    """ctrl+q pressed as a Markdown page is opened: the page's load ends after the window's
+    panes are taken down, and mounting the Markdown view into them raised a MountError, so
+    explorer quit with a traceback and status 1 (the tmux smoke test, once in a CI run)."""
+    app = app_for(sample_copy, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index is not None)
+        screen.open_file("guides/backups.md")
+        await pilot.press("ctrl+q")
+    assert app.return_code == 0
+
+
 async def test_a_restored_query_is_replaced_by_the_first_key_typed(sample_copy, app_for):
     """After a restart the last query is back, selected, as after Esc: somebody who types
     without looking starts a new query, not the old one with the new words glued on."""

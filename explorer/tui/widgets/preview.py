@@ -34,6 +34,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
+from textual.widget import MountError
 from textual.widgets import Input, Static
 from textual.worker import Worker, get_current_worker
 
@@ -561,8 +562,12 @@ class Preview(Vertical):
         return scroller.children[0] if scroller.children else None
 
     async def _ensure_markdown(self) -> Any:
-        """The Markdown widget, made on first use (its parser is slow to import)."""
+        """The Markdown widget, made on first use (its parser is slow to import); None when
+        the window is closing (its panes are already taken down: a page that finished loading
+        as ctrl+q was pressed raised a MountError, and the app quit with a traceback)."""
         container = self.query_one("#preview-markdown", VerticalScroll)
+        if not container.is_attached:
+            return None
         markdown = self._markdown()
         if markdown is None:
             from explorer.tui.widgets.markdown_blocks import PreviewMarkdown
@@ -882,8 +887,15 @@ class Preview(Vertical):
             self._line_offset = loaded.line_offset
             self._source = [""] * loaded.line_offset + loaded.text.split("\n")
             markdown = await self._ensure_markdown()
+            if markdown is None:
+                return
             self._show("markdown")
-            await markdown.update(loaded.text)
+            try:
+                await markdown.update(loaded.text)
+            except MountError:
+                if markdown.is_attached:
+                    raise
+                return  # the window closed while the page's blocks were being mounted
             if token != self._token:
                 return
             self.query_one("#preview-markdown", VerticalScroll).scroll_home(
