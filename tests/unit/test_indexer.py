@@ -9,6 +9,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from explorer.core.models import FileState, SearchMode, SyncPhase
 from explorer.core.retrieval.query import fts_expression
 from explorer.core.retrieval.search import SearchRequest, search
 from explorer.core.store.index import Index
+from explorer.core.store.keywords import KeywordIndex
 from explorer.core.store.vectors import file_vector_id
 from tests.conftest import write_files
 from tests.documents import API_PAGE
@@ -470,6 +472,31 @@ def leave_an_older_reading(
     keywords.set_meta(FORMAT_READINGS_KEY, json.dumps(readings))
 
 
+def manual_with_a_navigation_bar(tmp_path: Path) -> Path:
+    """Two pages of an HTML manual; the first has a bar of links to the next and the up page,
+    which HTML reading 1 read as words of the page."""
+    bar = '<p><a href="b.html" rel="next">Next</a> <a href="index.html" rel="up">Up</a></p>'
+    return write_files(
+        tmp_path / "root",
+        {
+            "manual/a.html": f"<body>{bar}<h1>Closures</h1><p>Closures bind data.</p></body>",
+            "manual/b.html": "<body><h1>Types</h1><p>Types describe values.</p></body>",
+        },
+    )
+
+
+def leave_the_bars_reading(keywords: KeywordIndex) -> None:
+    """What HTML reading 1 left of :func:`manual_with_a_navigation_bar`'s first page: the
+    bar's words in its passage, under the same ids."""
+    leave_an_older_reading(
+        keywords,
+        "manual/a.html",
+        lambda c: Chunk("Next Up\n\n" + c.text, c.heading, 1, 5, 0, 9),
+        {"html": 1},
+        "Closures",
+    )
+
+
 def test_html_indexed_by_an_older_reading_is_read_again_once_and_only_changed_pages_embed(
     tmp_path, settings_for, fake_embedder
 ):
@@ -478,28 +505,14 @@ def test_html_indexed_by_an_older_reading_is_read_again_once_and_only_changed_pa
     again. A page whose passages came out otherwise gets new chunk ids (the old ids' vectors
     were of other text) and is embedded again; a page read alike keeps its ids and vectors;
     the sync after reads nothing."""
-    bar = '<p><a href="b.html" rel="next">Next</a> <a href="index.html" rel="up">Up</a></p>'
-    root = write_files(
-        tmp_path / "root",
-        {
-            "manual/a.html": f"<body>{bar}<h1>Closures</h1><p>Closures bind data.</p></body>",
-            "manual/b.html": "<body><h1>Types</h1><p>Types describe values.</p></body>",
-        },
-    )
+    root = manual_with_a_navigation_bar(tmp_path)
     index = Index(settings_for(root), embedder=fake_embedder)
     try:
         Indexer(index).sync()
         assert format_readings()["html"] == 3
         keywords = index.keywords
         ids_a, ids_b = keywords.chunk_ids("manual/a.html"), keywords.chunk_ids("manual/b.html")
-        # What the older reading left: the bar's words in the page's passage, the same ids.
-        leave_an_older_reading(
-            keywords,
-            "manual/a.html",
-            lambda c: Chunk("Next Up\n\n" + c.text, c.heading, 1, 5, 0, 9),
-            {"html": 1},
-            "Closures",
-        )
+        leave_the_bars_reading(keywords)
         assert keyword_paths(index, "next") == {"manual/a.html"}
 
         report = Indexer(index).sync()
@@ -525,26 +538,13 @@ def test_a_page_read_again_alike_is_not_counted_as_waiting_for_the_model(
     its vectors, and from the keyword phase on its chunks count as embedded: the status bar,
     shown before the model has loaded, said "embedding 26,771 chunks" of the corpora's pages
     read again, though none were embedded. A page whose passages changed is counted."""
-    bar = '<p><a href="b.html" rel="next">Next</a> <a href="index.html" rel="up">Up</a></p>'
-    root = write_files(
-        tmp_path / "root",
-        {
-            "manual/a.html": f"<body>{bar}<h1>Closures</h1><p>Closures bind data.</p></body>",
-            "manual/b.html": "<body><h1>Types</h1><p>Types describe values.</p></body>",
-        },
-    )
+    root = manual_with_a_navigation_bar(tmp_path)
     index = Index(settings_for(root), embedder=fake_embedder)
     try:
         Indexer(index).sync()
         keywords = index.keywords
         ids_b = keywords.chunk_ids("manual/b.html")
-        leave_an_older_reading(
-            keywords,
-            "manual/a.html",
-            lambda c: Chunk("Next Up\n\n" + c.text, c.heading, 1, 5, 0, 9),
-            {"html": 1},
-            "Closures",
-        )
+        leave_the_bars_reading(keywords)
         keywords.ledger.mark_embedded(keywords.chunk_ids())  # as the older index had them
         seen = []
 
