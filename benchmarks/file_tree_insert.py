@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.side_by_side import probe_in
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
@@ -48,16 +50,7 @@ print(json.dumps({"add": adds, "remove": removes, "order": order}))
 
 
 def probe(code: Path, existing: int, added: int, runs: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(code)}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(existing), str(added), str(runs)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-        cwd=code,
-    )
-    return json.loads(done.stdout)
+    return probe_in(code, PROBE, existing, added, runs)
 
 
 def main() -> int:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.side_by_side import probe_in
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
@@ -73,19 +75,6 @@ print(json.dumps({
 """
 
 
-def run(checkout: Path, index: Path, queries: int) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(checkout))
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(index.resolve()), str(queries)],
-        cwd=checkout,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", type=Path, action="append", required=True)
@@ -96,7 +85,10 @@ def main() -> None:
     checkouts = {"this": CHECKOUT} | ({"baseline": args.baseline} if args.baseline else {})
     rows = []
     for index in args.index:
-        found = {name: run(path, index, args.queries) for name, path in checkouts.items()}
+        found = {
+            name: probe_in(path, PROBE, index.resolve(), args.queries)
+            for name, path in checkouts.items()
+        }
         row = {"index": str(index)}
         row |= {f"{key}_{name}": value for name, r in found.items() for key, value in r.items()}
         if "baseline" in found:
