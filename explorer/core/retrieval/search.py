@@ -827,11 +827,7 @@ def group_files(
                 chunk.text, terms, typed_word=typed_word
             )
             entry = named_entry(chunk, matches)
-            passage = _passage(candidate, chunk, snippet, highlights, entry)
-            if matches:
-                start = densest_start(matches)
-                passage.match_line = chunk.start_line + chunk.text.count("\n", 0, start)
-            passages.append(passage)
+            passages.append(_passage(candidate, chunk, snippet, highlights, entry, matches))
         if passages:
             summary = summaries.get(path) or FileSummary("")
             hits.append(
@@ -882,7 +878,13 @@ def _passage(
     snippet: str,
     highlights: list[tuple[int, int]],
     entry: EntrySpan | None,
+    matches: Sequence[tuple[int, int]],
 ) -> Passage:
+    """The passage of ``chunk`` as a result shows it; ``matches``: where the query's words
+    stand in its text (the line of their densest run is where a reader is shown them)."""
+    match_line = None
+    if matches:
+        match_line = chunk.start_line + chunk.text.count("\n", 0, densest_start(matches))
     return Passage(
         chunk_id=candidate.chunk_id,
         heading=chunk.heading,
@@ -915,4 +917,5 @@ def _passage(
             if entry is not None and chunk.start_line <= entry.start_line <= chunk.end_line
             else None
         ),
+        match_line=match_line,
     )

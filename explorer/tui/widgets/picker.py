@@ -67,17 +67,21 @@ class PickerScreen(ModalScreen[T | None], Generic[T]):
     def _fit_list(self) -> None:
         # Bounded in cells before the first layout: a bound relative to the window (80 %, vh)
         # is not applied to a list inside a dialog whose height is its content's.
-        self._rows = self.list_rows(self.app.size.height)
-        self.options.styles.max_height = self._rows
+        self._bound_list(self.app.size.height)
 
     @on(events.Resize)
     def _refit_list(self, event: events.Resize) -> None:
-        rows = self.list_rows(event.size.height)
-        if rows != self._rows:  # the window was resized since the picker opened
-            self._rows = rows
-            options = self.options
-            options.styles.max_height = rows
-            self.call_after_refresh(options.scroll_to_highlight)
+        if self._bound_list(event.size.height):  # resized since the picker opened
+            self.call_after_refresh(self.options.scroll_to_highlight)
+
+    def _bound_list(self, window_height: int) -> bool:
+        """Bound the list to the rows a window this tall leaves it; whether that changed."""
+        rows = self.list_rows(window_height)
+        if rows == self._rows:
+            return False
+        self._rows = rows
+        self.options.styles.max_height = rows
+        return True
 
     def action_choose(self) -> None:
         index = self.options.highlighted
